@@ -1,0 +1,78 @@
+package geminitest
+
+import (
+	"encoding/json"
+
+	"google.golang.org/genai"
+)
+
+// Request is one request the fake received, kept so that a test can assert on what the model
+// was sent (that a function call kept its thought signature, that old turns were compacted away,
+// that no continuationToken went out).
+type Request struct {
+	Method string
+	Path   string // URL path, e.g. /v1beta/models/gemini-2.5-flash:streamGenerateContent
+	Model  string // e.g. gemini-2.5-flash
+	Stream bool   // streamGenerateContent
+	// HasAPIKey reports whether an x-goog-api-key header came with the request. Its value is
+	// never kept.
+	HasAPIKey bool
+	Body      []byte // raw JSON body
+
+	// The body decoded, for generateContent, streamGenerateContent and countTokens.
+	Contents          []*genai.Content
+	SystemInstruction *genai.Content
+	Tools             int      // entries in "tools"
+	Functions         []string // names of the function declarations, in order
+
+	// Turn is the index in the script (counting appended turns) of the turn that served the
+	// request, or -1 when no turn did (model info, countTokens, rejected or exhausted).
+	Turn int
+}
+
+// decodedBody is the part of a request body that Request exposes.
+type decodedBody struct {
+	Contents          []*genai.Content `json:"contents"`
+	SystemInstruction *genai.Content   `json:"systemInstruction"`
+	Tools             []struct {
+		FunctionDeclarations []struct {
+			Name string `json:"name"`
+		} `json:"functionDeclarations"`
+	} `json:"tools"`
+	GenerateContentRequest *decodedBody `json:"generateContentRequest"`
+}
+
+// decode fills the decoded view of r from its body; countTokens may nest the request.
+func (r *Request) decode() error {
+	var b decodedBody
+	if err := json.Unmarshal(r.Body, &b); err != nil {
+		return err
+	}
+	if b.GenerateContentRequest != nil && len(b.Contents) == 0 {
+		b = *b.GenerateContentRequest
+	}
+	r.Contents = b.Contents
+	r.SystemInstruction = b.SystemInstruction
+	r.Tools = len(b.Tools)
+	for _, t := range b.Tools {
+		for _, fd := range t.FunctionDeclarations {
+			r.Functions = append(r.Functions, fd.Name)
+		}
+	}
+	return nil
+}
+
+// hasContinuationToken reports whether the body asks to resume a response, which the fake (like
+// this project) never wants: the genai client sends it on its own unless AutomaticContinuation is
+// false.
+func hasContinuationToken(body map[string]any) bool {
+	if _, ok := body["continuationToken"]; ok {
+		return true
+	}
+	if gc, ok := body["generationConfig"].(map[string]any); ok {
+		if _, ok := gc["continuationToken"]; ok {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,118 @@
+package contextwin
+
+import (
+	"cmp"
+	"encoding/json"
+	"slices"
+
+	"google.golang.org/genai"
+)
+
+// Breakdown is the /context view: where the window's tokens go. The categories sum to the window
+// unless the prompt already overflows it.
+type Breakdown struct {
+	SystemPrompt       int `json:"systemPrompt"`
+	CustomInstructions int `json:"customInstructions"`
+	Tools              int `json:"tools"`
+	MCPTools           int `json:"mcpTools"`
+	Messages           int `json:"messages"`
+	Free               int `json:"free"`
+	Buffer             int `json:"buffer"`
+}
+
+// Fixed is what every request carries before any message.
+type Fixed struct {
+	SystemPrompt, CustomInstructions, Tools, MCPTools int
+}
+
+// Sum of the fixed parts.
+func (f Fixed) Sum() int { return f.SystemPrompt + f.CustomInstructions + f.Tools + f.MCPTools }
+
+// NewBreakdown splits a window of the given size: the fixed parts, the messages (what the prompt
+// uses beyond them), the reply buffer, and what is left free.
+func NewBreakdown(window, used, reserve int, f Fixed) Breakdown {
+	b := Breakdown{
+		SystemPrompt:       f.SystemPrompt,
+		CustomInstructions: f.CustomInstructions,
+		Tools:              f.Tools,
+		MCPTools:           f.MCPTools,
+		Messages:           max(used-f.Sum(), 0),
+	}
+	left := window - max(used, f.Sum())
+	b.Buffer = min(max(left, 0), reserve)
+	b.Free = max(left-b.Buffer, 0)
+	return b
+}
+
+// Item is one large thing in the messages: a file read, a tool output, a message.
+type Item struct {
+	Index  int    `json:"index"` // message index in the history
+	Kind   string `json:"kind"`  // tool name, "user", "model" or "summary"
+	Label  string `json:"label"` // e.g. "read_file src/a.go"
+	Path   string `json:"path,omitempty"`
+	Tokens int    `json:"tokens"`
+}
+
+// LargestItems lists the n largest items of history, biggest first: each function response
+// (labelled by its call: tool name and path or command) and each text message.
+func LargestItems(history []*genai.Content, n int, est *Estimator) []Item {
+	var items []Item
+	calls := map[string]*genai.FunctionCall{} // by ID, and by name for calls without one
+	for i, c := range history {
+		if c == nil {
+			continue
+		}
+		text := 0.0
+		for _, p := range c.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				calls[callKey(fc.ID, fc.Name)] = fc
+			}
+			if fr := p.FunctionResponse; fr != nil {
+				it := Item{Index: i, Kind: fr.Name, Label: fr.Name, Tokens: est.Tokens(EstimatePart(p))}
+				if fc := calls[callKey(fr.ID, fr.Name)]; fc != nil {
+					it.Path, it.Label = describeCall(fc)
+				}
+				items = append(items, it)
+				continue
+			}
+			if p.FunctionCall == nil {
+				text += EstimatePart(p)
+			}
+		}
+		if text > 0 {
+			kind := c.Role
+			if i == 0 {
+				kind = "summary"
+			}
+			items = append(items, Item{Index: i, Kind: kind, Label: kind + " message", Tokens: est.Tokens(text)})
+		}
+	}
+	slices.SortStableFunc(items, func(a, b Item) int { return cmp.Compare(b.Tokens, a.Tokens) })
+	if len(items) > n {
+		items = items[:n]
+	}
+	return items
+}
+
+func callKey(id, name string) string {
+	if id != "" {
+		return "id:" + id
+	}
+	return "name:" + name
+}
+
+// describeCall labels a call by its main argument.
+func describeCall(fc *genai.FunctionCall) (path, label string) {
+	arg := func(k string) string { s, _ := fc.Args[k].(string); return s }
+	switch {
+	case arg("path") != "":
+		return arg("path"), fc.Name + " " + arg("path")
+	case arg("command") != "":
+		return "", fc.Name + " " + arg("command")
+	case arg("pattern") != "":
+		return "", fc.Name + " " + arg("pattern")
+	}
+	b, _ := json.Marshal(fc.Args)
+	s, _ := Truncate(string(b), 60)
+	return "", fc.Name + " " + s
+}

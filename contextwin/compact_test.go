@@ -1,0 +1,352 @@
+package contextwin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+)
+
+func user(text string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}}
+}
+
+func call(id, name string, args map[string]any, sig string) *genai.Content {
+	p := &genai.Part{FunctionCall: &genai.FunctionCall{ID: id, Name: name, Args: args}}
+	if sig != "" {
+		p.ThoughtSignature = []byte(sig)
+	}
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{p}}
+}
+
+func response(id, name, out string) *genai.Content {
+	return &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: id, Name: name, Response: map[string]any{"output": out}}}}}
+}
+
+func modelText(text string) *genai.Content {
+	return &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: text}}}
+}
+
+// session builds task + n tool turns (call, response) + optionally a final answer.
+func session(n int) []*genai.Content {
+	h := []*genai.Content{user("Fix the discount bug in facturation.")}
+	for i := range n {
+		id := fmt.Sprintf("c%d", i)
+		h = append(h, call(id, "read_file", map[string]any{"path": fmt.Sprintf("f%d.go", i)}, "sig"+id), response(id, "read_file", strings.Repeat("x", 100)))
+	}
+	return h
+}
+
+func TestSplitPoint(t *testing.T) {
+	tests := []struct {
+		name      string
+		history   []*genai.Content
+		keep      int
+		wantSplit int
+		wantOK    bool
+	}{
+		{"too short", session(3), 3, 0, false},
+		{"one to summarize", session(4), 3, 3, true},
+		{"seed shape", session(9), 3, 13, true},
+		{"keep one", session(4), 1, 7, true},
+		{"only task", session(0), 3, 0, false},
+		{"final answer counts as a turn", append(session(4), modelText("done")), 3, 5, true},
+		{"follow-up request", append(append(session(2), modelText("done"), user("now the tests")), session(2)[1:]...), 2, 7, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			split, ok := SplitPoint(tt.history, tt.keep)
+			if split != tt.wantSplit || ok != tt.wantOK {
+				t.Errorf("SplitPoint() = %d, %v; want %d, %v", split, ok, tt.wantSplit, tt.wantOK)
+			}
+			if ok && tt.history[split].Role != genai.RoleModel {
+				t.Errorf("split %d is before a %s message, want a model message", split, tt.history[split].Role)
+			}
+		})
+	}
+}
+
+func okSummary(_ context.Context, prompt string) (string, error) {
+	return "**Objective:**\nFix discounts\n**Files read and what mattered:**\nf0.go\n**Modifications made:**\nnone\n**Last tests:**\nnone\n**Hypotheses ruled out:**\nnone\n**Remaining work:**\nfix", nil
+}
+
+func TestCompactHead(t *testing.T) {
+	h := session(9)
+	st := State{FilesModified: []string{"facturation/remises.go"}, LastVerdict: "1 failed, 5 passed"}
+	res, err := Compact(t.Context(), Request{History: h, Task: "Fix the discount bug in facturation.", State: st, KeepRecentTurns: 3}, okSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Replaced != 12 || res.Split != 13 || len(res.History) != 7 {
+		t.Errorf("replaced %d, split %d, len %d; want 12, 13, 7 (the seed's 19 → 7)", res.Replaced, res.Split, len(res.History))
+	}
+	head := res.History[0].Parts[0].Text
+	for _, want := range []string{
+		"Fix the discount bug in facturation.",
+		"[Summary of the first 12 messages, compacted by the harness. The messages that follow are kept verbatim and take precedence over this summary.]",
+		"**Objective:**",
+		"**State held by the harness**",
+		"facturation/remises.go",
+		"1 failed, 5 passed",
+	} {
+		if !strings.Contains(head, want) {
+			t.Errorf("head lacks %q:\n%s", want, head)
+		}
+	}
+	if res.Title != "Fix discounts" {
+		t.Errorf("Title = %q, want %q", res.Title, "Fix discounts")
+	}
+	if res.Fallback != "" {
+		t.Errorf("Fallback = %q, want none", res.Fallback)
+	}
+}
+
+func TestCompactKeepsActiveLoopByteForByte(t *testing.T) {
+	h := session(6)
+	res, err := Compact(t.Context(), Request{History: h, Task: "t", KeepRecentTurns: 2}, okSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept := res.History[1:]
+	if diff := cmp.Diff(h[res.Split:], kept); diff != "" {
+		t.Errorf("kept messages changed (-want +got):\n%s", diff)
+	}
+	for i, c := range kept {
+		if c != h[res.Split+i] {
+			t.Errorf("kept message %d is a copy, want the same value", i)
+		}
+		for _, p := range c.Parts {
+			if p.FunctionCall != nil && string(p.ThoughtSignature) != "sig"+p.FunctionCall.ID {
+				t.Errorf("call %s lost its signature", p.FunctionCall.ID)
+			}
+		}
+	}
+}
+
+func TestSummaryPrompt(t *testing.T) {
+	h := session(5)
+	h[2] = response("c0", "read_file", strings.Repeat("a", 300)+strings.Repeat("b", 700)+"VERDICT")
+	var prompt string
+	_, err := Compact(t.Context(), Request{History: h, Task: "t", PreviousSummary: "PREVIOUS-SUMMARY", Focus: "keep the exact error strings", KeepRecentTurns: 2}, func(_ context.Context, p string) (string, error) {
+		prompt = p
+		return okSummary(nil, p)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range Headings {
+		if !strings.Contains(prompt, "**"+h+":**") {
+			t.Errorf("prompt lacks heading %q", h)
+		}
+	}
+	for _, want := range []string{"PREVIOUS-SUMMARY", "keep the exact error strings", "VERDICT", Marker(1007 - ToolOutputInSummary)} {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("prompt lacks %q", want)
+		}
+	}
+	if strings.Contains(prompt, strings.Repeat("b", 400)) {
+		t.Error("prompt has a tool output longer than 600 characters")
+	}
+}
+
+func TestCompactFallback(t *testing.T) {
+	long := func(context.Context, string) (string, error) { return strings.Repeat("word ", 5000), nil }
+	tests := []struct {
+		name      string
+		summarize Summarizer
+		want      string
+	}{
+		{"error", func(context.Context, string) (string, error) { return "", errors.New("503 overloaded") }, "summarizer failed: 503 overloaded"},
+		{"empty", func(context.Context, string) (string, error) { return "  ", nil }, "summarizer returned nothing"},
+		{"not smaller", long, "summary was not smaller than what it replaced"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := session(5)
+			h = append(h, call("r", "run_command", map[string]any{"command": "go test ./..."}, ""), response("r", "run_command", "FAIL\tx\t0.1s\nexit status 1"))
+			h = append(h, session(3)[1:]...)
+			st := State{FilesModified: []string{"a.go"}, LastVerdict: "FAIL\tx\t0.1s"}
+			res, err := Compact(t.Context(), Request{History: h, Task: "Fix it", State: st, KeepRecentTurns: 3}, tt.summarize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Fallback != tt.want {
+				t.Errorf("Fallback = %q, want %q", res.Fallback, tt.want)
+			}
+			for _, want := range []string{"**Objective:**\nFix it", "read_file f0.go", "run_command go test ./... → FAIL\tx\t0.1s", "a.go"} {
+				if !strings.Contains(res.Summary, want) {
+					t.Errorf("deterministic summary lacks %q:\n%s", want, res.Summary)
+				}
+			}
+		})
+	}
+}
+
+func TestCompactCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	h := session(6)
+	before := append([]*genai.Content(nil), h...)
+	_, err := Compact(ctx, Request{History: h, Task: "t", KeepRecentTurns: 2}, func(context.Context, string) (string, error) {
+		cancel()
+		return "", context.Canceled
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if diff := cmp.Diff(before, h); diff != "" {
+		t.Errorf("history changed by a cancelled compaction:\n%s", diff)
+	}
+}
+
+func TestCompactInChunks(t *testing.T) {
+	h := session(20)
+	var prompts []string
+	res, err := Compact(t.Context(), Request{History: h, Task: "t", KeepRecentTurns: 2, MaxInputTokens: 200}, func(_ context.Context, p string) (string, error) {
+		prompts = append(prompts, p)
+		return fmt.Sprintf("**Objective:**\nchunk %d", len(prompts)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(prompts) < 3 {
+		t.Fatalf("summarizer called %d times, want several chunks", len(prompts))
+	}
+	for i, p := range prompts[1:] {
+		if !strings.Contains(p, fmt.Sprintf("chunk %d", i+1)) {
+			t.Errorf("chunk %d prompt does not merge the running summary", i+2)
+		}
+	}
+	if res.Summary != fmt.Sprintf("**Objective:**\nchunk %d", len(prompts)) {
+		t.Errorf("Summary = %q, want the last chunk's", res.Summary)
+	}
+}
+
+func TestCompactNothing(t *testing.T) {
+	_, err := Compact(t.Context(), Request{History: session(2), KeepRecentTurns: 3}, okSummary)
+	if !errors.Is(err, ErrNothingToCompact) {
+		t.Errorf("err = %v, want ErrNothingToCompact", err)
+	}
+}
+
+// TestCompactProperty compacts random histories and checks that no call is separated from its
+// response and that the kept messages are untouched.
+func TestCompactProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 9))
+	for iter := range 300 {
+		h := []*genai.Content{user("task")}
+		for i := range 1 + r.IntN(30) {
+			switch r.IntN(5) {
+			case 0:
+				h = append(h, modelText("thinking out loud"), user("continue"))
+			case 1: // parallel calls
+				id1, id2 := fmt.Sprintf("a%d", i), fmt.Sprintf("b%d", i)
+				h = append(h, &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{
+					{Text: "two calls", Thought: true, ThoughtSignature: []byte("t" + id1)},
+					{FunctionCall: &genai.FunctionCall{ID: id1, Name: "search"}, ThoughtSignature: []byte(id1)},
+					{FunctionCall: &genai.FunctionCall{ID: id2, Name: "list_files"}},
+				}}, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+					{FunctionResponse: &genai.FunctionResponse{ID: id1, Name: "search"}},
+					{FunctionResponse: &genai.FunctionResponse{ID: id2, Name: "list_files"}},
+				}})
+			default:
+				id := fmt.Sprintf("c%d", i)
+				h = append(h, call(id, "read_file", map[string]any{"path": id}, id), response(id, "read_file", "content"))
+			}
+		}
+		keep := 1 + r.IntN(4)
+		res, err := Compact(t.Context(), Request{History: h, Task: "task", KeepRecentTurns: keep}, okSummary)
+		if errors.Is(err, ErrNothingToCompact) {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := checkPairs(res.History); err != nil {
+			t.Fatalf("iteration %d: %v", iter, err)
+		}
+		for i, c := range res.History[1:] {
+			if c != h[res.Split+i] {
+				t.Fatalf("iteration %d: kept message %d altered", iter, i)
+			}
+		}
+	}
+}
+
+// checkPairs verifies that every function call is answered in the next message and every
+// response answers a call of the previous one.
+func checkPairs(h []*genai.Content) error {
+	for i, c := range h {
+		for _, p := range c.Parts {
+			if fc := p.FunctionCall; fc != nil {
+				if i+1 >= len(h) || !hasResponse(h[i+1], fc.ID) {
+					return fmt.Errorf("call %s at %d has no response after it", fc.ID, i)
+				}
+			}
+			if fr := p.FunctionResponse; fr != nil {
+				if i == 0 || !hasCall(h[i-1], fr.ID) {
+					return fmt.Errorf("response %s at %d has no call before it", fr.ID, i)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func hasResponse(c *genai.Content, id string) bool {
+	for _, p := range c.Parts {
+		if p.FunctionResponse != nil && p.FunctionResponse.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func hasCall(c *genai.Content, id string) bool {
+	for _, p := range c.Parts {
+		if p.FunctionCall != nil && p.FunctionCall.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func TestTitleAndSlug(t *testing.T) {
+	tests := []struct{ summary, title, slug string }{
+		{"**Objective:**\nFix the discount threshold in `remises.go`", "Fix the discount threshold in `remises.go`", "fix-the-discount-threshold-in-remises-go"},
+		{"**Objective:** Refactoring authentication module\n**Files…", "Refactoring authentication module", "refactoring-authentication-module"},
+		{"plain text", "plain text", "plain-text"},
+		{"", "", "checkpoint"},
+	}
+	for _, tt := range tests {
+		if got := Title(tt.summary); got != tt.title {
+			t.Errorf("Title(%q) = %q, want %q", tt.summary, got, tt.title)
+		}
+		if got := Slug(tt.title); got != tt.slug {
+			t.Errorf("Slug(%q) = %q, want %q", tt.title, got, tt.slug)
+		}
+	}
+}
+
+func BenchmarkSplitPoint10k(b *testing.B) {
+	h := session(5000)
+	for b.Loop() {
+		if _, ok := SplitPoint(h, 3); !ok {
+			b.Fatal("no split")
+		}
+	}
+}
+
+func BenchmarkCompactPlan10k(b *testing.B) {
+	h := session(5000)
+	summarize := func(context.Context, string) (string, error) { return "**Objective:**\nx", nil }
+	for b.Loop() {
+		if _, err := Compact(b.Context(), Request{History: h, Task: "t", KeepRecentTurns: 3, MaxInputTokens: 100_000}, summarize); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

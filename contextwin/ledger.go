@@ -1,0 +1,71 @@
+package contextwin
+
+import "google.golang.org/genai"
+
+// Ledger tracks the size of the prompt the next call will send. The last real count anchors it;
+// messages appended since are estimated and corrected. Appending costs the same whatever the
+// history length: each message is estimated once.
+type Ledger struct {
+	Estimator
+	fixed        float64   // system instruction and tool declarations
+	est          []float64 // per message, in history order
+	total        float64   // sum of est
+	anchored     bool
+	anchorTokens int     // the model's count for the prompt made of fixed + est[:anchorLen]
+	anchorEst    float64 // fixed + sum(est[:anchorLen]) at that time
+}
+
+// SetFixed sets the estimate of what every request carries before the messages.
+func (l *Ledger) SetFixed(estimate float64) {
+	if estimate != l.fixed {
+		l.fixed = estimate
+		l.anchored = false
+	}
+}
+
+// Append records a message added to the history.
+func (l *Ledger) Append(c *genai.Content) {
+	e := EstimateContent(c)
+	l.est = append(l.est, e)
+	l.total += e
+}
+
+// Reset re-estimates a rewritten history (after a compaction or a resume): the anchor is gone
+// until the next real count.
+func (l *Ledger) Reset(history []*genai.Content) {
+	l.est = l.est[:0]
+	l.total = 0
+	for _, c := range history {
+		l.Append(c)
+	}
+	l.anchored = false
+}
+
+// Observe records the model's prompt count for a request made of everything appended so far, and
+// learns the correction factor from it.
+func (l *Ledger) Observe(promptTokens int) {
+	est := l.fixed + l.total
+	l.Learn(est, promptTokens)
+	l.anchored = true
+	l.anchorTokens = promptTokens
+	l.anchorEst = est
+}
+
+// Used returns the tokens the next prompt will take and whether that figure is the model's own
+// count ("usage") or partly estimated ("estimate").
+func (l *Ledger) Used() (tokens int, source string) {
+	est := l.fixed + l.total
+	if !l.anchored {
+		return l.Tokens(est), "estimate"
+	}
+	if est == l.anchorEst {
+		return l.anchorTokens, "usage"
+	}
+	return l.anchorTokens + l.Tokens(est-l.anchorEst), "estimate"
+}
+
+// Len is the number of messages recorded.
+func (l *Ledger) Len() int { return len(l.est) }
+
+// MessageEstimate returns the estimate recorded for message i.
+func (l *Ledger) MessageEstimate(i int) float64 { return l.est[i] }

@@ -1,0 +1,170 @@
+package contextwin
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+)
+
+func TestEstimateText(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+	}{
+		{"", 0},
+		{"abcd", 1},
+		{"été", 2*1.3 + 0.25},
+		{"中文", 2.6},
+	}
+	for _, tt := range tests {
+		if got := EstimateText(tt.in); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("EstimateText(%q) = %v, want %v", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestLedgerAnchorsOnUsage(t *testing.T) {
+	var l Ledger
+	l.SetFixed(100)
+	l.Append(user(strings.Repeat("a", 400))) // ~104 estimated
+	if _, src := l.Used(); src != "estimate" {
+		t.Errorf("source before any count = %q, want estimate", src)
+	}
+	l.Observe(500) // the model says the prompt was 500 tokens
+	if got, src := l.Used(); got != 500 || src != "usage" {
+		t.Errorf("Used() = %d, %s; want 500, usage", got, src)
+	}
+	if f := l.Factor(); f < 2 || f > 3 {
+		t.Errorf("Factor() = %v, want about 500/205", f)
+	}
+	l.Append(user(strings.Repeat("b", 400)))
+	got, src := l.Used()
+	if src != "estimate" || got <= 500 || got > 500+int(105*l.Factor())+1 {
+		t.Errorf("Used() after append = %d, %s; want 500 + corrected estimate", got, src)
+	}
+	l.Reset([]*genai.Content{user("short")})
+	if got, src := l.Used(); src != "estimate" || got >= 500 {
+		t.Errorf("Used() after reset = %d, %s; want a small estimate", got, src)
+	}
+}
+
+func TestEstimatorLearnClamps(t *testing.T) {
+	var e Estimator
+	e.Learn(100, 100000)
+	if e.Factor() != 4 {
+		t.Errorf("Factor() = %v, want clamped to 4", e.Factor())
+	}
+	e.Learn(0, 10) // ignored
+	if e.Factor() != 4 {
+		t.Errorf("Factor() changed on a zero estimate")
+	}
+}
+
+func TestBreakdown(t *testing.T) {
+	f := Fixed{SystemPrompt: 500, CustomInstructions: 200, Tools: 800}
+	tests := []struct {
+		name               string
+		window, used, resv int
+		want               Breakdown
+	}{
+		{"room", 24000, 10000, 1200, Breakdown{SystemPrompt: 500, CustomInstructions: 200, Tools: 800, Messages: 8500, Free: 12800, Buffer: 1200}},
+		{"into the buffer", 24000, 23500, 1200, Breakdown{SystemPrompt: 500, CustomInstructions: 200, Tools: 800, Messages: 22000, Free: 0, Buffer: 500}},
+		{"over", 24000, 25000, 1200, Breakdown{SystemPrompt: 500, CustomInstructions: 200, Tools: 800, Messages: 23500}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := NewBreakdown(tt.window, tt.used, tt.resv, f)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("NewBreakdown() mismatch (-want +got):\n%s", diff)
+			}
+			sum := got.SystemPrompt + got.CustomInstructions + got.Tools + got.MCPTools + got.Messages + got.Free + got.Buffer
+			if tt.used <= tt.window && sum != tt.window {
+				t.Errorf("categories sum to %d, want the window %d", sum, tt.window)
+			}
+		})
+	}
+}
+
+func TestLargestItems(t *testing.T) {
+	h := []*genai.Content{
+		user("task"),
+		call("1", "read_file", map[string]any{"path": "big.go"}, ""), response("1", "read_file", strings.Repeat("x", 4000)),
+		call("2", "run_command", map[string]any{"command": "go test ./..."}, ""), response("2", "run_command", strings.Repeat("y", 800)),
+	}
+	got := LargestItems(h, 2, &Estimator{})
+	want := []Item{
+		{Index: 2, Kind: "read_file", Label: "read_file big.go", Path: "big.go", Tokens: got[0].Tokens},
+		{Index: 4, Kind: "run_command", Label: "run_command go test ./...", Tokens: got[1].Tokens},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("LargestItems() mismatch (-want +got):\n%s", diff)
+	}
+	if got[0].Tokens < 1000 {
+		t.Errorf("big.go counted %d tokens, want about 1000", got[0].Tokens)
+	}
+}
+
+func TestPricesAndTotals(t *testing.T) {
+	p, ok := DefaultPrices().Lookup("models/gemini-2.5-flash-preview-09-2025")
+	if !ok || p.Input != 0.30 {
+		t.Fatalf("Lookup() = %+v, %v; want gemini-2.5-flash prices", p, ok)
+	}
+	if _, ok := DefaultPrices().Lookup("gemini-2.5-flash-lite"); !ok {
+		t.Fatal("flash-lite not found")
+	}
+	var tot Totals
+	tot.Add(CallUsage{Prompt: 1_000_000, Cached: 500_000, Candidates: 100_000, Thoughts: 100_000}, p)
+	want := 0.5*0.30 + 0.5*0.03 + 0.2*2.50
+	if math.Abs(tot.Cost-want) > 1e-9 || tot.InputTokens != 1_000_000 || tot.OutputTokens != 200_000 {
+		t.Errorf("Totals = %+v, want cost %v", tot, want)
+	}
+	if !tot.Capped(DefaultPolicy()) || tot.Capped(Policy{SessionTokenCap: 2_000_000}) {
+		t.Error("Capped() wrong against the cap")
+	}
+}
+
+func TestPolicyValidate(t *testing.T) {
+	if err := DefaultPolicy().Validate(); err != nil {
+		t.Fatalf("default policy invalid: %v", err)
+	}
+	p := DefaultPolicy()
+	p.BlockAt = 0.5
+	if err := p.Validate(); err == nil || !strings.Contains(err.Error(), "blockAt") {
+		t.Errorf("Validate() = %v, want an error naming blockAt", err)
+	}
+	if got := (Policy{ContextBudget: 24000, CompactAt: 0.7, BlockAt: 0.95}).Check(17000, 24000); got != StartCompaction {
+		t.Errorf("Check(17000) = %v, want StartCompaction", got)
+	}
+	if got := DefaultPolicy().Check(23000, 24000); got != Block {
+		t.Errorf("Check(23000) = %v, want Block", got)
+	}
+	if got := DefaultPolicy().Window(8000); got != 8000 {
+		t.Errorf("Window(8000) = %d, want the model's limit", got)
+	}
+}
+
+// BenchmarkLedgerAppend appends to and accounts histories of 1,000 and 10,000 messages; the cost
+// per message must not grow with the history.
+func BenchmarkLedgerAppend(b *testing.B) {
+	for _, n := range []int{1000, 10000} {
+		msgs := session(n / 2)
+		b.Run(fmt.Sprintf("messages=%d", n), func(b *testing.B) {
+			for b.Loop() {
+				var l Ledger
+				l.SetFixed(1500)
+				for i, c := range msgs {
+					l.Append(c)
+					if i%2 == 1 {
+						l.Observe(1000 + i)
+					}
+					l.Used()
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(msgs)), "ns/message")
+		})
+	}
+}
