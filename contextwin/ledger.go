@@ -51,6 +51,16 @@ func (l *Ledger) Observe(promptTokens int) {
 	l.anchorEst = est
 }
 
+// Extend records that what was appended since the last Observe (the model's reply) is known to
+// count tokens, as the reply's candidatesTokenCount says, so the next prompt's size stays exact.
+func (l *Ledger) Extend(tokens int) {
+	if !l.anchored {
+		return
+	}
+	l.anchorTokens += tokens
+	l.anchorEst = l.fixed + l.total
+}
+
 // Used returns the tokens the next prompt will take and whether that figure is the model's own
 // count ("usage") or partly estimated ("estimate").
 func (l *Ledger) Used() (tokens int, source string) {

@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// fixture is a workspace, a fake model and a session over both, through the real genai client.
+type fixture struct {
+	ws  string
+	srv *geminitest.Server
+	s   *Session
+}
+
+type fixtureOpts struct {
+	files    map[string]string
+	policy   contextwin.Policy
+	stream   bool
+	approver tools.Approver
+	commands *tools.Policy
+	limit    int
+}
+
+func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture {
+	t.Helper()
+	ws := t.TempDir()
+	for name, content := range o.files {
+		p := filepath.Join(ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := geminitest.New(geminitest.Script{Turns: turns})
+	t.Cleanup(srv.Close)
+	client, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Options{
+		Workspace:       ws,
+		Model:           client,
+		ModelName:       client.Model(),
+		InputTokenLimit: o.limit,
+		Policy:          o.policy,
+		Approver:        o.approver,
+		Commands:        o.commands,
+		StateDir:        t.TempDir(),
+		Stream:          o.stream,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return &fixture{ws: ws, srv: srv, s: s}
+}
+
+// run collects a turn's events and its error.
+func (f *fixture) run(ctx context.Context, text string) ([]Event, error) {
+	var evs []Event
+	var runErr error
+	for ev, err := range f.s.Run(ctx, text) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	return evs, runErr
+}
+
+func lastEnd(t *testing.T, evs []Event) *TurnEnd {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].Type != EventTurnEnd {
+		t.Fatalf("the last event is not turn_end: %v", types(evs))
+	}
+	return evs[len(evs)-1].End
+}
+
+func types(evs []Event) []EventType {
+	var out []EventType
+	for _, e := range evs {
+		out = append(out, e.Type)
+	}
+	return out
+}
+
+func ofType(evs []Event, typ EventType) []Event {
+	return slices.DeleteFunc(slices.Clone(evs), func(e Event) bool { return e.Type != typ })
+}
+
+func callTurn(name string, args map[string]any, sig string) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: name, Args: args}, ThoughtSignature: sig}}}
+}
+
+func textTurn(text string) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{Text: text}}}
+}
+
+func summaryTurn(text string) geminitest.Turn {
+	return geminitest.Turn{Match: "Summarize the conversation below", Parts: []geminitest.Part{{Text: text}}}
+}
+
+// responses returns the function responses sent in a request, by tool name.
+func responses(req geminitest.Request) map[string][]string {
+	out := map[string][]string{}
+	for _, c := range req.Contents {
+		for _, p := range c.Parts {
+			if fr := p.FunctionResponse; fr != nil {
+				s, _ := fr.Response["output"].(string)
+				if e, ok := fr.Response["error"].(string); ok {
+					s = "error: " + e
+				}
+				out[fr.Name] = append(out[fr.Name], s)
+			}
+		}
+	}
+	return out
+}
+
+func firstText(c *genai.Content) string {
+	for _, p := range c.Parts {
+		if p.Text != "" {
+			return p.Text
+		}
+	}
+	return ""
+}
+
+func contains(t *testing.T, got, want string) {
+	t.Helper()
+	if !strings.Contains(got, want) {
+		t.Errorf("%q does not contain %q", got, want)
+	}
+}
+
+// mainRequests are the loop's requests (not the summarizer's, nor model info).
+func mainRequests(srv *geminitest.Server) []geminitest.Request {
+	return slices.DeleteFunc(srv.Requests(), func(r geminitest.Request) bool {
+		return r.Tools == 0 || r.Method != "POST"
+	})
+}

@@ -1,0 +1,290 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strings"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// emitter hands events to the consumer and remembers when it stopped listening.
+type emitter struct {
+	yield   func(Event, error) bool
+	stopped bool
+}
+
+func (e *emitter) send(ev Event) bool {
+	if !e.stopped && !e.yield(ev, nil) {
+		e.stopped = true
+	}
+	return !e.stopped
+}
+
+// Run performs one user turn: the model is called, its tool calls run, until it answers without
+// calling a tool, the turn budget or the session cap is reached, or ctx is cancelled. Every step is
+// an event; the last one is EventTurnEnd. A model error ends the turn with StopError and is also
+// yielded as the error. Only one turn runs at a time in a session (ErrBusy otherwise).
+func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		s.mu.Lock()
+		if s.running {
+			s.mu.Unlock()
+			yield(Event{}, ErrBusy)
+			return
+		}
+		s.running = true
+		s.mu.Unlock()
+		defer func() {
+			s.mu.Lock()
+			s.running = false
+			s.mu.Unlock()
+		}()
+		em := &emitter{yield: yield}
+		reason, err := s.turn(ctx, em, text)
+		s.finish(ctx, em, reason, err)
+	}
+}
+
+// turn runs the loop and returns why it stopped.
+func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, error) {
+	s.mu.Lock()
+	if s.capped {
+		s.mu.Unlock()
+		return StopCapped, nil
+	}
+	if len(s.history) == 0 {
+		s.task = text
+	}
+	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
+	s.lastActivity = s.opts.Now()
+	u := s.usageLocked()
+	s.mu.Unlock()
+	em.send(Event{Type: EventUsage, Usage: &u})
+
+	for calls := 0; ; calls++ {
+		if ctx.Err() != nil || em.stopped {
+			return StopCancelled, nil
+		}
+		if stop := s.beforeCall(ctx, em); stop != "" {
+			return stop, nil
+		}
+		if calls >= s.opts.MaxTurnRequests {
+			return StopMaxTurnRequests, nil
+		}
+		resp, attempts, err := s.call(ctx, em)
+		if err != nil {
+			if ctx.Err() != nil {
+				return StopCancelled, nil
+			}
+			return StopError, err
+		}
+		fcs := functionCalls(resp.Content)
+		rec := s.record(ctx, resp, fcs, attempts)
+		em.send(Event{Type: EventModelCall, Call: &rec})
+		s.sendUsage(em)
+		if len(fcs) == 0 {
+			return StopEndTurn, nil
+		}
+		s.runTools(ctx, em, fcs)
+		s.sendUsage(em)
+	}
+}
+
+// finish waits for a compaction still running (so its result is applied and reported within the
+// turn), then closes the turn.
+func (s *Session) finish(ctx context.Context, em *emitter, reason string, err error) {
+	if reason == StopCancelled {
+		s.cancelJob()
+	}
+	if job := s.currentJob(); job != nil {
+		select {
+		case <-job.done:
+		case <-ctx.Done():
+			s.cancelJob()
+			<-job.done
+		}
+		s.applyJob(em)
+	}
+	s.mu.Lock()
+	s.lastActivity = s.opts.Now()
+	if reason == StopCapped {
+		s.capped = true
+	}
+	end := &TurnEnd{StopReason: reason, Totals: s.totals, Calls: s.calls}
+	s.mu.Unlock()
+	if err != nil {
+		end.Err = err.Error()
+	}
+	if em.send(Event{Type: EventTurnEnd, End: end}) && err != nil {
+		em.yield(Event{}, err)
+	}
+}
+
+// beforeCall applies a finished compaction, starts one when the prompt passed compactAt, waits for
+// it at blockAt, and checks the session cap. It returns a stop reason or "".
+func (s *Session) beforeCall(ctx context.Context, em *emitter) string {
+	if stop := s.applyJob(em); stop != "" {
+		return stop
+	}
+	s.mu.Lock()
+	if s.totals.Capped(s.opts.Policy) {
+		s.mu.Unlock()
+		return StopCapped
+	}
+	used, _ := s.ledger.Used()
+	window := s.Window()
+	th := s.opts.Policy.Check(used, window)
+	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
+		s.startJobLocked(ctx, "auto", "", s.thresholdNote(used, window))
+		ev := &CompactionEvent{State: CompactionRunning, Trigger: "auto", Note: s.job.note}
+		s.mu.Unlock()
+		em.send(Event{Type: EventCompaction, Compaction: ev})
+		s.mu.Lock()
+	}
+	job := s.job
+	s.mu.Unlock()
+	if th != contextwin.Block || job == nil {
+		return ""
+	}
+	s.mu.Lock()
+	s.blocking = true
+	s.mu.Unlock()
+	em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionBlocking, Trigger: job.trigger, Note: job.note}})
+	s.sendUsage(em)
+	select {
+	case <-job.done:
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	s.blocking = false
+	s.mu.Unlock()
+	if ctx.Err() != nil {
+		return StopCancelled
+	}
+	return s.applyJob(em)
+}
+
+func (s *Session) thresholdNote(used, window int) string {
+	p := s.opts.Policy
+	if p.Check(used, window) == contextwin.Block {
+		return fmt.Sprintf("%d ≥ %g × %d", used, p.BlockAt, window)
+	}
+	return fmt.Sprintf("%d > %g × %d", used, p.CompactAt, window)
+}
+
+// call makes one model call over the current history, streaming its text as events.
+func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
+	s.mu.Lock()
+	req := &gemini.Request{
+		System:   s.prompt.text,
+		Tools:    s.prompt.decls,
+		Contents: slices.Clone(s.history),
+		Stream:   s.opts.Stream,
+	}
+	s.mu.Unlock()
+	attempts := 1
+	for ch, err := range s.opts.Model.Generate(ctx, req) {
+		if err != nil {
+			return nil, attempts, fmt.Errorf("model call: %w", err)
+		}
+		if r := ch.Retry; r != nil {
+			attempts++
+			msg := ""
+			if r.Err != nil {
+				msg = r.Err.Error()
+			}
+			em.send(Event{Type: EventRetry, Retry: &RetryEvent{Attempt: r.Attempt, Delay: r.Delay, Err: msg, Discard: r.Discard}})
+		}
+		if ch.Thought != "" {
+			em.send(Event{Type: EventThought, Text: ch.Thought})
+		}
+		if ch.Text != "" {
+			em.send(Event{Type: EventText, Text: ch.Text})
+		}
+		if ch.Done != nil {
+			if ch.Done.Content == nil {
+				return nil, attempts, errors.New("model call: the response has no content")
+			}
+			return ch.Done, attempts, nil
+		}
+	}
+	return nil, attempts, errors.New("model call: the stream ended without a response")
+}
+
+// record appends the model's reply, learns from its usage and starts a compaction when the
+// reported prompt passed compactAt.
+func (s *Session) record(ctx context.Context, resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) CallRecord {
+	u := contextwin.CallUsage{Prompt: resp.Usage.Prompt, Cached: resp.Usage.Cached, Candidates: resp.Usage.Candidates, Thoughts: resp.Usage.Thoughts}
+	content := resp.Content
+	if content.Role == "" {
+		content.Role = genai.RoleModel
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u.Prompt > 0 {
+		s.ledger.Observe(u.Prompt)
+		s.lastPrompt = u.Prompt
+	}
+	s.appendLocked(content)
+	if u.Prompt > 0 && u.Candidates > 0 {
+		s.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
+	}
+	s.totals.Add(u, s.prices)
+	s.calls++
+	rec := CallRecord{Turn: s.calls, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Attempts: attempts}
+	var names []string
+	for _, fc := range fcs {
+		names = append(names, fc.Name)
+	}
+	rec.Tool = strings.Join(names, ", ")
+	if len(fcs) > 0 {
+		_, rec.Detail = describe(fcs[0])
+	}
+	window := s.Window()
+	if u.Prompt > 0 && s.opts.Policy.Check(u.Prompt, window) != contextwin.Below && s.job == nil && s.canCompactLocked() {
+		s.startJobLocked(ctx, "auto", "", s.thresholdNote(u.Prompt, window))
+		rec.Note = s.job.note
+	}
+	return rec
+}
+
+// describe returns a call's title and its main argument.
+func describe(fc *genai.FunctionCall) (title, detail string) {
+	title, _ = tools.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
+	for _, k := range []string{"command", "path", "pattern"} {
+		if v, ok := fc.Args[k].(string); ok && v != "" {
+			return title, v
+		}
+	}
+	return title, ""
+}
+
+func functionCalls(c *genai.Content) []*genai.FunctionCall {
+	var out []*genai.FunctionCall
+	for _, p := range c.Parts {
+		if p.FunctionCall != nil {
+			out = append(out, p.FunctionCall)
+		}
+	}
+	return out
+}
+
+func (s *Session) appendLocked(c *genai.Content) {
+	s.history = append(s.history, c)
+	s.ledger.Append(c)
+}
+
+func (s *Session) sendUsage(em *emitter) {
+	s.mu.Lock()
+	u := s.usageLocked()
+	s.mu.Unlock()
+	em.send(Event{Type: EventUsage, Usage: &u})
+}

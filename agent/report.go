@@ -1,0 +1,83 @@
+package agent
+
+import (
+	"math"
+
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Report is the /context view of a session.
+type Report struct {
+	SessionID   string            `json:"sessionId"`
+	Model       string            `json:"model"`
+	Usage                         // used, size, percent, breakdown, totals, compaction
+	Largest     []contextwin.Item `json:"largest"`
+	LastPrompt  int               `json:"lastPrompt"` // the model's count for the last call
+	Calls       int               `json:"calls"`
+	Rereads     int               `json:"rereads"` // files read again after a compaction
+	Checkpoints int               `json:"checkpoints"`
+	State       contextwin.State  `json:"state"`
+	Status      string            `json:"status"`      // idle, running or capped
+	FixedTokens int               `json:"fixedTokens"` // what every request carries: system + tools
+	Policy      contextwin.Policy `json:"policy"`
+	Factor      float64           `json:"estimateFactor"`
+}
+
+// Context reports the session's context usage with its breakdown and largest items.
+func (s *Session) Context() Report {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	status := "idle"
+	switch {
+	case s.capped:
+		status = "capped"
+	case s.running:
+		status = "running"
+	}
+	f := s.prompt.fixed(&s.ledger.Estimator)
+	return Report{
+		SessionID:   s.opts.ID,
+		Model:       s.opts.ModelName,
+		Usage:       s.usageLocked(),
+		Largest:     contextwin.LargestItems(s.history, 10, &s.ledger.Estimator),
+		LastPrompt:  s.lastPrompt,
+		Calls:       s.calls,
+		Rereads:     s.rereads,
+		Checkpoints: len(s.checkpoints),
+		State:       s.stateLocked(),
+		Status:      status,
+		FixedTokens: f.Sum(),
+		Policy:      s.opts.Policy,
+		Factor:      s.ledger.Factor(),
+	}
+}
+
+// Usage returns the current context usage.
+func (s *Session) Usage() Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usageLocked()
+}
+
+func (s *Session) usageLocked() Usage {
+	used, src := s.ledger.Used()
+	window := s.Window()
+	fixed := s.prompt.fixed(&s.ledger.Estimator)
+	state := "idle"
+	switch {
+	case s.blocking:
+		state = "blocking"
+	case s.job != nil:
+		state = "running"
+	}
+	return Usage{
+		Used:        used,
+		Size:        window,
+		Percent:     math.Round(1000*float64(used)/float64(window)) / 10,
+		Source:      src,
+		Breakdown:   contextwin.NewBreakdown(window, used, s.opts.Policy.Reserve(window), fixed),
+		Totals:      s.totals,
+		Compaction:  state,
+		Compactions: len(s.checkpoints),
+	}
+}

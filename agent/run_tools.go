@@ -1,0 +1,75 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// runTools runs the model's calls in order and appends their responses as one message, so every
+// call has its response even when the turn is cancelled halfway.
+func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.FunctionCall) {
+	parts := make([]*genai.Part, 0, len(fcs))
+	for i, fc := range fcs {
+		id := fc.ID
+		if id == "" {
+			s.mu.Lock()
+			id = fmt.Sprintf("call-%d-%d", s.calls, i+1)
+			s.mu.Unlock()
+		}
+		title, kind := tools.Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		ev := &ToolEvent{ID: id, Name: fc.Name, Title: title, Kind: kind, Status: ToolInProgress, Args: fc.Args}
+		if ctx.Err() != nil || em.stopped {
+			parts = append(parts, responsePart(fc, "cancelled by the user before it ran", true))
+			continue
+		}
+		em.send(Event{Type: EventToolCall, Tool: ev})
+		res := tools.Run(ctx, s.env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		s.noteResult(fc, res)
+		done := *ev
+		done.Status, done.Output, done.SavedPath, done.Omitted, done.Refused = ToolCompleted, res.Output, res.SavedPath, res.Omitted, res.Refused
+		if res.IsError {
+			done.Status = ToolFailed
+		}
+		em.send(Event{Type: EventToolUpdate, Tool: &done})
+		parts = append(parts, responsePart(fc, res.Output, res.IsError))
+	}
+	s.mu.Lock()
+	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: parts})
+	s.mu.Unlock()
+}
+
+// responsePart answers a call with the same id and name.
+func responsePart(fc *genai.FunctionCall, out string, isErr bool) *genai.Part {
+	key := "output"
+	if isErr {
+		key = "error"
+	}
+	return &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: map[string]any{key: out}}}
+}
+
+// noteResult updates what the harness holds from a tool result: the last test verdict, and
+// re-reads of a file already read before a compaction (a sign the summary lost something).
+func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch fc.Name {
+	case "run_command":
+		if v, ok := contextwin.ExtractVerdict(res.Output); ok {
+			s.verdict = v
+		}
+	case "read_file":
+		if res.Path == "" || res.IsError {
+			return
+		}
+		n := len(s.checkpoints)
+		if prev, ok := s.readPaths[res.Path]; ok && prev < n {
+			s.rereads++
+		}
+		s.readPaths[res.Path] = n
+	}
+}

@@ -1,0 +1,220 @@
+// Package agent runs the coding agent's loop over a workspace: it calls the model, dispatches tool
+// calls, keeps the context window in budget (truncation, background compaction, session cap) and
+// reports everything as a stream of events that a CLI or an editor server consumes.
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"iter"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Model is what the loop needs from a model: one streamed or unary call.
+type Model interface {
+	Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error]
+}
+
+// Options configure a session. Workspace and Model are required.
+type Options struct {
+	ID              string
+	Workspace       string // absolute
+	Model           Model
+	ModelName       string
+	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
+	Policy          contextwin.Policy
+	Prices          contextwin.PriceTable
+	Commands        *tools.Policy  // nil = tools.NewPolicy(nil, nil)
+	Approver        tools.Approver // nil = refuse what the policy does not allow
+	StateDir        string         // the session's directory; large outputs go to StateDir/tool-outputs
+	Stream          bool
+	MaxTurnRequests int // model calls per user turn; 0 = 50
+	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
+	Overlay func(rel string) (string, bool)
+	Guard   func(rel string) error
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// ErrBusy is returned when a turn is asked of a session that is already running one.
+var ErrBusy = errors.New("a turn is already running in this session")
+
+// Session is one conversation with the agent. Run may be called again for follow-up requests;
+// Context and Compact may be called at any time, from any goroutine.
+type Session struct {
+	opts   Options
+	env    *tools.Env
+	prompt systemPrompt
+	prices contextwin.Prices
+
+	// mu guards everything below.
+	mu           sync.Mutex
+	history      []*genai.Content
+	task         string // the first request, restated after each compaction
+	summary      string // the current summary, merged into the next
+	covered      int    // messages the summary covers
+	ledger       contextwin.Ledger
+	totals       contextwin.Totals
+	calls        int // model calls since the session began
+	modified     []string
+	verdict      string
+	checkpoints  []contextwin.Checkpoint
+	job          *compactionJob
+	blocking     bool // the loop waits for job
+	skipAt       int  // history length when a compaction found nothing to compact
+	noProgress   int
+	readPaths    map[string]int // path → compactions seen when it was last read
+	rereads      int
+	running      bool
+	capped       bool
+	lastPrompt   int
+	lastActivity time.Time
+}
+
+// New starts a session. It reads the workspace's custom instructions once; Reload re-reads them.
+func New(opts Options) (*Session, error) {
+	if opts.Workspace == "" || opts.Model == nil {
+		return nil, errors.New("new session: a workspace and a model are required")
+	}
+	if !filepath.IsAbs(opts.Workspace) {
+		return nil, fmt.Errorf("new session: workspace %q is not absolute", opts.Workspace)
+	}
+	if opts.Policy == (contextwin.Policy{}) {
+		opts.Policy = contextwin.DefaultPolicy()
+	}
+	if err := opts.Policy.Validate(); err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	if opts.Prices == nil {
+		opts.Prices = contextwin.DefaultPrices()
+	}
+	if opts.Commands == nil {
+		opts.Commands = tools.NewPolicy(nil, nil)
+	}
+	if opts.MaxTurnRequests == 0 {
+		opts.MaxTurnRequests = 50
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.ID == "" {
+		opts.ID = NewID(opts.Now())
+	}
+	if opts.InputTokenLimit <= 0 {
+		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
+	}
+	s := &Session{opts: opts, readPaths: map[string]int{}}
+	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
+	s.env = s.newEnv()
+	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace))
+	s.ledger.SetFixed(s.prompt.estimate())
+	return s, nil
+}
+
+func (s *Session) newEnv() *tools.Env {
+	p := s.opts.Policy
+	return &tools.Env{
+		Workspace:        s.opts.Workspace,
+		Overlay:          s.opts.Overlay,
+		Guard:            s.opts.Guard,
+		BeforeChange:     s.recordChange,
+		Policy:           s.opts.Commands,
+		Approver:         s.opts.Approver,
+		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
+		MaxOutputChars:   p.ToolOutputMaxChars,
+		LargeOutputBytes: p.LargeOutputThresholdBytes,
+	}
+}
+
+// recordChange keeps the list of files the agent modified: the harness holds it, not the summary.
+func (s *Session) recordChange(rel string, _ []byte, _ bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !slices.Contains(s.modified, rel) {
+		s.modified = append(s.modified, rel)
+		slices.Sort(s.modified)
+	}
+}
+
+// ID identifies the session.
+func (s *Session) ID() string { return s.opts.ID }
+
+// Window is the effective context budget.
+func (s *Session) Window() int { return s.opts.Policy.Window(s.opts.InputTokenLimit) }
+
+// SetPolicy applies new context settings from the next model call on.
+func (s *Session) SetPolicy(p contextwin.Policy) error {
+	if err := p.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Policy = p
+	s.env.MaxOutputChars = p.ToolOutputMaxChars
+	s.env.LargeOutputBytes = p.LargeOutputThresholdBytes
+	return nil
+}
+
+// ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
+func (s *Session) ReloadInstructions() {
+	prompt := buildSystemPrompt(s.opts.Workspace, loadInstructions(s.opts.Workspace))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.prompt = prompt
+	s.ledger.SetFixed(prompt.estimate())
+}
+
+// History returns a copy of the live history, as the next call will send it.
+func (s *Session) History() []*genai.Content {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.history)
+}
+
+// Checkpoints returns the compactions so far, oldest first.
+func (s *Session) Checkpoints() []contextwin.Checkpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.checkpoints)
+}
+
+// State returns what the harness holds: files modified, last test verdict.
+func (s *Session) State() contextwin.State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stateLocked()
+}
+
+func (s *Session) stateLocked() contextwin.State {
+	return contextwin.State{FilesModified: slices.Clone(s.modified), LastVerdict: s.verdict}
+}
+
+// Totals returns the session's cumulative figures.
+func (s *Session) Totals() contextwin.Totals {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.totals
+}
+
+// NewID makes a session id that sorts by creation time and does not collide.
+func NewID(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return t.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}

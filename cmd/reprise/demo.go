@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/cmd/reprise/demo"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// demoCmd runs the scripted session twice: with the demo's small budget (compaction happens) and
+// with a budget large enough that it does not, and compares the billed input.
+func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("reprise demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	keep := fs.Bool("keep", false, "keep the demo's temporary workspace and session files")
+	verbose := fs.Bool("verbose", false, "print each tool result's first line")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	dir, err := os.MkdirTemp("", "reprise-demo-")
+	if err != nil {
+		return err
+	}
+	if *keep {
+		defer fmt.Fprintf(stdout, "\nDemo files kept in %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	fmt.Fprintln(stdout, "Reprise demo — offline. The model is SCRIPTED: a fake Gemini server replays a fixed session")
+	fmt.Fprintln(stdout, "through the real genai client. The tools, the workspace, the token counts (characters/4 of what")
+	fmt.Fprintln(stdout, "is actually sent), truncation and compaction are real.")
+	fmt.Fprintf(stdout, "\nTask: %s\nBudget %d tokens · compact at 0.7 · keep 3 recent turns\n\n", demo.Task, demo.Budget)
+
+	withCompaction, s, err := demoRun(ctx, filepath.Join(dir, "compacted"), demo.Budget, stdout, *verbose)
+	if err != nil {
+		return err
+	}
+	if cps := s.Checkpoints(); len(cps) > 0 {
+		fmt.Fprintf(stdout, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", len(cps), cps[len(cps)-1].Title)
+		fmt.Fprintln(stdout, indent(s.History()[0].Parts[0].Text, "  │ "))
+	}
+	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), 1_000_000, io.Discard, false)
+	if err != nil {
+		return fmt.Errorf("demo without compaction: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nBilled input for the same task: %s tokens with compaction (budget %s, summaries included), %s without: %s.\n",
+		commas(withCompaction.InputTokens), commas(demo.Budget), commas(without.InputTokens), saving(withCompaction.InputTokens, without.InputTokens))
+	return nil
+}
+
+// demoRun plays the script once in a fresh copy of the workspace.
+func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verbose bool) (contextwin.Totals, *agent.Session, error) {
+	ws := filepath.Join(dir, "workspace")
+	if err := demo.CopyWorkspace(ws); err != nil {
+		return contextwin.Totals{}, nil, err
+	}
+	srv := geminitest.New(demo.Script())
+	defer srv.Close()
+	client, err := gemini.New(ctx, gemini.Config{APIKey: "demo", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
+	if err != nil {
+		return contextwin.Totals{}, nil, err
+	}
+	policy := contextwin.DefaultPolicy()
+	policy.ContextBudget = budget
+	s, err := newSession(os.Getenv, sessionSetup{
+		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
+		policy: policy, approver: scriptedUser{out: stdout}, stream: true, stateDir: filepath.Join(dir, "session"),
+	})
+	if err != nil {
+		return contextwin.Totals{}, nil, err
+	}
+	defer s.Close()
+	end, err := printRun(ctx, s, demo.Task, stdout, verbose)
+	if err != nil {
+		return contextwin.Totals{}, nil, err
+	}
+	if end.StopReason != agent.StopEndTurn {
+		return contextwin.Totals{}, nil, fmt.Errorf("the demo stopped: %s", end.StopReason)
+	}
+	return end.Totals, s, nil
+}
+
+// scriptedUser stands for the user in the demo: it refuses what the policy does not allow, as a
+// cautious user would refuse an unexpected command.
+type scriptedUser struct{ out io.Writer }
+
+func (u scriptedUser) Approve(_ context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	fmt.Fprintf(u.out, "%6s↳ approval asked for %q: the demo's user says no\n", "", req.Command)
+	return tools.Reject, nil
+}
+
+func saving(with, without int) string {
+	if with >= without {
+		return fmt.Sprintf("compaction cost %s more on this run", commas(with-without))
+	}
+	return fmt.Sprintf("%.0f %% saved", 100*float64(without-with)/float64(without))
+}
+
+func indent(s, prefix string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = prefix + l
+	}
+	return strings.Join(lines, "\n")
+}

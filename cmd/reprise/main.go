@@ -1,0 +1,69 @@
+// Command reprise is an editor backend for an AI coding agent on Gemini: `reprise serve --stdio`
+// for editors, `reprise run` headless, `reprise demo` offline.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `reprise — an editor backend for an AI coding agent (Gemini)
+
+Usage:
+  reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
+  reprise demo                 the same, offline: a sample workspace and a scripted model
+  reprise version              print the version
+
+Run "reprise run -h" for the flags. The model is configured by GEMINI_API_KEY (or
+GOOGLE_API_KEY, or Vertex AI's GOOGLE_GENAI_USE_VERTEXAI/GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION)
+and GOOGLE_GEMINI_BASE_URL.
+`
+
+// errUsage marks a command-line mistake: exit code 2, like the flag package.
+var errUsage = errors.New("usage")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the exit code.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = runCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "demo":
+		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
+	case "version", "--version", "-v":
+		fmt.Fprintln(stdout, "reprise", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "reprise: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintln(stderr, "reprise:", err)
+		return 1
+	}
+}

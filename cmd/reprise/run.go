@@ -1,0 +1,259 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// listFlag collects a repeated flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// runFlags are the settings of a headless run.
+type runFlags struct {
+	workspace, model  string
+	policy            contextwin.Policy
+	allow             listFlag
+	yes, verbose, raw bool
+	stream            bool
+}
+
+func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
+	f := runFlags{policy: contextwin.DefaultPolicy()}
+	fs := flag.NewFlagSet("reprise run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "Usage: reprise run [flags] \"task\"")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
+	fs.StringVar(&f.model, "model", gemini.DefaultModel, "Gemini model")
+	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
+	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
+	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
+	fs.Float64Var(&f.policy.BlockAt, "block-at", f.policy.BlockAt, "wait for the compaction when the prompt reaches this fraction")
+	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on cumulative billed input tokens")
+	fs.IntVar(&f.policy.ToolOutputMaxChars, "max-output-chars", f.policy.ToolOutputMaxChars, "a longer tool output keeps its first 40 % and last 60 %")
+	fs.Var(&f.allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
+	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
+	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
+	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
+	var rest []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return f, nil, errUsage
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		rest = append(rest, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if err := f.policy.Validate(); err != nil {
+		fmt.Fprintln(stderr, "reprise run:", err)
+		return f, nil, errUsage
+	}
+	return f, rest, nil
+}
+
+func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	f, rest, err := parseRunFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	if len(rest) != 1 || strings.TrimSpace(rest[0]) == "" {
+		fmt.Fprintln(stderr, "reprise run: give the task as one quoted argument")
+		return errUsage
+	}
+	ws, err := filepath.Abs(f.workspace)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	cfg := gemini.ConfigFromEnv(getenv)
+	cfg.Model = f.model
+	client, err := gemini.New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	limit, err := client.InputTokenLimit(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "reprise: %v; assuming %d tokens\n", err, limit)
+	}
+	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
+	if f.yes {
+		approver = allowAll{}
+	}
+	s, err := newSession(getenv, sessionSetup{
+		workspace: ws, model: client, modelName: client.Model(), limit: limit,
+		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream,
+	})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	end, err := printRun(ctx, s, rest[0], stdout, f.verbose)
+	if err != nil {
+		return err
+	}
+	if end.StopReason != agent.StopEndTurn {
+		return fmt.Errorf("the run stopped: %s", end.StopReason)
+	}
+	return nil
+}
+
+// sessionSetup is what a headless session needs besides the environment.
+type sessionSetup struct {
+	workspace       string
+	model           agent.Model
+	modelName       string
+	limit           int
+	policy          contextwin.Policy
+	allow           []string
+	yes             bool
+	approver        tools.Approver
+	stream          bool
+	stateDir        string // "" = under REPRISE_HOME
+	logger          *slog.Logger
+	maxTurnRequests int
+}
+
+func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, error) {
+	id := agent.NewID(timeNow())
+	dir := set.stateDir
+	if dir == "" {
+		home, err := stateHome(getenv)
+		if err != nil {
+			return nil, err
+		}
+		dir = filepath.Join(home, workspaceKey(set.workspace), "sessions", id)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create session directory: %w", err)
+	}
+	commands := tools.NewPolicy(set.allow, nil)
+	commands.AllowAll = set.yes
+	return agent.New(agent.Options{
+		ID:              id,
+		Workspace:       set.workspace,
+		Model:           set.model,
+		ModelName:       set.modelName,
+		InputTokenLimit: set.limit,
+		Policy:          set.policy,
+		Commands:        commands,
+		Approver:        set.approver,
+		StateDir:        dir,
+		Stream:          set.stream,
+		Logger:          set.logger,
+		MaxTurnRequests: set.maxTurnRequests,
+	})
+}
+
+// printRun runs one turn and prints its table and closing line.
+func printRun(ctx context.Context, s *agent.Session, task string, stdout io.Writer, verbose bool) (*agent.TurnEnd, error) {
+	t := newTable(stdout, verbose)
+	var runErr error
+	for ev, err := range s.Run(ctx, task) {
+		if err != nil {
+			runErr = err
+			continue
+		}
+		t.handle(ev)
+	}
+	if t.end == nil {
+		return nil, runErr
+	}
+	if t.answer != "" && t.end.StopReason == agent.StopEndTurn {
+		fmt.Fprintf(stdout, "\n%s\n\n", t.answer)
+	}
+	fmt.Fprintln(stdout, status(t.end))
+	return t.end, runErr
+}
+
+// stateHome is where sessions live: $REPRISE_HOME, else $XDG_STATE_HOME/reprise, else
+// ~/.local/state/reprise.
+func stateHome(getenv func(string) string) (string, error) {
+	if h := getenv("REPRISE_HOME"); h != "" {
+		return h, nil
+	}
+	if x := getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "reprise"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return "", fmt.Errorf("find a state directory (set REPRISE_HOME): %w", err)
+	}
+	return filepath.Join(home, ".local", "state", "reprise"), nil
+}
+
+// workspaceKey names a workspace's directory: its base name and a hash of its absolute path.
+func workspaceKey(ws string) string {
+	sum := sha256.Sum256([]byte(ws))
+	return filepath.Base(ws) + "-" + hex.EncodeToString(sum[:4])
+}
+
+// allowAll is the --yes approver: every command the policy does not deny runs.
+type allowAll struct{}
+
+func (allowAll) Approve(context.Context, tools.ApprovalRequest) (tools.Decision, error) {
+	return tools.AllowOnce, nil
+}
+
+// terminalApprover asks on the terminal; without one (a pipe, CI) it refuses.
+type terminalApprover struct {
+	in  io.Reader
+	out io.Writer
+}
+
+func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	f, ok := a.in.(*os.File)
+	if !ok || !isTerminal(f) {
+		fmt.Fprintf(a.out, "reprise: %q needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", req.Command)
+		return tools.Reject, nil
+	}
+	fmt.Fprintf(a.out, "Run %q? [y] once, [a] always this session, [N] no: ", req.Command)
+	answer := make(chan string, 1)
+	go func() { // ends when a line is read or stdin closes
+		line, _ := bufio.NewReader(f).ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return tools.Reject, ctx.Err()
+	case s := <-answer:
+		switch s {
+		case "y", "yes":
+			return tools.AllowOnce, nil
+		case "a", "always":
+			return tools.AlwaysAllow, nil
+		}
+		return tools.Reject, nil
+	}
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// timeNow is the clock sessions are created with.
+var timeNow = time.Now

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// table prints a run as the harness lesson does: one row per model call (turn, prompt, output,
+// tool), notes for compactions, truncations and refusals, then the closing status line.
+type table struct {
+	w       io.Writer
+	verbose bool
+	row     *agent.CallRecord // printed once its tools have run, to show their outcome
+	notes   []string
+	after   []string // lines printed under the row
+	text    strings.Builder
+	answer  string
+	end     *agent.TurnEnd
+}
+
+func newTable(w io.Writer, verbose bool) *table {
+	fmt.Fprintf(w, "%4s  %6s  %6s  %-13s\n", "turn", "prompt", "output", "tool")
+	return &table{w: w, verbose: verbose}
+}
+
+func (t *table) handle(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventText:
+		t.text.WriteString(ev.Text)
+	case agent.EventRetry:
+		if ev.Retry.Discard {
+			t.text.Reset()
+		}
+		t.after = append(t.after, fmt.Sprintf("retry %d in %s: %s", ev.Retry.Attempt, ev.Retry.Delay.Round(1e6), ev.Retry.Err))
+	case agent.EventModelCall:
+		t.flush()
+		t.row = ev.Call
+		if ev.Call.Note != "" {
+			t.notes = append(t.notes, ev.Call.Note)
+		}
+		if s := strings.TrimSpace(t.text.String()); s != "" {
+			t.answer = s
+			if t.verbose && ev.Call.Tool != "" {
+				t.after = append(t.after, "says: "+firstLine(s))
+			}
+		}
+		t.text.Reset()
+	case agent.EventToolUpdate:
+		t.tool(ev.Tool)
+	case agent.EventCompaction:
+		t.compaction(ev.Compaction)
+	case agent.EventTurnEnd:
+		t.flush()
+		t.end = ev.End
+	}
+}
+
+// tool annotates the current row with a tool's outcome.
+func (t *table) tool(te *agent.ToolEvent) {
+	if t.row == nil {
+		return
+	}
+	if te.Name == "run_command" {
+		cmd, _ := te.Args["command"].(string)
+		switch v, ok := contextwin.ExtractVerdict(te.Output); {
+		case te.Refused:
+			t.notes = append(t.notes, fmt.Sprintf("(%s, refused)", cmd))
+		case ok:
+			t.notes = append(t.notes, fmt.Sprintf("(%s: %s)", cmd, strings.Join(strings.Fields(v), " ")))
+		default:
+			t.notes = append(t.notes, fmt.Sprintf("(%s)", cmd))
+		}
+	} else if te.Status == agent.ToolFailed {
+		t.notes = append(t.notes, "(failed: "+firstLine(te.Output)+")")
+	}
+	if te.Omitted > 0 || te.SavedPath != "" {
+		line := fmt.Sprintf("%s: %s characters omitted from the middle (40 %% head, 60 %% tail kept)", te.Title, commas(te.Omitted))
+		if te.SavedPath != "" {
+			line += "; whole output saved to " + te.SavedPath
+		}
+		t.after = append(t.after, line)
+	}
+	if t.verbose {
+		t.after = append(t.after, fmt.Sprintf("%s → %s", te.Title, firstLine(te.Output)))
+	}
+}
+
+func (t *table) compaction(c *agent.CompactionEvent) {
+	switch c.State {
+	case agent.CompactionDone:
+		cp := c.Checkpoint
+		line := fmt.Sprintf("checkpoint %d «%s»: %d messages summarized, %s → %s tokens", cp.N, cp.Title, cp.Replaced, commas(cp.TokensBefore), commas(cp.TokensAfter))
+		if cp.Fallback != "" {
+			line += " (deterministic summary: " + cp.Fallback + ")"
+		}
+		t.after = append(t.after, line)
+	case agent.CompactionRunning:
+		if c.Note != "" {
+			t.notes = append(t.notes, c.Note)
+		}
+	case agent.CompactionBlocking:
+		t.after = append(t.after, "context at blockAt: waiting for the compaction")
+	case agent.CompactionSkipped:
+		t.after = append(t.after, "compaction skipped: no older turns to summarize")
+	}
+}
+
+// flush prints the pending row and the lines under it.
+func (t *table) flush() {
+	if t.row != nil {
+		tool := t.row.Tool
+		if tool == "" {
+			tool = "—"
+			t.notes = append([]string{"final report"}, t.notes...)
+		}
+		fmt.Fprintf(t.w, "%4d  %6d  %6d  %-13s  %s\n", t.row.Turn, t.row.Prompt, t.row.Output, tool, strings.Join(t.notes, "  "))
+	}
+	for _, l := range t.after {
+		fmt.Fprintf(t.w, "%6s↳ %s\n", "", l)
+	}
+	t.row, t.notes, t.after = nil, nil, nil
+}
+
+// status is the closing line: status completed · 13 turns · 34,418 input tokens · 2,086 output · $0.0336
+func status(end *agent.TurnEnd) string {
+	word := map[string]string{
+		agent.StopEndTurn:         "completed",
+		agent.StopCancelled:       "cancelled",
+		agent.StopCapped:          "capped",
+		agent.StopError:           "error",
+		agent.StopMaxTurnRequests: "stopped (turn limit)",
+		agent.StopCompactionLimit: "stopped (compaction limit)",
+	}[end.StopReason]
+	return fmt.Sprintf("status %s · %d turns · %s input tokens · %s output · $%.4f",
+		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.OutputTokens), end.Totals.Cost)
+}
+
+func commas(n int) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + commas(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if r := []rune(s); len(r) > 100 {
+		s = string(r[:99]) + "…"
+	}
+	return s
+}
