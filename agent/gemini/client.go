@@ -1,0 +1,154 @@
+// Package gemini adapts the google.golang.org/genai client to what the agent loop needs: one
+// call that streams text and thought deltas, merges the streamed chunks into a single model
+// Content without losing thought signatures, reports usage, and retries transient failures
+// itself with backoff (honouring the API's RetryInfo), turning the rest into messages a user can
+// act on.
+package gemini
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// DefaultModel is the model used when Config.Model is empty.
+const DefaultModel = "gemini-2.5-flash"
+
+// DefaultInputTokenLimit is the context window assumed when the model's own limit cannot be read
+// (gemini-2.5-flash's).
+const DefaultInputTokenLimit = 1048576
+
+// Retry defaults: five attempts in all, waits from about 1s doubling up to 30s.
+const (
+	DefaultMaxAttempts = 5
+	DefaultBaseDelay   = time.Second
+	DefaultMaxDelay    = 30 * time.Second
+)
+
+// ErrNoAPIKey is returned by New when no key is configured and Vertex AI is not selected.
+var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY)")
+
+// Config says which model to call and how hard to retry. The zero value of every field but
+// APIKey has a sensible default.
+type Config struct {
+	APIKey string
+	Model  string // default DefaultModel
+	// BaseURL replaces the API's address (GOOGLE_GEMINI_BASE_URL): a proxy, or the fake in
+	// tests. Empty leaves the SDK's default.
+	BaseURL    string
+	HTTPClient *http.Client // optional
+
+	// Vertex selects Vertex AI (GOOGLE_GENAI_USE_VERTEXAI); the key is then optional and
+	// Project and Location (GOOGLE_CLOUD_PROJECT, GOOGLE_CLOUD_LOCATION) say where to call.
+	Vertex            bool
+	Project, Location string
+
+	MaxAttempts int           // attempts per Generate, first included; default 5
+	BaseDelay   time.Duration // first backoff wait, doubled each retry; default 1s
+	MaxDelay    time.Duration // cap on any wait, RetryInfo's included; default 30s
+}
+
+// ConfigFromEnv reads the variables users of the Gemini CLI and SDKs already set. getenv is
+// os.Getenv in production and a map lookup in tests.
+func ConfigFromEnv(getenv func(string) string) Config {
+	key := getenv("GEMINI_API_KEY")
+	if key == "" {
+		key = getenv("GOOGLE_API_KEY")
+	}
+	vertex := strings.ToLower(getenv("GOOGLE_GENAI_USE_VERTEXAI"))
+	return Config{
+		APIKey:   key,
+		BaseURL:  getenv("GOOGLE_GEMINI_BASE_URL"),
+		Vertex:   vertex == "1" || vertex == "true",
+		Project:  getenv("GOOGLE_CLOUD_PROJECT"),
+		Location: getenv("GOOGLE_CLOUD_LOCATION"),
+	}
+}
+
+// Client calls one model. It is safe for concurrent use.
+type Client struct {
+	genai               *genai.Client
+	model               string
+	key                 string // only to scrub it from error messages
+	maxAttempts         int
+	baseDelay, maxDelay time.Duration
+}
+
+// New checks cfg and builds the genai client. The SDK's own HTTP retries stay off: Generate
+// retries, so that it can report each retry and discard what a failed stream already showed.
+func New(ctx context.Context, cfg Config) (*Client, error) {
+	if cfg.APIKey == "" && !cfg.Vertex {
+		return nil, ErrNoAPIKey
+	}
+	cc := &genai.ClientConfig{
+		Backend:     genai.BackendGeminiAPI,
+		APIKey:      cfg.APIKey,
+		HTTPClient:  cfg.HTTPClient,
+		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
+	}
+	if cfg.Vertex {
+		cc.Backend = genai.BackendVertexAI
+		cc.Project, cc.Location = cfg.Project, cfg.Location
+		if cfg.Project != "" || cfg.Location != "" {
+			// With a project, Vertex authenticates with Application Default Credentials; a key
+			// is only for express mode, and the SDK refuses some mixes of the two.
+			cc.APIKey = ""
+		}
+	}
+	gc, err := genai.NewClient(ctx, cc)
+	if err != nil {
+		// The SDK prints its whole ClientConfig, key included, in some of its errors.
+		return nil, fmt.Errorf("create Gemini client: %w", scrub(err, cfg.APIKey))
+	}
+	c := &Client{
+		genai:       gc,
+		model:       cmpOr(cfg.Model, DefaultModel),
+		key:         cfg.APIKey,
+		maxAttempts: cmpOr(cfg.MaxAttempts, DefaultMaxAttempts),
+		baseDelay:   cmpOr(cfg.BaseDelay, DefaultBaseDelay),
+		maxDelay:    cmpOr(cfg.MaxDelay, DefaultMaxDelay),
+	}
+	return c, nil
+}
+
+// cmpOr is cmp.Or where only a positive value counts as set: a negative MaxAttempts or delay
+// gets the default rather than disabling calls or retries.
+func cmpOr[T int | time.Duration | string](v, def T) T {
+	var zero T
+	if v <= zero {
+		return def
+	}
+	return v
+}
+
+// Model is the model name requests go to, for display and for usage accounting.
+func (c *Client) Model() string {
+	return c.model
+}
+
+// InputTokenLimit is the model's context window, which the context policy divides up. When the
+// API cannot say (an error, or 0), it returns DefaultInputTokenLimit along with the error, so
+// the caller can log it and carry on.
+func (c *Client) InputTokenLimit(ctx context.Context) (int, error) {
+	m, err := c.genai.Models.Get(ctx, c.model, nil)
+	if err != nil {
+		return DefaultInputTokenLimit, fmt.Errorf("read the input token limit of %s: %w", c.model, c.describe(ctx, err))
+	}
+	if m.InputTokenLimit <= 0 {
+		return DefaultInputTokenLimit, fmt.Errorf("read the input token limit of %s: the API reported %d", c.model, m.InputTokenLimit)
+	}
+	return int(m.InputTokenLimit), nil
+}
+
+// describe words the error of a single call that is not retried.
+func (c *Client) describe(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return classify(err, c.key).giveUp(1)
+}

@@ -1,0 +1,305 @@
+package geminitest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+)
+
+// maxBody bounds a request body; a real prompt stays far below it.
+const maxBody = 64 << 20
+
+// Server is a running fake. It is safe for concurrent requests and for calls from the test
+// while requests are in flight.
+type Server struct {
+	srv   *httptest.Server
+	limit int // inputTokenLimit reported by GET models/M
+
+	mu      sync.Mutex // guards pending, next and reqs
+	pending []scripted // turns not served yet, in script order
+	next    int        // script index the next appended turn gets
+	reqs    []Request  // every request received, in order
+}
+
+// scripted is a turn waiting to be served, with its index in the script.
+type scripted struct {
+	Turn
+	index int
+}
+
+// New starts a fake serving s on a fresh 127.0.0.1 port. It panics if s holds a turn the API
+// could not send (a thought signature that is not base64, say): that is a bug in the test.
+func New(s Script) *Server {
+	srv := newServer(s)
+	srv.srv = httptest.NewServer(srv)
+	return srv
+}
+
+// NewListener is New on a listener the caller chose; fakegemini uses it for --addr. The server
+// owns l from then on and closes it in Close.
+func NewListener(s Script, l net.Listener) *Server {
+	srv := newServer(s)
+	srv.srv = httptest.NewUnstartedServer(srv)
+	srv.srv.Listener.Close()
+	srv.srv.Listener = l
+	srv.srv.Start()
+	return srv
+}
+
+func newServer(s Script) *Server {
+	srv := &Server{limit: s.InputTokenLimit}
+	if srv.limit <= 0 {
+		srv.limit = DefaultInputTokenLimit
+	}
+	srv.Append(s.Turns...)
+	return srv
+}
+
+// URL is the base URL to give the genai client as HTTPOptions.BaseURL, e.g.
+// http://127.0.0.1:41234.
+func (s *Server) URL() string {
+	return s.srv.URL
+}
+
+// Close stops the server and waits for requests in flight to finish.
+func (s *Server) Close() {
+	s.srv.Close()
+}
+
+// Requests returns every request received so far, in order of arrival.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.reqs...)
+}
+
+// Pending reports how many turns have not been served yet; a test that expects its script to
+// be used up checks it is 0.
+func (s *Server) Pending() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.pending)
+}
+
+// Append adds turns after those already scripted, for tests that script step by step. Like New,
+// it panics on a turn the API could not send.
+func (s *Server) Append(turns ...Turn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := validateTurns(turns, s.next); err != nil {
+		panic("geminitest: invalid script: " + err.Error())
+	}
+	for _, t := range turns {
+		s.pending = append(s.pending, scripted{Turn: t, index: s.next})
+		s.next++
+	}
+}
+
+// take removes and returns the turn that serves body: the first pending turn whose Match body
+// contains, else the first pending turn without Match. s.mu must be held.
+func (s *Server) take(body []byte) (scripted, bool) {
+	pick := -1
+	for i, t := range s.pending {
+		if t.Match != "" && strings.Contains(string(body), t.Match) {
+			pick = i
+			break
+		}
+	}
+	if pick < 0 {
+		for i, t := range s.pending {
+			if t.Match == "" {
+				pick = i
+				break
+			}
+		}
+	}
+	if pick < 0 {
+		return scripted{}, false
+	}
+	t := s.pending[pick]
+	s.pending = append(s.pending[:pick], s.pending[pick+1:]...)
+	return t, true
+}
+
+// ServeHTTP serves the v1beta models endpoints the genai client uses.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
+	if !ok || rest == "" {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("geminitest: no such endpoint %s %s", r.Method, r.URL.Path))
+		return
+	}
+	model, method, hasMethod := strings.Cut(rest, ":")
+	req := Request{
+		Method:    r.Method,
+		Path:      r.URL.Path,
+		Model:     model,
+		Stream:    method == "streamGenerateContent",
+		HasAPIKey: r.Header.Get("x-goog-api-key") != "",
+		Turn:      -1,
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	req.Body = body
+	if err != nil {
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "geminitest: read request body: "+err.Error())
+		return
+	}
+
+	if !hasMethod {
+		s.record(req)
+		if r.Method != http.MethodGet {
+			writeError(w, http.StatusMethodNotAllowed, "geminitest: models/"+model+" only answers GET")
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{
+			"name":                       "models/" + model,
+			"version":                    "001",
+			"displayName":                model,
+			"inputTokenLimit":            s.limit,
+			"outputTokenLimit":           OutputTokenLimit,
+			"supportedGenerationMethods": []string{"generateContent", "countTokens"},
+		})
+		return
+	}
+
+	switch method {
+	case "generateContent", "streamGenerateContent", "countTokens":
+	default:
+		s.record(req)
+		writeError(w, http.StatusNotFound, "geminitest: unsupported method "+method)
+		return
+	}
+	var generic map[string]any
+	if r.Method != http.MethodPost {
+		err = fmt.Errorf("%s needs POST, got %s", method, r.Method)
+	} else if err = json.Unmarshal(body, &generic); err == nil {
+		err = req.decode()
+	}
+	if err != nil {
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "geminitest: bad request: "+err.Error())
+		return
+	}
+	if hasContinuationToken(generic) {
+		n := s.record(req)
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d carries a continuationToken; set AutomaticContinuation to false", n))
+		return
+	}
+	if req.Stream && r.URL.Query().Get("alt") != "sse" {
+		s.record(req)
+		writeError(w, http.StatusBadRequest, "geminitest: streamGenerateContent is only served with alt=sse")
+		return
+	}
+	prompt := EstimateTokens(promptChars(generic))
+	if method == "countTokens" {
+		s.record(req)
+		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": prompt})
+		return
+	}
+
+	s.mu.Lock()
+	t, ok := s.take(body)
+	if ok {
+		req.Turn = t.index
+	}
+	s.reqs = append(s.reqs, req)
+	n := len(s.reqs)
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusInternalServerError, fmt.Sprintf("geminitest: script exhausted (request %d)", n))
+		return
+	}
+	s.serveTurn(w, req, t.Turn, prompt)
+}
+
+// record appends req to the log and returns its 1-based number.
+func (s *Server) record(req Request) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reqs = append(s.reqs, req)
+	return len(s.reqs)
+}
+
+// serveTurn answers req with t, whose prompt is worth prompt tokens.
+func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, prompt int) {
+	usage := replyUsage(prompt, t.Parts)
+	if t.Usage != nil {
+		usage = *t.Usage
+	}
+	f := t.Fault
+	if !req.Stream {
+		switch {
+		case f == nil:
+			writeJSON(w, http.StatusOK, unaryReply(req.Model, t, usage))
+		case f.Status == 0:
+			// A dropped connection: the client sees a transport error.
+			panic(http.ErrAbortHandler)
+		default:
+			writeJSON(w, f.Status, errorBody(*f))
+		}
+		return
+	}
+	if f != nil && f.Status != 0 && f.AfterEvents == 0 {
+		writeJSON(w, f.Status, errorBody(*f))
+		return
+	}
+	events := streamReply(req.Model, t, usage)
+	if f != nil {
+		// A failed stream never finishes: what went out before the fault has no finishReason
+		// and no usage.
+		events = events[:min(f.AfterEvents, len(events))]
+		for i := range events {
+			events[i].Candidates[0].FinishReason = ""
+			events[i].UsageMetadata = nil
+		}
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	flusher, _ := w.(http.Flusher)
+	for _, e := range events {
+		if !writeEvent(w, flusher, e) {
+			return
+		}
+	}
+	if f != nil && f.Status != 0 {
+		writeEvent(w, flusher, errorBody(*f))
+	}
+	// With f.Status == 0 the handler just returns: the stream ends cleanly between events,
+	// which is what a cut connection looks like to the genai client.
+}
+
+// writeEvent sends v as one SSE event, "data: <one-line JSON>\n\n", and reports whether the
+// client is still there.
+func writeEvent(w io.Writer, flusher http.Flusher, v any) bool {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("geminitest: encode event: " + err.Error()) // the wire types always encode
+	}
+	if _, err := fmt.Fprintf(w, "data: %s\n\n", b); err != nil {
+		return false
+	}
+	if flusher != nil {
+		flusher.Flush()
+	}
+	return true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic("geminitest: encode response: " + err.Error()) // the wire types always encode
+	}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(status)
+	w.Write(b)
+}
+
+// writeError sends the API's error JSON for a failure of the fake itself.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody(Fault{Status: status, Message: msg}))
+}

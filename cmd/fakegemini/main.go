@@ -1,0 +1,126 @@
+// Command fakegemini serves a scripted fake of the Gemini API (package geminitest) as its own
+// process, for end-to-end tests that are not written in Go: the Neovim and VS Code tests start
+// it, read the base URL from its first line of output, and point reprise at it with
+// GOOGLE_GEMINI_BASE_URL.
+//
+// Usage:
+//
+//	fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE] [--watch-stdin=true]
+//
+// It serves until SIGINT or SIGTERM, or until its stdin closes, so that a test runner that dies
+// does not leave it running; then it exits 0. Start it with stdin on a pipe (not /dev/null), or
+// pass --watch-stdin=false.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: it returns the exit status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("fakegemini", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	scriptPath := fs.String("script", "", "JSON script of the replies to serve (required)")
+	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
+	logPath := fs.String("log", "", "on exit, write the requests received to this file as JSON lines")
+	watchStdin := fs.Bool("watch-stdin", true, "exit when stdin closes")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *scriptPath == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "usage: fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE]")
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	script, err := geminitest.LoadScript(*scriptPath)
+	if err != nil {
+		log.Error("fakegemini: cannot start", "err", err)
+		return 1
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		log.Error("fakegemini: cannot start", "err", fmt.Errorf("listen on %s: %w", *addr, err))
+		return 1
+	}
+	// Signals are caught before the URL goes out: a parent may stop the server as soon as it
+	// has read it.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv := geminitest.NewListener(script, l)
+	// The first line of stdout is the protocol with the parent: nothing else goes there.
+	fmt.Fprintln(stdout, srv.URL())
+	log.Info("fakegemini: serving", "url", srv.URL(), "turns", len(script.Turns))
+
+	if *watchStdin {
+		// Ends when stdin reaches EOF or fails; if a signal comes first, the process exits with
+		// it still blocked on the read, which is harmless.
+		go func() {
+			io.Copy(io.Discard, stdin)
+			stop()
+		}()
+	}
+	<-ctx.Done()
+	srv.Close()
+
+	reqs := srv.Requests()
+	log.Info("fakegemini: stopped", "requests", len(reqs), "turns_left", srv.Pending())
+	if *logPath != "" {
+		if err := writeLog(*logPath, reqs); err != nil {
+			log.Error("fakegemini: request log", "err", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// logEntry is one line of --log: the request as the fake saw it, the body as JSON. The API key
+// is not in the record.
+type logEntry struct {
+	Method    string          `json:"method"`
+	Path      string          `json:"path"`
+	Model     string          `json:"model"`
+	Stream    bool            `json:"stream"`
+	HasAPIKey bool            `json:"hasApiKey"`
+	Turn      int             `json:"turn"`
+	Body      json.RawMessage `json:"body,omitempty"`
+}
+
+func writeLog(path string, reqs []geminitest.Request) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("write request log: %w", err)
+	}
+	enc := json.NewEncoder(f)
+	for _, r := range reqs {
+		e := logEntry{Method: r.Method, Path: r.Path, Model: r.Model, Stream: r.Stream, HasAPIKey: r.HasAPIKey, Turn: r.Turn}
+		if json.Valid(r.Body) {
+			e.Body = r.Body
+		} else if len(r.Body) > 0 {
+			e.Body, _ = json.Marshal(string(r.Body))
+		}
+		if err := enc.Encode(e); err != nil {
+			f.Close()
+			return fmt.Errorf("write request log %s: %w", path, err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write request log %s: %w", path, err)
+	}
+	return nil
+}
