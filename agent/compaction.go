@@ -38,15 +38,16 @@ func (s *Session) startJobLocked(ctx context.Context, trigger, focus, note strin
 	used, _ := s.ledger.Used()
 	est := s.ledger.Estimator
 	req := contextwin.Request{
-		History:         slices.Clone(s.history),
-		Task:            s.task,
-		PreviousSummary: s.summary,
-		PreviousCount:   s.covered,
-		State:           s.stateLocked(),
-		KeepRecentTurns: s.opts.Policy.KeepRecentTurns,
-		Focus:           focus,
-		MaxInputTokens:  s.opts.InputTokenLimit * 3 / 4,
-		Estimator:       &est,
+		History:          slices.Clone(s.history),
+		Task:             s.task,
+		PreviousSummary:  s.summary,
+		PreviousCount:    s.covered,
+		PreviousRequests: s.requests,
+		State:            s.stateLocked(),
+		KeepRecentTurns:  s.opts.Policy.KeepRecentTurns,
+		Focus:            focus,
+		MaxInputTokens:   s.opts.InputTokenLimit * 3 / 4,
+		Estimator:        &est,
 	}
 	if split, ok := contextwin.SplitPoint(req.History, req.KeepRecentTurns); ok && note != "" {
 		note = fmt.Sprintf("%s: compacting %d messages", note, split-1)
@@ -106,6 +107,10 @@ func (s *Session) applyJob(em *emitter) string {
 // installLocked swaps the history and records the checkpoint.
 func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	res := job.res
+	// The head states the harness's state as it is now, not as it was when the summary began:
+	// edits made while the summarizer ran are part of it.
+	res.History[0] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: contextwin.Head(s.task, res.Requests, res.Covered, res.Summary, s.stateLocked())}}}
+	s.requests = res.Requests
 	appended := s.history[job.snapshot:]
 	h := make([]*genai.Content, 0, len(res.History)+len(appended))
 	h = append(append(h, res.History...), appended...)

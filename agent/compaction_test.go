@@ -265,3 +265,46 @@ func pairs(h []*genai.Content) error {
 	}
 	return nil
 }
+
+// TestHeadStatesEditedFiles is the harness lesson's exercise: two edits, then several searches
+// with a tiny budget; the first message the model sees after the compaction names both files, even
+// though the summary says nothing was modified.
+func TestHeadStatesEditedFiles(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget, p.KeepRecentTurns = 2400, 2
+	files := map[string]string{"a.go": "package a\n\nconst X = 1\n", "b.go": "package a\n\nconst Y = 1\n"}
+	for i := range 6 {
+		files[fmt.Sprintf("doc%d.txt", i)] = strings.Repeat(fmt.Sprintf("doc %d says hello\n", i), 60)
+	}
+	turns := []geminitest.Turn{
+		callTurn("edit_file", map[string]any{"path": "a.go", "old": "X = 1", "new": "X = 2"}, ""),
+		callTurn("edit_file", map[string]any{"path": "b.go", "old": "Y = 1", "new": "Y = 2"}, ""),
+		callTurn("run_command", map[string]any{"command": "go vet ./..."}, ""),
+	}
+	for range 6 {
+		turns = append(turns, callTurn("search", map[string]any{"pattern": "hello"}, ""))
+	}
+	turns = append(turns, textTurn("done"))
+	for range 4 {
+		turns = append(turns, summaryTurn("**Objective:**\nchange X and Y\n**Modifications made:**\nNone.\n**Remaining work:**\nedit a.go and b.go"))
+	}
+	f := newFixture(t, fixtureOpts{policy: p, files: files}, turns...)
+	if _, err := f.run(t.Context(), "Set X and Y to 2."); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.s.Checkpoints()) == 0 {
+		t.Fatal("no compaction happened")
+	}
+	var head string
+	for _, r := range mainRequests(f.srv) {
+		if txt := firstText(r.Contents[0]); strings.Contains(txt, "[Summary of the first") {
+			head = txt
+			break
+		}
+	}
+	if head == "" {
+		t.Fatal("no request started with the compacted head")
+	}
+	contains(t, head, "Files modified since the session began: a.go, b.go")
+	contains(t, head, "Modifications made:**\nNone.")
+}

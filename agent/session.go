@@ -63,9 +63,10 @@ type Session struct {
 	// mu guards everything below.
 	mu           sync.Mutex
 	history      []*genai.Content
-	task         string // the first request, restated after each compaction
-	summary      string // the current summary, merged into the next
-	covered      int    // messages the summary covers
+	task         string   // the first request, restated after each compaction
+	summary      string   // the current summary, merged into the next
+	covered      int      // messages the summary covers
+	requests     []string // the user's later requests restated in the head
 	ledger       contextwin.Ledger
 	totals       contextwin.Totals
 	calls        int // model calls since the session began

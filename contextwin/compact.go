@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -47,9 +48,11 @@ type Request struct {
 	Task            string // the user's original request, restated in the head
 	PreviousSummary string // merged into the new one
 	PreviousCount   int    // messages the previous summary already covered
-	State           State
-	KeepRecentTurns int
-	Focus           string // what the user asked the summary to keep (manual compaction)
+	// PreviousRequests are the user's later requests restated by the previous head; they stay.
+	PreviousRequests []string
+	State            State
+	KeepRecentTurns  int
+	Focus            string // what the user asked the summary to keep (manual compaction)
 	// MaxInputTokens bounds one summarizer call; a longer transcript is summarized in chunks.
 	MaxInputTokens int
 	Estimator      *Estimator
@@ -62,6 +65,7 @@ type Result struct {
 	Replaced int              // messages summarized now (history[1:Split])
 	Covered  int              // messages the summary covers in all, previous compactions included
 	Summary  string
+	Requests []string // the user's requests found in the replaced messages, restated in the head
 	Title    string
 	Fallback string // why the deterministic summary was used, "" if the model's was
 }
@@ -84,7 +88,8 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 		return Result{}, err
 	}
 	covered := req.PreviousCount + len(old)
-	head := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: Head(req.Task, userRequests(old), covered, summary, req.State)}}}
+	requests := append(slices.Clone(req.PreviousRequests), userRequests(old)...)
+	head := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: Head(req.Task, requests, covered, summary, req.State)}}}
 	history := make([]*genai.Content, 0, 1+len(req.History)-split)
 	history = append(history, head)
 	history = append(history, req.History[split:]...)
@@ -94,6 +99,7 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 		Replaced: len(old),
 		Covered:  covered,
 		Summary:  summary,
+		Requests: requests,
 		Title:    Title(summary),
 		Fallback: fallback,
 	}, nil

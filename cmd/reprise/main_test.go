@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func runMain(t *testing.T, args []string, getenv func(string) string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), args, strings.NewReader(""), &out, &errb, getenv)
+	return code, out.String(), errb.String()
+}
+
+func TestDemo(t *testing.T) {
+	code, out, errOut := runMain(t, []string{"demo"}, env(nil))
+	if code != 0 {
+		t.Fatalf("demo exited %d: %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{
+		"The model is SCRIPTED",
+		"(go test ./...: FAIL)",
+		"characters omitted from the middle",
+		"whole output saved to",
+		"checkpoint 1",
+		"(git diff, refused)",
+		"State held by the harness",
+		"Files modified since the session began: facturation/",
+		"status completed · 13 turns",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q", want)
+		}
+	}
+	m := regexp.MustCompile(`Billed input for the same task: ([\d,]+) tokens with compaction .*, ([\d,]+) without`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no comparison line in:\n%s", out)
+	}
+	with, without := atoi(t, m[1]), atoi(t, m[2])
+	if with >= without {
+		t.Errorf("compaction billed %d, without %d: want a saving", with, without)
+	}
+	t.Logf("demo billed input: %d with compaction, %d without", with, without)
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.ReplaceAll(s, ",", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestRunHeadless(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "hello.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "read_file", Args: map[string]any{"path": "hello.txt"}}}}},
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "run_command", Args: map[string]any{"command": "echo '3 passed in 0.1s'"}}}}},
+		{Parts: []geminitest.Part{{Text: "The file says hello."}}},
+	}})
+	defer srv.Close()
+	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
+	code, out, errOut := runMain(t, []string{"run", "--workspace", ws, "--allow", "echo", "What does hello.txt say?"}, env(vars))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"turn  prompt  output  tool", "read_file", "(echo '3 passed in 0.1s': 3 passed in 0.1s)", "The file says hello.", "status completed · 3 turns"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	// The closing line's input figure is the sum of the reported prompts.
+	var sum int
+	for _, r := range regexp.MustCompile(`(?m)^\s+\d+\s+(\d+)\s+\d+`).FindAllStringSubmatch(out, -1) {
+		sum += atoi(t, r[1])
+	}
+	if !strings.Contains(out, " · "+commas(sum)+" input tokens") {
+		t.Errorf("closing line does not give the sum of prompts %d:\n%s", sum, out)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Fault: &geminitest.Fault{Status: 403, Message: "API key not valid"}}}})
+	defer srv.Close()
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantErr  string
+	}{
+		{"no task", []string{"run"}, nil, 2, "give the task"},
+		{"bad flag value", []string{"run", "--compact-at", "2", "x"}, nil, 2, "compactAt"},
+		{"missing key", []string{"run", "--workspace", t.TempDir(), "x"}, map[string]string{"REPRISE_HOME": t.TempDir()}, 1, "GEMINI_API_KEY"},
+		{"no workspace", []string{"run", "--workspace", "/nonexistent/dir", "x"}, map[string]string{"GEMINI_API_KEY": "k"}, 1, "not a directory"},
+		{"key refused", []string{"run", "--workspace", t.TempDir(), "x"}, map[string]string{"GEMINI_API_KEY": "test-key-123", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}, 1, "API key not valid"},
+		{"unknown command", []string{"frobnicate"}, nil, 2, "unknown command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runMain(t, tt.args, env(tt.env))
+			if code != tt.wantCode || !strings.Contains(errOut+out, tt.wantErr) {
+				t.Errorf("exit %d, output %q %q; want %d and %q", code, out, errOut, tt.wantCode, tt.wantErr)
+			}
+			if strings.Contains(errOut+out, "test-key-123") {
+				t.Error("the API key was printed")
+			}
+		})
+	}
+}
+
+// BenchmarkDemoBilledInput runs the demo's task with and without compaction and reports the
+// billed input tokens of each.
+func BenchmarkDemoBilledInput(b *testing.B) {
+	for b.Loop() {
+		dir := b.TempDir()
+		with, _, err := demoRun(context.Background(), filepath.Join(dir, "a"), 4000, &bytes.Buffer{}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		without, _, err := demoRun(context.Background(), filepath.Join(dir, "b"), 1_000_000, &bytes.Buffer{}, false)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(with.InputTokens), "tokens-with-compaction")
+		b.ReportMetric(float64(without.InputTokens), "tokens-without")
+	}
+}
