@@ -183,6 +183,7 @@ func (s *Session) thresholdNote(used, window int) string {
 // call makes one model call over the current history, streaming its text as events.
 func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
 	s.mu.Lock()
+	s.announceStaleLocked()
 	req := &gemini.Request{
 		System:   s.prompt.text,
 		Tools:    s.prompt.decls,

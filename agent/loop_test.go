@@ -275,3 +275,54 @@ func TestBusy(t *testing.T) {
 		}
 	}
 }
+
+func TestStaleFilesAreAnnounced(t *testing.T) {
+	f := newFixture(t, fixtureOpts{files: map[string]string{"a.txt": "one\n", "b.txt": "two\n"}},
+		callTurn("read_file", map[string]any{"path": "a.txt"}, ""),
+		callTurn("edit_file", map[string]any{"path": "b.txt", "old": "two", "new": "deux"}, ""),
+		textTurn("done"),
+		callTurn("list_files", map[string]any{}, ""),
+		textTurn("done again"),
+	)
+	if _, err := f.run(t.Context(), "read a, edit b"); err != nil {
+		t.Fatal(err)
+	}
+	// The agent's own edit is no change behind its back; the user's edit of a.txt is.
+	f.s.FilesChanged([]string{"b.txt"})
+	if f.s.Stale("b.txt") {
+		t.Error("the agent's own edit marked b.txt stale")
+	}
+	if err := os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("uno\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.s.FilesChanged([]string{"a.txt", "unknown.txt"})
+	if !f.s.Stale("a.txt") || f.s.Stale("unknown.txt") {
+		t.Fatalf("stale: a.txt %v, unknown.txt %v", f.s.Stale("a.txt"), f.s.Stale("unknown.txt"))
+	}
+	if _, err := f.run(t.Context(), "go on"); err != nil {
+		t.Fatal(err)
+	}
+	reqs := mainRequests(f.srv)
+	var notes int
+	for _, r := range reqs[3:] {
+		for _, c := range r.Contents {
+			for _, p := range c.Parts {
+				if strings.Contains(p.Text, "changed on disk after you read them: a.txt.") {
+					notes++
+				}
+			}
+		}
+	}
+	// Told once, and the note stays in the history (so it is in both later requests).
+	if notes != 2 {
+		t.Errorf("the stale note appears %d times in the later requests, want 2 (one per request)", notes)
+	}
+	// An earlier request is not rewritten after the fact.
+	for _, c := range reqs[2].Contents {
+		for _, p := range c.Parts {
+			if strings.Contains(p.Text, "changed on disk") {
+				t.Error("a request sent before the change carries the note")
+			}
+		}
+	}
+}

@@ -30,6 +30,12 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		em.send(Event{Type: EventToolCall, Tool: ev})
 		res := tools.Run(ctx, s.env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		s.noteResult(fc, res)
+		for _, rel := range res.Changed {
+			s.remember(rel)
+		}
+		if fc.Name == "read_file" && !res.IsError && res.Path != "" {
+			s.remember(res.Path)
+		}
 		done := *ev
 		done.Status, done.Output, done.SavedPath, done.Omitted, done.Refused = ToolCompleted, res.Output, res.SavedPath, res.Omitted, res.Refused
 		if res.IsError {

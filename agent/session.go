@@ -77,7 +77,10 @@ type Session struct {
 	blocking     bool // the loop waits for job
 	skipAt       int  // history length when a compaction found nothing to compact
 	noProgress   int
-	readPaths    map[string]int // path → compactions seen when it was last read
+	readPaths    map[string]int    // path → compactions seen when it was last read
+	seen         map[string]string // path → hash of the content the agent last read or wrote
+	stale        map[string]bool   // files changed on disk since the agent saw them
+	unannounced  []string          // stale files the model has not been told about
 	rereads      int
 	running      bool
 	capped       bool

@@ -30,6 +30,14 @@ func (l *Ledger) Append(c *genai.Content) {
 	l.total += e
 }
 
+// Replace records that message i was rewritten (the harness added a note to it). The anchor is
+// kept; the difference is estimated.
+func (l *Ledger) Replace(i int, c *genai.Content) {
+	e := EstimateContent(c)
+	l.total += e - l.est[i]
+	l.est[i] = e
+}
+
 // Reset re-estimates a rewritten history (after a compaction or a resume): the anchor is gone
 // until the next real count.
 func (l *Ledger) Reset(history []*genai.Content) {
