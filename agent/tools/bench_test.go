@@ -1,0 +1,97 @@
+package tools
+
+import (
+	"bytes"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"testing"
+	"time"
+)
+
+// heapSampler records the peak of in-use heap (live objects plus unused span space, as
+// MemStats.HeapInuse) while a benchmark runs, reading runtime/metrics, which does not stop the
+// world.
+type heapSampler struct {
+	stop chan struct{}
+	peak chan uint64
+}
+
+func sampleHeap() *heapSampler {
+	s := &heapSampler{stop: make(chan struct{}), peak: make(chan uint64, 1)}
+	go func() { // ends when done is called
+		samples := []metrics.Sample{
+			{Name: "/memory/classes/heap/objects:bytes"},
+			{Name: "/memory/classes/heap/unused:bytes"},
+		}
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		var peak uint64
+		for {
+			metrics.Read(samples)
+			peak = max(peak, samples[0].Value.Uint64()+samples[1].Value.Uint64())
+			select {
+			case <-s.stop:
+				s.peak <- peak
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+func (s *heapSampler) done() uint64 {
+	close(s.stop)
+	return <-s.peak
+}
+
+func heapInuse() uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapInuse
+}
+
+// BenchmarkRunCommandFlood pushes 1 GiB of text lines through run_command, saved output
+// included (its default 64 MiB cap), and reports the peak heap above the starting point.
+func BenchmarkRunCommandFlood(b *testing.B) {
+	const size = 1 << 30
+	env := &Env{
+		Workspace: b.TempDir(),
+		SpillDir:  filepath.Join(b.TempDir(), "tool-outputs"),
+		Policy:    &Policy{AllowAll: true},
+	}
+	call := Call{ID: "bench", Name: "run_command", Args: map[string]any{"command": floodCommand(b, size)}}
+	b.SetBytes(size)
+	runtime.GC()
+	base := heapInuse()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	sampler := sampleHeap()
+	b.ResetTimer()
+	for b.Loop() {
+		r := Run(b.Context(), env, call)
+		if r.IsError || r.TotalChars != size {
+			b.Fatalf("%d chars: %s", r.TotalChars, r.Output[:min(len(r.Output), 300)])
+		}
+	}
+	b.StopTimer()
+	peak := sampler.done()
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(peak-min(peak, base))/(1<<20), "MiB-peak-heap")
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/(1<<20), "MiB-alloc/op")
+}
+
+// BenchmarkCapture measures the head/tail writer alone on 256 KiB writes of text.
+func BenchmarkCapture(b *testing.B) {
+	chunk := bytes.Repeat([]byte("ok  \tgithub.com/x/y\t0.01s — ünïcödé\n"), readBufSize/40)
+	c := newCapture(DefaultMaxOutputChars, nil)
+	b.SetBytes(int64(len(chunk)))
+	b.ReportAllocs()
+	for b.Loop() {
+		c.Write(chunk)
+	}
+	if text, _, _ := c.render(); len(text) == 0 {
+		b.Fatal("empty render")
+	}
+}

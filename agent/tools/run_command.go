@@ -1,0 +1,232 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// waitDelay bounds how long output is still read once the command is over and its process group
+// killed: only a process that left the group (setsid) can hold the pipe open that long.
+const waitDelay = 2 * time.Second
+
+// hiddenEnv are not passed to commands: reprise's own API keys would otherwise be one `env` away
+// from the transcript, which is written to disk.
+var hiddenEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+
+var runCommandTool = tool{
+	decl: func() *genai.FunctionDeclaration {
+		return &genai.FunctionDeclaration{
+			Description: "Run a shell command (sh -c) in the workspace; stdout+stderr merged, long output " +
+				"cut in the middle. Commands outside an allowlist need the user's approval. " +
+				"Background processes are killed when it ends.",
+			ParametersJsonSchema: object(map[string]any{
+				"command":   prop("string", "The command line."),
+				"timeout_s": prop("integer", "Default 120, max 600."),
+			}, "command"),
+		}
+	},
+	run: runCommand,
+	describe: func(a *args) string {
+		c, _ := a.str("command", false)
+		return "Run " + strings.Join(strings.Fields(c), " ")
+	},
+	kind: "execute",
+}
+
+// runCommand asks the policy (and maybe the user), then runs the command in its own process
+// group with stdin from /dev/null. The group is killed with SIGKILL, at once, on timeout or
+// cancellation — a test runner gets no grace, the turn is waiting — and also when the shell
+// exits, so nothing the command started in the background outlives the call. Output streams
+// through a capture: memory stays bounded whatever it prints.
+//
+// A denied command and one the user did not approve both return "refused by policy: COMMAND",
+// the seed's wording; the model needs no more to choose another way, and a user's refusal is
+// the policy of this session.
+func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
+	command, _ := a.str("command", true)
+	timeoutS, hasTimeout := a.num("timeout_s")
+	if a.problem != "" {
+		return failure(a.problem)
+	}
+	if strings.TrimSpace(command) == "" {
+		return failure("command is empty")
+	}
+	timeout := env.DefaultTimeout
+	if hasTimeout {
+		if timeoutS <= 0 {
+			return failure(fmt.Sprintf("argument \"timeout_s\" must be > 0, got %v", timeoutS))
+		}
+		timeout = time.Duration(math.Min(timeoutS, MaxTimeout.Seconds()) * float64(time.Second))
+	}
+	if res, ok := env.authorize(ctx, call, command); !ok {
+		return res
+	}
+
+	c := env.newCaptureFor(call, "run_command")
+	run := execute(ctx, env.Workspace, command, timeout, c)
+	res := Result{Command: command, ExitCode: run.exitCode}
+	var status string
+	switch {
+	case run.startErr != nil:
+		status = fmt.Sprintf("could not start: %v", run.startErr)
+		res.IsError = true
+	case run.timedOut:
+		status = "timed out after " + seconds(timeout)
+		res.IsError, res.TimedOut = true, true
+	case run.cancelled:
+		status = "cancelled"
+		res.IsError = true
+	case run.signal != "":
+		status = "killed by signal " + run.signal
+		res.IsError = true
+	default:
+		status = fmt.Sprintf("exit status %d", run.exitCode)
+		res.IsError = run.exitCode != 0
+	}
+	out := env.present(c, &res)
+	if run.pipeHeld {
+		out = lineEnded(out) + "[output cut: a process that left the command's group kept it open]"
+	}
+	res.Output = lineEnded(out) + status
+	return res
+}
+
+// authorize applies the policy, asking the Approver when it says so. ok is false when the
+// command must not run; res is then the result to return.
+func (e *Env) authorize(ctx context.Context, call Call, command string) (res Result, ok bool) {
+	policy := e.Policy
+	if policy == nil {
+		policy = NewPolicy(nil, nil)
+	}
+	refused := failure("refused by policy: " + command)
+	refused.Refused, refused.Command, refused.ExitCode = true, command, -1
+	v := policy.Check(command)
+	switch v.Action {
+	case Allow:
+		return Result{}, true
+	case Deny:
+		return refused, false
+	}
+	if e.Approver == nil {
+		return refused, false
+	}
+	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason})
+	if err != nil && ctx.Err() != nil {
+		r := failure("cancelled")
+		r.Command, r.ExitCode = command, -1
+		return r, false
+	}
+	switch {
+	case err != nil:
+		return refused, false
+	case d == AlwaysAllow:
+		policy.AllowAlways(command)
+		return Result{}, true
+	case d == AllowOnce:
+		return Result{}, true
+	}
+	return refused, false
+}
+
+// ran is how a command ended.
+type ran struct {
+	exitCode  int
+	signal    string // set when a signal we did not send ended it
+	timedOut  bool
+	cancelled bool
+	pipeHeld  bool // reading stopped after waitDelay: the pipe outlived the group
+	startErr  error
+}
+
+var errTimedOut = errors.New("timed out")
+
+// execute runs command and streams its output into c until every writer is gone.
+func execute(ctx context.Context, dir, command string, timeout time.Duration, c *capture) ran {
+	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
+	defer cancel()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return ran{exitCode: -1, startErr: err}
+	}
+	defer pr.Close()
+	growPipe(pw)
+
+	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", command)
+	cmd.Dir = dir
+	cmd.Env = commandEnv()
+	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: no copying goroutine, we read pr ourselves
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	cmd.WaitDelay = waitDelay
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
+		if runCtx.Err() != nil {
+			return ran{exitCode: -1, cancelled: context.Cause(runCtx) != errTimedOut, timedOut: context.Cause(runCtx) == errTimedOut}
+		}
+		return ran{exitCode: -1, startErr: err}
+	}
+
+	read := make(chan error, 1)
+	go func() { // ends at EOF, when every holder of the pipe is gone, or at the deadline below
+		_, err := c.ReadFrom(pr)
+		read <- err
+	}()
+	cmd.Wait()
+	killGroup(cmd.Process.Pid) // what the shell left running in the background
+	pr.SetReadDeadline(time.Now().Add(waitDelay))
+	readErr := <-read
+
+	r := ran{exitCode: cmd.ProcessState.ExitCode(), pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
+	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		switch {
+		case runCtx.Err() == nil:
+			r.signal = ws.Signal().String()
+		case context.Cause(runCtx) == errTimedOut:
+			r.timedOut = true
+		default:
+			r.cancelled = true
+		}
+	}
+	return r
+}
+
+// killGroup ends a command's whole process group; it is already gone more often than not.
+func killGroup(pgid int) error {
+	err := syscall.Kill(-pgid, syscall.SIGKILL)
+	if errors.Is(err, syscall.ESRCH) {
+		return os.ErrProcessDone
+	}
+	return err
+}
+
+// commandEnv is the server's environment without its secrets.
+func commandEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		hidden := false
+		for _, h := range hiddenEnv {
+			hidden = hidden || name == h
+		}
+		if !hidden {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func seconds(d time.Duration) string {
+	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"
+}

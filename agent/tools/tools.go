@@ -1,0 +1,206 @@
+// Package tools holds the six tools a coding agent's model gets: read_file, list_files, search,
+// edit_file, write_file and run_command, one file each with its declaration next to its code.
+//
+// Everything the model should learn from a failed call — a missing argument, a path outside the
+// workspace, an ambiguous edit, a refused command — comes back as a Result with IsError set, never
+// as a Go error: the model reads it and tries something else, and the loop goes on. Every output is
+// bounded the same way (contextwin.Truncate: 40 % head, 60 % tail); one larger than
+// LargeOutputBytes is also saved whole to SpillDir and the model is told where.
+package tools
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"google.golang.org/genai"
+)
+
+// Defaults from the context window policy (DESIGN.md §2) and the run_command limits.
+const (
+	DefaultMaxOutputChars   = 4000              // toolOutputMaxChars
+	DefaultLargeOutputBytes = 20480             // largeOutputThresholdBytes
+	DefaultMaxSavedBytes    = 64 << 20          // a saved output is cut there
+	DefaultTimeout          = 120 * time.Second // run_command without timeout_s
+	MaxTimeout              = 600 * time.Second // the longest timeout_s honoured
+)
+
+// Env is what the tools may touch. It holds collaborators and limits, never a context; the zero
+// value of every optional field means "none" or the default.
+type Env struct {
+	// Workspace is the absolute workspace root; every path the model gives is confined to it.
+	Workspace string
+	// Overlay returns an editor's unsaved buffer for a workspace-relative (slash) path, so that
+	// read_file and search see what the user sees. Nil means no buffers.
+	Overlay func(rel string) (content string, ok bool)
+	// Guard may refuse a write to rel; its error message is what the model reads (for instance:
+	// the user has unsaved changes in that file). Nil allows every write.
+	Guard func(rel string) error
+	// BeforeChange is called once before each write or edit with the previous content, so the
+	// caller can keep restore points and the list of files modified. Nil means nobody listens.
+	BeforeChange func(rel string, prev []byte, existed bool)
+	// Policy decides which commands run without asking. Nil means NewPolicy(nil, nil) for each
+	// call, so an "always allow" is not remembered.
+	Policy *Policy
+	// Approver is asked about commands the policy neither allows nor denies; nil refuses them.
+	Approver Approver
+	// SpillDir receives whole large outputs (the session's tool-outputs/). It is created on
+	// demand with mode 0700, its files 0600; empty means large outputs are only truncated.
+	// read_file and search may read it (read-only) by the absolute path they are given.
+	SpillDir string
+	// MaxOutputChars bounds what the model gets from one call (DefaultMaxOutputChars if ≤ 0).
+	MaxOutputChars int
+	// LargeOutputBytes is the size past which an output is also saved whole
+	// (DefaultLargeOutputBytes if ≤ 0).
+	LargeOutputBytes int
+	// MaxSavedBytes caps a saved output (DefaultMaxSavedBytes if ≤ 0).
+	MaxSavedBytes int64
+	// DefaultTimeout applies to run_command without timeout_s (DefaultTimeout if ≤ 0, at most
+	// MaxTimeout).
+	DefaultTimeout time.Duration
+}
+
+// Call is one function call from the model.
+type Call struct {
+	ID   string // the model's call id; may be empty (Gemini often leaves it out)
+	Name string
+	Args map[string]any
+}
+
+// Result is what a call produced: Output for the model, the rest for the harness and the UI.
+type Result struct {
+	// Output is what the model gets, already bounded. When the whole output was larger than
+	// LargeOutputBytes it starts with a line naming the file it was saved to.
+	Output  string
+	IsError bool
+	// SavedPath is the absolute path of the saved whole output, if any.
+	SavedPath string
+	// TotalChars is the length in characters of the whole output; Omitted how many of them the
+	// model did not get.
+	TotalChars, Omitted int
+	// Path is the workspace-relative (slash) file the tool read or changed, if any.
+	Path string
+	// Changed lists the workspace-relative files this call changed.
+	Changed []string
+	// Command, ExitCode and TimedOut describe a run_command call; ExitCode is -1 when the
+	// command did not exit by itself.
+	Command  string
+	ExitCode int
+	TimedOut bool
+	// Refused is set when the policy, the user or the Guard refused the call.
+	Refused bool
+}
+
+// tool ties a declaration to its code; each tool's file defines one.
+type tool struct {
+	decl     func() *genai.FunctionDeclaration
+	run      func(ctx context.Context, env *Env, call Call, a *args) Result
+	describe func(a *args) string // the title for a UI
+	kind     string               // Agent Client Protocol ToolKind
+}
+
+// registry lists the tools in the order the model sees them.
+var registry = []struct {
+	name string
+	t    *tool
+}{
+	{"read_file", &readFileTool},
+	{"list_files", &listFilesTool},
+	{"search", &searchTool},
+	{"edit_file", &editFileTool},
+	{"write_file", &writeFileTool},
+	{"run_command", &runCommandTool},
+}
+
+func lookup(name string) *tool {
+	for _, r := range registry {
+		if r.name == name {
+			return r.t
+		}
+	}
+	return nil
+}
+
+func toolNames() string {
+	names := make([]string, len(registry))
+	for i, r := range registry {
+		names[i] = r.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// Declarations returns fresh declarations of the six tools, for GenerateContentConfig.Tools. They
+// are kept short: every request pays for them.
+func Declarations() []*genai.FunctionDeclaration {
+	decls := make([]*genai.FunctionDeclaration, len(registry))
+	for i, r := range registry {
+		decls[i] = r.t.decl()
+		decls[i].Name = r.name
+	}
+	return decls
+}
+
+// Run executes one call. It never returns a Go error and never panics on bad arguments: what
+// went wrong is an error Result the model can act on.
+func Run(ctx context.Context, env *Env, call Call) Result {
+	t := lookup(call.Name)
+	if t == nil {
+		return failure(fmt.Sprintf("unknown tool %q; available: %s", call.Name, toolNames()))
+	}
+	if env == nil || env.Workspace == "" {
+		return failure("no workspace is open")
+	}
+	e := env.withDefaults()
+	return t.run(ctx, &e, call, &args{m: call.Args})
+}
+
+// Describe gives a UI a title and an Agent Client Protocol kind (read, edit, search, execute,
+// other) for a call, before or while it runs.
+func Describe(call Call) (title, kind string) {
+	t := lookup(call.Name)
+	if t == nil {
+		return call.Name, "other"
+	}
+	title = t.describe(&args{m: call.Args})
+	if r := []rune(title); len(r) > 80 {
+		title = string(r[:79]) + "…"
+	}
+	return title, t.kind
+}
+
+func (e *Env) withDefaults() Env {
+	c := *e
+	if c.MaxOutputChars <= 0 {
+		c.MaxOutputChars = DefaultMaxOutputChars
+	}
+	if c.LargeOutputBytes <= 0 {
+		c.LargeOutputBytes = DefaultLargeOutputBytes
+	}
+	if c.MaxSavedBytes <= 0 {
+		c.MaxSavedBytes = DefaultMaxSavedBytes
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = DefaultTimeout
+	}
+	c.DefaultTimeout = min(c.DefaultTimeout, MaxTimeout)
+	return c
+}
+
+// failure is an error result the model reads.
+func failure(msg string) Result {
+	return Result{Output: msg, IsError: true, TotalChars: len([]rune(msg))}
+}
+
+// object and prop build the small JSON schemas of the declarations.
+func object(props map[string]any, required ...string) map[string]any {
+	o := map[string]any{"type": "object", "properties": props}
+	if len(required) > 0 {
+		o["required"] = required
+	}
+	return o
+}
+
+func prop(typ, desc string) map[string]any {
+	return map[string]any{"type": typ, "description": desc}
+}
