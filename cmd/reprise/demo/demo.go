@@ -14,7 +14,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 )
 
-//go:embed all:workspace
+//go:embed all:_workspace
 var files embed.FS
 
 // Task is the request the demo gives the agent.
@@ -24,14 +24,15 @@ const Task = "The invoicing tests fail. Fix the quantity discount and the roundi
 // harness lesson's run (CONTEXT_BUDGET=5000, KEEP_RECENT_TURNS=3).
 const Budget = 4000
 
-// CopyWorkspace writes the sample workspace into dir. go.mod is stored as go.mod.txt: a go.mod
+// CopyWorkspace writes the sample workspace into dir. It lives in _workspace so that the go tool
+// does not build or test it as part of this module (its tests fail until the agent fixes it). go.mod is stored as go.mod.txt: a go.mod
 // inside this module's tree would make the directory a module of its own and hide it from embed.
 func CopyWorkspace(dir string) error {
-	return fs.WalkDir(files, "workspace", func(path string, d fs.DirEntry, err error) error {
+	return fs.WalkDir(files, "_workspace", func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		rel := strings.TrimPrefix(strings.TrimPrefix(path, "workspace"), "/")
+		rel := strings.TrimPrefix(strings.TrimPrefix(path, "_workspace"), "/")
 		if rel == "go.mod.txt" {
 			rel = "go.mod"
 		}
