@@ -123,7 +123,7 @@ func New(opts Options) (*Session, error) {
 	if opts.InputTokenLimit <= 0 {
 		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
 	}
-	s := &Session{opts: opts, readPaths: map[string]int{}}
+	s := &Session{opts: opts, readPaths: map[string]int{}, lastActivity: opts.Now()}
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
 	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace))
@@ -214,6 +214,13 @@ func (s *Session) Totals() contextwin.Totals {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.totals
+}
+
+// LastActivity is when the session last started or ended a turn (its creation time before that).
+func (s *Session) LastActivity() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastActivity
 }
 
 // NewID makes a session id that sorts by creation time and does not collide.

@@ -48,6 +48,11 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure(problem)
 	}
 	defer p.close()
+	// The user's unsaved buffer wins over any match: the model may have read that buffer, so a
+	// match (or a miss) against the disk would be against the wrong text.
+	if r, refused := env.guard(p); refused {
+		return r
+	}
 	cur, problem := current(p, given)
 	if problem != "" {
 		return failure(problem)
@@ -68,9 +73,6 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure("old not found in " + given)
 	case n > 1:
 		return failure(fmt.Sprintf("old found %d times in %s; add surrounding lines to make it unique", n, given))
-	}
-	if r, refused := env.guard(p); refused {
-		return r
 	}
 	if env.BeforeChange != nil {
 		env.BeforeChange(p.key, cur.data, true)

@@ -18,6 +18,7 @@ var version = "dev"
 const usage = `reprise — an editor backend for an AI coding agent (Gemini)
 
 Usage:
+  reprise serve [--stdio]      the editor backend: JSON-RPC with LSP framing on stdin/stdout
   reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
   reprise demo                 the same, offline: a sample workspace and a scripted model
   reprise version              print the version
@@ -47,6 +48,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	switch args[0] {
 	case "run":
 		err = runCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "serve":
+		err = serveCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "demo":
 		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "version", "--version", "-v":
@@ -62,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.Is(err, errExit1):
+		return 1
 	default:
 		fmt.Fprintln(stderr, "reprise:", err)
 		return 1

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/lsp"
+)
+
+// stdio joins stdin and stdout into the server's stream. Closing it closes stdin, which ends a
+// blocked read.
+type stdio struct {
+	io.Reader
+	io.Writer
+	in io.Closer
+}
+
+func (s stdio) Close() error { return s.in.Close() }
+
+// serveCmd runs the editor backend on stdin/stdout. --stdio is accepted and ignored:
+// vscode-languageclient appends it.
+func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	fs := flag.NewFlagSet("reprise serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Bool("stdio", true, "talk JSON-RPC over stdin/stdout (the only transport)")
+	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
+	if err := fs.Parse(args); err != nil {
+		return errUsage
+	}
+	level := slog.LevelInfo
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	home, err := stateHome(getenv)
+	if err != nil {
+		return err
+	}
+	wd, _ := os.Getwd()
+	closer, _ := stdin.(io.Closer)
+	if closer == nil {
+		closer = io.NopCloser(nil)
+	}
+	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
+		Version:      version,
+		NewModel:     geminiFactory(getenv),
+		StateHome:    filepath.Join(home, workspaceKey(wd)),
+		Logger:       logger,
+		DefaultModel: gemini.DefaultModel,
+	})
+	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
+		return errExit1
+	}
+	return err
+}
+
+// errExit1 makes the process exit 1 without printing anything more.
+var errExit1 = errors.New("exit 1")
+
+// geminiFactory builds Gemini clients from the environment, one per model name.
+func geminiFactory(getenv func(string) string) func(ctx context.Context, model string) (agent.Model, int, error) {
+	return func(ctx context.Context, model string) (agent.Model, int, error) {
+		cfg := gemini.ConfigFromEnv(getenv)
+		cfg.Model = model
+		c, err := gemini.New(ctx, cfg)
+		if err != nil {
+			return nil, 0, err
+		}
+		limit, err := c.InputTokenLimit(ctx)
+		if err != nil {
+			slog.Default().Warn(fmt.Sprintf("%v; assuming %d tokens", err, limit))
+		}
+		return c, limit, nil
+	}
+}

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/lsp"
+	"github.com/reprise-dev/reprise/lsp/lsptest"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds reprise once per test run.
+func binary(tb testing.TB) string {
+	tb.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "reprise-bin-")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "reprise")
+		out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		tb.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// TestServeSubprocess drives the real binary over its stdio: a full turn against the fake model,
+// then shutdown and exit 0.
+func TestServeSubprocess(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}}}},
+		{Parts: []geminitest.Part{{Text: "Nothing here yet."}}},
+	}})
+	defer srv.Close()
+	ws := t.TempDir()
+	env := []string{"GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL=" + srv.URL(), "REPRISE_HOME=" + t.TempDir()}
+	ed := lsptest.Exec(t, binary(t), []string{"serve", "--stdio"}, env, lsptest.Options{Root: ws, Experimental: true})
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	if _, err := ed.Initialize(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var res lsp.SessionResult
+	if err := ed.Execute(ctx, lsp.CommandAsk, lsp.AskArgs{Text: "what is here?"}, &res); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := ed.AwaitTurnEnd(ctx, res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"end_turn"`) {
+		t.Errorf("turn_end = %s", raw)
+	}
+	if err := ed.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code, err := ed.Wait(ctx); code != 0 || err != nil {
+		t.Errorf("exit %d %v, want 0", code, err)
+	}
+}
+
+// TestServeStdinClosed: the editor going away (stdin closed) ends the server cleanly.
+func TestServeStdinClosed(t *testing.T) {
+	cmd := exec.Command(binary(t), "serve", "--stdio")
+	cmd.Env = append(os.Environ(), "REPRISE_HOME="+t.TempDir())
+	cmd.Dir = t.TempDir()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("server exit after stdin closed: %v, want 0", err)
+	}
+}
+
+// BenchmarkServeInitialize measures, for the real binary, the time from spawning it to reading
+// its initialize reply, and its resident memory once idle.
+func BenchmarkServeInitialize(b *testing.B) {
+	bin := binary(b)
+	dir := b.TempDir()
+	var rss float64
+	for b.Loop() {
+		cmd := exec.Command(bin, "serve", "--stdio")
+		cmd.Env = append(os.Environ(), "REPRISE_HOME="+dir)
+		cmd.Dir = dir
+		in, _ := cmd.StdinPipe()
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+		fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+		if _, err := readFrame(bufio.NewReader(out)); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		rss += rssMiB(b, cmd.Process.Pid)
+		in.Close()
+		cmd.Wait()
+		b.StartTimer()
+	}
+	b.ReportMetric(rss/float64(b.N), "MiB-idle-RSS")
+}
+
+func readFrame(r *bufio.Reader) (json.RawMessage, error) {
+	n := 0
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSpace(line)
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "Content-Length: "); ok {
+			n, _ = strconv.Atoi(v)
+		}
+	}
+	buf := make([]byte, n)
+	_, err := io.ReadFull(r, buf)
+	return buf, err
+}
+
+func rssMiB(tb testing.TB, pid int) float64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.Fields(v)[0])
+			return float64(kb) / 1024
+		}
+	}
+	return 0
+}

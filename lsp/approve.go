@@ -1,0 +1,47 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// approver asks the user about a command through window/showMessageRequest, which every LSP
+// client shows (VS Code as a notification with buttons, Neovim with vim.ui.select, LSP4IJ as a
+// balloon). No answer or null is a rejection; a cancelled turn withdraws the question.
+type approver struct {
+	srv       *Server
+	sessionID string
+}
+
+func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	params := protocol.ShowMessageRequestParams{
+		Type:    protocol.MessageTypeWarning,
+		Message: fmt.Sprintf("Reprise wants to run a command that needs your approval:\n%s", req.Command),
+		Actions: []protocol.MessageActionItem{{Title: ActionAllowOnce}, {Title: ActionAlwaysAllow}, {Title: ActionReject}},
+	}
+	var item *protocol.MessageActionItem
+	id, err := a.srv.conn.Call(ctx, "window/showMessageRequest", params, &item)
+	if ctx.Err() != nil {
+		// Withdraw the question; the client may close its prompt.
+		a.srv.notify("$/cancelRequest", map[string]any{"id": id})
+		return tools.Reject, ctx.Err()
+	}
+	if err != nil {
+		a.srv.log.Warn("approval request failed; the command is refused", "command", req.Command, "error", err)
+		return tools.Reject, nil
+	}
+	if item == nil {
+		return tools.Reject, nil
+	}
+	switch item.Title {
+	case ActionAllowOnce:
+		return tools.AllowOnce, nil
+	case ActionAlwaysAllow:
+		return tools.AlwaysAllow, nil
+	}
+	return tools.Reject, nil
+}

@@ -1,0 +1,210 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// executeCommand runs one of the commands in Commands. Arguments are [ {…} ]; anything wrong with
+// them is InvalidParams with a message that names the problem.
+func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
+	var p struct {
+		Command   string            `json:"command"`
+		Arguments []json.RawMessage `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, invalidParams("workspace/executeCommand: %v", err)
+	}
+	var arg json.RawMessage
+	if len(p.Arguments) > 0 {
+		arg = p.Arguments[0]
+	}
+	switch p.Command {
+	case CommandAsk:
+		var a AskArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		return s.ask(ctx, a)
+	case CommandCancel:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
+	case CommandCompact:
+		var a CompactArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		return s.compact(ctx, a)
+	case CommandContext:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		return s.contextReport(l), nil
+	case CommandCheckpoints:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		out := []CheckpointInfo{}
+		for _, cp := range l.s.Checkpoints() {
+			out = append(out, checkpointInfo(cp))
+		}
+		return out, nil
+	case CommandCheckpoint:
+		var a CheckpointArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		l, err := s.sessions.get(a.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		cps := l.s.Checkpoints()
+		if a.N < 1 || a.N > len(cps) {
+			return nil, invalidParams("%s: no checkpoint %d in session %s (it has %d)", p.Command, a.N, l.s.ID(), len(cps))
+		}
+		cp := cps[a.N-1]
+		return CheckpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
+	case CommandSessions:
+		return s.sessions.list(), nil
+	case CommandNewSession:
+		l, err := s.sessions.create(ctx)
+		if err != nil {
+			return nil, modelError(err)
+		}
+		s.emitUsage(l.s.ID(), l.s.Usage())
+		return SessionResult{SessionID: l.s.ID()}, nil
+	case CommandResume:
+		var a SessionArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		if a.SessionID == "" {
+			return nil, invalidParams("%s: sessionId is required", p.Command)
+		}
+		l, err := s.sessions.resume(a.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		s.emitUsage(l.s.ID(), l.s.Usage())
+		return SessionResult{SessionID: l.s.ID()}, nil
+	case "":
+		return nil, invalidParams("workspace/executeCommand: command is required")
+	}
+	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(Commands, ", "))
+}
+
+// decodeArg decodes a command's argument object, turning decoding errors into messages a user can
+// act on.
+func decodeArg(command string, raw json.RawMessage, v any, required bool) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		if required {
+			return invalidParams("%s: missing argument object (arguments: [ {…} ])", command)
+		}
+		return nil
+	}
+	if raw[0] != '{' {
+		return invalidParams("%s: the argument must be an object, got %s", command, clip(string(raw), 40))
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return invalidParams("%s: %s must be a %s, got a %s", command, te.Field, te.Type.Kind(), te.Value)
+		}
+		return invalidParams("%s: %v", command, err)
+	}
+	return nil
+}
+
+// sessionArg reads {sessionId} (empty means the current session).
+func (s *Server) sessionArg(command string, arg json.RawMessage) (*live, error) {
+	var a SessionArgs
+	if err := decodeArg(command, arg, &a, false); err != nil {
+		return nil, err
+	}
+	return s.sessions.get(a.SessionID)
+}
+
+// ask starts a turn and answers at once with the session id; the turn streams.
+func (s *Server) ask(ctx context.Context, a AskArgs) (any, error) {
+	if strings.TrimSpace(a.Text) == "" {
+		return nil, invalidParams("%s: text is required", CommandAsk)
+	}
+	var l *live
+	var err error
+	if a.SessionID != "" {
+		l, err = s.sessions.get(a.SessionID)
+	} else if l, err = s.sessions.get(""); errors.Is(err, errNoSession) {
+		l, err = s.sessions.create(ctx)
+	}
+	if err != nil {
+		return nil, modelError(err)
+	}
+	if err := s.sessions.startTurn(l, a.Text); err != nil {
+		return nil, err
+	}
+	return SessionResult{SessionID: l.s.ID()}, nil
+}
+
+// compact runs a manual compaction with work-done progress; cancelling the progress or the
+// request abandons it and leaves the history as it was.
+func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
+	l, err := s.sessions.get(a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	before := l.s.Usage().Used
+	tok := s.createProgress("Reprise: compacting", "starting", 0, true, cancel)
+	if split, ok := contextwin.SplitPoint(l.s.History(), l.s.Context().Policy.KeepRecentTurns); ok {
+		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
+	}
+	cp, err := l.s.Compact(cctx, a.Focus)
+	switch {
+	case errors.Is(err, contextwin.ErrNothingToCompact):
+		tok.end("nothing to compact")
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "nothing to compact: session %s has no turns older than the %d kept verbatim", l.s.ID(), l.s.Context().Policy.KeepRecentTurns)
+	case err != nil && cctx.Err() != nil:
+		tok.end("cancelled: the history is unchanged")
+		return nil, jsonrpc2.NewError(CodeRequestCancelled, "compaction cancelled: the history is unchanged")
+	case err != nil:
+		tok.end("failed")
+		return nil, err
+	}
+	after := l.s.Usage()
+	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, kilo(before), kilo(after.Used)))
+	s.emitUsage(l.s.ID(), after)
+	if s.client.reprise {
+		s.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: l.s.ID(), Update: Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: "manual", Checkpoint: &cp})}})
+	}
+	return CompactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
+}
+
+// modelError gives a failure to reach the model its own code, so an editor can say "set your key".
+func modelError(err error) error {
+	var mu errModelUnavailable
+	if errors.As(err, &mu) {
+		return jsonrpc2.NewError(CodeModelUnavailable, mu.Error())
+	}
+	return err
+}
+
+func clip(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,63 @@
+package lsp
+
+import (
+	"fmt"
+	"strings"
+)
+
+// contextReport is the /context view of a session, structured and as text.
+func (s *Server) contextReport(l *live) ContextResult {
+	r := l.s.Context()
+	p := r.Policy
+	out := ContextResult{
+		ContextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
+		Model:              r.Model,
+		LastPrompt:         r.LastPrompt,
+		Calls:              r.Calls,
+		Rereads:            r.Rereads,
+		Checkpoints:        r.Checkpoints,
+		State:              r.State,
+		Status:             r.Status,
+		FixedTokens:        r.FixedTokens,
+		Largest:            []LargeItem{},
+	}
+	for _, it := range r.Largest {
+		out.Largest = append(out.Largest, LargeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
+	}
+	out.Text = renderContext(out)
+	return out
+}
+
+// renderContext writes the view like Copilot's /context: the window, each category with its share,
+// then the largest items and the session's totals.
+func renderContext(c ContextResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", c.Model, kilo(c.Used), kilo(c.Size), c.Percent, c.Source)
+	row := func(name string, n int) {
+		fmt.Fprintf(&b, "  %-20s %7s  %5.1f%%\n", name, kilo(n), 100*float64(n)/float64(max(c.Size, 1)))
+	}
+	bd := c.Breakdown
+	row("System prompt", bd.SystemPrompt)
+	if bd.CustomInstructions > 0 {
+		row("Custom instructions", bd.CustomInstructions)
+	}
+	row("System tools", bd.Tools)
+	row("MCP tools", bd.MCPTools)
+	row("Messages", bd.Messages)
+	row("Free space", bd.Free)
+	row("Buffer", bd.Buffer)
+	if len(c.Largest) > 0 {
+		b.WriteString("Largest items in messages:\n")
+		for _, it := range c.Largest {
+			stale := ""
+			if it.Stale {
+				stale = "  (changed on disk since read)"
+			}
+			fmt.Fprintf(&b, "  %-40s %7s%s\n", clip(it.Label, 40), kilo(it.Tokens), stale)
+		}
+	}
+	t := c.Totals
+	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · $%.4f · %d compactions · compaction %s at %.0f%%\n",
+		kilo(t.InputTokens), kilo(t.CachedTokens), kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	return b.String()
+}

@@ -1,0 +1,193 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/lsp/lsptest"
+)
+
+// env is one server under test: a workspace, the fake model and the fake editor.
+type env struct {
+	t   *testing.T
+	ws  string
+	srv *geminitest.Server
+	ed  *lsptest.Editor
+	ctx context.Context
+}
+
+type envOpts struct {
+	files   map[string]string
+	editor  lsptest.Options
+	watch   bool
+	noInit  bool
+	retries gemini.Config // delays for the model client
+	// newModel replaces the fake model's factory.
+	newModel func(ctx context.Context, model string) (agent.Model, int, error)
+}
+
+// newEnv starts the real server over a pipe against a scripted model.
+func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
+	t.Helper()
+	ws := t.TempDir()
+	for name, content := range o.files {
+		p := filepath.Join(ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv := geminitest.New(geminitest.Script{Turns: turns})
+	t.Cleanup(srv.Close)
+	home := t.TempDir()
+	factory := fakeModel(srv.URL(), o.retries)
+	if o.newModel != nil {
+		factory = o.newModel
+	}
+	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
+		return Serve(ctx, rwc, Options{
+			Version:   "test",
+			NewModel:  factory,
+			StateHome: home,
+			Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NoWatch:   !o.watch,
+		})
+	}
+	o.editor.Root = ws
+	ed := lsptest.Pipe(t, serve, o.editor)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+	e := &env{t: t, ws: ws, srv: srv, ed: ed, ctx: ctx}
+	if !o.noInit {
+		if _, err := ed.Initialize(ctx); err != nil {
+			t.Fatalf("initialize: %v", err)
+		}
+	}
+	return e
+}
+
+func fakeModel(url string, c gemini.Config) func(ctx context.Context, model string) (agent.Model, int, error) {
+	return func(ctx context.Context, model string) (agent.Model, int, error) {
+		c.APIKey, c.BaseURL, c.Model = "test-key", url, model
+		if c.BaseDelay == 0 {
+			c.BaseDelay, c.MaxDelay = time.Millisecond, 10*time.Millisecond
+		}
+		client, err := gemini.New(ctx, c)
+		if err != nil {
+			return nil, 0, err
+		}
+		limit, _ := client.InputTokenLimit(ctx)
+		return client, limit, nil
+	}
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// ask sends reprise.ask and returns the session id.
+func (e *env) ask(text, sessionID string) string {
+	e.t.Helper()
+	var res SessionResult
+	if err := e.ed.Execute(e.ctx, CommandAsk, AskArgs{Text: text, SessionID: sessionID}, &res); err != nil {
+		e.t.Fatalf("reprise.ask: %v", err)
+	}
+	if res.SessionID == "" {
+		e.t.Fatal("reprise.ask returned no session id")
+	}
+	return res.SessionID
+}
+
+// turnEnd waits for the session's next turn_end and decodes it.
+func (e *env) turnEnd(id string) SessionUpdateParams {
+	e.t.Helper()
+	raw, err := e.ed.AwaitTurnEnd(e.ctx, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var p SessionUpdateParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+// updates returns the session's sessionUpdate notifications of a kind.
+func (e *env) updates(id, kind string) []Update {
+	var out []Update
+	for _, raw := range e.ed.Notifications(MethodSessionUpdate) {
+		var p SessionUpdateParams
+		if json.Unmarshal(raw, &p) == nil && p.SessionID == id && (kind == "" || p.Update.SessionUpdate == kind) {
+			out = append(out, p.Update)
+		}
+	}
+	return out
+}
+
+func (e *env) usages(id string) []ContextUsageParams {
+	var out []ContextUsageParams
+	for _, raw := range e.ed.Notifications(MethodContextUsage) {
+		var p ContextUsageParams
+		if json.Unmarshal(raw, &p) == nil && p.SessionID == id {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// rpcError extracts a JSON-RPC error's code and message.
+func rpcError(t *testing.T, err error) (int, string) {
+	t.Helper()
+	var re *jsonrpc2.Error
+	if !errors.As(err, &re) {
+		t.Fatalf("want a JSON-RPC error, got %T %v", err, err)
+	}
+	return int(re.Code), re.Message
+}
+
+func call(name string, args map[string]any) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: name, Args: args}}}}
+}
+
+func text(s string) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{Text: s}}, Chunks: 2}
+}
+
+func withUsage(t geminitest.Turn, prompt int) geminitest.Turn {
+	t.Usage = &geminitest.Usage{Prompt: prompt, Candidates: 10}
+	return t
+}
+
+// requestText returns every text and function response of a model request, flattened.
+func requestText(r geminitest.Request) string {
+	var b strings.Builder
+	for _, c := range r.Contents {
+		for _, p := range c.Parts {
+			b.WriteString(p.Text)
+			if p.FunctionResponse != nil {
+				out, _ := json.Marshal(p.FunctionResponse.Response)
+				b.Write(out)
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}

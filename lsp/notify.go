@@ -1,0 +1,177 @@
+package lsp
+
+import (
+	"fmt"
+	"strings"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent"
+)
+
+// turnOutput forwards one turn's events to the client: as reprise/sessionUpdate and
+// reprise/contextUsage to a client that declared the experimental capability, otherwise as
+// standard LSP (a $/progress meter, window/logMessage and window/showMessage), so a plain client
+// such as LSP4IJ or eglot still sees the usage and the answer. Used by one goroutine.
+type turnOutput struct {
+	srv       *Server
+	sessionID string
+	rich      bool
+	token     *progressToken // plain clients: the turn's progress meter
+	text      strings.Builder
+	answer    string
+}
+
+func (s *Server) newTurnOutput(sessionID string) *turnOutput {
+	return &turnOutput{srv: s, sessionID: sessionID, rich: s.client.reprise}
+}
+
+// begin opens the plain client's progress meter with the current usage.
+func (o *turnOutput) begin(u agent.Usage) {
+	if o.rich {
+		o.srv.emitUsage(o.sessionID, u)
+		return
+	}
+	if o.srv.client.progress {
+		o.token = o.srv.createProgress("Reprise", meterText(u), percentOf(u), false, nil)
+	}
+}
+
+func (o *turnOutput) event(ev agent.Event) {
+	if o.rich {
+		o.richEvent(ev)
+		return
+	}
+	o.plainEvent(ev)
+}
+
+func (o *turnOutput) update(u Update) {
+	o.srv.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: o.sessionID, Update: u})
+}
+
+func (o *turnOutput) richEvent(ev agent.Event) {
+	switch ev.Type {
+	case agent.EventText, agent.EventThought:
+		o.update(Update{SessionUpdate: string(ev.Type), Content: &TextContent{Type: "text", Text: ev.Text}})
+	case agent.EventToolCall, agent.EventToolUpdate:
+		t := ev.Tool
+		u := Update{SessionUpdate: string(ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: t.Kind, Status: t.Status}
+		if ev.Type == agent.EventToolCall {
+			u.RawInput = t.Args
+		} else {
+			u.RawOutput = &ToolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
+		}
+		o.update(u)
+	case agent.EventCompaction:
+		o.update(Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(ev.Compaction)})
+	case agent.EventRetry:
+		o.update(Update{SessionUpdate: UpdateRetry, Retry: ev.Retry})
+	case agent.EventUsage:
+		o.srv.emitUsage(o.sessionID, *ev.Usage)
+	case agent.EventTurnEnd:
+		e := ev.End
+		o.update(Update{SessionUpdate: UpdateTurnEnd, StopReason: e.StopReason, Error: e.Err, Turn: &Figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
+	}
+}
+
+// plainEvent renders the turn for a client without the custom notifications.
+func (o *turnOutput) plainEvent(ev agent.Event) {
+	srv := o.srv
+	switch ev.Type {
+	case agent.EventText:
+		o.text.WriteString(ev.Text)
+	case agent.EventRetry:
+		if ev.Retry.Discard {
+			o.text.Reset()
+		}
+		srv.logMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: retrying the model call (%s)", ev.Retry.Err))
+	case agent.EventModelCall:
+		if t := strings.TrimSpace(o.text.String()); t != "" {
+			o.answer = t
+			srv.logMessage(protocol.MessageTypeInfo, "Reprise: "+t)
+		}
+		o.text.Reset()
+	case agent.EventToolCall:
+		srv.logMessage(protocol.MessageTypeLog, "Reprise → "+ev.Tool.Title)
+	case agent.EventToolUpdate:
+		if ev.Tool.Refused {
+			srv.logMessage(protocol.MessageTypeWarning, "Reprise: refused: "+ev.Tool.Title)
+		}
+	case agent.EventCompaction:
+		if cp := ev.Compaction.Checkpoint; cp != nil {
+			srv.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s» (%d → %d tokens)", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter))
+		}
+	case agent.EventUsage:
+		if o.token != nil {
+			o.token.report(meterText(*ev.Usage), percentOf(*ev.Usage))
+		}
+	case agent.EventTurnEnd:
+		e := ev.End
+		msg := meterTotals(e)
+		if o.token != nil {
+			o.token.end(msg)
+		}
+		switch e.StopReason {
+		case agent.StopEndTurn:
+			if o.answer != "" {
+				srv.showMessage(protocol.MessageTypeInfo, o.answer)
+			}
+		case agent.StopError:
+			srv.showMessage(protocol.MessageTypeError, "Reprise: "+e.Err)
+		default:
+			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+e.StopReason+" · "+msg)
+		}
+	}
+}
+
+// emitUsage sends reprise/contextUsage to a client that takes it.
+func (s *Server) emitUsage(sessionID string, u agent.Usage) {
+	if !s.client.reprise {
+		return
+	}
+	p := s.cfg.get().policy
+	s.notify(MethodContextUsage, usageParams(sessionID, u, p.CompactAt, p.BlockAt))
+}
+
+func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) ContextUsageParams {
+	return ContextUsageParams{
+		SessionID:  sessionID,
+		Used:       u.Used,
+		Size:       u.Size,
+		Percent:    u.Percent,
+		Source:     u.Source,
+		Breakdown:  u.Breakdown,
+		Totals:     totalsOf(u.Totals),
+		Compaction: CompactionState{State: u.Compaction, Count: u.Compactions},
+		CompactAt:  compactAt,
+		BlockAt:    blockAt,
+	}
+}
+
+func (s *Server) logMessage(typ protocol.MessageType, msg string) {
+	s.notify("window/logMessage", protocol.LogMessageParams{Type: typ, Message: msg})
+}
+
+// meterText is the plain client's progress message: "Context 42% · 10.1k/24k".
+func meterText(u agent.Usage) string {
+	return fmt.Sprintf("Context %.0f%% · %s/%s", u.Percent, kilo(u.Used), kilo(u.Size))
+}
+
+func meterTotals(e *agent.TurnEnd) string {
+	return fmt.Sprintf("%s · %d calls · %s input tokens · %s output · $%.4f", e.StopReason, e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
+}
+
+func percentOf(u agent.Usage) uint32 {
+	return uint32(min(max(u.Percent, 0), 100))
+}
+
+// kilo writes token counts as people read them: 950, 10.1k, 1.2M.
+func kilo(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
+	}
+	return fmt.Sprint(n)
+}

@@ -1,0 +1,196 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"go.lsp.dev/jsonrpc2"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Options configure a server.
+type Options struct {
+	Version string
+	// NewModel builds the model client for a model name and returns its input token limit. The
+	// command wires Gemini from the environment; tests wire the fake server.
+	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
+	// StateHome is where session files go (large tool outputs…), one directory per workspace.
+	StateHome string
+	// Logger writes to stderr; stdout belongs to the protocol.
+	Logger *slog.Logger
+	// MaxMessageBytes bounds one incoming message (default 64 MiB).
+	MaxMessageBytes int64
+	// NoWatch turns the workspace watcher off (tests that do not need it).
+	NoWatch bool
+	// DefaultModel is used until a setting names another.
+	DefaultModel string
+}
+
+// ErrExitWithoutShutdown is returned by Serve when the client sent exit before shutdown: the
+// process should exit with code 1, as LSP asks.
+var ErrExitWithoutShutdown = errors.New("exit without shutdown")
+
+// Server is one connection to one editor. It holds collaborators, each guarding its own state.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	conn jsonrpc2.Conn
+	// ctx is connection-scoped: cancelled when the connection ends. It is the one context kept in
+	// a struct, the parent of every request's and turn's context.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	life     *lifecycle
+	calls    *inflight
+	progress *progressTokens
+	docs     *documents
+	sessions *sessionSet
+	cfg      *configStore
+	trace    *traceLevel
+	// Set by initialize before any other message is handled, then only read.
+	root            string
+	client          clientCaps
+	pendingWarnings []string
+	wg              sync.WaitGroup // goroutines serving calls and background work
+}
+
+// Serve runs the server over rwc until the client exits or the connection closes. A clean end
+// (exit after shutdown, or the input closing) returns nil.
+func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	if opts.DefaultModel == "" {
+		opts.DefaultModel = "gemini-2.5-flash"
+	}
+	if opts.NewModel == nil {
+		return errors.New("serve: no model factory")
+	}
+	stream := NewStream(rwc, StreamOptions{MaxMessageBytes: opts.MaxMessageBytes, Logger: opts.Logger})
+	conn := jsonrpc2.NewConn(stream)
+	sctx, cancel := context.WithCancel(ctx)
+	s := &Server{
+		opts:     opts,
+		conn:     conn,
+		ctx:      sctx,
+		cancel:   cancel,
+		life:     newLifecycle(),
+		calls:    newInflight(),
+		progress: newProgressTokens(),
+		trace:    &traceLevel{},
+		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy()}},
+	}
+	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
+	s.docs = newDocuments()
+	s.sessions = newSessionSet(s)
+	conn.Go(sctx, s.handle)
+
+	var err error
+	select {
+	case <-conn.Done():
+		if e := conn.Err(); e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrClosedPipe) {
+			s.log.Warn("connection ended", "error", e)
+		}
+	case code := <-s.life.exited:
+		if code != 0 {
+			err = ErrExitWithoutShutdown
+		}
+	case <-ctx.Done():
+	}
+	s.stop()
+	conn.Close()
+	// Closing does not interrupt a read blocked on a terminal or a blocking pipe (the process's
+	// stdin): the read loop is left to the process's exit rather than waited for forever.
+	select {
+	case <-conn.Done():
+	case <-time.After(2 * time.Second):
+	}
+	return err
+}
+
+// stop cancels every turn and request and waits for their goroutines.
+func (s *Server) stop() {
+	s.sessions.cancelAll()
+	s.cancel()
+	s.wg.Wait()
+	s.sessions.closeAll()
+}
+
+// spawn runs f in a goroutine owned by the server: it ends when f returns (f watches s.ctx) and
+// stop waits for it.
+func (s *Server) spawn(f func()) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+}
+
+// notify sends a notification; a failure means the connection is going away and is only logged.
+func (s *Server) notify(method string, params any) {
+	if err := s.conn.Notify(s.ctx, method, params); err != nil && s.ctx.Err() == nil {
+		s.opts.Logger.Debug("notify failed", "method", method, "error", err)
+	}
+}
+
+// lifecycle tracks initialize, shutdown and exit.
+type lifecycle struct {
+	mu          sync.Mutex // guards the fields below
+	initialized bool
+	shutdown    bool
+	exitOnce    sync.Once
+	exited      chan int // receives the exit code once
+}
+
+func newLifecycle() *lifecycle { return &lifecycle{exited: make(chan int, 1)} }
+
+func (l *lifecycle) state() (initialized, shutdown bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.initialized, l.shutdown
+}
+
+func (l *lifecycle) exit() {
+	l.exitOnce.Do(func() {
+		l.mu.Lock()
+		code := 1
+		if l.shutdown {
+			code = 0
+		}
+		l.mu.Unlock()
+		l.exited <- code
+	})
+}
+
+// configStore holds the settings in force.
+type configStore struct {
+	mu sync.Mutex // guards c
+	c  config
+}
+
+func (c *configStore) get() config {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.c
+}
+
+// update applies s; it returns whether anything changed.
+func (c *configStore) update(s Settings) (config, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, err := c.c.apply(s)
+	if err != nil {
+		return c.c, false, fmt.Errorf("settings not applied: %w", err)
+	}
+	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow)
+	c.c = n
+	return n, changed, nil
+}

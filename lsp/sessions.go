@@ -1,0 +1,247 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// sessionSet holds the connection's sessions; several can run turns at once.
+type sessionSet struct {
+	srv     *Server
+	mu      sync.Mutex // guards byID, current and each live's turn fields
+	byID    map[string]*live
+	current string
+}
+
+// live is one session and its running turn, if any.
+type live struct {
+	s        *agent.Session
+	commands *tools.Policy // the session's command policy ("always allow" lasts the session)
+	title    string
+	created  time.Time
+	cancel   context.CancelFunc // the running turn's, nil when idle
+	done     chan struct{}      // closed when the running turn ends
+}
+
+func newSessionSet(srv *Server) *sessionSet {
+	return &sessionSet{srv: srv, byID: map[string]*live{}}
+}
+
+// errModelUnavailable wraps a failure to build the model client (e.g. no API key).
+type errModelUnavailable struct{ err error }
+
+func (e errModelUnavailable) Error() string { return e.err.Error() }
+func (e errModelUnavailable) Unwrap() error { return e.err }
+
+// create starts a new session with the settings in force and makes it current.
+func (ss *sessionSet) create(ctx context.Context) (*live, error) {
+	srv := ss.srv
+	c := srv.cfg.get()
+	model, limit, err := srv.opts.NewModel(ctx, c.model)
+	if err != nil {
+		return nil, errModelUnavailable{err}
+	}
+	id := agent.NewID(time.Now())
+	commands := tools.NewPolicy(c.allow, nil)
+	l := &live{commands: commands, created: time.Now()}
+	s, err := agent.New(agent.Options{
+		ID:              id,
+		Workspace:       srv.root,
+		Model:           model,
+		ModelName:       c.model,
+		InputTokenLimit: limit,
+		Policy:          c.policy,
+		Commands:        commands,
+		Approver:        approver{srv: srv, sessionID: id},
+		StateDir:        filepath.Join(srv.opts.StateHome, "sessions", id),
+		Stream:          true,
+		Overlay:         srv.docs.overlay,
+		Guard:           srv.docs.guard,
+		Logger:          srv.opts.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	l.s = s
+	ss.mu.Lock()
+	ss.byID[id] = l
+	ss.current = id
+	ss.mu.Unlock()
+	return l, nil
+}
+
+// get returns the session with id, or the current one when id is empty.
+func (ss *sessionSet) get(id string) (*live, error) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if id == "" {
+		id = ss.current
+	}
+	l, ok := ss.byID[id]
+	if !ok {
+		if id == "" {
+			return nil, errNoSession
+		}
+		return nil, invalidParams("unknown session %q", id)
+	}
+	return l, nil
+}
+
+var errNoSession = invalidParams("no session yet: send reprise.ask or reprise.newSession first")
+
+// resume makes id the current session.
+func (ss *sessionSet) resume(id string) (*live, error) {
+	l, err := ss.get(id)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	ss.current = l.s.ID()
+	ss.mu.Unlock()
+	return l, nil
+}
+
+// startTurn runs text as a turn of l in the background; its events are forwarded to the client.
+func (ss *sessionSet) startTurn(l *live, text string) error {
+	srv := ss.srv
+	ss.mu.Lock()
+	if l.cancel != nil {
+		ss.mu.Unlock()
+		return invalidParams("session %s is already running a turn: cancel it or wait for turn_end", l.s.ID())
+	}
+	if l.title == "" {
+		l.title = titleOf(text)
+	}
+	ctx, cancel := context.WithCancel(srv.ctx)
+	done := make(chan struct{})
+	l.cancel, l.done = cancel, done
+	ss.mu.Unlock()
+	srv.spawn(func() { // ends when the turn ends: on its own, by reprise.cancel, or at shutdown
+		defer close(done)
+		defer cancel()
+		out := srv.newTurnOutput(l.s.ID())
+		out.begin(l.s.Usage())
+		for ev, err := range l.s.Run(ctx, text) {
+			if err != nil { // a model error also ends the turn with turn_end, which says it
+				continue
+			}
+			if ev.Type == agent.EventTurnEnd { // idle before the client hears of it
+				ss.mu.Lock()
+				l.cancel = nil
+				ss.mu.Unlock()
+			}
+			out.event(ev)
+		}
+	})
+	return nil
+}
+
+// cancelTurn cancels l's running turn and waits for it to end; false if none was running.
+func (ss *sessionSet) cancelTurn(ctx context.Context, l *live) bool {
+	ss.mu.Lock()
+	cancel, done := l.cancel, l.done
+	ss.mu.Unlock()
+	if cancel == nil {
+		return false
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+	return true
+}
+
+// cancelAll cancels every running turn (shutdown).
+func (ss *sessionSet) cancelAll() {
+	ss.mu.Lock()
+	for _, l := range ss.byID {
+		if l.cancel != nil {
+			l.cancel()
+		}
+	}
+	ss.mu.Unlock()
+}
+
+// closeAll stops background compactions once the turns are done.
+func (ss *sessionSet) closeAll() {
+	ss.mu.Lock()
+	all := make([]*live, 0, len(ss.byID))
+	for _, l := range ss.byID {
+		all = append(all, l)
+	}
+	ss.mu.Unlock()
+	for _, l := range all {
+		l.s.Close()
+	}
+}
+
+// list describes the sessions, most recent activity first.
+func (ss *sessionSet) list() []SessionInfo {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make([]SessionInfo, 0, len(ss.byID))
+	for id, l := range ss.byID {
+		r := l.s.Context()
+		out = append(out, SessionInfo{
+			SessionID:    id,
+			Title:        l.title,
+			LastActivity: l.s.LastActivity().UTC().Format(time.RFC3339),
+			Turns:        r.Calls,
+			Used:         r.Used,
+			Size:         r.Size,
+			Percent:      r.Percent,
+			Running:      l.cancel != nil,
+			Current:      id == ss.current,
+		})
+	}
+	slices.SortFunc(out, func(a, b SessionInfo) int {
+		return strings.Compare(b.LastActivity+b.SessionID, a.LastActivity+a.SessionID)
+	})
+	return out
+}
+
+// all returns every session.
+func (ss *sessionSet) all() []*live {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	out := make([]*live, 0, len(ss.byID))
+	for _, l := range ss.byID {
+		out = append(out, l)
+	}
+	return out
+}
+
+// applyConfig gives every session the new settings and re-emits its usage.
+func (ss *sessionSet) applyConfig(c config) {
+	for _, l := range ss.all() {
+		if err := l.s.SetPolicy(c.policy); err != nil {
+			ss.srv.log.Warn("settings not applied", "session", l.s.ID(), "error", err)
+			continue
+		}
+		for _, a := range c.allow {
+			l.commands.AllowAlways(a)
+		}
+		ss.srv.emitUsage(l.s.ID(), l.s.Usage())
+	}
+}
+
+// titleOf makes a session title from its first request.
+func titleOf(text string) string {
+	line := strings.TrimSpace(text)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:59]) + "…"
+	}
+	return line
+}

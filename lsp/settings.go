@@ -1,0 +1,73 @@
+package lsp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Settings are what an editor can set, in initializationOptions or in the "reprise"
+// configuration section. A missing field keeps its current value.
+type Settings struct {
+	Model                     *string  `json:"model,omitempty"`
+	ContextBudget             *int     `json:"contextBudget,omitempty"`
+	CompactAt                 *float64 `json:"compactAt,omitempty"`
+	BlockAt                   *float64 `json:"blockAt,omitempty"`
+	KeepRecentTurns           *int     `json:"keepRecentTurns,omitempty"`
+	ToolOutputMaxChars        *int     `json:"toolOutputMaxChars,omitempty"`
+	LargeOutputThresholdBytes *int     `json:"largeOutputThresholdBytes,omitempty"`
+	SessionTokenCap           *int     `json:"sessionTokenCap,omitempty"`
+	Allow                     []string `json:"allow,omitempty"`
+}
+
+// config is the settings in force.
+type config struct {
+	model  string
+	policy contextwin.Policy
+	allow  []string
+}
+
+// parseSettings decodes raw settings; null or absent is no change.
+func parseSettings(raw json.RawMessage) (Settings, error) {
+	var s Settings
+	if len(raw) == 0 || string(raw) == "null" {
+		return s, nil
+	}
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return s, fmt.Errorf("settings: %w", err)
+	}
+	return s, nil
+}
+
+// apply returns c with s applied, or an error naming the setting out of range (c is then kept).
+func (c config) apply(s Settings) (config, error) {
+	n := c
+	n.allow = append([]string(nil), c.allow...)
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	if s.Model != nil && *s.Model != "" {
+		n.model = *s.Model
+	}
+	set(&n.policy.ContextBudget, s.ContextBudget)
+	set(&n.policy.KeepRecentTurns, s.KeepRecentTurns)
+	set(&n.policy.ToolOutputMaxChars, s.ToolOutputMaxChars)
+	set(&n.policy.LargeOutputThresholdBytes, s.LargeOutputThresholdBytes)
+	set(&n.policy.SessionTokenCap, s.SessionTokenCap)
+	if s.CompactAt != nil {
+		n.policy.CompactAt = *s.CompactAt
+	}
+	if s.BlockAt != nil {
+		n.policy.BlockAt = *s.BlockAt
+	}
+	if s.Allow != nil {
+		n.allow = s.Allow
+	}
+	if err := n.policy.Validate(); err != nil {
+		return c, err
+	}
+	return n, nil
+}

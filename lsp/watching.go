@@ -1,0 +1,47 @@
+package lsp
+
+import (
+	"path"
+	"slices"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/lsp/watch"
+)
+
+// watch follows the workspace on disk: a file the agent read that changes behind it becomes stale
+// (the next model call is told), and a change to a custom-instructions file reloads it. Runs
+// until the connection ends.
+func (s *Server) watch() {
+	w, err := watch.New(s.root, watch.Options{Logger: s.opts.Logger})
+	if err != nil {
+		s.log.Warn("workspace watcher unavailable: changes on disk will not be noticed", "error", err)
+		return
+	}
+	defer w.Close()
+	if err := w.Run(s.ctx, s.filesChanged); err != nil && s.ctx.Err() == nil {
+		s.log.Warn("workspace watcher stopped", "error", err)
+	}
+}
+
+// filesChanged handles one batch of changes.
+func (s *Server) filesChanged(changes []watch.Change) {
+	paths := make([]string, 0, len(changes))
+	rescan := false
+	for _, c := range changes {
+		if c.Path == "." {
+			rescan = true
+			continue
+		}
+		paths = append(paths, c.Path)
+	}
+	instructions := rescan || slices.ContainsFunc(paths, func(p string) bool {
+		return slices.Contains(agent.InstructionFiles, path.Clean(p))
+	})
+	for _, l := range s.sessions.all() {
+		l.s.FilesChanged(paths)
+		if instructions {
+			l.s.ReloadInstructions()
+			s.emitUsage(l.s.ID(), l.s.Usage())
+		}
+	}
+}

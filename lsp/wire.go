@@ -1,0 +1,206 @@
+package lsp
+
+import (
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// ContextUsageParams is reprise/contextUsage: how full the session's context window is.
+type ContextUsageParams struct {
+	SessionID  string               `json:"sessionId"`
+	Used       int                  `json:"used"`
+	Size       int                  `json:"size"`
+	Percent    float64              `json:"percent"`
+	Source     string               `json:"source"` // "usage" (the model's count) or "estimate"
+	Breakdown  contextwin.Breakdown `json:"breakdown"`
+	Totals     Totals               `json:"totals"`
+	Compaction CompactionState      `json:"compaction"`
+	CompactAt  float64              `json:"compactAt"`
+	BlockAt    float64              `json:"blockAt"`
+}
+
+// Totals are a session's cumulative billed figures.
+type Totals struct {
+	InputTokens  int  `json:"inputTokens"`
+	CachedTokens int  `json:"cachedTokens"`
+	OutputTokens int  `json:"outputTokens"`
+	Cost         Cost `json:"cost"`
+}
+
+// Cost is an amount of money.
+type Cost struct {
+	Amount   float64 `json:"amount"`
+	Currency string  `json:"currency"`
+}
+
+// CompactionState says whether a compaction is running and how many happened.
+type CompactionState struct {
+	State string `json:"state"` // idle, running or blocking
+	Count int    `json:"count"`
+}
+
+// SessionUpdateParams is reprise/sessionUpdate.
+type SessionUpdateParams struct {
+	SessionID string `json:"sessionId"`
+	Update    Update `json:"update"`
+}
+
+// Update is one step of a turn; the fields present depend on SessionUpdate.
+type Update struct {
+	SessionUpdate string `json:"sessionUpdate"`
+	// agent_message_chunk, agent_thought_chunk
+	Content *TextContent `json:"content,omitempty"`
+	// tool_call, tool_call_update
+	ToolCallID string         `json:"toolCallId,omitempty"`
+	Title      string         `json:"title,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Status     string         `json:"status,omitempty"`
+	RawInput   map[string]any `json:"rawInput,omitempty"`
+	RawOutput  *ToolOutput    `json:"rawOutput,omitempty"`
+	// compaction
+	Compaction *CompactionUpdate `json:"compaction,omitempty"`
+	// retry
+	Retry *agent.RetryEvent `json:"retry,omitempty"`
+	// turn_end
+	StopReason string  `json:"stopReason,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	Turn       *Figure `json:"turn,omitempty"`
+}
+
+// TextContent is a chunk of text, as ACP's ContentBlock of type text.
+type TextContent struct {
+	Type string `json:"type"` // "text"
+	Text string `json:"text"`
+}
+
+// ToolOutput is what a tool returned to the model.
+type ToolOutput struct {
+	Output    string `json:"output"`
+	SavedPath string `json:"savedPath,omitempty"`
+	Omitted   int    `json:"omitted,omitempty"`
+	Refused   bool   `json:"refused,omitempty"`
+}
+
+// CompactionUpdate reports a compaction starting, blocking the loop, or ending.
+type CompactionUpdate struct {
+	State      string          `json:"state"` // running, blocking, done, cancelled, skipped
+	Trigger    string          `json:"trigger"`
+	Note       string          `json:"note,omitempty"`
+	Checkpoint *CheckpointInfo `json:"checkpoint,omitempty"`
+}
+
+// CheckpointInfo lists a checkpoint without its summary.
+type CheckpointInfo struct {
+	N            int    `json:"n"`
+	Title        string `json:"title"`
+	Trigger      string `json:"trigger"`
+	Replaced     int    `json:"replaced"`
+	TokensBefore int    `json:"tokensBefore"`
+	TokensAfter  int    `json:"tokensAfter"`
+	Time         string `json:"time,omitempty"`
+}
+
+// Figure is a turn's figures in turn_end.
+type Figure struct {
+	Calls  int    `json:"calls"` // model calls since the session began
+	Totals Totals `json:"totals"`
+}
+
+// Command arguments and results.
+
+// AskArgs: reprise.ask.
+type AskArgs struct {
+	Text      string `json:"text"`
+	SessionID string `json:"sessionId,omitempty"`
+}
+
+// SessionArgs: reprise.cancel, reprise.context, reprise.checkpoints, reprise.resume.
+type SessionArgs struct {
+	SessionID string `json:"sessionId"`
+}
+
+// CompactArgs: reprise.compact.
+type CompactArgs struct {
+	SessionID string `json:"sessionId"`
+	Focus     string `json:"focus,omitempty"`
+}
+
+// CheckpointArgs: reprise.checkpoint.
+type CheckpointArgs struct {
+	SessionID string `json:"sessionId"`
+	N         int    `json:"n"`
+}
+
+// SessionResult answers reprise.ask, reprise.newSession and reprise.resume.
+type SessionResult struct {
+	SessionID string `json:"sessionId"`
+}
+
+// CompactResult answers reprise.compact.
+type CompactResult struct {
+	Checkpoint CheckpointInfo `json:"checkpoint"`
+	Before     int            `json:"before"`
+	After      int            `json:"after"`
+}
+
+// CheckpointResult answers reprise.checkpoint: one checkpoint whole.
+type CheckpointResult struct {
+	CheckpointInfo
+	Summary  string `json:"summary"`
+	Markdown string `json:"markdown"`
+}
+
+// SessionInfo is one entry of reprise.sessions.
+type SessionInfo struct {
+	SessionID    string  `json:"sessionId"`
+	Title        string  `json:"title"`
+	LastActivity string  `json:"lastActivity"`
+	Turns        int     `json:"turns"`
+	Used         int     `json:"used"`
+	Size         int     `json:"size"`
+	Percent      float64 `json:"percent"`
+	Running      bool    `json:"running"`
+	Current      bool    `json:"current"`
+}
+
+// ContextResult answers reprise.context: the /context view.
+type ContextResult struct {
+	ContextUsageParams
+	Model       string           `json:"model"`
+	Largest     []LargeItem      `json:"largest"`
+	LastPrompt  int              `json:"lastPrompt"`
+	Calls       int              `json:"calls"`
+	Rereads     int              `json:"rereads"`
+	Checkpoints int              `json:"checkpoints"`
+	State       contextwin.State `json:"state"`
+	Status      string           `json:"status"`
+	FixedTokens int              `json:"fixedTokens"`
+	Text        string           `json:"text"` // the same, rendered for a plain client
+}
+
+// LargeItem is one of the largest items in the messages.
+type LargeItem struct {
+	contextwin.Item
+	Stale bool `json:"stale,omitempty"` // the file changed on disk after the agent read it
+}
+
+func totalsOf(t contextwin.Totals) Totals {
+	return Totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, Cost: Cost{Amount: t.Cost, Currency: "USD"}}
+}
+
+func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {
+	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: cp.Trigger, Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
+	if !cp.Time.IsZero() {
+		info.Time = cp.Time.UTC().Format("2006-01-02T15:04:05Z")
+	}
+	return info
+}
+
+func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
+	u := &CompactionUpdate{State: c.State, Trigger: c.Trigger, Note: c.Note}
+	if c.Checkpoint != nil {
+		info := checkpointInfo(*c.Checkpoint)
+		u.Checkpoint = &info
+	}
+	return u
+}
