@@ -142,3 +142,4 @@ func BenchmarkDemoBilledInput(b *testing.B) {
 		b.ReportMetric(float64(without.InputTokens), "tokens-without")
 	}
 }
+

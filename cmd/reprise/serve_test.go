@@ -170,3 +170,22 @@ func rssMiB(tb testing.TB, pid int) float64 {
 	}
 	return 0
 }
+
+// TestBenchTable runs `reprise bench` from the built binary (so it can spawn itself as a server).
+func TestBenchTable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench pushes 1 GiB through run_command")
+	}
+	cmd := exec.Command(binary(t), "bench")
+	cmd.Env = append(os.Environ(), "REPRISE_HOME="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("reprise bench: %v\n%s", err, out)
+	}
+	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "demo: billed input, no compaction"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Logf("\n%s", out)
+}
