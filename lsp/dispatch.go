@@ -150,7 +150,7 @@ func (s *Server) notification(method string, params json.RawMessage) {
 			s.progress.cancel(string(p.Token))
 		}
 	default:
-		s.opts.Logger.Debug("notification ignored", "method", method)
+		s.log.Debug("notification ignored", "method", method)
 	}
 	if err != nil {
 		s.log.Warn("bad notification", "method", method, "error", err)

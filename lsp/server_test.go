@@ -257,3 +257,71 @@ func TestCompactWithProgress(t *testing.T) {
 		t.Errorf("usage after compaction: %+v", u[len(u)-1])
 	}
 }
+
+func TestCancelWithdrawsApproval(t *testing.T) {
+	asked := make(chan struct{})
+	release := make(chan struct{})
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, Approve: func(json.RawMessage) any {
+		close(asked)
+		<-release // the user has not answered yet
+		return map[string]string{"title": ActionAllowOnce}
+	}}},
+		call("run_command", map[string]any{"command": "echo never"}),
+		text("unused"),
+	)
+	defer close(release)
+	id := e.ask("run echo", "")
+	select {
+	case <-asked:
+	case <-e.ctx.Done():
+		t.Fatal("never asked")
+	}
+	var res map[string]bool
+	if err := e.ed.Execute(e.ctx, CommandCancel, SessionArgs{SessionID: id}, &res); err != nil || !res["cancelled"] {
+		t.Fatalf("cancel: %v %v", res, err)
+	}
+	if end := e.turnEnd(id); end.Update.StopReason != "cancelled" {
+		t.Errorf("turn_end = %+v", end.Update)
+	}
+	if _, err := e.ed.AwaitNotification(e.ctx, "$/cancelRequest", nil); err != nil {
+		t.Errorf("the pending approval was not withdrawn: %v", err)
+	}
+}
+
+func TestConfigurationPulledAndTrace(t *testing.T) {
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, Settings: map[string]any{"contextBudget": 12000, "keepRecentTurns": 2}}})
+	if err := e.ed.Await(e.ctx, "workspace/configuration", func(msgs []lsptest.Message) bool {
+		return slices.ContainsFunc(msgs, func(m lsptest.Message) bool { return m.Method == "workspace/configuration" })
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// The pulled settings apply to a session created afterwards; wait until they are in force.
+	var s SessionResult
+	for {
+		if err := e.ed.Execute(e.ctx, CommandNewSession, nil, &s); err != nil {
+			t.Fatal(err)
+		}
+		var c ContextResult
+		if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: s.SessionID}, &c); err != nil {
+			t.Fatal(err)
+		}
+		if c.Size == 12000 {
+			break
+		}
+		if e.ctx.Err() != nil {
+			t.Fatalf("pulled settings never applied: size %d", c.Size)
+		}
+	}
+	// With tracing on, the server's log reaches the client.
+	e.ed.Notify(e.ctx, "custom/before", nil)
+	e.ed.Notify(e.ctx, "$/setTrace", map[string]string{"value": "verbose"})
+	e.ed.Notify(e.ctx, "custom/after", nil)
+	if _, err := e.ed.AwaitNotification(e.ctx, "window/logMessage", func(r json.RawMessage) bool { return strings.Contains(string(r), "custom/after") }); err != nil {
+		t.Error(err)
+	}
+	for _, r := range e.ed.Notifications("window/logMessage") {
+		if strings.Contains(string(r), "custom/before") {
+			t.Error("a debug log reached the client before tracing was on")
+		}
+	}
+}

@@ -142,4 +142,3 @@ func BenchmarkDemoBilledInput(b *testing.B) {
 		b.ReportMetric(float64(without.InputTokens), "tokens-without")
 	}
 }
-
