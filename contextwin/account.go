@@ -26,6 +26,18 @@ func DefaultPrices() PriceTable {
 	}
 }
 
+// Merge returns t with the entries of o added or replacing t's.
+func (t PriceTable) Merge(o PriceTable) PriceTable {
+	out := make(PriceTable, len(t)+len(o))
+	for k, v := range t {
+		out[k] = v
+	}
+	for k, v := range o {
+		out[k] = v
+	}
+	return out
+}
+
 // Lookup finds the prices of model: an exact entry, else the longest entry that prefixes it
 // ("gemini-2.5-flash-preview-09" → "gemini-2.5-flash"). ok is false for an unknown model, whose
 // cost is then reported as zero rather than guessed.

@@ -190,7 +190,7 @@ func (c *configStore) update(s Settings) (config, bool, error) {
 	if err != nil {
 		return c.c, false, fmt.Errorf("settings not applied: %w", err)
 	}
-	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow)
+	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) || fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices)
 	c.c = n
 	return n, changed, nil
 }

@@ -59,6 +59,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 		ModelName:       c.model,
 		InputTokenLimit: limit,
 		Policy:          c.policy,
+		Prices:          c.prices,
 		Commands:        commands,
 		Approver:        approver{srv: srv, sessionID: id},
 		StateDir:        filepath.Join(srv.opts.StateHome, "sessions", id),

@@ -19,6 +19,8 @@ type Settings struct {
 	LargeOutputThresholdBytes *int     `json:"largeOutputThresholdBytes,omitempty"`
 	SessionTokenCap           *int     `json:"sessionTokenCap,omitempty"`
 	Allow                     []string `json:"allow,omitempty"`
+	// Prices per million tokens by model, merged over the defaults.
+	Prices contextwin.PriceTable `json:"prices,omitempty"`
 }
 
 // config is the settings in force.
@@ -26,6 +28,7 @@ type config struct {
 	model  string
 	policy contextwin.Policy
 	allow  []string
+	prices contextwin.PriceTable // nil = the defaults
 }
 
 // parseSettings decodes raw settings; null or absent is no change.
@@ -65,6 +68,9 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.Allow != nil {
 		n.allow = s.Allow
+	}
+	if s.Prices != nil {
+		n.prices = contextwin.DefaultPrices().Merge(s.Prices)
 	}
 	if err := n.policy.Validate(); err != nil {
 		return c, err

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -76,7 +77,10 @@ func TestRunHeadless(t *testing.T) {
 	}})
 	defer srv.Close()
 	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
-	code, out, errOut := runMain(t, []string{"run", "--workspace", ws, "--allow", "echo", "What does hello.txt say?"}, env(vars))
+	// A dollar per input token, nothing for output: the cost equals the billed input.
+	prices := filepath.Join(t.TempDir(), "prices.json")
+	os.WriteFile(prices, []byte(`{"gemini-2.5-flash": {"input": 1000000, "cachedInput": 0, "output": 0}}`), 0o644)
+	code, out, errOut := runMain(t, []string{"run", "--workspace", ws, "--allow", "echo", "--prices", prices, "What does hello.txt say?"}, env(vars))
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
@@ -92,6 +96,9 @@ func TestRunHeadless(t *testing.T) {
 	}
 	if !strings.Contains(out, " · "+commas(sum)+" input tokens") {
 		t.Errorf("closing line does not give the sum of prompts %d:\n%s", sum, out)
+	}
+	if !strings.Contains(out, fmt.Sprintf("$%d.0000", sum)) {
+		t.Errorf("cost is not priced from the --prices file (want $%d.0000):\n%s", sum, out)
 	}
 }
 
@@ -111,6 +118,7 @@ func TestRunErrors(t *testing.T) {
 		{"no workspace", []string{"run", "--workspace", "/nonexistent/dir", "x"}, map[string]string{"GEMINI_API_KEY": "k"}, 1, "not a directory"},
 		{"key refused", []string{"run", "--workspace", t.TempDir(), "x"}, map[string]string{"GEMINI_API_KEY": "test-key-123", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}, 1, "API key not valid"},
 		{"unknown command", []string{"frobnicate"}, nil, 2, "unknown command"},
+		{"bad prices file", []string{"run", "--prices", "/nonexistent.json", "--workspace", t.TempDir(), "x"}, map[string]string{"GEMINI_API_KEY": "test-key-123"}, 1, "read prices"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

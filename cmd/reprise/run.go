@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"crypto/sha256"
 	"encoding/hex"
 	"flag"
@@ -33,6 +34,7 @@ type runFlags struct {
 	allow             listFlag
 	yes, verbose, raw bool
 	stream            bool
+	prices            string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -55,6 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
+	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -99,13 +102,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		fmt.Fprintf(stderr, "reprise: %v; assuming %d tokens\n", err, limit)
 	}
+	prices, err := loadPrices(f.prices)
+	if err != nil {
+		return err
+	}
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
 		approver = allowAll{}
 	}
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
-		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream,
+		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
 	})
 	if err != nil {
 		return err
@@ -135,6 +142,7 @@ type sessionSetup struct {
 	stateDir        string // "" = under REPRISE_HOME
 	logger          *slog.Logger
 	maxTurnRequests int
+	prices          contextwin.PriceTable // nil = the defaults
 }
 
 func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, error) {
@@ -165,11 +173,31 @@ func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, e
 		Stream:          set.stream,
 		Logger:          set.logger,
 		MaxTurnRequests: set.maxTurnRequests,
+		Prices:          set.prices,
 	})
+}
+
+// loadPrices reads a price file and merges it over the default table.
+func loadPrices(path string) (contextwin.PriceTable, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read prices: %w", err)
+	}
+	var t contextwin.PriceTable
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("prices file %s: %w", path, err)
+	}
+	return contextwin.DefaultPrices().Merge(t), nil
 }
 
 // printRun runs one turn and prints its table and closing line.
 func printRun(ctx context.Context, s *agent.Session, task string, stdout io.Writer, verbose bool) (*agent.TurnEnd, error) {
+	r := s.Context()
+	fmt.Fprintf(stdout, "fixed prompt sent with every call: %d tokens (system %d, instructions %d, tools %d)\n",
+		r.FixedTokens, r.Breakdown.SystemPrompt, r.Breakdown.CustomInstructions, r.Breakdown.Tools)
 	t := newTable(stdout, verbose)
 	var runErr error
 	for ev, err := range s.Run(ctx, task) {
