@@ -100,6 +100,12 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		s.emitUsage(l.s.ID(), l.s.Usage())
 		return SessionResult{SessionID: l.s.ID()}, nil
+	case CommandShowContext:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		return s.showContext(l), nil
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}

@@ -111,6 +111,8 @@ func (s *Server) call(ctx context.Context, method string, params json.RawMessage
 		return s.shutdown(), nil
 	case "workspace/executeCommand":
 		return s.executeCommand(ctx, params)
+	case "textDocument/codeAction":
+		return s.codeActions(ctx, params)
 	}
 	return nil, jsonrpc2.Errorf(jsonrpc2.MethodNotFound, "method not supported: %s", method)
 }

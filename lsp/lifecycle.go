@@ -79,6 +79,7 @@ func (s *Server) initialize(raw json.RawMessage) (any, error) {
 				"save":      map[string]any{"includeText": false},
 			},
 			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+			CodeActionProvider:     true,
 			Experimental:           map[string]any{ExperimentalCapability: map[string]any{"protocolVersion": ProtocolVersion}},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: ServerName, Version: s.opts.Version},

@@ -24,12 +24,15 @@ const (
 	CommandResume         = "reprise.resume"
 	CommandRestore        = "reprise.restore"
 	CommandUndoCompaction = "reprise.undoCompaction"
+	// CommandShowContext shows the /context view with window/showMessage, for plain clients
+	// (code action "Show context").
+	CommandShowContext = "reprise.showContext"
 )
 
 // Commands lists every command the server announces in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
-	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume,
+	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandShowContext,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get
