@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -110,11 +111,13 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	// The head states the harness's state as it is now, not as it was when the summary began:
 	// edits made while the summarizer ran are part of it.
 	res.History[0] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: contextwin.Head(s.task, res.Requests, res.Covered, res.Summary, s.stateLocked())}}}
+	before := s.history
+	undo := session.UndoFrame{Before: before, Summary: s.summary, Covered: s.covered, Requests: s.requests}
 	s.requests = res.Requests
-	appended := s.history[job.snapshot:]
-	h := make([]*genai.Content, 0, len(res.History)+len(appended))
-	h = append(append(h, res.History...), appended...)
+	h := session.Compact(s.history, res.History[0], res.Split)
 	s.history = h
+	undo.AfterLen = len(h)
+	s.undo = append(s.undo, undo)
 	s.ledger.Reset(h)
 	s.summary, s.covered = res.Summary, res.Covered
 	after, _ := s.ledger.Used()
@@ -137,6 +140,9 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 		cp.Title = fmt.Sprintf("Compaction %d", cp.N)
 	}
 	s.checkpoints = append(s.checkpoints, cp)
+	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{
+		Head: h[0], Split: res.Split, Summary: res.Summary, Covered: res.Covered, Requests: res.Requests, Checkpoint: cp,
+	}})
 	if s.opts.Policy.Check(after, s.Window()) != contextwin.Below {
 		s.noProgress++
 	} else {
@@ -245,8 +251,10 @@ func (s *Session) summarize(ctx context.Context, prompt string) (string, error) 
 			continue
 		}
 		u := ch.Done.Usage
+		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		s.mu.Lock()
-		s.totals.Add(contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}, s.prices)
+		s.totals.Add(cu, s.prices)
+		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cu.Cost(s.prices)})
 		s.mu.Unlock()
 		var b strings.Builder
 		if ch.Done.Content != nil {

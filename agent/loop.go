@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -63,6 +64,8 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, e
 	if len(s.history) == 0 {
 		s.task = text
 	}
+	s.turns++
+	s.journal(session.Record{Kind: session.KindTurnStart, Turn: s.turns, Text: text})
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
 	s.lastActivity = s.opts.Now()
 	u := s.usageLocked()
@@ -120,6 +123,8 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason string, err er
 	}
 	end := &TurnEnd{StopReason: reason, Totals: s.totals, Calls: s.calls}
 	s.mu.Unlock()
+	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: reason})
+	s.sync()
 	if err != nil {
 		end.Err = err.Error()
 	}
@@ -234,6 +239,7 @@ func (s *Session) record(ctx context.Context, resp *gemini.Response, fcs []*gena
 		s.ledger.Observe(u.Prompt)
 		s.lastPrompt = u.Prompt
 	}
+	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: u.Cost(s.prices)})
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
@@ -281,6 +287,7 @@ func functionCalls(c *genai.Content) []*genai.FunctionCall {
 func (s *Session) appendLocked(c *genai.Content) {
 	s.history = append(s.history, c)
 	s.ledger.Append(c)
+	s.journal(appendRecord(c))
 }
 
 func (s *Session) sendUsage(em *emitter) {

@@ -2,10 +2,12 @@ package agent
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -30,8 +32,16 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		em.send(Event{Type: EventToolCall, Tool: ev})
 		res := tools.Run(ctx, s.env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		s.noteResult(fc, res)
-		for _, rel := range res.Changed {
-			s.remember(rel)
+		if len(res.Changed) > 0 {
+			hashes := map[string]string{}
+			for _, rel := range res.Changed {
+				s.remember(rel)
+				if h, ok := s.fileHash(rel); ok {
+					hashes[rel] = hex.EncodeToString([]byte(h))
+				}
+			}
+			s.journal(session.Record{Kind: session.KindWrote, Hashes: hashes})
+			s.sync() // a crash now must not lose the record of a change on disk
 		}
 		if fc.Name == "read_file" && !res.IsError && res.Path != "" {
 			s.remember(res.Path)
@@ -67,6 +77,7 @@ func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
 	case "run_command":
 		if v, ok := contextwin.ExtractVerdict(res.Output); ok {
 			s.verdict = v
+			s.journal(session.Record{Kind: session.KindVerdict, Verdict: v})
 		}
 	case "read_file":
 		if res.Path == "" || res.IsError {

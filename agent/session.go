@@ -19,6 +19,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -47,6 +48,9 @@ type Options struct {
 	Guard   func(rel string) error
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// Journal and Blobs save the session (a session.Log); nil keeps it in memory only.
+	Journal Journal
+	Blobs   Blobs
 }
 
 // ErrBusy is returned when a turn is asked of a session that is already running one.
@@ -61,31 +65,34 @@ type Session struct {
 	prices contextwin.Prices
 
 	// mu guards everything below.
-	mu           sync.Mutex
-	history      []*genai.Content
-	task         string   // the first request, restated after each compaction
-	summary      string   // the current summary, merged into the next
-	covered      int      // messages the summary covers
-	requests     []string // the user's later requests restated in the head
-	ledger       contextwin.Ledger
-	totals       contextwin.Totals
-	calls        int // model calls since the session began
-	modified     []string
-	verdict      string
-	checkpoints  []contextwin.Checkpoint
-	job          *compactionJob
-	blocking     bool // the loop waits for job
-	skipAt       int  // history length when a compaction found nothing to compact
-	noProgress   int
-	readPaths    map[string]int    // path → compactions seen when it was last read
-	seen         map[string]string // path → hash of the content the agent last read or wrote
-	stale        map[string]bool   // files changed on disk since the agent saw them
-	unannounced  []string          // stale files the model has not been told about
-	rereads      int
-	running      bool
-	capped       bool
-	lastPrompt   int
-	lastActivity time.Time
+	mu            sync.Mutex
+	history       []*genai.Content
+	task          string   // the first request, restated after each compaction
+	summary       string   // the current summary, merged into the next
+	covered       int      // messages the summary covers
+	requests      []string // the user's later requests restated in the head
+	ledger        contextwin.Ledger
+	totals        contextwin.Totals
+	calls         int // model calls since the session began
+	modified      []string
+	verdict       string
+	checkpoints   []contextwin.Checkpoint
+	job           *compactionJob
+	blocking      bool // the loop waits for job
+	skipAt        int  // history length when a compaction found nothing to compact
+	noProgress    int
+	readPaths     map[string]int    // path → compactions seen when it was last read
+	seen          map[string]string // path → hash of the content the agent last read or wrote
+	stale         map[string]bool   // files changed on disk since the agent saw them
+	unannounced   []string          // stale files the model has not been told about
+	rereads       int
+	running       bool
+	capped        bool
+	lastPrompt    int
+	lastActivity  time.Time
+	turns         int // user turns since the session began
+	restorePoints []session.RestorePoint
+	undo          []session.UndoFrame // one per compaction still undoable
 }
 
 // New starts a session. It reads the workspace's custom instructions once; Reload re-reads them.
@@ -124,11 +131,17 @@ func New(opts Options) (*Session, error) {
 		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
 	}
 	s := &Session{opts: opts, readPaths: map[string]int{}, lastActivity: opts.Now()}
+	return s.init(), nil
+}
+
+// init finishes New and Resume.
+func (s *Session) init() *Session {
+	opts := s.opts
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
 	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace))
 	s.ledger.SetFixed(s.prompt.estimate())
-	return s, nil
+	return s
 }
 
 func (s *Session) newEnv() *tools.Env {
@@ -146,16 +159,6 @@ func (s *Session) newEnv() *tools.Env {
 	}
 }
 
-// recordChange keeps the list of files the agent modified: the harness holds it, not the summary.
-func (s *Session) recordChange(rel string, _ []byte, _ bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !slices.Contains(s.modified, rel) {
-		s.modified = append(s.modified, rel)
-		slices.Sort(s.modified)
-	}
-}
-
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }
 
@@ -169,6 +172,9 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.opts.Policy != p {
+		s.journal(session.Record{Kind: session.KindSettings, Policy: &p})
+	}
 	s.opts.Policy = p
 	s.env.MaxOutputChars = p.ToolOutputMaxChars
 	s.env.LargeOutputBytes = p.LargeOutputThresholdBytes

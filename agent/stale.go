@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/session"
 )
 
 // Files the agent has seen can change on disk behind its back (the user edits, a build writes).
@@ -98,5 +100,6 @@ func (s *Session) announceStaleLocked() {
 	c := &genai.Content{Role: last.Role, Parts: append(slices.Clone(last.Parts), &genai.Part{Text: note})}
 	s.history[len(s.history)-1] = c
 	s.ledger.Replace(len(s.history)-1, c)
+	s.journal(session.Record{Kind: session.KindAmend, Index: len(s.history) - 1, Content: c})
 	s.unannounced = nil
 }

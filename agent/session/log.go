@@ -1,0 +1,153 @@
+package session
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// ErrLocked is returned when another process has the session open.
+var ErrLocked = errors.New("session is open in another reprise process")
+
+// Log is one session's open event log, locked against other processes.
+type Log struct {
+	dir  string
+	mu   sync.Mutex // guards f and w
+	f    *os.File
+	w    *bufio.Writer
+	lock *os.File
+}
+
+// openLog opens (creating) dir/events.jsonl for appending, after taking dir/lock exclusively.
+func openLog(dir string) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		holder, _ := os.ReadFile(lock.Name())
+		lock.Close()
+		return nil, fmt.Errorf("%w (pid %s): %s", ErrLocked, strings.TrimSpace(string(holder)), filepath.Base(dir))
+	}
+	lock.Truncate(0)
+	lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	if err := repairTail(f); err != nil {
+		f.Close()
+		lock.Close()
+		return nil, err
+	}
+	return &Log{dir: dir, f: f, w: bufio.NewWriterSize(f, 64<<10), lock: lock}, nil
+}
+
+// repairTail ends a torn last line (a crash mid-write) with a newline, so the next record starts
+// on a line of its own; the torn line is skipped when loading.
+func repairTail(f *os.File) error {
+	st, err := f.Stat()
+	if err != nil || st.Size() == 0 {
+		return err
+	}
+	r, err := os.Open(f.Name())
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	last := make([]byte, 1)
+	if _, err := r.ReadAt(last, st.Size()-1); err != nil {
+		return err
+	}
+	if last[0] != '\n' {
+		_, err = f.Write([]byte("\n"))
+	}
+	return err
+}
+
+// Dir is the session's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// Append writes one record. It reaches the OS at once (a killed process loses nothing written);
+// Sync makes it durable across a machine crash.
+func (l *Log) Append(r Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("encode %s record: %w", r.Kind, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return errors.New("append to a closed session log")
+	}
+	l.w.Write(b)
+	l.w.WriteByte('\n')
+	if err := l.w.Flush(); err != nil {
+		return fmt.Errorf("append %s record: %w", r.Kind, err)
+	}
+	if c := r.Compaction; c != nil {
+		return l.writeCheckpoint(c.Checkpoint.Markdown(), c.Checkpoint.FileName())
+	}
+	return nil
+}
+
+// Sync flushes the log to stable storage (turn boundaries, after a tool changed files).
+func (l *Log) Sync() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Sync()
+}
+
+// SaveBlob stores a restore point's content under restore/ and returns its name.
+func (l *Log) SaveBlob(turn int, rel string, data []byte) (string, error) {
+	name := fmt.Sprintf("%04d-%s", turn, strings.NewReplacer("/", "%2F", "%", "%25").Replace(rel))
+	dir := filepath.Join(l.dir, "restore")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+		return "", err
+	}
+	return name, nil
+}
+
+// ReadBlob returns a restore point's saved content.
+func (l *Log) ReadBlob(name string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(l.dir, "restore", filepath.Base(name)))
+}
+
+// writeCheckpoint saves a checkpoint as checkpoints/NNN-title.md, for people to read.
+func (l *Log) writeCheckpoint(md, name string) error {
+	dir := filepath.Join(l.dir, "checkpoints")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, name), []byte(md), 0o600)
+}
+
+// Close syncs and closes the log and releases the lock.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := errors.Join(l.w.Flush(), l.f.Sync(), l.f.Close())
+	l.f = nil
+	l.lock.Close()
+	return err
+}

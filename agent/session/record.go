@@ -1,0 +1,91 @@
+// Package session saves a session as an append-only event log and rebuilds it: every message the
+// model was sent, usage, compactions (with the checkpoint files Copilot users know from
+// /session checkpoints), restore points of the files the agent changed, and turn ends. A session
+// killed mid-turn resumes with everything up to its last completed step.
+package session
+
+import (
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Record kinds.
+const (
+	KindMeta         = "meta"          // Meta: written first
+	KindTurnStart    = "turn_start"    // Turn, Text: a user request begins turn Turn
+	KindAppend       = "append"        // Content appended to the live history
+	KindAmend        = "amend"         // Content replaces history[Index] (a harness note added)
+	KindUsage        = "usage"         // Usage of a loop call: Prompt anchors the ledger
+	KindSummaryUsage = "summary_usage" // Usage of a summarizer call: billed, not in the history
+	KindCompaction   = "compaction"    // Compaction installed
+	KindUndo         = "undo"          // the last compaction was undone
+	KindVerdict      = "verdict"       // Verdict: the last test verdict seen
+	KindRestorePoint = "restore_point" // RestorePoint: a file's content before the agent first changed it in a turn
+	KindRestore      = "restore"       // Restored: files put back as before a turn
+	KindSettings     = "settings"      // Policy changed
+	KindTurnEnd      = "turn_end"      // StopReason
+	KindWrote        = "wrote"         // Hashes: the content the agent left in files it changed
+)
+
+// Record is one line of events.jsonl.
+type Record struct {
+	Time         time.Time             `json:"t"`
+	Kind         string                `json:"kind"`
+	Turn         int                   `json:"turn,omitempty"`
+	Text         string                `json:"text,omitempty"`
+	Content      *genai.Content        `json:"content,omitempty"`
+	Index        int                   `json:"index,omitempty"`
+	Usage        *contextwin.CallUsage `json:"usage,omitempty"`
+	Cost         float64               `json:"cost,omitempty"` // of Usage, at the prices in force
+	Compaction   *Compaction           `json:"compaction,omitempty"`
+	Verdict      string                `json:"verdict,omitempty"`
+	RestorePoint *RestorePoint         `json:"restorePoint,omitempty"`
+	Restored     *Restored             `json:"restored,omitempty"`
+	Policy       *contextwin.Policy    `json:"policy,omitempty"`
+	Meta         *Meta                 `json:"meta,omitempty"`
+	StopReason   string                `json:"stopReason,omitempty"`
+	Hashes       map[string]string     `json:"hashes,omitempty"` // path → hex SHA-256
+}
+
+// Meta identifies a session.
+type Meta struct {
+	ID        string    `json:"id"`
+	Workspace string    `json:"workspace"`
+	Model     string    `json:"model"`
+	Created   time.Time `json:"created"`
+}
+
+// Compaction is what installing a compaction did to the history: message 0 became Head and the
+// messages before Split were dropped.
+type Compaction struct {
+	Head       *genai.Content        `json:"head"`
+	Split      int                   `json:"split"`
+	Summary    string                `json:"summary"`
+	Covered    int                   `json:"covered"`
+	Requests   []string              `json:"requests,omitempty"`
+	Checkpoint contextwin.Checkpoint `json:"checkpoint"`
+}
+
+// RestorePoint is a file as it was before the agent first changed it in a turn.
+type RestorePoint struct {
+	Turn    int    `json:"turn"`
+	Path    string `json:"path"` // workspace-relative, slash-separated
+	Existed bool   `json:"existed"`
+	Blob    string `json:"blob,omitempty"` // file under the session's restore/ directory
+}
+
+// Restored records that files were put back as they were before Turn.
+type Restored struct {
+	Turn  int      `json:"turn"`
+	Paths []string `json:"paths"`
+}
+
+// Compact applies a compaction to a history: the head, then the messages from split on. The agent
+// and the replay both use it, so a resumed history is the one that was live.
+func Compact(h []*genai.Content, head *genai.Content, split int) []*genai.Content {
+	out := make([]*genai.Content, 0, 1+len(h)-split)
+	return append(append(out, head), h[split:]...)
+}

@@ -1,0 +1,208 @@
+package session
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Snapshot is a session rebuilt from its log: the live (compacted) history exactly as it was last
+// sent, and everything the harness held.
+type Snapshot struct {
+	Meta          Meta
+	Title         string
+	History       []*genai.Content
+	Task          string
+	Summary       string
+	Covered       int
+	Requests      []string
+	Checkpoints   []contextwin.Checkpoint
+	Undo          []UndoFrame
+	Totals        contextwin.Totals
+	Calls, Turns  int
+	LastPrompt    int
+	AnchorLen     int // history length the last prompt count covered, -1 if none since a rewrite
+	Verdict       string
+	RestorePoints []RestorePoint
+	Policy        *contextwin.Policy
+	LastActivity  time.Time
+	Interrupted   bool // the log ends in the middle of a turn
+	// Closed is the message Replay added to answer calls a crash left without responses.
+	Closed *genai.Content
+	// Wrote maps each file the agent changed to the hash of the content it left there.
+	Wrote    map[string]string
+	Warnings []string
+}
+
+// UndoFrame is what undoing a compaction needs: the history before it, and the length of the
+// history right after it (what was appended since is kept).
+type UndoFrame struct {
+	Before   []*genai.Content
+	AfterLen int
+	Summary  string
+	Covered  int
+	Requests []string
+}
+
+// Replay rebuilds a session from its records. It is pure: the agent and `reprise sessions` share it.
+func Replay(recs []Record) *Snapshot {
+	s := &Snapshot{AnchorLen: -1, Wrote: map[string]string{}}
+	inTurn := false
+	for _, r := range recs {
+		if !r.Time.IsZero() {
+			s.LastActivity = r.Time
+		}
+		switch r.Kind {
+		case KindMeta:
+			if r.Meta != nil {
+				s.Meta = *r.Meta
+			}
+		case KindTurnStart:
+			s.Turns = max(s.Turns, r.Turn)
+			if s.Title == "" {
+				s.Title = r.Text
+			}
+			if s.Task == "" {
+				s.Task = r.Text
+			}
+			inTurn = true
+		case KindAppend:
+			if r.Content != nil {
+				s.History = append(s.History, r.Content)
+			}
+		case KindAmend:
+			if r.Content != nil && r.Index >= 0 && r.Index < len(s.History) {
+				s.History[r.Index] = r.Content
+			}
+		case KindUsage:
+			if r.Usage != nil {
+				s.Totals.Add(*r.Usage, contextwin.Prices{})
+				s.Totals.Cost += r.Cost
+				s.Calls++
+				s.LastPrompt = r.Usage.Prompt
+				s.AnchorLen = len(s.History)
+			}
+		case KindSummaryUsage:
+			if r.Usage != nil {
+				s.Totals.Add(*r.Usage, contextwin.Prices{})
+				s.Totals.Cost += r.Cost
+			}
+		case KindCompaction:
+			c := r.Compaction
+			if c == nil || c.Head == nil || c.Split < 1 || c.Split > len(s.History) {
+				s.Warnings = append(s.Warnings, "a compaction record does not fit the history; ignored")
+				continue
+			}
+			s.Undo = append(s.Undo, UndoFrame{Before: s.History, Summary: s.Summary, Covered: s.Covered, Requests: s.Requests})
+			s.History = Compact(s.History, c.Head, c.Split)
+			s.Undo[len(s.Undo)-1].AfterLen = len(s.History)
+			s.Summary, s.Covered, s.Requests = c.Summary, c.Covered, c.Requests
+			s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
+			s.AnchorLen = -1
+		case KindUndo:
+			if len(s.Undo) == 0 {
+				continue
+			}
+			f := s.Undo[len(s.Undo)-1]
+			s.Undo = s.Undo[:len(s.Undo)-1]
+			s.History = UndoHistory(f, s.History)
+			s.Summary, s.Covered, s.Requests = f.Summary, f.Covered, f.Requests
+			s.AnchorLen = -1
+		case KindVerdict:
+			s.Verdict = r.Verdict
+		case KindRestorePoint:
+			if r.RestorePoint != nil {
+				s.RestorePoints = append(s.RestorePoints, *r.RestorePoint)
+			}
+		case KindRestore:
+			if r.Restored != nil {
+				s.RestorePoints = slices.DeleteFunc(s.RestorePoints, func(p RestorePoint) bool {
+					return p.Turn >= r.Restored.Turn && slices.Contains(r.Restored.Paths, p.Path)
+				})
+			}
+		case KindSettings:
+			s.Policy = r.Policy
+		case KindTurnEnd:
+			inTurn = false
+		case KindWrote:
+			for p, h := range r.Hashes {
+				s.Wrote[p] = h
+			}
+		}
+	}
+	s.Interrupted = inTurn
+	if closed := closeDanglingCalls(s.History); len(closed) > len(s.History) {
+		s.Closed = closed[len(closed)-1]
+		s.History = closed
+	}
+	return s
+}
+
+// UndoHistory is the history before a compaction, followed by what was appended after it.
+func UndoHistory(f UndoFrame, current []*genai.Content) []*genai.Content {
+	out := slices.Clone(f.Before)
+	if f.AfterLen <= len(current) {
+		out = append(out, current[f.AfterLen:]...)
+	}
+	return out
+}
+
+// closeDanglingCalls answers the function calls of a model message left without responses by a
+// crash, so the history is valid to send again: the model reads that those calls were
+// interrupted, and its message (thought signatures included) stays as it was.
+func closeDanglingCalls(h []*genai.Content) []*genai.Content {
+	if len(h) == 0 {
+		return h
+	}
+	last := h[len(h)-1]
+	if last.Role != genai.RoleModel {
+		return h
+	}
+	var parts []*genai.Part
+	for _, p := range last.Parts {
+		if fc := p.FunctionCall; fc != nil {
+			parts = append(parts, &genai.Part{FunctionResponse: &genai.FunctionResponse{ID: fc.ID, Name: fc.Name, Response: map[string]any{
+				"error": "interrupted: the server stopped before this call ran; run it again if it is still needed",
+			}}})
+		}
+	}
+	if len(parts) == 0 {
+		return h
+	}
+	return append(h, &genai.Content{Role: genai.RoleUser, Parts: parts})
+}
+
+// ModifiedFiles are the files the agent changed, from the restore points (not from any summary).
+func (s *Snapshot) ModifiedFiles() []string {
+	var out []string
+	for _, p := range s.RestorePoints {
+		if !slices.Contains(out, p.Path) {
+			out = append(out, p.Path)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Summary describes the snapshot for a list.
+func (s *Snapshot) Brief() Summary {
+	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt, Checkpoints: len(s.Checkpoints)}
+}
+
+// Describe renders the snapshot for `reprise sessions show`.
+func (s *Snapshot) Describe() string {
+	out := fmt.Sprintf("session %s · %s\ncreated %s · last activity %s\n%d turns · %d model calls · last prompt %d tokens · %d input tokens billed · %d output\n",
+		s.Meta.ID, s.Title, s.Meta.Created.Format(time.RFC3339), s.LastActivity.Format(time.RFC3339), s.Turns, s.Calls, s.LastPrompt, s.Totals.InputTokens, s.Totals.OutputTokens)
+	out += fmt.Sprintf("history: %d messages · %d checkpoints · files modified: %v · last verdict: %q\n", len(s.History), len(s.Checkpoints), s.ModifiedFiles(), s.Verdict)
+	if s.Interrupted {
+		out += "the last turn was interrupted (the server stopped during it)\n"
+	}
+	for _, w := range s.Warnings {
+		out += "warning: " + w + "\n"
+	}
+	return out
+}

@@ -1,0 +1,163 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Store is a workspace's sessions: dir/sessions/<id>/{events.jsonl, checkpoints/, restore/,
+// tool-outputs/}. Everything it creates is private to the user (0700 directories, 0600 files).
+type Store struct {
+	dir string
+}
+
+// OpenStore opens (creating) the store at dir.
+func OpenStore(dir string) (*Store, error) {
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
+		return nil, fmt.Errorf("open session store: %w", err)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Dir of session id.
+func (st *Store) Dir(id string) string { return filepath.Join(st.dir, "sessions", id) }
+
+// Create starts the log of a new session.
+func (st *Store) Create(m Meta) (*Log, error) {
+	if !validID(m.ID) {
+		return nil, fmt.Errorf("create session: bad id %q", m.ID)
+	}
+	l, err := openLog(st.Dir(m.ID))
+	if err != nil {
+		return nil, fmt.Errorf("create session %s: %w", m.ID, err)
+	}
+	if err := l.Append(Record{Time: m.Created, Kind: KindMeta, Meta: &m}); err != nil {
+		l.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
+// ErrNotFound: no such session in this workspace.
+var ErrNotFound = errors.New("no such session")
+
+// Resume loads session id and opens its log for appending. A second process gets ErrLocked.
+func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
+	if !validID(id) {
+		return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, id)
+	}
+	if _, err := os.Stat(filepath.Join(st.Dir(id), "events.jsonl")); err != nil {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	l, err := openLog(st.Dir(id))
+	if err != nil {
+		return nil, nil, fmt.Errorf("resume session %s: %w", id, err)
+	}
+	snap, err := st.Load(id)
+	if err != nil {
+		l.Close()
+		return nil, nil, err
+	}
+	return l, snap, nil
+}
+
+// Load reads and replays session id without opening it for writing.
+func (st *Store) Load(id string) (*Snapshot, error) {
+	recs, warnings, err := readRecords(filepath.Join(st.Dir(id), "events.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("load session %s: %w", id, err)
+	}
+	snap := Replay(recs)
+	snap.Warnings = append(warnings, snap.Warnings...)
+	if snap.Meta.ID == "" {
+		snap.Meta.ID = id
+	}
+	return snap, nil
+}
+
+// Summary describes a saved session for a list.
+type Summary struct {
+	ID           string    `json:"sessionId"`
+	Title        string    `json:"title"`
+	LastActivity time.Time `json:"lastActivity"`
+	Turns        int       `json:"turns"`
+	Calls        int       `json:"calls"`
+	LastPrompt   int       `json:"lastPrompt"`
+	Checkpoints  int       `json:"checkpoints"`
+	Err          string    `json:"error,omitempty"` // the log could not be read
+}
+
+// List describes every session, most recent first. A log that cannot be read is listed with
+// its error; it never hides the others.
+func (st *Store) List() ([]Summary, error) {
+	entries, err := os.ReadDir(filepath.Join(st.dir, "sessions"))
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	var out []Summary
+	for _, e := range entries {
+		if !e.IsDir() || !validID(e.Name()) {
+			continue
+		}
+		snap, err := st.Load(e.Name())
+		if err != nil {
+			out = append(out, Summary{ID: e.Name(), Err: err.Error()})
+			continue
+		}
+		out = append(out, snap.Brief())
+	}
+	slices.SortFunc(out, func(a, b Summary) int { return b.LastActivity.Compare(a.LastActivity) })
+	return out, nil
+}
+
+// readRecords reads a log, skipping (with a warning each) lines that do not decode: a torn last
+// line after a crash, or garbage.
+func readRecords(path string) ([]Record, []string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, filepath.Base(filepath.Dir(path)))
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var recs []Record
+	var warnings []string
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
+	line := 0
+	for sc.Scan() {
+		line++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var r Record
+		if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
+			what := "a garbled line"
+			if line == bytes.Count(data, []byte("\n"))+1 || !bytes.HasSuffix(data, []byte("\n")) && sc.Err() == nil {
+				what = "a torn last line"
+			}
+			warnings = append(warnings, fmt.Sprintf("%s: line %d skipped (%s)", filepath.Base(path), line, what))
+			continue
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return recs, warnings, err
+	}
+	return recs, warnings, nil
+}
+
+// validID accepts the ids agent.NewID makes and nothing that could leave the directory.
+func validID(id string) bool {
+	return id != "" && len(id) <= 64 && !strings.ContainsAny(id, `/\.`) && id != ".."
+}
