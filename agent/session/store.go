@@ -1,7 +1,6 @@
 package session
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -131,28 +130,22 @@ func readRecords(path string) ([]Record, []string, error) {
 	}
 	var recs []Record
 	var warnings []string
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 1<<20), 256<<20)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
+	lines := bytes.Split(data, []byte("\n"))
+	for i, b := range lines {
+		b = bytes.TrimSpace(b)
 		if len(b) == 0 {
 			continue
 		}
 		var r Record
 		if err := json.Unmarshal(b, &r); err != nil || r.Kind == "" {
 			what := "a garbled line"
-			if line == bytes.Count(data, []byte("\n"))+1 || !bytes.HasSuffix(data, []byte("\n")) && sc.Err() == nil {
+			if i == len(lines)-1 { // no newline after it: the write was cut
 				what = "a torn last line"
 			}
-			warnings = append(warnings, fmt.Sprintf("%s: line %d skipped (%s)", filepath.Base(path), line, what))
+			warnings = append(warnings, fmt.Sprintf("%s: line %d skipped (%s)", filepath.Base(path), i+1, what))
 			continue
 		}
 		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return recs, warnings, err
 	}
 	return recs, warnings, nil
 }

@@ -1,0 +1,73 @@
+-- Small helpers shared by the feature modules.
+local M = {}
+
+--- Formats a token count the way the server does: 950, 10.1k, 24k, 1.2M.
+---@param n number
+---@return string
+function M.kilo(n)
+  n = n or 0
+  if n >= 1000000 then
+    return string.format('%.1fM', n / 1e6)
+  elseif n >= 1000 then
+    return (string.format('%.1f', n / 1e3):gsub('%.0$', '')) .. 'k'
+  end
+  return tostring(math.floor(n))
+end
+
+---@param msg string
+---@param level integer|nil
+function M.notify(msg, level)
+  vim.notify('Reprise: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- An LSP error as a message: its own text, which the server writes for the user.
+---@param err table|string
+---@return string
+function M.error_message(err)
+  if type(err) == 'table' then
+    return err.message or vim.inspect(err)
+  end
+  return tostring(err)
+end
+
+--- The argument object of a command: {} must go out as a JSON object, not an array.
+---@param t table|nil
+---@return table
+function M.object(t)
+  if t == nil or next(t) == nil then
+    return vim.empty_dict()
+  end
+  return t
+end
+
+--- Whether this Neovim is at least the given version ('0.11').
+---@param version string
+---@return boolean
+function M.has(version)
+  return vim.fn.has('nvim-' .. version) == 1
+end
+
+--- A scratch buffer (nofile, wiped when hidden) with the given lines, read-only.
+---@param lines string[]
+---@param filetype string|nil
+---@return integer bufnr
+function M.scratch(lines, filetype)
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].bufhidden = 'wipe'
+  vim.bo[buf].modifiable = false
+  if filetype then
+    vim.bo[buf].filetype = filetype
+  end
+  vim.keymap.set('n', 'q', '<cmd>close<cr>', { buffer = buf, silent = true, nowait = true })
+  return buf
+end
+
+--- Splits text into lines (a trailing newline gives a last empty line).
+---@param text string
+---@return string[]
+function M.lines(text)
+  return vim.split(text or '', '\n', { plain = true })
+end
+
+return M

@@ -1,0 +1,103 @@
+// The context meter's pure part: what the status bar item says, how loud it is, and its tooltip.
+// No vscode import, so it is unit-tested as is; meterItem.ts puts it on the status bar.
+import type { Breakdown, ContextUsage } from './protocol';
+
+export type Level = 'normal' | 'warning' | 'error';
+
+/** tokens formats a token count the way the server's plain clients do: 950, 10.1k, 24k, 1.2M. */
+export function tokens(n: number): string {
+  if (n < 1000) return String(Math.round(n));
+  if (n < 1_000_000) return trim(n / 1000) + 'k';
+  return trim(n / 1_000_000) + 'M';
+}
+
+function trim(x: number): string {
+  const s = x >= 100 ? String(Math.round(x)) : x.toFixed(1);
+  return s.endsWith('.0') ? s.slice(0, -2) : s;
+}
+
+/** glyph is a circle filled in quarters, so the level reads at a glance. */
+export function glyph(percent: number): string {
+  const glyphs = ['○', '◔', '◑', '◕', '●'];
+  const i = Math.min(4, Math.max(0, Math.round(percent / 25)));
+  return glyphs[i];
+}
+
+/** level compares the fill with the session's thresholds: warning from compactAt, error from blockAt. */
+export function level(u: Pick<ContextUsage, 'percent' | 'compactAt' | 'blockAt'>): Level {
+  const f = u.percent / 100;
+  if (u.blockAt > 0 && f >= u.blockAt) return 'error';
+  if (u.compactAt > 0 && f >= u.compactAt) return 'warning';
+  return 'normal';
+}
+
+/** compacting says whether a compaction is running for the session. */
+export function compacting(u: ContextUsage, manual: boolean): boolean {
+  return manual || u.compaction?.state === 'running' || u.compaction?.state === 'blocking';
+}
+
+/** meterText is the status bar text: `◑ 42% · 10.1k/24k`, with a spinner while compacting. */
+export function meterText(u: ContextUsage, busyCompacting = false): string {
+  const head = busyCompacting ? '$(sync~spin)' : glyph(u.percent);
+  const est = u.source === 'estimate' ? '~' : '';
+  return `${head} ${est}${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)}`;
+}
+
+export const breakdownLabels: Record<keyof Breakdown, string> = {
+  systemPrompt: 'System prompt',
+  customInstructions: 'Custom instructions',
+  tools: 'Tools',
+  mcpTools: 'MCP tools',
+  messages: 'Messages',
+  free: 'Free',
+  buffer: 'Buffer',
+};
+
+/** breakdownRows lists the categories in display order with their share of the window. */
+export function breakdownRows(u: ContextUsage): { key: keyof Breakdown; label: string; tokens: number; percent: number }[] {
+  const keys = Object.keys(breakdownLabels) as (keyof Breakdown)[];
+  const size = u.size > 0 ? u.size : 1;
+  return keys
+    .filter((k) => k !== 'mcpTools' || (u.breakdown?.mcpTools ?? 0) > 0)
+    .map((k) => {
+      const t = u.breakdown?.[k] ?? 0;
+      return { key: k, label: breakdownLabels[k], tokens: t, percent: (100 * t) / size };
+    });
+}
+
+/** money prints a cost: $0.0336. */
+export function money(amount: number, currency = 'USD'): string {
+  const digits = amount !== 0 && Math.abs(amount) < 0.01 ? 4 : amount < 1 ? 4 : 2;
+  const n = amount.toFixed(digits);
+  return currency === 'USD' ? `$${n}` : `${n} ${currency}`;
+}
+
+/** meterTooltip is the tooltip's Markdown: the breakdown, the totals and the thresholds. */
+export function meterTooltip(u: ContextUsage, busyCompacting = false): string {
+  const lines = [
+    `**Reprise context** — ${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)} tokens` +
+      (u.source === 'estimate' ? ' (estimated)' : ''),
+    '',
+    '| | tokens | % |',
+    '|---|---:|---:|',
+    ...breakdownRows(u).map((r) => `| ${r.label} | ${tokens(r.tokens)} | ${r.percent.toFixed(1)}% |`),
+    '',
+  ];
+  const t = u.totals;
+  if (t) {
+    lines.push(
+      `Session: ${tokens(t.inputTokens)} in` +
+        (t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : '') +
+        ` · ${tokens(t.outputTokens)} out · ${money(t.cost?.amount ?? 0, t.cost?.currency)}`,
+      '',
+    );
+  }
+  const count = u.compaction?.count ?? 0;
+  lines.push(
+    `Compacts at ${Math.round(u.compactAt * 100)}%, blocks at ${Math.round(u.blockAt * 100)}%` +
+      (count ? ` · ${count} compaction${count === 1 ? '' : 's'}` : ''),
+  );
+  if (busyCompacting) lines.push('', '_Compacting…_');
+  lines.push('', 'Click to show the context view.');
+  return lines.join('\n');
+}

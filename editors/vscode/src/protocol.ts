@@ -1,0 +1,153 @@
+// Names and shapes of Reprise's wire protocol (lsp/PROTOCOL.md). The names mirror the Go
+// constants in lsp/protocol.go; test/unit/protocol.test.ts checks that they are the same strings.
+
+export const MethodContextUsage = 'reprise/contextUsage';
+export const MethodSessionUpdate = 'reprise/sessionUpdate';
+
+export const CommandAsk = 'reprise.ask';
+export const CommandCancel = 'reprise.cancel';
+export const CommandCompact = 'reprise.compact';
+export const CommandContext = 'reprise.context';
+export const CommandCheckpoints = 'reprise.checkpoints';
+export const CommandCheckpoint = 'reprise.checkpoint';
+export const CommandSessions = 'reprise.sessions';
+export const CommandNewSession = 'reprise.newSession';
+export const CommandResume = 'reprise.resume';
+export const CommandRestore = 'reprise.restore';
+
+export const ExperimentalCapability = 'reprise';
+export const ConfigSection = 'reprise';
+
+export const ActionAllowOnce = 'Allow once';
+export const ActionAlwaysAllow = 'Always allow';
+export const ActionReject = 'Reject';
+
+export const UpdateMessageChunk = 'agent_message_chunk';
+export const UpdateThoughtChunk = 'agent_thought_chunk';
+export const UpdateToolCall = 'tool_call';
+export const UpdateToolCallUpdate = 'tool_call_update';
+export const UpdateCompaction = 'compaction';
+export const UpdateTurnEnd = 'turn_end';
+export const UpdateRetry = 'retry';
+
+export const CodeModelUnavailable = -32001;
+export const CodeRequestCancelled = -32800;
+
+export interface Breakdown {
+  systemPrompt: number;
+  customInstructions: number;
+  tools: number;
+  mcpTools: number;
+  messages: number;
+  free: number;
+  buffer: number;
+}
+
+export interface Totals {
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  cost: { amount: number; currency: string };
+}
+
+export interface ContextUsage {
+  sessionId: string;
+  used: number;
+  size: number;
+  percent: number;
+  source: 'usage' | 'estimate' | string;
+  breakdown: Breakdown;
+  totals: Totals;
+  compaction: { state: 'idle' | 'running' | 'blocking' | string; count: number };
+  compactAt: number;
+  blockAt: number;
+}
+
+export interface CheckpointInfo {
+  n: number;
+  title: string;
+  trigger: string;
+  replaced: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  time?: string;
+}
+
+export interface CheckpointResult extends CheckpointInfo {
+  summary: string;
+  markdown: string;
+}
+
+export interface CompactResult {
+  checkpoint: CheckpointInfo;
+  before: number;
+  after: number;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  title: string;
+  lastActivity: string;
+  turns: number;
+  used: number;
+  size: number;
+  percent: number;
+  running: boolean;
+  current: boolean;
+}
+
+export interface LargeItem {
+  index: number;
+  kind: string;
+  label: string;
+  path?: string;
+  tokens: number;
+  stale?: boolean;
+}
+
+export interface ContextResult extends ContextUsage {
+  model: string;
+  largest: LargeItem[] | null;
+  lastPrompt: number;
+  calls: number;
+  rereads: number;
+  checkpoints: number;
+  status: string;
+  fixedTokens: number;
+  text: string;
+}
+
+export interface ToolOutput {
+  output: string;
+  savedPath?: string;
+  omitted?: number;
+  refused?: boolean;
+}
+
+export interface CompactionUpdate {
+  state: 'running' | 'blocking' | 'done' | 'cancelled' | 'skipped' | string;
+  trigger: string;
+  note?: string;
+  checkpoint?: CheckpointInfo;
+}
+
+export interface Update {
+  sessionUpdate: string;
+  content?: { type: string; text: string };
+  toolCallId?: string;
+  title?: string;
+  kind?: string;
+  status?: string;
+  rawInput?: Record<string, unknown>;
+  rawOutput?: ToolOutput;
+  compaction?: CompactionUpdate;
+  retry?: { attempt: number; delay: number; error: string; discard: boolean };
+  stopReason?: string;
+  error?: string;
+  turn?: { calls: number; totals: Totals };
+}
+
+export interface SessionUpdate {
+  sessionId: string;
+  update: Update;
+}
