@@ -94,12 +94,40 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if a.SessionID == "" {
 			return nil, invalidParams("%s: sessionId is required", p.Command)
 		}
-		l, err := s.sessions.resume(a.SessionID)
+		l, err := s.sessions.resume(ctx, a.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		s.emitUsage(l.s.ID(), l.s.Usage())
 		return SessionResult{SessionID: l.s.ID()}, nil
+	case CommandRestore:
+		var a RestoreArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		if a.Turn < 1 {
+			return nil, invalidParams("%s: turn must be a turn number (1 or more)", p.Command)
+		}
+		l, err := s.sessions.get(a.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		paths, err := l.s.RestoreFiles(a.Turn)
+		if err != nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", p.Command, err))
+		}
+		return map[string][]string{"restored": paths}, nil
+	case CommandUndoCompaction:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		cp, err := l.s.UndoCompaction()
+		if err != nil {
+			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
+		}
+		s.emitUsage(l.s.ID(), l.s.Usage())
+		return map[string]any{"undone": checkpointInfo(cp)}, nil
 	case CommandShowContext:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/session"
 )
 
 // initParams is the part of InitializeParams the server reads, decoded leniently: clients differ
@@ -56,6 +58,11 @@ func (s *Server) initialize(raw json.RawMessage) (any, error) {
 	}
 	s.root = root
 	s.docs.root = root
+	if st, err := session.OpenStore(session.WorkspaceDir(s.opts.StateHome, root)); err != nil {
+		s.pendingWarnings = append(s.pendingWarnings, "sessions will not be saved: "+err.Error())
+	} else {
+		s.sessions.store = st
+	}
 	exp := string(p.Capabilities.Experimental[ExperimentalCapability])
 	s.client = clientCaps{
 		reprise:       exp != "" && exp != "false" && exp != "null",

@@ -32,7 +32,8 @@ const (
 // Commands lists every command the server announces in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
-	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandShowContext,
+	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
+	CommandUndoCompaction, CommandShowContext,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

@@ -22,7 +22,7 @@ type Options struct {
 	// NewModel builds the model client for a model name and returns its input token limit. The
 	// command wires Gemini from the environment; tests wire the fake server.
 	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
-	// StateHome is where session files go (large tool outputs…), one directory per workspace.
+	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace.
 	StateHome string
 	// Logger writes to stderr; stdout belongs to the protocol.
 	Logger *slog.Logger

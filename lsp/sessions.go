@@ -2,21 +2,27 @@ package lsp
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"go.lsp.dev/jsonrpc2"
+
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once.
 type sessionSet struct {
 	srv     *Server
-	mu      sync.Mutex // guards byID, current and each live's turn fields
+	store   *session.Store // nil when the state directory is unusable: sessions are not saved
+	mu      sync.Mutex     // guards byID, current and each live's turn fields
 	byID    map[string]*live
 	current string
 }
@@ -27,6 +33,7 @@ type live struct {
 	commands *tools.Policy // the session's command policy ("always allow" lasts the session)
 	title    string
 	created  time.Time
+	log      *session.Log       // nil when not saved
 	cancel   context.CancelFunc // the running turn's, nil when idle
 	done     chan struct{}      // closed when the running turn ends
 }
@@ -50,9 +57,37 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 		return nil, errModelUnavailable{err}
 	}
 	id := agent.NewID(time.Now())
-	commands := tools.NewPolicy(c.allow, nil)
-	l := &live{commands: commands, created: time.Now()}
-	s, err := agent.New(agent.Options{
+	l := &live{commands: tools.NewPolicy(c.allow, nil), created: time.Now()}
+	opts := ss.agentOptions(id, c, model, limit, l.commands)
+	if ss.store != nil {
+		log, err := ss.store.Create(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
+		if err != nil {
+			srv.log.Warn("session not saved", "session", id, "error", err)
+		} else {
+			l.log = log
+			opts.Journal, opts.Blobs = log, log
+		}
+	}
+	s, err := agent.New(opts)
+	if err != nil {
+		if l.log != nil {
+			l.log.Close()
+		}
+		return nil, fmt.Errorf("new session: %w", err)
+	}
+	l.s = s
+	ss.add(l)
+	return l, nil
+}
+
+// agentOptions are the options every session of this connection gets.
+func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit int, commands *tools.Policy) agent.Options {
+	srv := ss.srv
+	dir := filepath.Join(os.TempDir(), "reprise-"+id)
+	if ss.store != nil {
+		dir = ss.store.Dir(id)
+	}
+	return agent.Options{
 		ID:              id,
 		Workspace:       srv.root,
 		Model:           model,
@@ -62,20 +97,59 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 		Prices:          c.prices,
 		Commands:        commands,
 		Approver:        approver{srv: srv, sessionID: id},
-		StateDir:        filepath.Join(srv.opts.StateHome, "sessions", id),
+		StateDir:        dir,
 		Stream:          true,
 		Overlay:         srv.docs.overlay,
 		Guard:           srv.docs.guard,
 		Logger:          srv.opts.Logger,
-	})
+	}
+}
+
+func (ss *sessionSet) add(l *live) {
+	ss.mu.Lock()
+	ss.byID[l.s.ID()] = l
+	ss.current = l.s.ID()
+	ss.mu.Unlock()
+}
+
+// load resumes a saved session: its history as last sent, its checkpoints and state.
+func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
+	if ss.store == nil {
+		return nil, invalidParams("unknown session %q (sessions are not saved: see the server log)", id)
+	}
+	log, snap, err := ss.store.Resume(id)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return nil, invalidParams("unknown session %q", id)
+	case errors.Is(err, session.ErrLocked):
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error()+"; close it there first")
+	case err != nil:
+		return nil, err
+	}
+	for _, w := range snap.Warnings {
+		ss.srv.log.Warn("session log damaged; skipped what could not be read", "session", id, "warning", w)
+	}
+	c := ss.srv.cfg.get()
+	name := snap.Meta.Model
+	if name == "" {
+		name = c.model
+	}
+	model, limit, err := ss.srv.opts.NewModel(ctx, name)
 	if err != nil {
-		return nil, fmt.Errorf("new session: %w", err)
+		log.Close()
+		return nil, errModelUnavailable{err}
+	}
+	c.model = name
+	l := &live{commands: tools.NewPolicy(c.allow, nil), created: snap.Meta.Created, title: snap.Title, log: log}
+	opts := ss.agentOptions(id, c, model, limit, l.commands)
+	opts.Journal, opts.Blobs = log, log
+	s, err := agent.Resume(opts, snap)
+	if err != nil {
+		log.Close()
+		return nil, err
 	}
 	l.s = s
-	ss.mu.Lock()
-	ss.byID[id] = l
-	ss.current = id
-	ss.mu.Unlock()
+	ss.add(l)
 	return l, nil
 }
 
@@ -98,11 +172,13 @@ func (ss *sessionSet) get(id string) (*live, error) {
 
 var errNoSession = invalidParams("no session yet: send reprise.ask or reprise.newSession first")
 
-// resume makes id the current session.
-func (ss *sessionSet) resume(id string) (*live, error) {
+// resume makes id the current session, loading it from disk if it is not live.
+func (ss *sessionSet) resume(ctx context.Context, id string) (*live, error) {
 	l, err := ss.get(id)
 	if err != nil {
-		return nil, err
+		if l, err = ss.load(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	ss.mu.Lock()
 	ss.current = l.s.ID()
@@ -182,6 +258,11 @@ func (ss *sessionSet) closeAll() {
 	ss.mu.Unlock()
 	for _, l := range all {
 		l.s.Close()
+		if l.log != nil {
+			if err := l.log.Close(); err != nil {
+				ss.srv.log.Warn("session log not closed cleanly", "session", l.s.ID(), "error", err)
+			}
+		}
 	}
 }
 

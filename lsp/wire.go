@@ -161,6 +161,14 @@ type SessionInfo struct {
 	Percent      float64 `json:"percent"`
 	Running      bool    `json:"running"`
 	Current      bool    `json:"current"`
+	Saved        bool    `json:"saved,omitempty"` // on disk, not loaded: reprise.resume loads it
+	Error        string  `json:"error,omitempty"` // its log could not be read
+}
+
+// RestoreArgs: reprise.restore.
+type RestoreArgs struct {
+	SessionID string `json:"sessionId"`
+	Turn      int    `json:"turn"`
 }
 
 // ContextResult answers reprise.context: the /context view.

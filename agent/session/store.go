@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,4 +155,11 @@ func readRecords(path string) ([]Record, []string, error) {
 // validID accepts the ids agent.NewID makes and nothing that could leave the directory.
 func validID(id string) bool {
 	return id != "" && len(id) <= 64 && !strings.ContainsAny(id, `/\.`) && id != ".."
+}
+
+// WorkspaceDir is where a workspace's sessions live under the state home: the workspace's base
+// name and a hash of its absolute path, so two checkouts of one project do not share sessions.
+func WorkspaceDir(home, workspace string) string {
+	sum := sha256.Sum256([]byte(workspace))
+	return filepath.Join(home, filepath.Base(workspace)+"-"+hex.EncodeToString(sum[:4]))
 }

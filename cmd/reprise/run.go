@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -153,7 +152,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, e
 		if err != nil {
 			return nil, err
 		}
-		dir = filepath.Join(home, workspaceKey(set.workspace), "sessions", id)
+		dir = filepath.Join(session.WorkspaceDir(home, set.workspace), "sessions", id)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create session directory: %w", err)
@@ -233,11 +232,6 @@ func stateHome(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "state", "reprise"), nil
 }
 
-// workspaceKey names a workspace's directory: its base name and a hash of its absolute path.
-func workspaceKey(ws string) string {
-	sum := sha256.Sum256([]byte(ws))
-	return filepath.Base(ws) + "-" + hex.EncodeToString(sum[:4])
-}
 
 // allowAll is the --yes approver: every command the policy does not deny runs.
 type allowAll struct{}

@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"path/filepath"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
@@ -44,7 +42,6 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	wd, _ := os.Getwd()
 	closer, _ := stdin.(io.Closer)
 	if closer == nil {
 		closer = io.NopCloser(nil)
@@ -52,7 +49,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
 		Version:      version,
 		NewModel:     geminiFactory(getenv),
-		StateHome:    filepath.Join(home, workspaceKey(wd)),
+		StateHome:    home,
 		Logger:       logger,
 		DefaultModel: gemini.DefaultModel,
 	})
