@@ -285,6 +285,22 @@ func (ss *sessionSet) list() []SessionInfo {
 			Current:      id == ss.current,
 		})
 	}
+	if ss.store != nil {
+		saved, err := ss.store.List()
+		if err != nil {
+			ss.srv.log.Warn("saved sessions not listed", "error", err)
+		}
+		for _, sv := range saved {
+			if _, live := ss.byID[sv.ID]; live {
+				continue
+			}
+			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err}
+			if !sv.LastActivity.IsZero() {
+				info.LastActivity = sv.LastActivity.UTC().Format(time.RFC3339)
+			}
+			out = append(out, info)
+		}
+	}
 	slices.SortFunc(out, func(a, b SessionInfo) int {
 		return strings.Compare(b.LastActivity+b.SessionID, a.LastActivity+a.SessionID)
 	})

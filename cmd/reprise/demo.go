@@ -81,14 +81,14 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 		return contextwin.Totals{}, nil, err
 	}
 	defer s.Close()
-	end, err := printRun(ctx, s, demo.Task, stdout, verbose)
+	end, err := printRun(ctx, s.Session, demo.Task, stdout, verbose)
 	if err != nil {
 		return contextwin.Totals{}, nil, err
 	}
 	if end.StopReason != agent.StopEndTurn {
 		return contextwin.Totals{}, nil, fmt.Errorf("the demo stopped: %s", end.StopReason)
 	}
-	return end.Totals, s, nil
+	return end.Totals, s.Session, nil
 }
 
 // scriptedUser stands for the user in the demo: it refuses what the policy does not allow, as a

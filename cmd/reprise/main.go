@@ -21,6 +21,7 @@ Usage:
   reprise serve [--stdio]      the editor backend: JSON-RPC with LSP framing on stdin/stdout
   reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
   reprise demo                 the same, offline: a sample workspace and a scripted model
+  reprise sessions [list | show ID | checkpoints ID [N]]   saved sessions of this workspace
   reprise bench                measure start-up, memory, throughput and the demo's token savings
   reprise version              print the version
 
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = serveCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "demo":
 		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
+	case "sessions":
+		err = sessionsCmd(args[1:], stdout, stderr, getenv)
 	case "bench":
 		err = benchCmd(ctx, stdout)
 	case "version", "--version", "-v":

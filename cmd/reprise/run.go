@@ -34,6 +34,7 @@ type runFlags struct {
 	yes, verbose, raw bool
 	stream            bool
 	prices            string
+	resume            string
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -56,6 +57,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
+	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
 	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
 	var rest []string
 	for {
@@ -112,12 +114,17 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
 		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
+		resume: f.resume,
 	})
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	end, err := printRun(ctx, s, rest[0], stdout, f.verbose)
+	for _, w := range s.warnings {
+		fmt.Fprintln(stderr, "reprise: warning:", w)
+	}
+	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
+	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
 	if err != nil {
 		return err
 	}
@@ -138,29 +145,30 @@ type sessionSetup struct {
 	yes             bool
 	approver        tools.Approver
 	stream          bool
-	stateDir        string // "" = under REPRISE_HOME
+	stateDir        string // the session store; "" = the workspace's under REPRISE_HOME
+	resume          string // a saved session's id to continue
 	logger          *slog.Logger
 	maxTurnRequests int
 	prices          contextwin.PriceTable // nil = the defaults
 }
 
-func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, error) {
-	id := agent.NewID(timeNow())
-	dir := set.stateDir
-	if dir == "" {
-		home, err := stateHome(getenv)
+// newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
+func newSession(getenv func(string) string, set sessionSetup) (*headless, error) {
+	home := set.stateDir
+	if home == "" {
+		h, err := stateHome(getenv)
 		if err != nil {
 			return nil, err
 		}
-		dir = filepath.Join(session.WorkspaceDir(home, set.workspace), "sessions", id)
+		home = session.WorkspaceDir(h, set.workspace)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create session directory: %w", err)
+	st, err := session.OpenStore(home)
+	if err != nil {
+		return nil, err
 	}
 	commands := tools.NewPolicy(set.allow, nil)
 	commands.AllowAll = set.yes
-	return agent.New(agent.Options{
-		ID:              id,
+	opts := agent.Options{
 		Workspace:       set.workspace,
 		Model:           set.model,
 		ModelName:       set.modelName,
@@ -168,12 +176,49 @@ func newSession(getenv func(string) string, set sessionSetup) (*agent.Session, e
 		Policy:          set.policy,
 		Commands:        commands,
 		Approver:        set.approver,
-		StateDir:        dir,
 		Stream:          set.stream,
 		Logger:          set.logger,
 		MaxTurnRequests: set.maxTurnRequests,
 		Prices:          set.prices,
-	})
+	}
+	if set.resume != "" {
+		log, snap, err := st.Resume(set.resume)
+		if err != nil {
+			return nil, err
+		}
+		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(set.resume), log, log
+		s, err := agent.Resume(opts, snap)
+		if err != nil {
+			log.Close()
+			return nil, err
+		}
+		return &headless{Session: s, log: log, warnings: snap.Warnings}, nil
+	}
+	opts.ID = agent.NewID(timeNow())
+	log, err := st.Create(session.Meta{ID: opts.ID, Workspace: set.workspace, Model: set.modelName, Created: timeNow()})
+	if err != nil {
+		return nil, err
+	}
+	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(opts.ID), log, log
+	s, err := agent.New(opts)
+	if err != nil {
+		log.Close()
+		return nil, err
+	}
+	return &headless{Session: s, log: log}, nil
+}
+
+// headless is a CLI session and its log.
+type headless struct {
+	*agent.Session
+	log      *session.Log
+	warnings []string
+}
+
+// Close stops background work and closes the log.
+func (h *headless) Close() {
+	h.Session.Close()
+	h.log.Close()
 }
 
 // loadPrices reads a price file and merges it over the default table.
@@ -231,7 +276,6 @@ func stateHome(getenv func(string) string) (string, error) {
 	}
 	return filepath.Join(home, ".local", "state", "reprise"), nil
 }
-
 
 // allowAll is the --yes approver: every command the policy does not deny runs.
 type allowAll struct{}

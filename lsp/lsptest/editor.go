@@ -61,6 +61,7 @@ type peer struct {
 	done chan struct{}
 	code int
 	err  error
+	pid  int // the subprocess's, 0 in process
 }
 
 // Pipe runs serve in process, on one end of a synchronous in-memory pipe, and returns the editor
@@ -124,7 +125,7 @@ func Exec(t testing.TB, bin string, args []string, env []string, opts Options) *
 	stdinR.Close() // the child has its copies; ours would keep EOF from ever coming
 	stdoutW.Close()
 
-	p := &peer{done: make(chan struct{})}
+	p := &peer{done: make(chan struct{}), pid: cmd.Process.Pid}
 	// Owned by Exec's cleanup; ends when the process exits (by itself or killed there).
 	go func() {
 		defer close(p.done)
@@ -239,3 +240,7 @@ func (w *logWriter) flush() {
 		w.buf = nil
 	}
 }
+
+// Pid is the server subprocess's process id (Exec), 0 for a server in process (Pipe): tests kill
+// it to simulate a crash.
+func (e *Editor) Pid() int { return e.peer.pid }
