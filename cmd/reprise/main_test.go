@@ -150,3 +150,47 @@ func BenchmarkDemoBilledInput(b *testing.B) {
 		b.ReportMetric(float64(without.InputTokens), "tokens-without")
 	}
 }
+
+func TestSessionsCLIAndResume(t *testing.T) {
+	ws := t.TempDir()
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}}}},
+		{Parts: []geminitest.Part{{Text: "Nothing yet."}}},
+		{Parts: []geminitest.Part{{Text: "Still nothing."}}},
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "what is here?"}, vars)
+	if code != 0 {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	m := regexp.MustCompile(`session (\S+) \(continue it with --resume`).FindStringSubmatch(errOut)
+	if m == nil {
+		t.Fatalf("no session id in %q", errOut)
+	}
+	id := m[1]
+	code, out, _ := runMain(t, []string{"sessions", "--workspace", ws}, vars)
+	if code != 0 || !strings.Contains(out, id) || !strings.Contains(out, "what is here?") {
+		t.Errorf("sessions list: %d\n%s", code, out)
+	}
+	code, out, _ = runMain(t, []string{"sessions", "show", id, "--workspace", ws}, vars)
+	if code != 0 || !strings.Contains(out, "2 model calls") {
+		t.Errorf("sessions show: %d\n%s", code, out)
+	}
+	code, out, _ = runMain(t, []string{"sessions", "checkpoints", id, "--workspace", ws}, vars)
+	if code != 0 || !strings.Contains(out, "Checkpoint History (0 total)") {
+		t.Errorf("sessions checkpoints: %d\n%s", code, out)
+	}
+	if code, _, errOut := runMain(t, []string{"sessions", "checkpoints", id, "3", "--workspace", ws}, vars); code != 2 || !strings.Contains(errOut, "no checkpoint") {
+		t.Errorf("missing checkpoint: %d %s", code, errOut)
+	}
+	code, out, errOut = runMain(t, []string{"run", "--workspace", ws, "--resume", id, "and now?"}, vars)
+	if code != 0 || !strings.Contains(out, "Still nothing.") || !strings.Contains(out, "3 turns") {
+		t.Fatalf("run --resume: %d %s\n%s", code, errOut, out)
+	}
+	reqs := srv.Requests()
+	body := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(body, "what is here?") || !strings.Contains(body, "and now?") {
+		t.Errorf("the resumed run did not send the earlier history: %s", body)
+	}
+}
