@@ -3,10 +3,11 @@ package lsp
 import (
 	"bytes"
 	"encoding/json"
-	"go.lsp.dev/jsonrpc2"
 	"io"
 	"strings"
 	"testing"
+
+	"go.lsp.dev/jsonrpc2"
 )
 
 func TestIDKey(t *testing.T) {

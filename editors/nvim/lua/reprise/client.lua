@@ -125,13 +125,16 @@ local function make_config(root)
       if not st then
         return
       end
-      st.ready = true
       st.server_info = result and result.serverInfo
-      local queue = st.queue
-      st.queue = {}
-      for _, send in ipairs(queue) do
-        send()
-      end
+      -- Neovim registers the client only after on_init returns: send the queued commands next.
+      vim.schedule(function()
+        st.ready = true
+        local queue = st.queue
+        st.queue = {}
+        for _, send in ipairs(queue) do
+          send()
+        end
+      end)
     end,
     on_exit = function(code, signal, id)
       local st = state[id]
@@ -234,13 +237,34 @@ function M.execute(id, command, args, cb)
   end
 end
 
+--- Sends the current settings to every running client (workspace/didChangeConfiguration), so
+--- that setup() called again applies them without a restart.
+function M.push_settings()
+  for _, id in ipairs(M.ids()) do
+    local client = vim.lsp.get_client_by_id(id)
+    if client and state[id].ready then
+      client.config.settings = { [protocol.config_section] = settings() }
+      if client.settings ~= nil then -- Neovim 0.11+ answers workspace/configuration from it
+        client.settings = client.config.settings
+      end
+      call(client, 'notify', 'workspace/didChangeConfiguration', { settings = client.config.settings })
+    end
+  end
+end
+
+--- Stops one client (its server gets shutdown and exit).
+---@param id integer
+function M.stop(id)
+  local client = vim.lsp.get_client_by_id(id)
+  if client then
+    call(client, 'stop')
+  end
+end
+
 --- Stops every Reprise client.
 function M.stop_all()
   for _, id in ipairs(M.ids()) do
-    local client = vim.lsp.get_client_by_id(id)
-    if client then
-      call(client, 'stop')
-    end
+    M.stop(id)
   end
 end
 

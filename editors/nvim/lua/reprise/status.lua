@@ -61,6 +61,13 @@ function M.set_compacting(session, running)
   end
 end
 
+--- The last session a client reported usage for.
+---@param client_id integer
+---@return string|nil
+function M.last(client_id)
+  return last[client_id]
+end
+
 --- The usage record of a session, or of the client's last updated session.
 ---@param client_id integer|nil
 ---@param session string|nil
