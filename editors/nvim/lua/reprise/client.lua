@@ -31,8 +31,9 @@ end
 function M.root(bufnr)
   bufnr = (bufnr == nil or bufnr == 0) and vim.api.nvim_get_current_buf() or bufnr
   local o = config.options
-  if type(o.root_dir) == 'function' then
-    return (vim.fn.fnamemodify(o.root_dir(bufnr), ':p'):gsub('/$', ''))
+  local given = type(o.root_dir) == 'function' and o.root_dir(bufnr) or nil
+  if given then
+    return (vim.fn.fnamemodify(given, ':p'):gsub('/$', ''))
   elseif type(o.root_dir) == 'string' then
     return (vim.fn.fnamemodify(o.root_dir, ':p'):gsub('/$', ''))
   end

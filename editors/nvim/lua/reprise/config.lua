@@ -13,7 +13,6 @@ local M = {}
 ---@field root_markers string[] files or folders that mark a workspace root
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions
----@field approval_timeout integer ms to wait for an asynchronous vim.ui.select on Neovim < 0.11
 ---@field attach boolean attach file buffers under the root (the agent then sees unsaved edits)
 
 ---@type RepriseOptions
@@ -24,7 +23,6 @@ M.defaults = {
   root_markers = { '.git', 'AGENTS.md', 'GEMINI.md', '.hg' },
   root_dir = nil,
   chat = { split = 'botright vsplit', width = 80, open_on_ask = true },
-  approval_timeout = 10 * 60 * 1000,
   attach = true,
 }
 

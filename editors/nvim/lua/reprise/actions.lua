@@ -1,0 +1,259 @@
+-- What the :Reprise subcommands do: each runs a server command on the current buffer's client
+-- and shows the result with the feature modules.
+local chat = require('reprise.chat')
+local checkpoints = require('reprise.checkpoints')
+local client = require('reprise.client')
+local config = require('reprise.config')
+local context = require('reprise.context')
+local protocol = require('reprise.protocol')
+local status = require('reprise.status')
+local util = require('reprise.util')
+
+local C = protocol.command
+local levels = vim.log.levels
+
+local M = {}
+
+-- Completion candidates learnt from the last listings.
+M.known = { sessions = {}, checkpoints = {} }
+
+local function fail(what, err)
+  util.notify(what .. ': ' .. util.error_message(err), levels.ERROR)
+end
+
+--- Runs a command on the current buffer's client (started if needed).
+---@return integer|nil id, table|nil state
+local function with_client()
+  local id = client.ensure(0)
+  if not id then
+    return nil, nil
+  end
+  return id, client.state(id)
+end
+
+local function session_of(id, st)
+  return st and st.session or status.last(id)
+end
+
+--- Asks the agent; the answer streams into the chat.
+---@param text string|nil the question; nil or blank asks for it with vim.ui.input
+function M.ask(text)
+  if not text or vim.trim(text) == '' then
+    vim.ui.input({ prompt = 'Ask Reprise: ' }, function(input)
+      if input and vim.trim(input) ~= '' then
+        M.ask(input)
+      end
+    end)
+    return
+  end
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  if config.options.chat.open_on_ask then
+    local win = vim.api.nvim_get_current_win()
+    chat.open(id, st.root)
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_set_current_win(win)
+    end
+  end
+  chat.user(id, text, st.session)
+  client.execute(id, C.ask, { text = text }, function(err, res)
+    if err then
+      chat.note(id, '✗ ' .. util.error_message(err))
+      return fail('ask', err)
+    end
+    st.session = res.sessionId
+  end)
+end
+
+--- Opens the chat of the current buffer's client.
+function M.chat()
+  local id, st = with_client()
+  if id then
+    chat.open(id, st.root)
+  end
+end
+
+--- Cancels the running turn of the current session.
+function M.cancel()
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.cancel, { sessionId = session_of(id, st) }, function(err, res)
+    if err then
+      return fail('cancel', err)
+    end
+    util.notify(res and res.cancelled and 'turn cancelled' or 'no turn was running')
+  end)
+end
+
+--- Compacts the current session now (reprise.compact).
+---@param focus string|nil what the summary should keep
+function M.compact(focus)
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  local session = session_of(id, st)
+  status.set_compacting(session, true)
+  local args = { sessionId = session }
+  if focus and vim.trim(focus) ~= '' then
+    args.focus = focus
+  end
+  client.execute(id, C.compact, args, function(err, res)
+    status.set_compacting(session, false)
+    if err then
+      return fail('compact', err)
+    end
+    local cp = res.checkpoint or {}
+    util.notify(string.format('checkpoint %d «%s»: %s → %s tokens', cp.n or 0, cp.title or '', util.kilo(res.before),
+      util.kilo(res.after)))
+  end)
+end
+
+--- Shows the /context view in a floating window.
+function M.context()
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.context, { sessionId = session_of(id, st) }, function(err, res)
+    if err then
+      return fail('context', err)
+    end
+    context.show(res)
+  end)
+end
+
+--- Opens one checkpoint's summary in a scratch buffer.
+---@param n integer the checkpoint number
+function M.checkpoint(n)
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.checkpoint, { sessionId = session_of(id, st), n = n }, function(err, res)
+    if err then
+      return fail('checkpoint', err)
+    end
+    checkpoints.show(res)
+  end)
+end
+
+--- Lists the checkpoints with vim.ui.select; the chosen one opens in a scratch buffer.
+function M.checkpoints()
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.checkpoints, { sessionId = session_of(id, st) }, function(err, res)
+    if err then
+      return fail('checkpoints', err)
+    end
+    M.known.checkpoints = {}
+    for _, cp in ipairs(res or {}) do
+      table.insert(M.known.checkpoints, tostring(cp.n))
+    end
+    checkpoints.pick(res, M.checkpoint)
+  end)
+end
+
+---@param s table one entry of reprise.sessions
+---@return string
+function M.format_session(s)
+  local title = s.title ~= '' and s.title or s.sessionId
+  return string.format('%s%s · %d turns · %d%% %s/%s · %s%s', s.current and '* ' or '', title,
+    s.turns or 0, math.floor((s.percent or 0) + 0.5), util.kilo(s.used), util.kilo(s.size), s.lastActivity or '',
+    s.running and ' (running)' or '')
+end
+
+--- Resumes a session; without an id, lists them.
+---@param session_id string|nil
+function M.resume(session_id)
+  if not session_id or session_id == '' then
+    return M.sessions()
+  end
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.resume, { sessionId = session_id }, function(err, res)
+    if err then
+      return fail('resume', err)
+    end
+    st.session = res.sessionId
+    util.notify('resumed session ' .. res.sessionId)
+  end)
+end
+
+--- Lists the sessions with vim.ui.select; the chosen one is resumed.
+function M.sessions()
+  local id = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.sessions, nil, function(err, res)
+    if err then
+      return fail('sessions', err)
+    end
+    M.known.sessions = {}
+    for _, s in ipairs(res or {}) do
+      table.insert(M.known.sessions, s.sessionId)
+    end
+    if not res or #res == 0 then
+      return util.notify('no sessions yet')
+    end
+    vim.ui.select(res, { prompt = 'Reprise sessions', format_item = M.format_session, kind = 'reprise.session' },
+      function(s)
+        if s then
+          M.resume(s.sessionId)
+        end
+      end)
+  end)
+end
+
+--- Starts a new session, which becomes the current one.
+function M.new()
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.new_session, nil, function(err, res)
+    if err then
+      return fail('new session', err)
+    end
+    st.session = res.sessionId
+    util.notify('new session ' .. res.sessionId)
+  end)
+end
+
+--- Takes the current session back to a turn (reprise.restore); the server's error is shown as is.
+---@param turn integer|nil the turn to go back to; nil asks for it
+function M.restore(turn)
+  if not turn then
+    vim.ui.input({ prompt = 'Restore the session to turn: ' }, function(input)
+      local n = tonumber(input or '')
+      if n then
+        M.restore(n)
+      end
+    end)
+    return
+  end
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, C.restore, { sessionId = session_of(id, st), turn = turn }, function(err, res)
+    if err then
+      return fail('restore', err)
+    end
+    util.notify(string.format('session restored to turn %d', turn))
+    if res and res.sessionId then
+      st.session = res.sessionId
+    end
+  end)
+end
+
+return M

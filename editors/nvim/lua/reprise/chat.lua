@@ -1,0 +1,264 @@
+-- The chat buffer: one per client, markdown, in a split. The answer streams into it; tool calls
+-- show with their status, compactions and stop reasons are marked.
+local config = require('reprise.config')
+local protocol = require('reprise.protocol')
+local util = require('reprise.util')
+
+local M = {}
+
+local ns = vim.api.nvim_create_namespace('reprise_chat')
+local U = protocol.update
+
+-- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
+-- session (the one shown last)}
+local chats = {}
+
+M.status_icon = { in_progress = '⋯', completed = '✓', failed = '✗', refused = '⊘' }
+
+local function valid(chat)
+  return chat and vim.api.nvim_buf_is_valid(chat.buf)
+end
+
+-- Windows showing the buffer that follow its end: all but the current one when the user has
+-- moved the cursor up to read.
+local function followers(buf)
+  local n = vim.api.nvim_buf_line_count(buf)
+  local out = {}
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == buf
+      and (win ~= vim.api.nvim_get_current_win() or vim.api.nvim_win_get_cursor(win)[1] >= n) then
+      table.insert(out, win)
+    end
+  end
+  return out
+end
+
+local function follow(buf, wins)
+  local n = vim.api.nvim_buf_line_count(buf)
+  for _, win in ipairs(wins or followers(buf)) do
+    if vim.api.nvim_win_is_valid(win) then
+      vim.api.nvim_win_set_cursor(win, { n, 0 })
+    end
+  end
+end
+
+local function edit(chat, fn)
+  local wins = followers(chat.buf)
+  vim.bo[chat.buf].modifiable = true
+  fn(chat.buf)
+  vim.bo[chat.buf].modifiable = false
+  follow(chat.buf, wins)
+end
+
+--- Appends whole lines, after a blank line unless the buffer is empty or `tight`.
+local function append(chat, lines, tight)
+  chat.stream = nil
+  edit(chat, function(buf)
+    local n = vim.api.nvim_buf_line_count(buf)
+    local lastline = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+    if n == 1 and lastline == '' then
+      vim.api.nvim_buf_set_lines(buf, 0, 1, false, lines)
+      return
+    end
+    if not tight and lastline ~= '' then
+      lines = vim.list_extend({ '' }, lines)
+    end
+    vim.api.nvim_buf_set_lines(buf, n, n, false, lines)
+  end)
+end
+
+--- Appends a streamed chunk to the end of the buffer; a thought is quoted.
+local function stream(chat, kind, text)
+  if chat.stream ~= kind then
+    append(chat, { kind == 'thought' and '> ' or '' })
+    chat.stream = kind
+  end
+  edit(chat, function(buf)
+    local n = vim.api.nvim_buf_line_count(buf)
+    local lastline = vim.api.nvim_buf_get_lines(buf, n - 1, n, false)[1]
+    local lines = util.lines(lastline .. text)
+    if kind == 'thought' then
+      for i = 2, #lines do
+        lines[i] = '> ' .. lines[i]
+      end
+    end
+    vim.api.nvim_buf_set_lines(buf, n - 1, n, false, lines)
+  end)
+end
+
+--- The chat of a client, created (hidden) if needed.
+---@param id integer client id
+---@param root string|nil workspace root, for the buffer name
+---@return table chat
+function M.get(id, root)
+  local chat = chats[id]
+  if valid(chat) then
+    return chat
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  vim.bo[buf].modifiable = false
+  pcall(vim.api.nvim_buf_set_name, buf, 'reprise://chat/' .. (root or tostring(id)))
+  vim.b[buf].reprise_client = id
+  vim.keymap.set('n', 'q', '<cmd>close<cr>',
+    { buffer = buf, silent = true, nowait = true, desc = 'Close the Reprise chat' })
+  chat = { buf = buf, tools = {} }
+  chats[id] = chat
+  return chat
+end
+
+--- Shows the chat of a client in a split (or focuses it when already visible).
+---@param id integer client id
+---@param root string|nil
+---@return integer win
+function M.open(id, root)
+  local chat = M.get(id, root)
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == chat.buf then
+      return win
+    end
+  end
+  local o = config.options.chat
+  vim.cmd(o.split)
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, chat.buf)
+  if o.width and o.split:find('vsplit') then
+    vim.api.nvim_win_set_width(win, o.width)
+  end
+  vim.wo[win].wrap = true
+  vim.wo[win].linebreak = true
+  vim.wo[win].number = false
+  follow(chat.buf)
+  return win
+end
+
+--- Adds the user's question; a header first when it goes to another session than the last shown.
+---@param id integer client id
+---@param text string
+---@param session string|nil the session asked, when known
+function M.user(id, text, session)
+  local chat = M.get(id)
+  local lines = { '## You', '' }
+  if session and chat.session and session ~= chat.session then
+    lines = { '# Session ' .. session, '', '## You', '' }
+  end
+  chat.session = session or chat.session
+  vim.list_extend(lines, util.lines(text))
+  vim.list_extend(lines, { '', '## Reprise' })
+  append(chat, lines)
+end
+
+--- Adds a remark (errors, command results) as a quoted line.
+---@param id integer client id
+---@param text string
+function M.note(id, text)
+  local lines = {}
+  for _, l in ipairs(util.lines(text)) do
+    table.insert(lines, '> ' .. l)
+  end
+  append(M.get(id), lines)
+end
+
+local function tool_line(u, status)
+  local line = string.format('- %s %s', M.status_icon[status] or status, u.title or u.kind or 'tool')
+  local out = u.rawOutput
+  if out and out.refused then
+    line = line .. ' (refused)'
+  elseif out and out.savedPath and out.savedPath ~= '' then
+    line = line .. ' → ' .. out.savedPath
+  end
+  return line
+end
+
+-- Tool call ids are unique within a session only.
+local function on_tool(chat, session, u)
+  local status = u.status or 'in_progress'
+  if u.rawOutput and u.rawOutput.refused then
+    status = 'refused'
+  end
+  local key = (session or '') .. ' ' .. tostring(u.toolCallId)
+  local mark = u.sessionUpdate == U.tool_call_update and chat.tools[key]
+  if mark then
+    local pos = vim.api.nvim_buf_get_extmark_by_id(chat.buf, ns, mark, {})
+    if pos and pos[1] then
+      edit(chat, function(buf)
+        vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, { tool_line(u, status) })
+      end)
+      return
+    end
+  end
+  append(chat, { tool_line(u, status) }, chat.stream == nil and chat.last_tool)
+  local row = vim.api.nvim_buf_line_count(chat.buf) - 1
+  chat.tools[key] = vim.api.nvim_buf_set_extmark(chat.buf, ns, row, 0, {})
+  chat.last_tool = true
+end
+
+local function on_compaction(chat, c)
+  local what = c.trigger == 'manual' and 'manual' or 'auto'
+  if c.state == 'running' or c.state == 'blocking' then
+    append(chat, { string.format('> ⟳ compacting the context (%s%s)…', what,
+      c.state == 'blocking' and ', the agent waits' or '') })
+  elseif c.state == 'done' and c.checkpoint then
+    local cp = c.checkpoint
+    append(chat, { string.format('> ✂ compacted (%s): checkpoint %d «%s», %s → %s tokens', what, cp.n, cp.title or '',
+      util.kilo(cp.tokensBefore), util.kilo(cp.tokensAfter)) })
+  else
+    append(chat, { string.format('> compaction %s (%s)%s', c.state or '?', what, c.note and (': ' .. c.note) or '') })
+  end
+end
+
+local function on_turn_end(chat, u)
+  local calls = u.turn and u.turn.calls
+  local line = string.format('_%s%s_', u.stopReason or 'ended',
+    calls and string.format(' · %d model calls', calls) or '')
+  local lines = { line }
+  if u.error and u.error ~= '' then
+    table.insert(lines, 1, '> ✗ ' .. u.error)
+  elseif u.stopReason and u.stopReason ~= 'end_turn' then
+    table.insert(lines, 1, '> ⚠ the turn stopped: ' .. u.stopReason)
+  end
+  append(chat, lines)
+end
+
+--- Handles a reprise/sessionUpdate for a client.
+---@param id integer client id
+---@param params table {sessionId, update}
+function M.on_update(id, params)
+  local chat = M.get(id)
+  local u = params.update or {}
+  if params.sessionId and chat.session and chat.session ~= params.sessionId then
+    append(chat, { '# Session ' .. params.sessionId })
+  end
+  chat.session = params.sessionId or chat.session
+  local kind = u.sessionUpdate
+  if kind ~= U.tool_call and kind ~= U.tool_call_update then
+    chat.last_tool = false
+  end
+  if kind == U.message_chunk and u.content then
+    stream(chat, 'text', u.content.text or '')
+  elseif kind == U.thought_chunk and u.content then
+    stream(chat, 'thought', u.content.text or '')
+  elseif kind == U.tool_call or kind == U.tool_call_update then
+    on_tool(chat, params.sessionId, u)
+  elseif kind == U.compaction and u.compaction then
+    on_compaction(chat, u.compaction)
+  elseif kind == U.retry and u.retry then
+    append(chat, { string.format('> ↻ retrying (attempt %s): %s%s', tostring(u.retry.attempt), u.retry.error or '',
+      u.retry.discard and ' — the text above is discarded' or '') })
+  elseif kind == U.turn_end then
+    on_turn_end(chat, u)
+  end
+end
+
+--- The chat buffer of a client, if it exists.
+---@param id integer
+---@return integer|nil bufnr
+function M.buf(id)
+  local chat = chats[id]
+  return valid(chat) and chat.buf or nil
+end
+
+return M

@@ -1,0 +1,92 @@
+-- :Reprise {subcommand} [argument] and its completion.
+local actions = require('reprise.actions')
+local util = require('reprise.util')
+
+local M = {}
+
+local function number_arg(name, rest, fn)
+  local n = tonumber(rest)
+  if not n then
+    return util.notify(name .. ' needs a number', vim.log.levels.ERROR)
+  end
+  fn(n)
+end
+
+-- subcommand = function(rest of the line)
+M.subcommands = {
+  ask = function(rest)
+    actions.ask(rest)
+  end,
+  cancel = actions.cancel,
+  chat = actions.chat,
+  checkpoint = function(rest)
+    if rest == '' then
+      return actions.checkpoints()
+    end
+    number_arg('checkpoint', rest, actions.checkpoint)
+  end,
+  checkpoints = actions.checkpoints,
+  compact = function(rest)
+    actions.compact(rest)
+  end,
+  context = actions.context,
+  new = actions.new,
+  restore = function(rest)
+    if rest == '' then
+      return actions.restore(nil)
+    end
+    number_arg('restore', rest, actions.restore)
+  end,
+  resume = function(rest)
+    actions.resume(rest)
+  end,
+  sessions = actions.sessions,
+}
+
+--- Runs `:Reprise {args}`; no subcommand opens the chat.
+---@param args string
+function M.run(args)
+  local sub, rest = (args or ''):match('^%s*(%S*)%s*(.-)%s*$')
+  if sub == '' then
+    return actions.chat()
+  end
+  local fn = M.subcommands[sub]
+  if not fn then
+    return util.notify('unknown subcommand ' .. sub .. '; try ' .. table.concat(M.names(), ', '), vim.log.levels.ERROR)
+  end
+  fn(rest)
+end
+
+---@return string[] the subcommands, sorted
+function M.names()
+  local out = vim.tbl_keys(M.subcommands)
+  table.sort(out)
+  return out
+end
+
+local function starting(list, lead)
+  return vim.tbl_filter(function(s)
+    return s:sub(1, #lead) == lead
+  end, list)
+end
+
+--- Completion for :Reprise (subcommands, then session ids or checkpoint numbers seen last).
+---@param arglead string
+---@param cmdline string
+---@return string[]
+function M.complete(arglead, cmdline)
+  local words = vim.split(vim.trim(cmdline), '%s+')
+  local n = #words + (cmdline:match('%s$') and 1 or 0)
+  if n <= 2 then
+    return starting(M.names(), arglead)
+  end
+  if n == 3 and words[2] == 'resume' then
+    return starting(actions.known.sessions, arglead)
+  end
+  if n == 3 and words[2] == 'checkpoint' then
+    return starting(actions.known.checkpoints, arglead)
+  end
+  return {}
+end
+
+return M

@@ -1,0 +1,349 @@
+-- End-to-end: the plugin against the real `reprise serve` and cmd/fakegemini (scripted by
+-- fixtures/script.json). The tests run in order and share one session.
+local h = require('harness')
+
+local bin = assert(vim.env.REPRISE_TEST_BIN, 'REPRISE_TEST_BIN is not set (run test/run.sh)')
+local tmp = assert(vim.env.REPRISE_TEST_TMP, 'REPRISE_TEST_TMP is not set (run test/run.sh)')
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:sub(2), ':p:h')
+
+local T = 15000 -- ms, the longest any condition may take
+local ws = tmp .. '/ws'
+local url
+local reprise = require('reprise')
+local client = require('reprise.client')
+local chat = require('reprise.chat')
+
+-- Stubs: the answer each vim.ui.select / vim.ui.input call gets, by kind; calls are recorded.
+local asked = {}
+local answers = {}
+vim.ui.select = function(items, opts, on_choice)
+  table.insert(asked, { items = items, opts = opts })
+  local pick = answers[opts.kind or '']
+  on_choice(type(pick) == 'function' and pick(items) or pick)
+end
+vim.ui.input = function(opts, on_confirm)
+  table.insert(asked, { input = true, opts = opts })
+  on_confirm(answers.input)
+end
+
+-- Notifications are recorded, not echoed into the test output.
+local notes = {}
+vim.notify = function(msg, level)
+  table.insert(notes, { msg = msg, level = level })
+end
+
+local function last_note()
+  return notes[#notes] and notes[#notes].msg or ''
+end
+
+local usage_events = 0
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'RepriseContextUsage',
+  callback = function()
+    usage_events = usage_events + 1
+  end,
+})
+
+local function write(path, text)
+  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
+  local f = assert(io.open(path, 'w'))
+  f:write(text)
+  f:close()
+end
+
+local function id()
+  return client.ids()[1]
+end
+
+local function chat_text()
+  local buf = id() and chat.buf(id())
+  return buf and h.text(buf) or ''
+end
+
+local function turn_ends()
+  local n = 0
+  for _ in chat_text():gmatch('\n_[%w_]+ · %d+ model calls_') do
+    n = n + 1
+  end
+  return n
+end
+
+local function float_wins()
+  return vim.tbl_filter(function(w)
+    return vim.api.nvim_win_get_config(w).relative ~= ''
+  end, vim.api.nvim_list_wins())
+end
+
+h.test('fakegemini starts', function()
+  local job = vim.fn.jobstart({ bin .. '/fakegemini', '--script', here .. '/fixtures/script.json' }, {
+    on_stdout = function(_, data)
+      if not url and data[1] and data[1]:match('^http') then
+        url = data[1]
+      end
+    end,
+  })
+  h.truthy(job > 0, 'jobstart fakegemini')
+  write(tmp .. '/fakegemini.pid', tostring(vim.fn.jobpid(job)))
+  h.wait(T, function()
+    return url ~= nil
+  end, 'the URL of fakegemini')
+end)
+
+h.test('setup, and one client per workspace root', function()
+  for i = 0, 4 do
+    write(string.format('%s/notes/f%d.txt', ws, i), string.rep(string.format('note %d: some text to read.\n', i), 12))
+  end
+  vim.fn.mkdir(ws .. '/.git', 'p')
+  vim.cmd('cd ' .. vim.fn.fnameescape(ws))
+  vim.cmd('edit notes/f0.txt')
+  reprise.setup({
+    cmd = { bin .. '/reprise', 'serve', '--stdio' },
+    cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
+    settings = { contextBudget = 4000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' } },
+  })
+  local a = client.ensure(0)
+  vim.cmd('split notes/f1.txt')
+  h.eq(client.ensure(0), a, 'second buffer of the same root')
+  h.eq(#client.ids(), 1, 'clients')
+  h.eq(client.state(a).root, ws, 'root')
+  h.wait(T, function()
+    return client.state(a).ready
+  end, 'initialize')
+  h.truthy(vim.lsp.buf_is_attached(vim.api.nvim_get_current_buf(), a), 'file buffer attached')
+  vim.cmd('edit notes/f3.txt')
+  h.truthy(vim.lsp.buf_is_attached(vim.api.nvim_get_current_buf(), a), 'a file opened later is attached')
+  -- Another root gets its own client.
+  write(tmp .. '/other/.git/HEAD', '')
+  write(tmp .. '/other/x.txt', 'x\n')
+  vim.cmd('edit ' .. vim.fn.fnameescape(tmp .. '/other/x.txt'))
+  local b = client.ensure(0)
+  h.truthy(b and b ~= a, 'a second client for the second root')
+  h.eq(client.state(b).root, tmp .. '/other', 'second root')
+  -- A command sent before initialize has been answered waits for it.
+  local answered
+  client.execute(b, 'reprise.sessions', nil, function(err, res)
+    answered = { err = err, res = res }
+  end)
+  h.wait(T, function()
+    return answered ~= nil
+  end, 'the answer to a command sent at start-up')
+  h.eq(answered.err, nil, 'error')
+  h.eq(answered.res, {}, 'sessions of the second root')
+  client.stop(b)
+  h.wait(T, function()
+    return #client.ids() == 1
+  end, 'the second client to stop')
+  vim.cmd('bwipeout')
+  vim.cmd('silent only')
+end)
+
+h.test('ask streams the answer and tool calls into the chat buffer', function()
+  -- Count the chunks of the answer as they reach the chat.
+  local on_update, chunks = chat.on_update, 0
+  chat.on_update = function(cid, params)
+    if params.update and params.update.sessionUpdate == 'agent_message_chunk' then
+      chunks = chunks + 1
+    end
+    return on_update(cid, params)
+  end
+  vim.cmd('Reprise ask read the files')
+  local buf = h.truthy(chat.buf(id()), 'chat buffer')
+  h.eq(vim.bo[buf].filetype, 'markdown', 'filetype')
+  h.truthy(vim.fn.bufwinid(buf) ~= -1, 'chat shown in a window')
+  h.wait(T, function()
+    return turn_ends() == 1
+  end, 'the first turn to end')
+  local text = chat_text()
+  h.contains(text, '## You\n\nread the files', 'question')
+  h.contains(text, 'I read five files.\nThey hold notes.', 'streamed answer')
+  local done = 0
+  for _ in text:gmatch('\n%- ✓ [^\n]*f%d%.txt') do
+    done = done + 1
+  end
+  h.eq(done, 5, 'completed read_file lines')
+  h.truthy(not text:find('⋯', 1, true), 'no tool call left in progress')
+  h.contains(text, '_end_turn · 6 model calls_', 'turn end')
+  chat.on_update = on_update
+  h.truthy(chunks > 1, 'the answer came in ' .. chunks .. ' chunk(s)')
+end)
+
+h.test('statusline shows the percentage; RepriseContextUsage fires', function()
+  local s = reprise.statusline()
+  local pct = tonumber(s:match('^[^ ]+ (%d+)%% [%d.]+k?/4k$'))
+  h.truthy(pct and pct > 0 and pct < 90, 'statusline ' .. vim.inspect(s))
+  h.truthy(usage_events > 0, 'User RepriseContextUsage fired')
+  h.eq(reprise.statusline({ escape = true }), (s:gsub('%%', '%%%%')), 'escaped')
+end)
+
+h.test('approval answered through vim.ui.select', function()
+  answers['reprise.approval'] = 'Allow once'
+  local before = #asked
+  vim.cmd('Reprise ask run echo hi')
+  h.wait(T, function()
+    return turn_ends() == 2
+  end, 'the second turn to end')
+  h.eq(#asked, before + 1, 'vim.ui.select calls')
+  local q = asked[#asked]
+  h.eq(q.items, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
+  h.contains(q.opts.prompt, 'echo hi', 'prompt')
+  local text = chat_text()
+  h.truthy(text:find('\n%- ✓ [^\n]*echo hi'), 'run_command completed:\n' .. text)
+  h.truthy(not text:find('(refused)', 1, true), 'not refused')
+  h.contains(text, 'echo printed hi.', 'answer after the command')
+end)
+
+h.test('compact lowers the percentage', function()
+  local before = reprise.usage()
+  h.truthy(before and before.percent > 0, 'usage before')
+  vim.cmd('Reprise compact')
+  h.truthy(reprise.statusline():find('⟳', 1, true), 'compaction mark while it runs: ' .. reprise.statusline())
+  h.wait(T, function()
+    local u = reprise.usage()
+    return u.compaction.count == 1 and u.percent < before.percent and not reprise.statusline():find('⟳', 1, true)
+  end, 'a lower percentage after compaction')
+  h.wait(T, function()
+    return last_note():find('checkpoint 1', 1, true) ~= nil
+  end, 'the compaction result')
+  h.contains(last_note(), 'Reprise: checkpoint 1 «Read the notes»', 'notification')
+  h.wait(T, function()
+    return chat_text():find('✂ compacted (manual): checkpoint 1 «Read the notes»', 1, true) ~= nil
+  end, 'the compaction mark in the chat')
+end)
+
+h.test('checkpoints listed; the summary opens in a scratch buffer', function()
+  answers['reprise.checkpoint'] = function(items)
+    return items[1]
+  end
+  local before = #asked
+  vim.cmd('Reprise checkpoints')
+  h.wait(T, function()
+    return #asked > before
+  end, 'the checkpoint picker')
+  local q = asked[#asked]
+  h.eq(#q.items, 1, 'checkpoints')
+  h.contains(q.opts.format_item(q.items[1]), '1. Read the notes (manual', 'picker entry')
+  local buf
+  h.wait(T, function()
+    buf = vim.fn.bufnr('reprise://checkpoint/1/')
+    return buf > 0
+  end, 'the checkpoint buffer')
+  h.contains(h.text(buf), '# Checkpoint 1: Read the notes', 'markdown')
+  h.eq(vim.bo[buf].filetype, 'markdown', 'filetype')
+  h.eq(vim.bo[buf].buftype, 'nofile', 'scratch')
+  vim.cmd('silent only')
+  -- The server's own message for a bad argument.
+  vim.cmd('Reprise checkpoint 7')
+  h.wait(T, function()
+    return last_note():find('no checkpoint 7', 1, true) ~= nil
+  end, 'the error for checkpoint 7')
+  h.eq(notes[#notes].level, vim.log.levels.ERROR, 'level')
+end)
+
+h.test('context in a floating window', function()
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the floating window')
+  local win = float_wins()[1]
+  local text = h.text(vim.api.nvim_win_get_buf(win))
+  h.contains(text, 'Breakdown', 'breakdown')
+  h.contains(text, 'System tools', 'category')
+  h.contains(text, 'Largest items', 'largest')
+  h.truthy(text:match('Context %d+%% · [%d.]+k?/4k'), 'header:\n' .. text)
+  vim.cmd('normal q')
+  h.eq(#float_wins(), 0, 'closed by q')
+end)
+
+h.test('ask without text prompts with vim.ui.input', function()
+  answers.input = 'a prompted question'
+  vim.cmd('Reprise ask')
+  h.eq(asked[#asked].input, true, 'vim.ui.input called')
+  h.wait(T, function()
+    return turn_ends() == 3
+  end, 'the third turn to end')
+  h.contains(chat_text(), '## You\n\na prompted question', 'question')
+  h.contains(chat_text(), 'A prompted answer.', 'answer')
+end)
+
+h.test('new session, sessions listed', function()
+  local first = client.state(id()).session
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    local s = client.state(id()).session
+    return s ~= nil and s ~= first
+  end, 'the new session')
+  answers['reprise.session'] = nil
+  local before = #asked
+  vim.cmd('Reprise sessions')
+  h.wait(T, function()
+    return #asked > before
+  end, 'the session picker')
+  h.eq(#asked[#asked].items, 2, 'sessions')
+  local current = vim.tbl_filter(function(s)
+    return s.current
+  end, asked[#asked].items)
+  h.eq(#current, 1, 'current sessions')
+  h.eq(current[1].sessionId, client.state(id()).session, 'the current session is the new one')
+  h.contains(asked[#asked].opts.format_item(current[1]), '* ', 'the current session marked')
+end)
+
+h.test('cancel ends a running turn', function()
+  vim.cmd('Reprise ask a slow task')
+  h.wait(T, function()
+    return chat_text():find('- ⋯ Run sleep 30', 1, true) ~= nil
+  end, 'the running command')
+  vim.cmd('Reprise cancel')
+  h.wait(T, function()
+    return last_note() == 'Reprise: turn cancelled'
+  end, 'the cancellation')
+  h.wait(T, function()
+    return chat_text():find('_cancelled · ', 1, true) ~= nil
+  end, 'turn_end cancelled in the chat')
+  local text = chat_text()
+  h.truthy(text:find('# Session [^\n]+\n\n## You\n\na slow task\n\n## Reprise\n\n%- ✗ Run sleep 30\n'),
+    'the new session marked before the question, the command updated in place:\n' .. text)
+  h.truthy(not text:find('⋯', 1, true), 'no tool call left in progress')
+end)
+
+h.test('q closes the chat', function()
+  local buf = chat.buf(id())
+  if vim.env.REPRISE_TEST_VERBOSE then
+    io.stdout:write(h.text(buf) .. '\n')
+  end
+  vim.cmd('Reprise')
+  local win = vim.fn.bufwinid(buf)
+  h.truthy(win ~= -1, 'chat shown by :Reprise')
+  vim.api.nvim_set_current_win(win)
+  vim.cmd('normal q')
+  h.eq(vim.fn.bufwinid(buf), -1, 'chat window closed')
+end)
+
+h.test(':checkhealth reprise', function()
+  vim.cmd('silent checkhealth reprise')
+  local text = h.text(vim.api.nvim_get_current_buf())
+  h.contains(text, 'binary: ' .. bin .. '/reprise', 'binary')
+  h.truthy(text:find('version: '), 'version:\n' .. text)
+  h.contains(text, 'GEMINI_API_KEY is set', 'key')
+  h.contains(text, 'server starts: reprise', 'server starts')
+  h.truthy(not text:find('ERROR'), 'no error:\n' .. text)
+  vim.cmd('tabclose')
+end)
+
+h.test('setup() again pushes the settings', function()
+  reprise.setup({
+    cmd = { bin .. '/reprise', 'serve', '--stdio' },
+    cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
+    settings = { contextBudget = 8000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' } },
+  })
+  h.wait(T, function()
+    return reprise.statusline():find('/8k$') ~= nil
+  end, 'the new budget in the statusline')
+end)
+
+h.test('the client stops', function()
+  local a = id()
+  client.stop_all()
+  h.wait(T, function()
+    return vim.lsp.get_client_by_id(a) == nil
+  end, 'the client to exit')
+end)

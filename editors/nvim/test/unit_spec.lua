@@ -1,0 +1,140 @@
+-- Tests that need no server: protocol names, statusline rendering, completion, the context view.
+local h = require('harness')
+
+local repo = assert(vim.env.REPRISE_REPO, 'REPRISE_REPO is not set (run test/run.sh)')
+local plugin = assert(vim.env.REPRISE_PLUGIN, 'REPRISE_PLUGIN is not set (run test/run.sh)')
+
+h.test('protocol names match lsp/protocol.go', function()
+  local go = {}
+  for line in io.lines(repo .. '/lsp/protocol.go') do
+    local name, value = line:match('^%s*(%u%w+)%s*=%s*"([^"]*)"')
+    if name then
+      go[name] = value
+    end
+    name, value = line:match('^%s*(Code%w+)%s*=%s*(%-%d+)')
+    if name then
+      go[name] = tonumber(value)
+    end
+  end
+  local seen, n = {}, 0
+  for line in io.lines(plugin .. '/lua/reprise/protocol.lua') do
+    local value, name = line:match("= '([^']*)', %-%- (%u%w+)")
+    if not value then
+      value, name = line:match('= (%-%d+), %-%- (%u%w+)')
+      value = tonumber(value)
+    end
+    if name then
+      h.eq(value, go[name], 'protocol.lua ' .. name)
+      seen[name] = true
+      n = n + 1
+    end
+  end
+  h.truthy(n > 20, 'protocol.lua names found: ' .. n)
+  for name in pairs(go) do
+    if name:match('^Command') or name:match('^Method') or name:match('^Action') or name:match('^Update') then
+      if name ~= 'CommandShowContext' then -- for plain clients only
+        h.truthy(seen[name], name .. ' from protocol.go is missing in protocol.lua')
+      end
+    end
+  end
+end)
+
+h.test('statusline rendering', function()
+  local status = require('reprise.status')
+  h.eq(status.render({ percent = 42.1, used = 10100, size = 24000, compaction = { state = 'idle' } }),
+    '◔ 42% 10.1k/24k', 'idle')
+  h.eq(status.render({ percent = 80, used = 3200, size = 4000, compaction = { state = 'running' } }), '◕ 80% 3.2k/4k ⟳',
+    'running')
+  h.eq(status.render({ percent = 5, used = 950, size = 24000 }, true), '○ 5% 950/24k ⟳', 'manual compaction')
+  h.eq(status.render(nil), '', 'no usage')
+end)
+
+h.test(':Reprise completion', function()
+  h.eq(vim.fn.exists(':Reprise'), 2, ':Reprise defined by plugin/reprise.lua')
+  h.eq(vim.fn.getcompletion('Reprise ch', 'cmdline'), { 'chat', 'checkpoint', 'checkpoints' }, 'completion')
+  local all = vim.fn.getcompletion('Reprise ', 'cmdline')
+  local wanted = { 'ask', 'compact', 'context', 'checkpoints', 'checkpoint', 'sessions', 'resume', 'new', 'cancel',
+    'restore' }
+  for _, want in ipairs(wanted) do
+    h.truthy(vim.tbl_contains(all, want), want .. ' not completed: ' .. vim.inspect(all))
+  end
+end)
+
+h.test('context view rendering', function()
+  local lines = require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, source = 'usage', model = 'm', compactAt = 0.7, blockAt = 0.95,
+    breakdown = { systemPrompt = 269, tools = 561, messages = 9230, free = 12700, buffer = 1200 },
+    largest = { { kind = 'file', label = 'read_file a.go', path = 'a.go', tokens = 1200, stale = true } },
+  })
+  local text = table.concat(lines, '\n')
+  h.contains(text, 'Context 42% · 10.1k/24k', 'header')
+  h.contains(text, 'Messages', 'breakdown')
+  h.contains(text, 'a.go (stale)', 'largest')
+end)
+
+h.test('chat rendering of every update kind', function()
+  local chat = require('reprise.chat')
+  local id = 9999 -- no client needed: the chat only renders
+  local function up(u)
+    chat.on_update(id, { sessionId = 's1', update = u })
+  end
+  chat.user(id, 'why?')
+  up({ sessionUpdate = 'agent_thought_chunk', content = { type = 'text', text = 'thinking\nmore' } })
+  up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'Be' } })
+  up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'cause.' } })
+  up({ sessionUpdate = 'tool_call', toolCallId = 't1', title = 'Run make', kind = 'execute', status = 'in_progress' })
+  up({ sessionUpdate = 'tool_call', toolCallId = 't2', title = 'Run rm -rf', kind = 'execute', status = 'in_progress' })
+  local text = h.text(chat.buf(id))
+  h.contains(text, '- ⋯ Run make\n- ⋯ Run rm -rf', 'running tool calls, grouped')
+  up({ sessionUpdate = 'tool_call_update', toolCallId = 't1', title = 'Run make', status = 'failed',
+    rawOutput = { output = 'x' } })
+  up({ sessionUpdate = 'tool_call_update', toolCallId = 't2', title = 'Run rm -rf', status = 'completed',
+    rawOutput = { output = 'refused by policy: rm -rf', refused = true } })
+  up({ sessionUpdate = 'compaction', compaction = { state = 'running', trigger = 'auto' } })
+  up({ sessionUpdate = 'compaction', compaction = { state = 'done', trigger = 'auto',
+    checkpoint = { n = 2, title = 'Fix', tokensBefore = 3000, tokensAfter = 900 } } })
+  up({ sessionUpdate = 'retry', retry = { attempt = 1, delay = 1, error = '503', discard = true } })
+  up({ sessionUpdate = 'turn_end', stopReason = 'error', error = 'boom', turn = { calls = 4 } })
+  text = h.text(chat.buf(id))
+  h.contains(text, '## You\n\nwhy?\n\n## Reprise\n\n> thinking\n> more\n\nBecause.\n\n', 'thought, then the answer')
+  h.contains(text, '- ✗ Run make\n- ⊘ Run rm -rf (refused)\n', 'tool statuses updated in place')
+  h.contains(text, '> ⟳ compacting the context (auto)…', 'compaction running')
+  h.contains(text, '> ✂ compacted (auto): checkpoint 2 «Fix», 3k → 900 tokens', 'compaction done')
+  h.contains(text, '> ↻ retrying (attempt 1): 503 — the text above is discarded', 'retry')
+  h.contains(text, '> ✗ boom\n_error · 4 model calls_', 'turn end with an error')
+  up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'other' } })
+  chat.on_update(id, { sessionId = 's2', update = { sessionUpdate = 'agent_message_chunk',
+    content = { type = 'text', text = 'x' } } })
+  h.contains(h.text(chat.buf(id)), '# Session s2', 'a new session is marked')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
+h.test('approval handler answers', function()
+  local approvals = require('reprise.approvals')
+  local params = { type = 2, message = 'run?\necho hi',
+    actions = { { title = 'Allow once' }, { title = 'Always allow' }, { title = 'Reject' } } }
+  local select, confirm = vim.ui.select, vim.fn.confirm
+  local ok, err = pcall(function()
+    vim.ui.select = function(items, _, cb)
+      cb(items[2])
+    end
+    h.eq(approvals.handler(nil, params), { title = 'Always allow' }, 'synchronous select')
+    vim.ui.select = function(_, _, cb)
+      cb(nil)
+    end
+    h.eq(approvals.handler(nil, params), vim.NIL, 'dismissed')
+    -- A picker that answers later: confirm() asks instead, its late answer is ignored.
+    local late
+    vim.ui.select = function(_, _, cb)
+      late = cb
+    end
+    vim.fn.confirm = function(_, buttons)
+      h.eq(buttons, '&Allow once\nA&lways allow\n&Reject', 'buttons')
+      return 1
+    end
+    h.eq(approvals.handler(nil, params), { title = 'Allow once' }, 'confirm fallback')
+    late('Reject')
+  end)
+  vim.ui.select, vim.fn.confirm = select, confirm
+  assert(ok, err)
+end)
