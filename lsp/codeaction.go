@@ -78,6 +78,9 @@ func (s *Server) codeActions(ctx context.Context, params json.RawMessage) (any, 
 			actions = append(actions, a)
 		}
 	}
+	// sessionId "" is the current session when the user picks the action. The argument is not
+	// {}: Emacs reads an empty object as nil and sends it back as null, which reprise.compact
+	// refuses.
 	actions = append(actions,
 		commandAction(compactTitle, CommandCompact, CompactArgs{}),
 		commandAction(showContextTitle, CommandShowContext, SessionArgs{}),
@@ -140,11 +143,16 @@ func commentActions(name, text string, r lspRange) []protocol.CodeAction {
 		last--
 	}
 	last = min(last, r.Start.Line+maxScannedLines-1)
-	for n, line := range lines(text) {
-		if n < r.Start.Line || n > last || len(out) == maxCommentActions {
+	n := -1
+	for line := range strings.Lines(text) {
+		n++
+		if n > last || len(out) == maxCommentActions {
+			break
+		}
+		if n < r.Start.Line {
 			continue
 		}
-		prompt, ok := commentPrompt(line)
+		prompt, ok := commentPrompt(strings.TrimRight(line, "\r\n"))
 		if !ok {
 			continue
 		}
@@ -152,15 +160,6 @@ func commentActions(name, text string, r lspRange) []protocol.CodeAction {
 		out = append(out, commandAction(title, CommandAsk, AskArgs{Text: fmt.Sprintf("%s (from %s:%d)", prompt, name, n+1)}))
 	}
 	return out
-}
-
-// lines splits text into lines without their line ends (\n, \r\n).
-func lines(text string) []string {
-	ls := strings.Split(text, "\n")
-	for i, l := range ls {
-		ls[i] = strings.TrimSuffix(l, "\r")
-	}
-	return ls
 }
 
 // commentLeaders start a comment in the languages people write. Quotes (Vim's ", Basic's ')

@@ -210,6 +210,13 @@ func TestCodeActionsOnly(t *testing.T) {
 			t.Errorf("only %q: %d actions %v, want %d", tt.only, len(got), summary(got), tt.want)
 		}
 	}
+	// Compact and show context name the current session, with an object that is not empty
+	// (Emacs would send {} back as null).
+	for _, a := range e.codeActions("a.go", at(0, 0), nil)[1:] {
+		if diff := cmp.Diff(a.Command.Arguments, []map[string]any{{"sessionId": ""}}); diff != "" {
+			t.Errorf("%s arguments (-got +want):\n%s", a.Title, diff)
+		}
+	}
 }
 
 func TestOffsetOf(t *testing.T) {

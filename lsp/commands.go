@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -41,8 +42,8 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
 	case CommandCompact:
-		var a CompactArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+		var a CompactArgs // every field optional: some clients send {} back as null
+		if err := decodeArg(p.Command, arg, &a, false); err != nil {
 			return nil, err
 		}
 		return s.compact(ctx, a)
@@ -223,6 +224,9 @@ func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
 	s.emitUsage(l.s.ID(), after)
 	if s.client.reprise {
 		s.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: l.s.ID(), Update: Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: "manual", Checkpoint: &cp})}})
+	} else {
+		// Plain clients drop a code action's command result: say it.
+		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, kilo(before), kilo(after.Used)))
 	}
 	return CompactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
 }

@@ -20,6 +20,7 @@ type turnOutput struct {
 	token     *progressToken // plain clients: the turn's progress meter
 	text      strings.Builder
 	answer    string
+	usage     agent.Usage // the latest
 }
 
 func (s *Server) newTurnOutput(sessionID string) *turnOutput {
@@ -28,6 +29,7 @@ func (s *Server) newTurnOutput(sessionID string) *turnOutput {
 
 // begin opens the plain client's progress meter with the current usage.
 func (o *turnOutput) begin(u agent.Usage) {
+	o.usage = u
 	if o.rich {
 		o.srv.emitUsage(o.sessionID, u)
 		return
@@ -102,6 +104,7 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 			srv.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s» (%d → %d tokens)", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter))
 		}
 	case agent.EventUsage:
+		o.usage = *ev.Usage
 		if o.token != nil {
 			o.token.report(meterText(*ev.Usage), percentOf(*ev.Usage))
 		}
@@ -113,8 +116,12 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		}
 		switch e.StopReason {
 		case agent.StopEndTurn:
-			if o.answer != "" {
-				srv.showMessage(protocol.MessageTypeInfo, o.answer)
+			answer := o.answer
+			if o.token == nil { // no progress meter in this client: the figures go with the answer
+				answer = strings.TrimSpace(answer + "\n\n" + meterText(o.usage) + " · " + msg)
+			}
+			if answer != "" {
+				srv.showMessage(protocol.MessageTypeInfo, answer)
 			}
 		case agent.StopError:
 			srv.showMessage(protocol.MessageTypeError, "Reprise: "+e.Err)

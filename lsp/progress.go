@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Work-done progress the server starts (window/workDoneProgress/create, then $/progress). The
@@ -71,7 +72,10 @@ func (s *Server) createProgress(title, message string, percent uint32, cancellab
 		return nil
 	}
 	token := fmt.Sprintf("reprise-%d", s.progress.seq.Add(1))
-	if _, err := s.conn.Call(s.ctx, "window/workDoneProgress/create", map[string]string{"token": token}, nil); err != nil {
+	// A client that never answers must not hold up the work: the meter is optional.
+	ctx, cancelCreate := context.WithTimeout(s.ctx, 5*time.Second)
+	defer cancelCreate()
+	if _, err := s.conn.Call(ctx, "window/workDoneProgress/create", map[string]string{"token": token}, nil); err != nil {
 		s.opts.Logger.Debug("progress refused", "error", err)
 		return nil
 	}

@@ -201,11 +201,13 @@ func (ss *sessionSet) startTurn(l *live, text string) error {
 	done := make(chan struct{})
 	l.cancel, l.done = cancel, done
 	ss.mu.Unlock()
+	// The plain client's progress meter is created before reprise.ask is answered: some clients
+	// (Emacs 28's jsonrpc) stop reading right after a reply and would hold the create request.
+	out := srv.newTurnOutput(l.s.ID())
+	out.begin(l.s.Usage())
 	srv.spawn(func() { // ends when the turn ends: on its own, by reprise.cancel, or at shutdown
 		defer close(done)
 		defer cancel()
-		out := srv.newTurnOutput(l.s.ID())
-		out.begin(l.s.Usage())
 		for ev, err := range l.s.Run(ctx, text) {
 			if err != nil { // a model error also ends the turn with turn_end, which says it
 				continue
