@@ -1,0 +1,104 @@
+// The chat view: a webview view in Reprise's activity-bar container. The host keeps the state
+// (store.ts) and posts it whole on every change; the webview renders it and sends back requests.
+import * as vscode from 'vscode';
+import type { Store } from '../store';
+import type { FromWebview, ToWebview } from './messages';
+
+export interface ChatActions {
+  ask(text: string): Promise<void>;
+  cancel(): Promise<void>;
+  openCheckpoint(n: number): Promise<void>;
+  showContext(): Promise<void>;
+}
+
+export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
+  static readonly id = 'reprise.chat';
+  private view?: vscode.WebviewView;
+  private readonly sub: { dispose(): void };
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly store: Store,
+    private readonly actions: ChatActions,
+  ) {
+    this.sub = store.onChange(() => this.post());
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = html(view.webview, dist, media);
+    view.webview.onDidReceiveMessage((m: FromWebview) => this.receive(m));
+    view.onDidDispose(() => (this.view = undefined));
+  }
+
+  /** reveal shows the chat view, focused on its input. */
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+  }
+
+  private receive(m: FromWebview): void {
+    switch (m.type) {
+      case 'ready':
+        this.post();
+        break;
+      case 'ask':
+        void this.actions.ask(m.text);
+        break;
+      case 'cancel':
+        void this.actions.cancel();
+        break;
+      case 'checkpoint':
+        void this.actions.openCheckpoint(m.n);
+        break;
+      case 'context':
+        void this.actions.showContext();
+        break;
+    }
+  }
+
+  private post(): void {
+    if (!this.view) return;
+    const msg: ToWebview = {
+      type: 'state',
+      chat: this.store.chat(),
+      usage: this.store.usage(),
+      compacting: this.store.compacting,
+    };
+    void this.view.webview.postMessage(msg);
+  }
+
+  dispose(): void {
+    this.sub.dispose();
+  }
+}
+
+function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): string {
+  const nonce = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>Reprise</title>
+</head>
+<body>
+<main id="log" aria-live="polite"></main>
+<footer>
+  <div id="meter" class="meter" title="Context window"></div>
+  <textarea id="input" rows="3" placeholder="Ask Reprise… (Enter to send, Shift+Enter for a new line)" aria-label="Ask Reprise"></textarea>
+  <div class="buttons">
+    <button id="stop" class="secondary" title="Stop the running turn" hidden>Stop</button>
+    <button id="send" title="Send">Send</button>
+  </div>
+</footer>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+}

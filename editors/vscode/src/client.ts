@@ -1,0 +1,129 @@
+// The connection to `reprise serve --stdio`: finding the binary, starting it with the experimental
+// capability and the settings, and the one way to call the server's commands.
+import * as vscode from 'vscode';
+import {
+  ClientCapabilities,
+  ExecuteCommandRequest,
+  FeatureState,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+  TransportKind,
+} from 'vscode-languageclient/node';
+import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
+import { findBinary, hasKey, installHint, keyHint, serverSettings } from './settings';
+
+/** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
+class ExperimentalFeature implements StaticFeature {
+  fillClientCapabilities(caps: ClientCapabilities): void {
+    caps.experimental = { ...((caps.experimental as object | undefined) ?? {}), [ExperimentalCapability]: true };
+  }
+  initialize(): void {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+export interface Handlers {
+  usage(u: ContextUsage): void;
+  update(p: SessionUpdate): void;
+}
+
+/** Server owns the language client; it is restarted when reprise.path or reprise.env change. */
+export class Server implements vscode.Disposable {
+  private client?: LanguageClient;
+
+  constructor(
+    private readonly output: vscode.OutputChannel,
+    private readonly handlers: Handlers,
+  ) {}
+
+  get running(): boolean {
+    return this.client?.isRunning() ?? false;
+  }
+
+  /** start launches the server; a missing binary is reported with its fix and start returns false. */
+  async start(): Promise<boolean> {
+    const cfg = vscode.workspace.getConfiguration(ConfigSection);
+    const extraEnv = cfg.get<Record<string, string>>('env') ?? {};
+    const env = { ...process.env, ...extraEnv };
+    const found = findBinary(cfg.get<string>('path'), env.PATH);
+    if (!found.path) {
+      this.output.appendLine(`${found.problem} ${installHint}`);
+      void vscode.window
+        .showErrorMessage(`Reprise: ${found.problem} ${installHint}`, 'Open Settings')
+        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.path'));
+      return false;
+    }
+    if (!hasKey(env)) {
+      this.output.appendLine(`No API key in the environment. ${keyHint}`);
+      void vscode.window
+        .showWarningMessage(`Reprise: no Gemini API key for the server. ${keyHint}`, 'Open Settings')
+        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.env'));
+    }
+    const serverOptions: ServerOptions = {
+      command: found.path,
+      args: ['serve', '--stdio'],
+      transport: TransportKind.stdio,
+      options: { env },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file' }],
+      outputChannel: this.output,
+      initializationOptions: serverSettings(cfg),
+      synchronize: { configurationSection: ConfigSection },
+    };
+    const client = new LanguageClient('reprise', 'Reprise', serverOptions, clientOptions);
+    client.registerFeature(new ExperimentalFeature());
+    client.onNotification(MethodContextUsage, (u: ContextUsage) => this.handlers.usage(u));
+    client.onNotification(MethodSessionUpdate, (p: SessionUpdate) => this.handlers.update(p));
+    this.client = client;
+    try {
+      await client.start();
+      this.output.appendLine(`Reprise server started: ${found.path}`);
+      return true;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Reprise: the server did not start: ${message(err)}. See the Reprise output.`);
+      return false;
+    }
+  }
+
+  async stop(): Promise<void> {
+    const c = this.client;
+    this.client = undefined;
+    if (c) await c.stop().catch(() => undefined);
+  }
+
+  async restart(): Promise<boolean> {
+    await this.stop();
+    return this.start();
+  }
+
+  /** execute runs one of the server's commands with a single argument object (or none). */
+  async execute<T>(command: string, args?: object): Promise<T> {
+    if (!this.client || !this.client.isRunning()) throw new Error('the Reprise server is not running');
+    return (await this.client.sendRequest(ExecuteCommandRequest.type, {
+      command,
+      arguments: args === undefined ? [] : [args],
+    })) as T;
+  }
+
+  dispose(): void {
+    void this.stop();
+  }
+}
+
+export function message(err: unknown): string {
+  if (err && typeof err === 'object' && 'message' in err) return String((err as { message: unknown }).message);
+  return String(err);
+}
+
+export function code(err: unknown): number | undefined {
+  if (err && typeof err === 'object' && 'code' in err) {
+    const c = (err as { code: unknown }).code;
+    return typeof c === 'number' ? c : undefined;
+  }
+  return undefined;
+}

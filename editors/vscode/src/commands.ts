@@ -1,0 +1,234 @@
+// The extension's own commands. Their ids (reprise.chat.*, reprise.ui.*) differ from the server's
+// (reprise.ask, …), which vscode-languageclient registers from executeCommandProvider.
+import * as vscode from 'vscode';
+import { code, message, Server } from './client';
+import { userTurns } from './chat/state';
+import type { ChatView } from './chat/view';
+import type { ContextView } from './contextView';
+import {
+  CheckpointInfo,
+  CheckpointResult,
+  CodeModelUnavailable,
+  CodeRequestCancelled,
+  CommandAsk,
+  CommandCancel,
+  CommandCheckpoint,
+  CommandCheckpoints,
+  CommandCompact,
+  CommandNewSession,
+  CommandRestore,
+  CommandResume,
+  CommandSessions,
+  CompactResult,
+  SessionInfo,
+} from './protocol';
+import { keyHint } from './settings';
+import { tokens } from './meter';
+import type { Store } from './store';
+
+export const ids = {
+  ask: 'reprise.chat.ask',
+  compact: 'reprise.ui.compact',
+  showContext: 'reprise.ui.showContext',
+  checkpoints: 'reprise.ui.checkpoints',
+  newSession: 'reprise.ui.newSession',
+  resume: 'reprise.ui.resume',
+  cancel: 'reprise.ui.cancel',
+  restore: 'reprise.ui.restore',
+  restart: 'reprise.ui.restart',
+} as const;
+
+/** checkpointScheme names the read-only documents that hold a checkpoint's Markdown. */
+export const checkpointScheme = 'reprise-checkpoint';
+
+export class Commands {
+  constructor(
+    private readonly server: Server,
+    private readonly store: Store,
+    private readonly chat: () => ChatView,
+    private readonly context: () => ContextView,
+  ) {}
+
+  register(): vscode.Disposable {
+    const reg = (id: string, f: (...a: unknown[]) => unknown) => vscode.commands.registerCommand(id, f);
+    return vscode.Disposable.from(
+      reg(ids.ask, (text?: unknown) => this.askCommand(typeof text === 'string' ? text : undefined)),
+      reg(ids.compact, (focus?: unknown) => this.compact(typeof focus === 'string' ? focus : undefined)),
+      reg(ids.showContext, () => this.context().show()),
+      reg(ids.checkpoints, () => this.checkpoints()),
+      reg(ids.newSession, () => this.newSession()),
+      reg(ids.resume, () => this.resume()),
+      reg(ids.cancel, () => this.cancel()),
+      reg(ids.restore, () => this.restore()),
+      reg(ids.restart, () => this.server.restart()),
+      vscode.workspace.registerTextDocumentContentProvider(checkpointScheme, { provideTextDocumentContent: (uri) => this.checkpointMarkdown(uri) }),
+    );
+  }
+
+  private sessionArgs(): { sessionId?: string } {
+    return this.store.current ? { sessionId: this.store.current } : {};
+  }
+
+  private async askCommand(text?: string): Promise<void> {
+    const t = text ?? (await vscode.window.showInputBox({ title: 'Ask Reprise', prompt: 'What should the agent do?', ignoreFocusOut: true }));
+    if (!t) return;
+    await this.chat().reveal();
+    await this.ask(t);
+  }
+
+  /** ask sends a question for the current session (a new one when there is none). */
+  async ask(text: string): Promise<void> {
+    this.store.ask(text);
+    try {
+      const res = await this.server.execute<{ sessionId: string }>(CommandAsk, { text, ...this.sessionArgs() });
+      this.store.asked(res.sessionId);
+    } catch (err) {
+      this.store.failed(message(err));
+      this.report(err);
+    }
+  }
+
+  async cancel(): Promise<void> {
+    try {
+      await this.server.execute(CommandCancel, this.sessionArgs());
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  private async compact(focus?: string): Promise<void> {
+    if (focus === undefined) {
+      focus = await vscode.window.showInputBox({
+        title: 'Compact Session',
+        prompt: 'Optional focus: what the summary must keep (leave empty for none)',
+        ignoreFocusOut: true,
+      });
+      if (focus === undefined) return;
+    }
+    this.store.setCompacting(true);
+    let res: CompactResult;
+    try {
+      res = await this.server.execute<CompactResult>(CommandCompact, { ...this.sessionArgs(), ...(focus ? { focus } : {}) });
+    } catch (err) {
+      if (code(err) !== CodeRequestCancelled) this.report(err);
+      return;
+    } finally {
+      this.store.setCompacting(false);
+    }
+    const cp = res.checkpoint;
+    const open = await vscode.window.showInformationMessage(
+      `Reprise: compacted ${tokens(res.before)} → ${tokens(res.after)} tokens. Checkpoint ${cp.n}: ${cp.title}`,
+      'Open Checkpoint',
+    );
+    if (open) await this.openCheckpoint(cp.n);
+  }
+
+  private async checkpoints(): Promise<void> {
+    try {
+      const list = await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, this.sessionArgs());
+      if (!list || list.length === 0) {
+        void vscode.window.showInformationMessage('Reprise: this session has no checkpoint yet. Compact Session makes one.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        [...list].reverse().map((c) => ({
+          label: `Checkpoint ${c.n}: ${c.title}`,
+          description: `${c.trigger} · ${tokens(c.tokensBefore)} → ${tokens(c.tokensAfter)} tokens`,
+          detail: `${c.replaced} messages replaced${c.time ? ` · ${c.time}` : ''}`,
+          n: c.n,
+        })),
+        { title: 'Reprise Checkpoints', placeHolder: 'Open a checkpoint summary' },
+      );
+      if (pick) await this.openCheckpoint(pick.n);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** openCheckpoint shows a checkpoint's summary as a Markdown preview. */
+  async openCheckpoint(n: number): Promise<void> {
+    const session = this.store.current;
+    const uri = vscode.Uri.from({ scheme: checkpointScheme, path: `/checkpoint-${n}.md`, query: `session=${encodeURIComponent(session)}&n=${n}` });
+    await vscode.commands.executeCommand('markdown.showPreview', uri);
+  }
+
+  private async checkpointMarkdown(uri: vscode.Uri): Promise<string> {
+    const q = new URLSearchParams(uri.query);
+    const sessionId = q.get('session') || undefined;
+    try {
+      const cp = await this.server.execute<CheckpointResult>(CommandCheckpoint, { ...(sessionId ? { sessionId } : {}), n: Number(q.get('n')) });
+      return cp.markdown || `# Checkpoint ${cp.n}: ${cp.title}\n\n${cp.summary}`;
+    } catch (err) {
+      return `# Checkpoint unavailable\n\n${message(err)}`;
+    }
+  }
+
+  private async newSession(): Promise<void> {
+    try {
+      const res = await this.server.execute<{ sessionId: string }>(CommandNewSession);
+      this.store.switchTo(res.sessionId);
+      await this.chat().reveal();
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  private async resume(): Promise<void> {
+    try {
+      const list = (await this.server.execute<SessionInfo[] | null>(CommandSessions)) ?? [];
+      if (list.length === 0) {
+        void vscode.window.showInformationMessage('Reprise: no session to resume.');
+        return;
+      }
+      const pick = await vscode.window.showQuickPick(
+        list.map((s) => ({
+          label: s.title || s.sessionId,
+          description: `${Math.round(s.percent)}% · ${tokens(s.used)}/${tokens(s.size)}${s.current ? ' · current' : ''}${s.running ? ' · running' : ''}`,
+          detail: `${s.sessionId} · ${s.turns} turn(s) · ${s.lastActivity}`,
+          id: s.sessionId,
+        })),
+        { title: 'Resume Reprise Session' },
+      );
+      if (!pick) return;
+      const res = await this.server.execute<{ sessionId: string }>(CommandResume, { sessionId: pick.id });
+      this.store.switchTo(res.sessionId);
+      await this.chat().reveal();
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  private async restore(): Promise<void> {
+    const turns = userTurns(this.store.chat());
+    let turn: number | undefined;
+    if (turns.length > 0) {
+      const pick = await vscode.window.showQuickPick(
+        turns.map((t) => ({ label: `Turn ${t.turn}`, description: t.text.slice(0, 80), turn: t.turn })).reverse(),
+        { title: 'Restore Files to Before Turn', placeHolder: 'The workspace files the agent changed from this turn on are put back' },
+      );
+      turn = pick?.turn;
+    } else {
+      const s = await vscode.window.showInputBox({ title: 'Restore Files to Before Turn', prompt: 'Turn number', validateInput: (v) => (/^\d+$/.test(v) ? undefined : 'a turn number') });
+      turn = s ? Number(s) : undefined;
+    }
+    if (turn === undefined) return;
+    try {
+      const res = await this.server.execute<unknown>(CommandRestore, { ...this.sessionArgs(), turn });
+      const files = res && typeof res === 'object' && 'restored' in res ? (res as { restored: string[] }).restored : undefined;
+      void vscode.window.showInformationMessage(`Reprise: files restored to before turn ${turn}${files ? `: ${files.join(', ')}` : ''}.`);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** report shows a failed request; a missing API key comes with its fix. */
+  private report(err: unknown): void {
+    if (code(err) === CodeModelUnavailable) {
+      void vscode.window
+        .showErrorMessage(`Reprise: ${message(err)}. ${keyHint}`, 'Open Settings')
+        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.env'));
+      return;
+    }
+    void vscode.window.showErrorMessage(`Reprise: ${message(err)}`);
+  }
+}

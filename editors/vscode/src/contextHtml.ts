@@ -1,0 +1,54 @@
+// The context view's HTML: a stacked bar of the breakdown, its legend, and the largest items with
+// stale ones marked. Pure, so the unit tests read it.
+import { escape } from './chat/render';
+import { breakdownRows, money, tokens } from './meter';
+import type { ContextResult } from './protocol';
+
+const colors: Record<string, string> = {
+  systemPrompt: '#8e6cd1',
+  customInstructions: '#d16cb4',
+  tools: '#4f8fd1',
+  mcpTools: '#3fb0b0',
+  messages: '#d19a3f',
+  free: 'rgba(128,128,128,0.25)',
+  buffer: 'rgba(128,128,128,0.55)',
+};
+
+export function contextBody(c: ContextResult): string {
+  const rows = breakdownRows(c);
+  const bar = rows
+    .filter((r) => r.tokens > 0)
+    .map((r) => `<div class="seg ${r.key}" style="width:${r.percent.toFixed(2)}%;background:${colors[r.key]}" title="${escape(r.label)}: ${tokens(r.tokens)}"></div>`)
+    .join('');
+  const legend = rows
+    .map((r) => `<tr><td><span class="swatch" style="background:${colors[r.key]}"></span>${escape(r.label)}</td><td class="num">${tokens(r.tokens)}</td><td class="num">${r.percent.toFixed(1)}%</td></tr>`)
+    .join('');
+  const largest = (c.largest ?? [])
+    .map(
+      (it) =>
+        `<tr class="${it.stale ? 'stale' : ''}"><td>${escape(it.label)}${it.stale ? ' <span class="badge">stale</span>' : ''}</td><td>${escape(it.kind)}</td><td class="num">${tokens(it.tokens)}</td></tr>`,
+    )
+    .join('');
+  const t = c.totals;
+  return `<h2>Context · ${Math.round(c.percent)}% · ${tokens(c.used)}/${tokens(c.size)} tokens</h2>
+<p class="sub">${escape(c.model)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === 'estimate' ? ' · estimated' : ''}</p>
+<div class="bar" role="img" aria-label="Context breakdown">${bar}</div>
+<table class="legend">${legend}</table>
+<p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>
+<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out · ${money(t.cost.amount, t.cost.currency)} · ${c.calls} model call(s) · ${c.rereads} re-read(s)</p>
+<h3>Largest items</h3>
+${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
+}
+
+export const contextStyle = `
+body { font-family: var(--vscode-font-family); color: var(--vscode-foreground); padding: 12px 20px; }
+.sub { opacity: 0.75; }
+.bar { display: flex; height: 22px; width: 100%; border-radius: 4px; overflow: hidden; border: 1px solid var(--vscode-panel-border); }
+.seg { height: 100%; }
+table { border-collapse: collapse; margin: 8px 0; }
+td, th { padding: 2px 10px 2px 0; text-align: left; }
+.num { text-align: right; }
+.swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
+tr.stale td { color: var(--vscode-editorWarning-foreground); }
+.badge { font-size: 0.8em; border: 1px solid currentColor; border-radius: 3px; padding: 0 4px; }
+`;

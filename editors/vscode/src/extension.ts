@@ -1,0 +1,48 @@
+// Entry point: wires the server connection, the store, the meter, the chat view, the context view
+// and the commands.
+import * as vscode from 'vscode';
+import { Server } from './client';
+import { ChatView } from './chat/view';
+import { Commands, ids } from './commands';
+import { ContextView } from './contextView';
+import { createMeter } from './meterItem';
+import { ConfigSection } from './protocol';
+import { Store } from './store';
+
+let server: Server | undefined;
+
+export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('Reprise');
+  const store = new Store();
+  server = new Server(output, { usage: (u) => store.setUsage(u), update: (p) => store.update(p) });
+  const contextView = new ContextView(server, store);
+  // The chat view and the commands need each other: the view asks through the commands.
+  let chat: ChatView | undefined;
+  const commands = new Commands(server, store, () => chat!, () => contextView);
+  chat = new ChatView(ctx.extensionUri, store, {
+    ask: (t) => commands.ask(t),
+    cancel: () => commands.cancel(),
+    openCheckpoint: (n) => commands.openCheckpoint(n),
+    showContext: () => contextView.show(),
+  });
+  ctx.subscriptions.push(
+    output,
+    server,
+    contextView,
+    chat,
+    vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
+    commands.register(),
+    createMeter(store, ids.showContext),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!e.affectsConfiguration(ConfigSection)) return;
+      output.appendLine('Reprise settings changed.');
+      // Server settings are pushed by the language client; these two need a new process.
+      if (e.affectsConfiguration(`${ConfigSection}.path`) || e.affectsConfiguration(`${ConfigSection}.env`)) void server?.restart();
+    }),
+  );
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+}

@@ -1,0 +1,93 @@
+// Which session is current, its chat transcript and its latest usage. Pure (no vscode import):
+// the chat view, the meter and the commands read it; the server's notifications feed it.
+import { Action, ChatState, initialState, reduce } from './chat/state';
+import type { ContextUsage, SessionUpdate } from './protocol';
+
+/** draft is the key of the transcript of a first question whose session is not known yet. */
+const draft = '';
+
+export class Store {
+  /** current is the session the server treats as current ('' before the first one exists). */
+  current = draft;
+  /** compacting is true while a manual compaction of the current session is in flight. */
+  compacting = false;
+  private chats = new Map<string, ChatState>();
+  private usages = new Map<string, ContextUsage>();
+  private listeners: (() => void)[] = [];
+
+  onChange(f: () => void): { dispose(): void } {
+    this.listeners.push(f);
+    return { dispose: () => (this.listeners = this.listeners.filter((g) => g !== f)) };
+  }
+
+  private changed(): void {
+    for (const f of this.listeners) f();
+  }
+
+  chat(id = this.current): ChatState {
+    return this.chats.get(id) ?? initialState(id || undefined);
+  }
+
+  usage(id = this.current): ContextUsage | undefined {
+    return this.usages.get(id);
+  }
+
+  /** hasSession says whether the meter should be shown. */
+  get hasSession(): boolean {
+    return this.current !== draft;
+  }
+
+  private dispatch(id: string, a: Action): void {
+    this.chats.set(id, reduce(this.chat(id), a));
+  }
+
+  /** adopt gives the draft transcript its session id and makes that session current. */
+  private adopt(id: string): void {
+    if (this.current === draft) {
+      const d = this.chats.get(draft);
+      this.chats.delete(draft);
+      if (d && !this.chats.has(id)) this.chats.set(id, { ...d, sessionId: id });
+      this.current = id;
+    }
+  }
+
+  ask(text: string): void {
+    this.dispatch(this.current, { type: 'ask', text });
+    this.changed();
+  }
+
+  asked(id: string): void {
+    this.adopt(id);
+    this.current = id;
+    this.changed();
+  }
+
+  failed(text: string): void {
+    this.dispatch(this.current, { type: 'error', text });
+    this.changed();
+  }
+
+  update(p: SessionUpdate): void {
+    if (!this.chats.has(p.sessionId) && this.current === draft) this.adopt(p.sessionId);
+    this.dispatch(p.sessionId, { type: 'update', params: p });
+    this.changed();
+  }
+
+  setUsage(u: ContextUsage): void {
+    this.usages.set(u.sessionId, u);
+    if (this.current === draft) this.adopt(u.sessionId);
+    this.changed();
+  }
+
+  /** switchTo makes a session current (new or resumed), keeping the transcripts seen so far. */
+  switchTo(id: string): void {
+    this.current = id;
+    if (!this.chats.has(id)) this.chats.set(id, initialState(id));
+    this.changed();
+  }
+
+  setCompacting(on: boolean): void {
+    this.compacting = on;
+    this.changed();
+  }
+}

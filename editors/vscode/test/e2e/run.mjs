@@ -1,0 +1,351 @@
+// Drives the packaged extension in code-server (real VS Code) inside Debian's headless Chromium,
+// against the real reprise server and the scripted fake Gemini (cmd/fakegemini). It asserts on what
+// a person sees: the chat view's streamed answer and tool calls, the status bar meter, the
+// notifications, the quick picks. Started by test/e2e.sh, which sets the E2E_* variables.
+import { spawn, execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const env = (k) => {
+  if (!process.env[k]) throw new Error(`${k} is not set: run test/e2e.sh`);
+  return process.env[k];
+};
+const tmp = env('E2E_TMP');
+const shots = env('E2E_SCREENSHOTS');
+mkdirSync(shots, { recursive: true });
+
+// Every child runs in its own session and process group (detached: setsid), killed as a group.
+const groups = [];
+function start(cmd, args, opts) {
+  const p = spawn(cmd, args, { ...opts, detached: true });
+  groups.push(p);
+  return p;
+}
+function killAll() {
+  for (const p of groups) {
+    try {
+      process.kill(-p.pid, 'SIGKILL');
+    } catch {}
+  }
+}
+process.on('exit', killAll);
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+    s.on('error', reject);
+  });
+}
+
+function firstLine(p) {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    p.stdout.on('data', (d) => {
+      buf += d;
+      const i = buf.indexOf('\n');
+      if (i >= 0) resolve(buf.slice(0, i).trim());
+    });
+    p.on('exit', (c) => reject(new Error(`exited ${c} before printing its URL`)));
+  });
+}
+
+async function waitFor(what, f, timeout = 60_000) {
+  const end = Date.now() + timeout;
+  let last;
+  while (Date.now() < end) {
+    try {
+      const v = await f();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${last.message}` : ''}`);
+}
+
+// --- the fake model and the workspace ---
+const fake = start(env('E2E_FAKEGEMINI'), ['--script', join(here, 'script.json'), '--log', join(tmp, 'requests.jsonl')], {
+  stdio: ['pipe', 'pipe', 'inherit'],
+});
+const modelURL = await firstLine(fake);
+const ws = join(tmp, 'workspace');
+cpSync(join(here, 'workspace'), ws, { recursive: true });
+const userData = join(tmp, 'code-user-data');
+mkdirSync(join(userData, 'User'), { recursive: true });
+const settingsFile = join(userData, 'User', 'settings.json');
+const settings = {
+  'reprise.path': env('E2E_REPRISE'),
+  'reprise.contextBudget': 4000,
+  'reprise.keepRecentTurns': 1,
+  'workbench.startupEditor': 'none',
+  'workbench.tips.enabled': false,
+  'workbench.secondarySideBar.defaultVisibility': 'hidden',
+  'chat.disableAIFeatures': true,
+  'security.workspace.trust.enabled': false,
+  'telemetry.telemetryLevel': 'off',
+  'extensions.autoCheckUpdates': false,
+  'extensions.autoUpdate': false,
+  'update.mode': 'none',
+  // A tooltip opens only when the pointer rests, not when a click passes over the status bar.
+  'workbench.hover.delay': 2000,
+};
+writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+const extensions = join(tmp, 'code-extensions');
+const xdg = Object.fromEntries(['CONFIG', 'DATA', 'CACHE', 'STATE'].map((k) => [`XDG_${k}_HOME`, join(tmp, 'xdg', k.toLowerCase())]));
+const csEnv = {
+  ...process.env,
+  ...xdg,
+  PATH: `${env('E2E_NODE24')}:${process.env.PATH}`,
+  GEMINI_API_KEY: 'e2e-any-key',
+  GOOGLE_GEMINI_BASE_URL: modelURL,
+  // No extension gallery: the test talks to nothing but this machine.
+  EXTENSIONS_GALLERY: JSON.stringify({ serviceUrl: 'http://127.0.0.1:9/gallery', itemUrl: 'http://127.0.0.1:9/item' }),
+};
+execFileSync(env('E2E_CODE_SERVER'), ['--user-data-dir', userData, '--extensions-dir', extensions, '--install-extension', env('E2E_VSIX')], {
+  env: csEnv,
+  stdio: 'inherit',
+});
+const port = await freePort();
+const cs = start(
+  env('E2E_CODE_SERVER'),
+  ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--user-data-dir', userData, '--extensions-dir', extensions,
+    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust', '--disable-getting-started-override', ws],
+  { env: csEnv, stdio: ['ignore', 'ignore', 'pipe'] },
+);
+let csLog = '';
+cs.stderr.on('data', (d) => (csLog += d));
+const base = `http://127.0.0.1:${port}`;
+await waitFor('code-server', async () => (await fetch(`${base}/healthz`)).ok);
+
+// --- the browser ---
+const browser = await chromium.launchPersistentContext(join(tmp, 'chromium-profile'), {
+  executablePath: '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+  viewport: { width: 1280, height: 800 },
+});
+const page = browser.pages()[0] ?? (await browser.newPage());
+const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+
+/** frameWith finds the webview frame (VS Code nests them two deep) holding selector. */
+async function frameWith(selector, text) {
+  return waitFor(`a webview with ${selector}${text ? ` "${text}"` : ''}`, async () => {
+    for (const f of page.frames()) {
+      const l = f.locator(selector);
+      if ((await l.count()) === 0) continue;
+      if (!text || (await l.first().innerText()).includes(text)) return f;
+    }
+    return undefined;
+  });
+}
+
+const meter = page.locator('[aria-label^="Reprise context"]').first();
+async function meterPercent() {
+  const t = await meter.innerText({ timeout: 1000 });
+  const m = /(\d+)% · /.exec(t);
+  return m ? Number(m[1]) : undefined;
+}
+
+async function palette(command) {
+  const widget = page.locator('.quick-input-widget');
+  const input = widget.locator('input');
+  // Keys pressed in a webview (the chat) do not all reach the workbench: click an empty spot of
+  // the status bar first. The previous quick input may still be closing: open the palette until
+  // its input takes text.
+  await page.locator('.part.statusbar').click({ position: { x: 640, y: 10 } });
+  await waitFor('the command palette', async () => {
+    const ready = (await widget.isVisible()) && (await input.isEditable({ timeout: 500 })) &&
+      /command/i.test((await input.getAttribute('aria-label', { timeout: 500 })) ?? '');
+    if (!ready) {
+      await page.keyboard.press('Escape');
+      await page.keyboard.press('F1');
+      return false;
+    }
+    return true;
+  }, 20_000);
+  await input.fill(`>${command}`);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
+  await input.press('Enter');
+}
+
+/** stable waits for an element to stop moving (a notification slides in) before a screenshot. */
+async function stable(locator) {
+  let last = '';
+  let same = 0;
+  await waitFor('the element to settle', async () => {
+    const b = JSON.stringify(await locator.boundingBox());
+    same = b === last ? same + 1 : 0;
+    last = b;
+    return same >= 3;
+  }, 10_000);
+}
+
+const results = [];
+let failed = false;
+async function step(name, f) {
+  if (failed) {
+    results.push(false);
+    console.log(`skip ${name}`);
+    return;
+  }
+  const t0 = Date.now();
+  try {
+    await f();
+    results.push(true);
+    console.log(`ok   ${name} (${((Date.now() - t0) / 1000).toFixed(1)}s)`);
+  } catch (e) {
+    results.push(false);
+    failed = true;
+    console.log(`FAIL ${name}: ${e.message}`);
+    await shot(`failure-${results.length}`).catch(() => {});
+  }
+}
+
+let chat;
+let before;
+await step('workbench loads with the extension', async () => {
+  await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
+});
+
+/** openChat shows the chat view as a person does, with the activity bar (a click on the icon of
+ * the view already shown would hide it). */
+async function openChat() {
+  const title = page.locator('.part.sidebar .composite.title', { hasText: 'Reprise' });
+  if (!(await title.isVisible())) await page.locator('.activitybar [aria-label^="Reprise"]').first().click();
+  await title.waitFor();
+  chat = await frameWith('#input');
+}
+
+await step('chat view opens from the activity bar', async () => {
+  await openChat();
+  await chat.locator('.empty').waitFor();
+});
+
+await step('ask streams an answer with a tool call', async () => {
+  await chat.locator('#input').fill('What does notes.txt say?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.user', { hasText: 'What does notes.txt say?' }).waitFor();
+  await chat.locator('details.tool.completed', { hasText: 'notes.txt' }).waitFor({ timeout: 30_000 });
+  await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor({ timeout: 30_000 });
+  await chat.locator('.msg.agent strong', { hasText: 'remember the milk' }).waitFor(); // Markdown rendered
+  const thought = chat.locator('details.thought', { hasText: 'Thinking' });
+  if ((await thought.count()) !== 1 || (await thought.getAttribute('open')) !== null) throw new Error('the thought is not one collapsed block');
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await page.mouse.move(800, 300);
+  await shot('answer');
+});
+
+await step('status bar meter shows the percentage', async () => {
+  before = await waitFor('a meter percentage', async () => ((await meterPercent()) > 0 ? meterPercent() : undefined), 30_000);
+  const text = await meter.innerText();
+  if (!/\d+% · [\d.]+k?\/4k/.test(text)) throw new Error(`meter text "${text}"`);
+  const chatMeter = await chat.locator('#meter').innerText();
+  if (!chatMeter.includes(`${before}%`)) throw new Error(`chat meter "${chatMeter}", status bar ${before}%`);
+  console.log(`     meter: ${text.trim()}`);
+  await meter.hover();
+  const hover = page.locator('.monaco-hover', { hasText: 'System prompt' });
+  await hover.waitFor();
+  for (const s of ['Tools', 'Messages', 'Free', 'Buffer', ' in ', ' out ', '$']) if (!(await hover.innerText()).includes(s)) throw new Error(`tooltip lacks "${s}"`);
+  await shot('chat'); // the README's picture: the answer, the meter and its tooltip
+  await page.mouse.move(800, 300);
+  await page.keyboard.press('Escape');
+  await hover.waitFor({ state: 'hidden' });
+});
+
+await step('tool result expands', async () => {
+  await chat.locator('details.tool summary').first().click();
+  await chat.locator('details.tool pre', { hasText: 'Remember the milk' }).first().waitFor();
+});
+
+await step('meter opens the context view', async () => {
+  await meter.click();
+  await page.mouse.move(800, 300); // off the meter, or its tooltip opens over later notifications
+  const f = await frameWith('.bar');
+  await f.locator('text=Largest items').waitFor();
+  await f.locator('.largest', { hasText: 'notes.txt' }).waitFor();
+  await shot('context');
+});
+
+await step('Compact Session lowers the meter', async () => {
+  await palette('Reprise: Compact Session');
+  await page.locator('.quick-input-widget', { hasText: 'Optional focus' }).waitFor();
+  const focus = page.locator('.quick-input-widget input');
+  await focus.fill('the notes');
+  await focus.press('Enter');
+  await page.locator('.notification-toast', { hasText: 'compacted' }).waitFor({ timeout: 30_000 });
+  const after = await waitFor('the meter to drop and stop spinning', async () => {
+    const p = await meterPercent();
+    const spinning = await meter.locator('.codicon-sync').count();
+    return p !== undefined && p < before && spinning === 0 ? p : undefined;
+  });
+  console.log(`     meter: ${before}% → ${after}%`);
+  await shot('compacted');
+});
+
+await step('Checkpoints lists the checkpoint and opens its summary', async () => {
+  await palette('Reprise: Checkpoints');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Checkpoint 1: Read the notes' }).waitFor();
+  await shot('checkpoints');
+  await page.keyboard.press('Enter');
+  const f = await frameWith('h1', 'Checkpoint 1: Read the notes');
+  await f.locator('text=remember the milk').first().waitFor();
+  await shot('checkpoint-preview');
+});
+
+await step('approval notification runs the command', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await openChat();
+  await chat.locator('#input').fill('Run echo');
+  await chat.locator('#input').press('Enter');
+  const toast = page.locator('.notification-toast', { hasText: 'echo hello-from-tool' });
+  await toast.waitFor({ timeout: 30_000 });
+  for (const action of ['Allow once', 'Always allow', 'Reject']) await toast.locator('.monaco-button', { hasText: action }).first().waitFor();
+  await stable(toast);
+  await shot('approval');
+  await toast.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+  await chat.locator('.msg.agent', { hasText: 'The command printed' }).waitFor({ timeout: 30_000 });
+  await chat.locator('details.tool.completed', { hasText: 'echo hello-from-tool' }).waitFor();
+});
+
+await step('New Session empties the chat and Resume Session brings it back', async () => {
+  await palette('Reprise: New Session');
+  await chat.locator('.empty').waitFor();
+  await palette('Reprise: Resume Session');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'What does notes.txt say?' });
+  await row.waitFor();
+  await shot('resume');
+  await row.click();
+  await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
+});
+
+await step('a settings change reaches the server live', async () => {
+  await palette('Preferences: Open User Settings');
+  await page.locator('.settings-editor').waitFor();
+  await page.keyboard.type('reprise.contextBudget');
+  const input = page.locator('.settings-editor .setting-item-contents', { hasText: 'Context Budget' }).locator('input');
+  await input.waitFor();
+  await input.fill('8000');
+  await input.press('Tab');
+  await waitFor('the meter to show the new budget', async () => /\/8k/.test(await meter.innerText()));
+  console.log(`     meter: ${(await meter.innerText()).trim()}`);
+});
+
+await browser.close().catch(() => {});
+fake.stdin.end();
+killAll();
+const passed = results.filter(Boolean).length;
+if (failed) console.log(`code-server log (tail):\n${csLog.split('\n').slice(-30).join('\n')}`);
+console.log(`vscode-e2e: ${passed} passed, ${results.length - passed} failed`);
+process.exit(failed ? 1 : 0);

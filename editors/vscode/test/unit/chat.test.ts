@@ -1,0 +1,86 @@
+import { describe, expect, it } from 'vitest';
+import { Action, ChatState, initialState, reduce, userTurns } from '../../src/chat/state';
+import { renderItems } from '../../src/chat/render';
+import type { Update } from '../../src/protocol';
+
+const up = (update: Update): Action => ({ type: 'update', params: { sessionId: 's1', update } });
+const run = (...actions: Action[]): ChatState => actions.reduce(reduce, initialState('s1'));
+
+describe('reduce', () => {
+  it('joins streamed chunks into one message and ends the turn', () => {
+    const s = run(
+      { type: 'ask', text: 'hi' },
+      up({ sessionUpdate: 'agent_thought_chunk', content: { type: 'text', text: 'think' } }),
+      up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } }),
+      up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'lo' } }),
+      up({ sessionUpdate: 'turn_end', stopReason: 'end_turn' }),
+    );
+    expect(s.items).toEqual([
+      { type: 'user', text: 'hi' },
+      { type: 'thought', text: 'think' },
+      { type: 'agent', text: 'Hello' },
+      { type: 'end', stopReason: 'end_turn', error: undefined },
+    ]);
+    expect(s.running).toBe(false);
+  });
+
+  it('updates a tool call in place', () => {
+    const s = run(
+      { type: 'ask', text: 'read' },
+      up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'read_file a.txt', kind: 'read', status: 'in_progress', rawInput: { path: 'a.txt' } }),
+      up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', rawOutput: { output: 'abc' } }),
+    );
+    expect(s.items[1]).toEqual({
+      type: 'tool', id: 't1', title: 'read_file a.txt', kind: 'read', status: 'completed', input: { path: 'a.txt' }, output: { output: 'abc' },
+    });
+    expect(s.running).toBe(true);
+  });
+
+  it('replaces a running compaction marker with its outcome', () => {
+    const cp = { n: 1, title: 'List', trigger: 'manual', replaced: 4, tokensBefore: 3000, tokensAfter: 900 };
+    const s = run(
+      up({ sessionUpdate: 'compaction', compaction: { state: 'running', trigger: 'manual' } }),
+      up({ sessionUpdate: 'compaction', compaction: { state: 'done', trigger: 'manual', checkpoint: cp } }),
+    );
+    expect(s.items).toEqual([{ type: 'compaction', state: 'done', trigger: 'manual', note: undefined, checkpoint: cp }]);
+  });
+
+  it('drops the text of a discarded call on retry', () => {
+    const s = run(
+      { type: 'ask', text: 'q' },
+      up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'half' } }),
+      up({ sessionUpdate: 'retry', retry: { attempt: 1, delay: 1e9, error: '503', discard: true } }),
+      up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'whole' } }),
+    );
+    expect(s.items.map((i) => i.type)).toEqual(['user', 'retry', 'agent']);
+    expect(s.items[2]).toEqual({ type: 'agent', text: 'whole' });
+  });
+
+  it('keeps the input state untouched', () => {
+    const s0 = run({ type: 'ask', text: 'q' });
+    const copy = JSON.stringify(s0);
+    reduce(s0, up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'x' } }));
+    expect(JSON.stringify(s0)).toBe(copy);
+  });
+
+  it('numbers the user turns from 1', () => {
+    const s = run({ type: 'ask', text: 'a' }, up({ sessionUpdate: 'turn_end', stopReason: 'end_turn' }), { type: 'ask', text: 'b' });
+    expect(userTurns(s)).toEqual([{ turn: 1, text: 'a' }, { turn: 2, text: 'b' }]);
+  });
+});
+
+describe('render', () => {
+  it('escapes user text and links checkpoints', () => {
+    const cp = { n: 2, title: 'Fix <bug>', trigger: 'auto', replaced: 4, tokensBefore: 3000, tokensAfter: 900 };
+    const s = run({ type: 'ask', text: '<b>x</b>' }, up({ sessionUpdate: 'compaction', compaction: { state: 'done', trigger: 'auto', checkpoint: cp } }));
+    const html = renderItems(s, (t) => t, new Set());
+    expect(html).toContain('&lt;b&gt;x&lt;/b&gt;');
+    expect(html).toContain('data-n="2">Checkpoint 2: Fix &lt;bug&gt;</a>');
+    expect(html).toContain('3k → 900 tokens');
+  });
+  it('keeps open details open', () => {
+    const s = run(up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'ls', kind: 'execute', status: 'in_progress' }));
+    expect(renderItems(s, (t) => t, new Set(['tool-t1']))).toContain('data-key="tool-t1" open');
+    expect(renderItems(s, (t) => t, new Set())).not.toContain(' open');
+  });
+});

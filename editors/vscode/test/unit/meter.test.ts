@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { breakdownRows, compacting, glyph, level, meterText, meterTooltip, tokens } from '../../src/meter';
+import { usage } from './fixtures';
+
+describe('tokens', () => {
+  it.each([
+    [0, '0'],
+    [950, '950'],
+    [1000, '1k'],
+    [10100, '10.1k'],
+    [24000, '24k'],
+    [123456, '123k'],
+    [1_200_000, '1.2M'],
+  ])('%d → %s', (n, want) => expect(tokens(n)).toBe(want));
+});
+
+describe('meterText', () => {
+  it('reads like the seed', () => expect(meterText(usage())).toBe('◑ 42% · 10.1k/24k'));
+  it('marks estimates', () => expect(meterText(usage({ source: 'estimate' }))).toBe('◑ ~42% · 10.1k/24k'));
+  it('spins while compacting', () => expect(meterText(usage(), true)).toBe('$(sync~spin) 42% · 10.1k/24k'));
+  it.each([
+    [0, '○'],
+    [20, '◔'],
+    [50, '◑'],
+    [70, '◕'],
+    [99, '●'],
+    [130, '●'],
+  ])('glyph at %d%% is %s', (p, g) => expect(glyph(p)).toBe(g));
+});
+
+describe('level', () => {
+  it.each([
+    [69.9, 'normal'],
+    [70, 'warning'],
+    [94.9, 'warning'],
+    [95, 'error'],
+    [120, 'error'],
+  ])('%d%% is %s', (percent, want) => expect(level(usage({ percent }))).toBe(want));
+  it('follows the session thresholds', () => expect(level(usage({ percent: 50, compactAt: 0.5, blockAt: 0.6 }))).toBe('warning'));
+});
+
+describe('compacting', () => {
+  it('is true for running and blocking states or a manual compaction', () => {
+    expect(compacting(usage(), false)).toBe(false);
+    expect(compacting(usage(), true)).toBe(true);
+    expect(compacting(usage({ compaction: { state: 'running', count: 0 } }), false)).toBe(true);
+    expect(compacting(usage({ compaction: { state: 'blocking', count: 0 } }), false)).toBe(true);
+  });
+});
+
+describe('tooltip', () => {
+  it('has the breakdown, totals and cost', () => {
+    const t = meterTooltip(usage());
+    for (const s of ['System prompt', 'Custom instructions', 'Tools', 'Messages', 'Free', 'Buffer', '34.4k in', '2.1k out', '$0.0336', '1 compaction'])
+      expect(t).toContain(s);
+    expect(t).not.toContain('MCP tools');
+  });
+  it('shares sum to the window', () => {
+    const sum = breakdownRows(usage()).reduce((a, r) => a + r.tokens, 0);
+    expect(sum).toBe(24000);
+  });
+});
