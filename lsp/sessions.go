@@ -25,6 +25,30 @@ type sessionSet struct {
 	mu      sync.Mutex     // guards byID, current and each live's turn fields
 	byID    map[string]*live
 	current string
+	models  map[string]modelEntry // built clients by model name: one client and one Models.Get each
+}
+
+type modelEntry struct {
+	m     agent.Model
+	limit int
+}
+
+// model returns the client for a model name, building it once.
+func (ss *sessionSet) model(ctx context.Context, name string) (agent.Model, int, error) {
+	ss.mu.Lock()
+	e, ok := ss.models[name]
+	ss.mu.Unlock()
+	if ok {
+		return e.m, e.limit, nil
+	}
+	m, limit, err := ss.srv.opts.NewModel(ctx, name)
+	if err != nil {
+		return nil, 0, err // not cached: the user may set the key and try again
+	}
+	ss.mu.Lock()
+	ss.models[name] = modelEntry{m, limit}
+	ss.mu.Unlock()
+	return m, limit, nil
 }
 
 // live is one session and its running turn, if any.
@@ -39,7 +63,7 @@ type live struct {
 }
 
 func newSessionSet(srv *Server) *sessionSet {
-	return &sessionSet{srv: srv, byID: map[string]*live{}}
+	return &sessionSet{srv: srv, byID: map[string]*live{}, models: map[string]modelEntry{}}
 }
 
 // errModelUnavailable wraps a failure to build the model client (e.g. no API key).
@@ -52,7 +76,7 @@ func (e errModelUnavailable) Unwrap() error { return e.err }
 func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	srv := ss.srv
 	c := srv.cfg.get()
-	model, limit, err := srv.opts.NewModel(ctx, c.model)
+	model, limit, err := ss.model(ctx, c.model)
 	if err != nil {
 		return nil, errModelUnavailable{err}
 	}
@@ -134,7 +158,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	if name == "" {
 		name = c.model
 	}
-	model, limit, err := ss.srv.opts.NewModel(ctx, name)
+	model, limit, err := ss.model(ctx, name)
 	if err != nil {
 		log.Close()
 		return nil, errModelUnavailable{err}
