@@ -140,6 +140,7 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 		cp.Title = fmt.Sprintf("Compaction %d", cp.N)
 	}
 	s.checkpoints = append(s.checkpoints, cp)
+	s.transcript = append(s.transcript, session.Entry{Checkpoint: &cp, Turn: s.turns})
 	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{
 		Head: h[0], Split: res.Split, Summary: res.Summary, Covered: res.Covered, Requests: res.Requests, Checkpoint: cp,
 	}})

@@ -245,7 +245,9 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 			s.seen[p] = string(b)
 		}
 	}
+	s.transcript = slices.Clone(snap.Transcript)
 	if snap.Closed != nil {
+		s.transcript = append(s.transcript, session.Entry{Content: snap.Closed, Turn: s.turns})
 		s.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {

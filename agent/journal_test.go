@@ -78,6 +78,21 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	if diff := cmp.Diff(f.s.State(), s.State()); diff != "" {
 		t.Errorf("state differs:\n%s", diff)
 	}
+	// The transcript, compacted parts included, is the same after resuming.
+	if diff := cmp.Diff(f.s.Transcript(), s.Transcript()); diff != "" {
+		t.Errorf("transcript differs (-live +resumed):\n%s", diff)
+	}
+	tr := s.Transcript()
+	kinds := map[string]int{}
+	for _, e := range tr {
+		kinds[e.Kind]++
+	}
+	if kinds["user"] != 2 || kinds["tool"] != 9 || kinds["compaction"] == 0 || kinds["agent"] != 2 {
+		t.Errorf("transcript kinds = %v", kinds)
+	}
+	if tr[1].Kind != "tool" || tr[1].Status != ToolCompleted || !strings.Contains(tr[1].Output, "note 0 line") || tr[1].Title != "Read notes/0.txt" {
+		t.Errorf("first tool entry = %+v", tr[1])
+	}
 	if lu, ru := f.s.Usage(), s.Usage(); lu.Compactions != ru.Compactions {
 		t.Errorf("usage: live %+v, resumed %+v", lu, ru)
 	}

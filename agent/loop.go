@@ -287,6 +287,7 @@ func functionCalls(c *genai.Content) []*genai.FunctionCall {
 func (s *Session) appendLocked(c *genai.Content) {
 	s.history = append(s.history, c)
 	s.ledger.Append(c)
+	s.transcript = append(s.transcript, session.Entry{Content: c, Turn: s.turns})
 	s.journal(appendRecord(c))
 }
 

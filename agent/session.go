@@ -93,6 +93,7 @@ type Session struct {
 	turns         int // user turns since the session began
 	restorePoints []session.RestorePoint
 	undo          []session.UndoFrame // one per compaction still undoable
+	transcript    []session.Entry     // everything appended and every compaction, in order
 }
 
 // New starts a session. It reads the workspace's custom instructions once; Reload re-reads them.

@@ -129,6 +129,12 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		s.emitUsage(l.s.ID(), l.s.Usage())
 		return map[string]any{"undone": checkpointInfo(cp)}, nil
+	case CommandHistory:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		return HistoryResult{SessionID: l.s.ID(), Entries: l.s.Transcript()}, nil
 	case CommandShowContext:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {

@@ -27,13 +27,15 @@ const (
 	// CommandShowContext shows the /context view with window/showMessage, for plain clients
 	// (code action "Show context").
 	CommandShowContext = "reprise.showContext"
+	// CommandHistory returns a session's whole conversation, for an editor reopening it.
+	CommandHistory = "reprise.history"
 )
 
 // Commands lists every command the server announces in executeCommandProvider.
 var Commands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
-	CommandUndoCompaction, CommandShowContext,
+	CommandUndoCompaction, CommandShowContext, CommandHistory,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

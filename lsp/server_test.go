@@ -325,3 +325,23 @@ func TestConfigurationPulledAndTrace(t *testing.T) {
 		}
 	}
 }
+
+func TestHistoryOfAResumedSession(t *testing.T) {
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true}, files: map[string]string{"a.txt": "alpha\n"}},
+		call("read_file", map[string]any{"path": "a.txt"}),
+		text("a.txt says alpha."),
+	)
+	id := e.ask("What does a.txt say?", "")
+	e.turnEnd(id)
+	var h HistoryResult
+	if err := e.ed.Execute(e.ctx, CommandHistory, SessionArgs{SessionID: id}, &h); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, en := range h.Entries {
+		kinds = append(kinds, en.Kind)
+	}
+	if !slices.Equal(kinds, []string{"user", "tool", "agent"}) || h.Entries[1].Status != "completed" || !strings.Contains(h.Entries[1].Output, "alpha") || h.Entries[2].Text != "a.txt says alpha." {
+		t.Errorf("history = %+v", h)
+	}
+}

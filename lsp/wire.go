@@ -212,3 +212,9 @@ func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
 	}
 	return u
 }
+
+// HistoryResult answers reprise.history: the conversation since the session began.
+type HistoryResult struct {
+	SessionID string                  `json:"sessionId"`
+	Entries   []agent.TranscriptEntry `json:"entries"`
+}

@@ -36,6 +36,16 @@ type Snapshot struct {
 	// Wrote maps each file the agent changed to the hash of the content it left there.
 	Wrote    map[string]string
 	Warnings []string
+	// Transcript is the whole conversation as it happened, compacted parts included, for an
+	// editor to show a resumed session.
+	Transcript []Entry
+}
+
+// Entry is one step of the transcript: a message appended to the history, or a compaction.
+type Entry struct {
+	Content    *genai.Content
+	Checkpoint *contextwin.Checkpoint
+	Turn       int
 }
 
 // UndoFrame is what undoing a compaction needs: the history before it, and the length of the
@@ -73,6 +83,7 @@ func Replay(recs []Record) *Snapshot {
 		case KindAppend:
 			if r.Content != nil {
 				s.History = append(s.History, r.Content)
+				s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
 			}
 		case KindAmend:
 			if r.Content != nil && r.Index >= 0 && r.Index < len(s.History) {
@@ -102,6 +113,8 @@ func Replay(recs []Record) *Snapshot {
 			s.Undo[len(s.Undo)-1].AfterLen = len(s.History)
 			s.Summary, s.Covered, s.Requests = c.Summary, c.Covered, c.Requests
 			s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
+			cp := c.Checkpoint
+			s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
 			s.AnchorLen = -1
 		case KindUndo:
 			if len(s.Undo) == 0 {

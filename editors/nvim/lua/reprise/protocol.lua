@@ -19,6 +19,7 @@ M.command = {
   resume = 'reprise.resume', -- CommandResume
   restore = 'reprise.restore', -- CommandRestore
   undo_compaction = 'reprise.undoCompaction', -- CommandUndoCompaction
+  history = 'reprise.history', -- CommandHistory
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability

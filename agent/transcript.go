@@ -1,0 +1,81 @@
+package agent
+
+import (
+	"fmt"
+
+	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// TranscriptEntry is one step of the conversation as a person reads it.
+type TranscriptEntry struct {
+	Turn       int    `json:"turn"`
+	Kind       string `json:"kind"` // user, agent, thought, tool, compaction
+	Text       string `json:"text,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Title      string `json:"title,omitempty"`
+	ToolKind   string `json:"toolKind,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Output     string `json:"output,omitempty"`
+	Checkpoint int    `json:"checkpoint,omitempty"`
+}
+
+// Transcript is the whole conversation since the session began, compacted parts included: what an
+// editor shows when it reopens a session.
+func (s *Session) Transcript() []TranscriptEntry {
+	s.mu.Lock()
+	entries := append([]session.Entry(nil), s.transcript...)
+	s.mu.Unlock()
+	var out []TranscriptEntry
+	open := map[string]int{} // call key → index in out, until answered
+	for i, e := range entries {
+		if cp := e.Checkpoint; cp != nil {
+			out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "compaction", Title: cp.Title, Checkpoint: cp.N})
+			continue
+		}
+		c := e.Content
+		for j, p := range c.Parts {
+			switch {
+			case p.FunctionCall != nil:
+				fc := p.FunctionCall
+				id := fc.ID
+				if id == "" {
+					id = fmt.Sprintf("t%d-%d", i, j)
+				}
+				title, kind := tools.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
+				open[callKey(fc.ID, fc.Name)] = len(out)
+				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "tool", ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
+			case p.FunctionResponse != nil:
+				fr := p.FunctionResponse
+				k := callKey(fr.ID, fr.Name)
+				idx, ok := open[k]
+				if !ok {
+					continue
+				}
+				delete(open, k)
+				if msg, isErr := fr.Response["error"].(string); isErr {
+					out[idx].Status, out[idx].Output = ToolFailed, msg
+				} else {
+					out[idx].Status = ToolCompleted
+					out[idx].Output, _ = fr.Response["output"].(string)
+				}
+			case p.Thought && p.Text != "":
+				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "thought", Text: p.Text})
+			case p.Text != "":
+				kind := "agent"
+				if c.Role == "user" {
+					kind = "user"
+				}
+				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: kind, Text: p.Text})
+			}
+		}
+	}
+	return out
+}
+
+func callKey(id, name string) string {
+	if id != "" {
+		return "id:" + id
+	}
+	return "name:" + name
+}
