@@ -109,6 +109,25 @@ h.test('chat rendering of every update kind', function()
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+h.test('chat history of a resumed session', function()
+  local chat = require('reprise.chat')
+  local id = 9998
+  chat.history(id, 's9', {
+    { turn = 1, kind = 'user', text = 'what is in a.txt?' },
+    { turn = 1, kind = 'tool', toolCallId = 't1', title = 'Read a.txt', toolKind = 'read',
+      status = 'completed', output = 'alpha' },
+    { turn = 1, kind = 'agent', text = 'It says alpha.' },
+    { turn = 2, kind = 'compaction', checkpoint = 1, title = 'Read a' },
+  })
+  local text = h.text(chat.buf(id))
+  h.contains(text, '# Session s9 (resumed)', 'header')
+  h.contains(text, '## You\n\nwhat is in a.txt?', 'the question')
+  h.contains(text, '- ✓ Read a.txt', 'the tool call')
+  h.contains(text, 'It says alpha.', 'the answer')
+  h.contains(text, 'checkpoint 1 «Read a»', 'the compaction')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
 h.test('approval handler answers', function()
   local approvals = require('reprise.approvals')
   local params = { type = 2, message = 'run?\necho hi',

@@ -183,8 +183,15 @@ function M.resume(session_id)
     if err then
       return fail('resume', err)
     end
-    st.session = res.sessionId
-    util.notify('resumed session ' .. res.sessionId)
+    local resumed = res.sessionId
+    st.session = resumed
+    util.notify('resumed session ' .. resumed)
+    client.execute(id, C.history, { sessionId = resumed }, function(herr, h)
+      if herr then
+        return fail('history', herr)
+      end
+      chat.history(id, resumed, h.entries)
+    end)
   end)
 end
 

@@ -253,6 +253,37 @@ function M.on_update(id, params)
   end
 end
 
+--- Replays a session's history (reprise.history entries) into the chat, as the updates would
+--- have shown it: used when a session is resumed from disk.
+---@param id integer client id
+---@param session string
+---@param entries table[] {turn, kind, text?, toolCallId?, title?, toolKind?, status?, output?, checkpoint?}
+function M.history(id, session, entries)
+  local chat = M.get(id)
+  append(chat, { '# Session ' .. session .. ' (resumed)' })
+  chat.session = session
+  for _, e in ipairs(entries or {}) do
+    if e.kind == 'user' then
+      M.user(id, e.text or '', session)
+    elseif e.kind == 'agent' or e.kind == 'thought' then
+      M.on_update(id, { sessionId = session, update = {
+        sessionUpdate = e.kind == 'agent' and U.message_chunk or U.thought_chunk,
+        content = { type = 'text', text = e.text or '' },
+      } })
+    elseif e.kind == 'tool' then
+      M.on_update(id, { sessionId = session, update = {
+        sessionUpdate = U.tool_call_update, toolCallId = e.toolCallId, title = e.title, kind = e.toolKind,
+        status = e.status,
+        rawOutput = { output = e.output or '', refused = (e.output or ''):find('^refused by') ~= nil },
+      } })
+    elseif e.kind == 'compaction' then
+      M.on_update(id, { sessionId = session, update = { sessionUpdate = U.compaction, compaction = {
+        state = 'done', trigger = 'auto', checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
+      } } })
+    end
+  end
+end
+
 --- The chat buffer of a client, if it exists.
 ---@param id integer
 ---@return integer|nil bufnr
