@@ -101,6 +101,11 @@ export class Server implements vscode.Disposable {
     return this.start();
   }
 
+  /** supports says whether the running server announces a command in executeCommandProvider. */
+  supports(command: string): boolean {
+    return this.client?.initializeResult?.capabilities.executeCommandProvider?.commands.includes(command) ?? false;
+  }
+
   /** execute runs one of the server's commands with a single argument object (or none). */
   async execute<T>(command: string, args?: object): Promise<T> {
     if (!this.client || !this.client.isRunning()) throw new Error('the Reprise server is not running');

@@ -2,7 +2,7 @@
 // (reprise.ask, …), which vscode-languageclient registers from executeCommandProvider.
 import * as vscode from 'vscode';
 import { code, message, Server } from './client';
-import { userTurns } from './chat/state';
+import { fromHistory, userTurns } from './chat/state';
 import type { ChatView } from './chat/view';
 import type { ContextView } from './contextView';
 import {
@@ -15,11 +15,13 @@ import {
   CommandCheckpoint,
   CommandCheckpoints,
   CommandCompact,
+  CommandHistory,
   CommandNewSession,
   CommandRestore,
   CommandResume,
   CommandSessions,
   CompactResult,
+  HistoryResult,
   SessionInfo,
 } from './protocol';
 import { keyHint } from './settings';
@@ -191,11 +193,39 @@ export class Commands {
       );
       if (!pick) return;
       const res = await this.server.execute<{ sessionId: string }>(CommandResume, { sessionId: pick.id });
-      this.store.switchTo(res.sessionId);
-      await this.chat().reveal();
+      await this.open(res.sessionId);
     } catch (err) {
       this.report(err);
     }
+  }
+
+  /**
+   * open makes a session current and shows its chat; a session whose transcript the store does
+   * not hold (saved on disk, or begun before this extension host) gets it from reprise.history.
+   */
+  private async open(sessionId: string): Promise<void> {
+    const held = this.store.switchTo(sessionId);
+    await this.chat().reveal();
+    if (!held) await this.loadHistory(sessionId);
+  }
+
+  private async loadHistory(sessionId: string): Promise<void> {
+    // A server without reprise.history leaves the chat empty, as before.
+    if (!this.server.supports(CommandHistory)) return;
+    let h: HistoryResult;
+    try {
+      h = await this.server.execute<HistoryResult>(CommandHistory, { sessionId });
+    } catch (err) {
+      this.report(err);
+      return;
+    }
+    const entries = h.entries ?? [];
+    if (entries.length === 0) return;
+    // The checkpoints fill in the compaction markers; without them the markers are shorter.
+    const checkpoints = entries.some((e) => e.kind === 'compaction')
+      ? await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, { sessionId }).catch(() => null)
+      : null;
+    this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? []));
   }
 
   private async restore(): Promise<void> {

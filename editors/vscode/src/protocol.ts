@@ -14,6 +14,7 @@ export const CommandSessions = 'reprise.sessions';
 export const CommandNewSession = 'reprise.newSession';
 export const CommandResume = 'reprise.resume';
 export const CommandRestore = 'reprise.restore';
+export const CommandHistory = 'reprise.history';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -94,6 +95,8 @@ export interface SessionInfo {
   percent: number;
   running: boolean;
   current: boolean;
+  saved?: boolean;
+  error?: string;
 }
 
 export interface LargeItem {
@@ -145,6 +148,25 @@ export interface Update {
   stopReason?: string;
   error?: string;
   turn?: { calls: number; totals: Totals };
+}
+
+/** HistoryEntry is one element of the conversation reprise.history returns. */
+export interface HistoryEntry {
+  turn: number;
+  kind: 'user' | 'agent' | 'thought' | 'tool' | 'compaction' | string;
+  text?: string;
+  toolCallId?: string;
+  title?: string;
+  toolKind?: string;
+  status?: string;
+  output?: string;
+  /** checkpoint is the number of a compaction's checkpoint. */
+  checkpoint?: number;
+}
+
+export interface HistoryResult {
+  sessionId: string;
+  entries: HistoryEntry[] | null;
 }
 
 export interface SessionUpdate {

@@ -79,10 +79,31 @@ export class Store {
     this.changed();
   }
 
-  /** switchTo makes a session current (new or resumed), keeping the transcripts seen so far. */
-  switchTo(id: string): void {
+  /**
+   * switchTo makes a session current (new or resumed), keeping the transcripts seen so far. It
+   * returns whether the store held a transcript of that session; when not, the caller may fill it
+   * in with restore.
+   */
+  switchTo(id: string): boolean {
     this.current = id;
+    const held = this.holds(id);
     if (!this.chats.has(id)) this.chats.set(id, initialState(id));
+    this.changed();
+    return held;
+  }
+
+  /** holds says whether the store has a transcript of the session with something in it. */
+  holds(id: string): boolean {
+    return (this.chats.get(id)?.items.length ?? 0) > 0;
+  }
+
+  /**
+   * restore sets a session's transcript rebuilt from the server's history, unless one arrived in
+   * the meantime (a question asked or an update streamed while the history was on its way).
+   */
+  restore(id: string, chat: ChatState): void {
+    if (this.holds(id)) return;
+    this.chats.set(id, { ...chat, sessionId: id });
     this.changed();
   }
 

@@ -43,9 +43,12 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       const cp = it.checkpoint;
       let text: string;
       if (it.state === 'running' || it.state === 'blocking') text = `Compacting the context${it.state === 'blocking' ? ' (the agent waits)' : ''}…`;
-      else if (it.state === 'done' && cp)
-        text = `Context compacted (${escape(it.trigger)}): ${tokens(cp.tokensBefore)} → ${tokens(cp.tokensAfter)} tokens · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}: ${escape(cp.title)}</a>`;
-      else text = `Compaction ${escape(it.state)}${it.note ? `: ${escape(it.note)}` : ''}`;
+      else if (it.state === 'done' && cp) {
+        // A marker rebuilt from reprise.history may lack the trigger and the token counts.
+        const trigger = it.trigger ? ` (${escape(it.trigger)})` : '';
+        const counts = cp.tokensBefore || cp.tokensAfter ? `: ${tokens(cp.tokensBefore)} → ${tokens(cp.tokensAfter)} tokens` : '';
+        text = `Context compacted${trigger}${counts} · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}: ${escape(cp.title)}</a>`;
+      } else text = `Compaction ${escape(it.state)}${it.note ? `: ${escape(it.note)}` : ''}`;
       return `<div class="marker compaction ${escape(it.state)}">${text}</div>`;
     }
     case 'retry':

@@ -1,7 +1,7 @@
 // The chat transcript as plain data, and the reducer that folds the server's session updates into
 // it. No vscode import: the extension host keeps one ChatState per session and posts it to the
 // webview, which only renders.
-import type { CheckpointInfo, SessionUpdate, ToolOutput } from '../protocol';
+import type { CheckpointInfo, HistoryEntry, SessionUpdate, ToolOutput, Update } from '../protocol';
 import {
   UpdateCompaction,
   UpdateMessageChunk,
@@ -129,6 +129,57 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
 function lastIndex<T>(xs: T[], pred: (x: T) => boolean): number {
   for (let i = xs.length - 1; i >= 0; i--) if (pred(xs[i])) return i;
   return -1;
+}
+
+/**
+ * fromHistory rebuilds a session's transcript from the entries of reprise.history, through the
+ * reducer and the same updates the server streams, so that a reopened session looks as it did live.
+ * checkpoints (reprise.checkpoints) fill in the compaction markers (trigger, tokens before and
+ * after); without them a marker names its checkpoint only.
+ */
+export function fromHistory(sessionId: string, entries: readonly HistoryEntry[], checkpoints: readonly CheckpointInfo[] = []): ChatState {
+  let state = initialState(sessionId);
+  const up = (update: Update) => (state = reduce(state, { type: 'update', params: { sessionId, update } }));
+  const endTurn = () => up({ sessionUpdate: UpdateTurnEnd, stopReason: 'end_turn' });
+  for (const e of entries) {
+    switch (e.kind) {
+      case 'user':
+        if (state.items.length > 0) endTurn();
+        state = reduce(state, { type: 'ask', text: e.text ?? '' });
+        break;
+      case 'agent':
+        up({ sessionUpdate: UpdateMessageChunk, content: { type: 'text', text: e.text ?? '' } });
+        break;
+      case 'thought':
+        up({ sessionUpdate: UpdateThoughtChunk, content: { type: 'text', text: e.text ?? '' } });
+        break;
+      case 'tool':
+        up({
+          sessionUpdate: UpdateToolCall,
+          toolCallId: e.toolCallId,
+          title: e.title,
+          kind: e.toolKind,
+          status: e.status,
+          rawOutput: e.output !== undefined ? { output: e.output } : undefined,
+        });
+        break;
+      case 'compaction': {
+        const n = e.checkpoint ?? 0;
+        const cp: CheckpointInfo = checkpoints.find((c) => c.n === n) ?? {
+          n,
+          title: e.title ?? '',
+          trigger: '',
+          replaced: 0,
+          tokensBefore: 0,
+          tokensAfter: 0,
+        };
+        up({ sessionUpdate: UpdateCompaction, compaction: { state: 'done', trigger: cp.trigger, checkpoint: n > 0 ? cp : undefined } });
+        break;
+      }
+    }
+  }
+  if (state.items.length > 0) endTurn();
+  return { ...state, running: false };
 }
 
 /** userTurns lists the user's prompts of the transcript, numbered from 1 as the server counts turns. */

@@ -178,6 +178,33 @@ async function palette(command) {
   await input.press('Enter');
 }
 
+/**
+ * pickSession runs a command that opens a session quick pick and chooses the row containing text.
+ * The quick pick can lose focus to a view being restored and close; then it is opened again.
+ */
+async function pickSession(command, text, onShown) {
+  let last;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      await palette(command);
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+      await row.waitFor({ timeout: 15_000 });
+      if (onShown) await onShown();
+      // Filter to the row and accept it with the keyboard: a click waits for the list to stop
+      // moving, the keyboard does not.
+      const input = page.locator('.quick-input-widget input');
+      await input.fill(text);
+      await row.waitFor({ timeout: 5_000 });
+      await input.press('Enter');
+      return;
+    } catch (err) {
+      last = err;
+      await page.keyboard.press('Escape');
+    }
+  }
+  throw last;
+}
+
 /** stable waits for an element to stop moving (a notification slides in) before a screenshot. */
 async function stable(locator) {
   let last = '';
@@ -322,12 +349,28 @@ await step('approval notification runs the command', async () => {
 await step('New Session empties the chat and Resume Session brings it back', async () => {
   await palette('Reprise: New Session');
   await chat.locator('.empty').waitFor();
-  await palette('Reprise: Resume Session');
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'What does notes.txt say?' });
-  await row.waitFor();
-  await shot('resume');
-  await row.click();
+  await pickSession('Reprise: Resume Session', 'What does notes.txt say?', () => shot('resume'));
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
+});
+
+await step('after a reload, Resume Session rebuilds the saved session from its history', async () => {
+  // A reload starts a new extension host and server: the transcript is no longer in memory, and
+  // the session comes back from disk through reprise.resume and reprise.history.
+  await palette('Developer: Reload Window');
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  // The restored editors and views take focus as they come back: let them settle first.
+  await page.waitForTimeout(3000);
+  await pickSession('Reprise: Resume Session', 'What does notes.txt say?');
+  await chat.locator('.msg.user', { hasText: 'What does notes.txt say?' }).waitFor();
+  await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
+  await chat.locator('details.tool.completed').first().waitFor();
+  await chat.locator('.marker.compaction a.checkpoint').first().waitFor();
+  await shot('history');
+  // Rebuilt, not kept: the history has no tool input, the streamed transcript had one.
+  if ((await chat.locator('details.tool .label', { hasText: 'Input' }).count()) > 0) throw new Error('the transcript was not rebuilt from the history');
 });
 
 await step('a settings change reaches the server live', async () => {
