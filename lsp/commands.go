@@ -54,12 +54,16 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		return s.contextReport(l), nil
 	case CommandCheckpoints:
-		l, err := s.sessionArg(p.Command, arg)
+		var a SessionArgs
+		if err := decodeArg(p.Command, arg, &a, false); err != nil {
+			return nil, err
+		}
+		cps, _, err := s.checkpointsOf(a.SessionID)
 		if err != nil {
 			return nil, err
 		}
 		out := []CheckpointInfo{}
-		for _, cp := range l.s.Checkpoints() {
+		for _, cp := range cps {
 			out = append(out, checkpointInfo(cp))
 		}
 		return out, nil
@@ -68,13 +72,12 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err := decodeArg(p.Command, arg, &a, true); err != nil {
 			return nil, err
 		}
-		l, err := s.sessions.get(a.SessionID)
+		cps, id, err := s.checkpointsOf(a.SessionID)
 		if err != nil {
 			return nil, err
 		}
-		cps := l.s.Checkpoints()
 		if a.N < 1 || a.N > len(cps) {
-			return nil, invalidParams("%s: no checkpoint %d in session %s (it has %d)", p.Command, a.N, l.s.ID(), len(cps))
+			return nil, invalidParams("%s: no checkpoint %d in session %s (it has %d)", p.Command, a.N, id, len(cps))
 		}
 		cp := cps[a.N-1]
 		return CheckpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
@@ -235,6 +238,23 @@ func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
 		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, kilo(before), kilo(after.Used)))
 	}
 	return CompactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
+}
+
+// checkpointsOf returns a session's checkpoints: a live session's, or a saved one's read from
+// its log without loading it (an editor reopening a checkpoint preview after a restart).
+func (s *Server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, error) {
+	l, err := s.sessions.get(id)
+	if err == nil {
+		return l.s.Checkpoints(), l.s.ID(), nil
+	}
+	if id == "" || s.sessions.store == nil {
+		return nil, "", err
+	}
+	snap, lerr := s.sessions.store.Load(id)
+	if lerr != nil {
+		return nil, "", err
+	}
+	return snap.Checkpoints, id, nil
 }
 
 // modelError gives a failure to reach the model its own code, so an editor can say "set your key".

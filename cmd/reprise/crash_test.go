@@ -165,6 +165,11 @@ func TestKillBeforeTheModelReplies(t *testing.T) {
 	}
 	c.kill(ed)
 	ed2 := c.start()
+	// A saved session's checkpoints can be read before it is resumed.
+	var cps []lsp.CheckpointInfo
+	if err := ed2.Execute(c.ctx, lsp.CommandCheckpoints, lsp.SessionArgs{SessionID: res.SessionID}, &cps); err != nil {
+		t.Errorf("checkpoints of a saved session: %v", err)
+	}
 	id := c.resume(ed2)
 	c.srv.Append(say("answer after the crash"))
 	if err := ed2.Execute(c.ctx, lsp.CommandAsk, lsp.AskArgs{Text: "second question", SessionID: id}, nil); err != nil {
