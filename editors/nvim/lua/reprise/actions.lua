@@ -35,6 +35,28 @@ local function session_of(id, st)
   return st and st.session or status.last(id)
 end
 
+--- Runs a server command on the current buffer's client; an error is shown as `what: message`.
+---@param what string
+---@param command string
+---@param args fun(id: integer, st: table): table|nil
+---@param done fun(res: any, id: integer, st: table)
+local function run(what, command, args, done)
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  client.execute(id, command, args(id, st), function(err, res)
+    if err then
+      return fail(what, err)
+    end
+    done(res, id, st)
+  end)
+end
+
+local function current_session(id, st)
+  return { sessionId = session_of(id, st) }
+end
+
 --- Asks the agent; the answer streams into the chat.
 ---@param text string|nil the question; nil or blank asks for it with vim.ui.input
 function M.ask(text)
@@ -77,14 +99,7 @@ end
 
 --- Cancels the running turn of the current session.
 function M.cancel()
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.cancel, { sessionId = session_of(id, st) }, function(err, res)
-    if err then
-      return fail('cancel', err)
-    end
+  run('cancel', C.cancel, current_session, function(res)
     util.notify(res and res.cancelled and 'turn cancelled' or 'no turn was running')
   end)
 end
@@ -115,43 +130,20 @@ end
 
 --- Shows the /context view in a floating window.
 function M.context()
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.context, { sessionId = session_of(id, st) }, function(err, res)
-    if err then
-      return fail('context', err)
-    end
-    context.show(res)
-  end)
+  run('context', C.context, current_session, context.show)
 end
 
 --- Opens one checkpoint's summary in a scratch buffer.
 ---@param n integer the checkpoint number
 function M.checkpoint(n)
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.checkpoint, { sessionId = session_of(id, st), n = n }, function(err, res)
-    if err then
-      return fail('checkpoint', err)
-    end
-    checkpoints.show(res)
-  end)
+  run('checkpoint', C.checkpoint, function(id, st)
+    return { sessionId = session_of(id, st), n = n }
+  end, checkpoints.show)
 end
 
 --- Lists the checkpoints with vim.ui.select; the chosen one opens in a scratch buffer.
 function M.checkpoints()
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.checkpoints, { sessionId = session_of(id, st) }, function(err, res)
-    if err then
-      return fail('checkpoints', err)
-    end
+  run('checkpoints', C.checkpoints, current_session, function(res)
     M.known.checkpoints = {}
     for _, cp in ipairs(res or {}) do
       table.insert(M.known.checkpoints, tostring(cp.n))
@@ -223,14 +215,9 @@ end
 
 --- Starts a new session, which becomes the current one.
 function M.new()
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.new_session, nil, function(err, res)
-    if err then
-      return fail('new session', err)
-    end
+  run('new session', C.new_session, function()
+    return nil
+  end, function(res, _, st)
     st.session = res.sessionId
     util.notify('new session ' .. res.sessionId)
   end)
@@ -248,14 +235,9 @@ function M.restore(turn)
     end)
     return
   end
-  local id, st = with_client()
-  if not id then
-    return
-  end
-  client.execute(id, C.restore, { sessionId = session_of(id, st), turn = turn }, function(err, res)
-    if err then
-      return fail('restore', err)
-    end
+  run('restore', C.restore, function(id, st)
+    return { sessionId = session_of(id, st), turn = turn }
+  end, function(res, _, st)
     util.notify(string.format('session restored to turn %d', turn))
     if res and res.sessionId then
       st.session = res.sessionId
