@@ -5,6 +5,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // TranscriptEntry is one step of the conversation as a person reads it.
@@ -43,11 +44,11 @@ func (s *Session) Transcript() []TranscriptEntry {
 					id = fmt.Sprintf("t%d-%d", i, j)
 				}
 				title, kind := tools.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
-				open[callKey(fc.ID, fc.Name)] = len(out)
+				open[contextwin.CallKey(fc.ID, fc.Name)] = len(out)
 				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "tool", ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
 			case p.FunctionResponse != nil:
 				fr := p.FunctionResponse
-				k := callKey(fr.ID, fr.Name)
+				k := contextwin.CallKey(fr.ID, fr.Name)
 				idx, ok := open[k]
 				if !ok {
 					continue
@@ -71,11 +72,4 @@ func (s *Session) Transcript() []TranscriptEntry {
 		}
 	}
 	return out
-}
-
-func callKey(id, name string) string {
-	if id != "" {
-		return "id:" + id
-	}
-	return "name:" + name
 }

@@ -65,11 +65,11 @@ func LargestItems(history []*genai.Content, n int, est *Estimator) []Item {
 		text := 0.0
 		for _, p := range c.Parts {
 			if fc := p.FunctionCall; fc != nil {
-				calls[callKey(fc.ID, fc.Name)] = fc
+				calls[CallKey(fc.ID, fc.Name)] = fc
 			}
 			if fr := p.FunctionResponse; fr != nil {
 				it := Item{Index: i, Kind: fr.Name, Label: fr.Name, Tokens: est.Tokens(EstimatePart(p))}
-				if fc := calls[callKey(fr.ID, fr.Name)]; fc != nil {
+				if fc := calls[CallKey(fr.ID, fr.Name)]; fc != nil {
 					it.Path, it.Label = describeCall(fc)
 				}
 				items = append(items, it)
@@ -94,7 +94,8 @@ func LargestItems(history []*genai.Content, n int, est *Estimator) []Item {
 	return items
 }
 
-func callKey(id, name string) string {
+// CallKey pairs a function call with its response: by id when the model gave one, else by name.
+func CallKey(id, name string) string {
 	if id != "" {
 		return "id:" + id
 	}

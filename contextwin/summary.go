@@ -110,14 +110,14 @@ func ledger(old []*genai.Content, keep func(string) bool) string {
 	for _, c := range old {
 		for _, p := range c.Parts {
 			if fc := p.FunctionCall; fc != nil {
-				calls[callKey(fc.ID, fc.Name)] = fc
+				calls[CallKey(fc.ID, fc.Name)] = fc
 			}
 			fr := p.FunctionResponse
 			if fr == nil || !keep(fr.Name) {
 				continue
 			}
 			label := fr.Name
-			if fc := calls[callKey(fr.ID, fr.Name)]; fc != nil {
+			if fc := calls[CallKey(fr.ID, fr.Name)]; fc != nil {
 				_, label = describeCall(fc)
 			}
 			out := strings.TrimSpace(responseText(fr))
