@@ -125,6 +125,10 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason string, err er
 	s.mu.Unlock()
 	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: reason})
 	s.sync()
+	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
+	s.mu.Lock()
+	s.running = false
+	s.mu.Unlock()
 	if err != nil {
 		end.Err = err.Error()
 	}
