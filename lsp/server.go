@@ -60,6 +60,8 @@ type Server struct {
 	client          clientCaps
 	pendingWarnings []string
 	wg              sync.WaitGroup // goroutines serving calls and background work
+	spawnMu         sync.Mutex     // guards stopping, and orders wg.Add before stop's wg.Wait
+	stopping        bool
 }
 
 // Serve runs the server over rwc until the client exits or the connection closes. A clean end
@@ -116,8 +118,12 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	return err
 }
 
-// stop cancels every turn and request and waits for their goroutines.
+// stop cancels every turn and request and waits for their goroutines. Nothing is spawned after it
+// starts, so the wait cannot race a late Add.
 func (s *Server) stop() {
+	s.spawnMu.Lock()
+	s.stopping = true
+	s.spawnMu.Unlock()
 	s.sessions.cancelAll()
 	s.cancel()
 	s.wg.Wait()
@@ -127,6 +133,11 @@ func (s *Server) stop() {
 // spawn runs f in a goroutine owned by the server: it ends when f returns (f watches s.ctx) and
 // stop waits for it.
 func (s *Server) spawn(f func()) {
+	s.spawnMu.Lock()
+	defer s.spawnMu.Unlock()
+	if s.stopping {
+		return // the connection is ending: the work would be cancelled at once
+	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
