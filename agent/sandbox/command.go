@@ -52,7 +52,9 @@ func (c *Cmd) Start() error {
 func (c *Cmd) Wait() (Status, error) {
 	err := c.Cmd.Wait()
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
+	ended := errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) // cancelled, yet it ran
+	if err != nil && !ended {
 		return Status{Code: -1}, err
 	}
 	if c.status != nil {

@@ -29,4 +29,3 @@ func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
 }
 
 func supervise([]string) int { return fail("no supervisor on this OS") }
-func confine([]string) int   { return fail("no confining process on this OS") }

@@ -2,10 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -59,26 +55,6 @@ func probe(cfg Config) string {
 		return fmt.Sprintf("this kernel's Landlock ABI is %d, the sandbox needs %d", abi, need)
 	}
 	return ""
-}
-
-// confine is the confining process's main: it restricts itself and execs the command, which
-// inherits the restriction. Only this thread is restricted, and it is the one that execs: the
-// Go runtime's other threads vanish with the exec.
-func confine(args []string) int {
-	sp, argv, err := splitArgs(args)
-	if err != nil {
-		return fail("%v", err)
-	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return fail("%v", err)
-	}
-	runtime.LockOSThread() // never unlocked: the restriction is this thread's, and exec follows
-	if err := restrict(sp); err != nil {
-		return fail("%v", err)
-	}
-	err = syscall.Exec(path, argv, os.Environ())
-	return fail("exec %s: %v", argv[0], err)
 }
 
 // restrict applies the Landlock rules of sp to the calling thread, and the socket filter when the

@@ -4,11 +4,10 @@
 // (read anywhere, write only to the workspace, the temp dir and the toolchains' caches, no TCP
 // unless allowed), on macOS under sandbox-exec with an equivalent profile.
 //
-// On Linux the confinement is applied by the reprise binary itself, re-executed: a supervisor
-// process (a child subreaper, so nothing the command starts outlives it, setsid included) runs a
-// confining process that restricts itself and then execs the shell. Init must be called first
-// thing in main (and in TestMain of packages whose tests run commands) for the binary to play
-// those parts.
+// On Linux the confinement is applied by the reprise binary itself, re-executed as a supervisor: a
+// child subreaper (so nothing the command starts outlives it, setsid included) that restricts one
+// of its threads and starts the command from it. Init must be called first thing in main (and in
+// TestMain of packages whose tests run commands) for the binary to play that part.
 package sandbox
 
 import (
@@ -165,7 +164,7 @@ func DefaultWritable(getenv func(string) string) []string {
 	return dirs
 }
 
-// spec is what the supervisor and the confining process are told, as one argv word.
+// spec is what the supervisor is told, as one argv word.
 type spec struct {
 	Confine   bool     `json:"confine"`
 	Network   bool     `json:"network"`
@@ -194,11 +193,8 @@ func decodeSpec(s string) (spec, error) {
 	return sp, nil
 }
 
-// The argv words that make the binary play a sandbox part (see Init).
-const (
-	superviseArg = "__reprise-supervise"
-	confineArg   = "__reprise-confine"
-)
+// superviseArg makes the binary play the supervisor (see Init).
+const superviseArg = "__reprise-supervise"
 
 // initialized is set by Init: this binary can play the supervisor and confining parts.
 var initialized bool
@@ -208,21 +204,15 @@ var initialized bool
 var ErrNotInitialized = errors.New("sandbox: Init was not called at start-up")
 
 // Init must be the first thing main (or TestMain) does: when the process was started as a
-// supervisor or a confining process, it plays that part and never returns.
+// supervisor, it plays that part and never returns.
 func Init() {
 	initialized = true
-	if len(os.Args) < 2 {
-		return
-	}
-	switch os.Args[1] {
-	case superviseArg:
+	if len(os.Args) > 1 && os.Args[1] == superviseArg {
 		os.Exit(supervise(os.Args[2:]))
-	case confineArg:
-		os.Exit(confine(os.Args[2:]))
 	}
 }
 
-// splitArgs splits a part's arguments into the spec and the command after "--".
+// splitArgs splits the supervisor's arguments into the spec and the command after "--".
 func splitArgs(args []string) (spec, []string, error) {
 	if len(args) < 3 || args[1] != "--" {
 		return spec{}, nil, errors.New("usage: SPEC -- COMMAND…")
@@ -231,7 +221,7 @@ func splitArgs(args []string) (spec, []string, error) {
 	return sp, args[2:], err
 }
 
-// failed is what a sandbox part exits with when it cannot do its job, after saying why on stderr
+// failed is what the supervisor exits with when it cannot do its job, after saying why on stderr
 // (which the command's output captures, so the model and the user read it).
 const failed = 125
 

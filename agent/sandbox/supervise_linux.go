@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -18,7 +19,7 @@ import (
 // self is the running binary, even if it was replaced or deleted since it started.
 const self = "/proc/self/exe"
 
-// command runs argv as: supervisor → (confining process →) argv. The supervisor is in a process
+// command runs argv as: supervisor → argv. The supervisor is in a process
 // group of its own; cancelling asks it (SIGTERM) to kill everything below it, and WaitDelay's kill
 // is the backstop. Pdeathsig makes a supervisor whose server died clean up the same way.
 func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
@@ -59,36 +60,48 @@ func supervise(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail("cannot become a subreaper: %v", err)
 	}
-	var cmd *exec.Cmd
-	if sp.Confine {
-		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
-		cmd.Args[0] = "reprise-sandbox"
-	} else {
-		path, err := exec.LookPath(argv[0])
-		if err != nil {
-			return fail("%v", err)
-		}
-		cmd = exec.Command(path, argv[1:]...)
-		cmd.Args[0] = argv[0]
+	path, err := exec.LookPath(argv[0])
+	if err != nil {
+		return fail("%v", err)
 	}
+	cmd := exec.Command(path, argv[1:]...)
+	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// A session of its own: the command has no terminal to read the user's keys from or to write
 	// escape sequences to. A supervisor killed outright takes the command with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	started := make(chan error, 1)
+	done := make(chan struct{})
+	go func() { // ends when the command has exited
+		defer close(done)
+		// The restriction is applied to this thread only, which then forks the command: the child
+		// inherits it, the supervisor's other threads stay free to kill and reap. The thread is
+		// never unlocked, so the runtime ends it with the goroutine instead of reusing it; the
+		// goroutine lives until the command exits, as Pdeathsig follows the forking thread.
+		runtime.LockOSThread()
+		if sp.Confine {
+			if err := restrict(sp); err != nil {
+				started <- err
+				return
+			}
+		}
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		started <- nil
+		cmd.Wait()
+	}()
+	if err := <-started; err != nil {
 		return fail("%v", err)
 	}
 	pgid := cmd.Process.Pid
-	done := make(chan struct{})
-	go func() { // ends when the command's group is gone or the command exited
-		select {
-		case <-stop:
-			unix.Kill(-pgid, unix.SIGKILL)
-		case <-done:
-		}
-	}()
-	cmd.Wait()
-	close(done)
+	select {
+	case <-stop:
+		unix.Kill(-pgid, unix.SIGKILL)
+		<-done
+	case <-done:
+	}
 	reapAll(pgid)
 	r := report{Code: cmd.ProcessState.ExitCode()}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {

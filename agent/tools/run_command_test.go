@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/reprise-dev/reprise/agent/sandbox"
+
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +19,7 @@ import (
 // TestMain lets the test binary serve as a fast output flood for run_command: the benchmark
 // needs a producer quicker than the reader it measures.
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	if n := os.Getenv("REPRISE_TOOLS_FLOOD"); n != "" {
 		flood(n)
 		os.Exit(0)

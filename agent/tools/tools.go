@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
 // Defaults from the context window policy (DESIGN.md §2) and the run_command limits.
@@ -45,6 +47,9 @@ type Env struct {
 	Policy *Policy
 	// Approver is asked about commands the policy neither allows nor denies; nil refuses them.
 	Approver Approver
+	// Sandbox confines commands. Nil means the default sandbox (workspace-write, no network) for
+	// the workspace.
+	Sandbox *sandbox.Sandbox
 	// SpillDir receives whole large outputs (the session's tool-outputs/). It is created on
 	// demand with mode 0700, its files 0600; empty means large outputs are only truncated.
 	// read_file and search may read it (read-only) by the absolute path they are given.
@@ -167,6 +172,14 @@ func Describe(call Call) (title, kind string) {
 		title = string(r[:79]) + "…"
 	}
 	return title, t.kind
+}
+
+// sandbox is the Env's sandbox, or the default one for its workspace.
+func (e *Env) sandbox() *sandbox.Sandbox {
+	if e.Sandbox != nil {
+		return e.Sandbox
+	}
+	return sandbox.New(sandbox.Config{Workspace: e.Workspace})
 }
 
 func (e *Env) withDefaults() Env {

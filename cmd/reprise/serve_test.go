@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/reprise-dev/reprise/agent/sandbox"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -48,6 +50,7 @@ func binary(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
