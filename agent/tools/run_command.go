@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,15 +14,16 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // waitDelay bounds how long output is still read once the command is over and its process group
 // killed: only a process that left the group (setsid) can hold the pipe open that long.
 const waitDelay = 2 * time.Second
 
-// hiddenEnv are not passed to commands: reprise's own API keys would otherwise be one `env` away
-// from the transcript, which is written to disk.
-var hiddenEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+// hiddenEnv are not passed to commands: reprise's own credentials would otherwise be one `env`
+// away from the transcript, which is written to disk.
+var hiddenEnv = append(slices.Clone(secret.Vars), secret.CredentialsVar)
 
 var runCommandTool = tool{
 	decl: func() *genai.FunctionDeclaration {

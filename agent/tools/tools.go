@@ -17,6 +17,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // Defaults from the context window policy (DESIGN.md §2) and the run_command limits.
@@ -47,6 +48,9 @@ type Env struct {
 	Policy *Policy
 	// Approver is asked about commands the policy neither allows nor denies; nil refuses them.
 	Approver Approver
+	// Secrets are replaced in every output before the model, the UI or a saved file gets it. Nil
+	// redacts nothing.
+	Secrets *secret.Redactor
 	// Sandbox confines commands. Nil means the default sandbox (workspace-write, no network) for
 	// the workspace.
 	Sandbox *sandbox.Sandbox
@@ -157,7 +161,10 @@ func Run(ctx context.Context, env *Env, call Call) Result {
 		return failure("no workspace is open")
 	}
 	e := env.withDefaults()
-	return t.run(ctx, &e, call, &args{m: call.Args})
+	res := t.run(ctx, &e, call, &args{m: call.Args})
+	res.Output = e.Secrets.String(res.Output) // notes and errors too: a refused command quotes its line
+	res.Command = e.Secrets.String(res.Command)
+	return res
 }
 
 // Describe gives a UI a title and an Agent Client Protocol kind (read, edit, search, execute,
