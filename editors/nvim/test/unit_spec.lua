@@ -248,6 +248,11 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox 
     f:close()
     vim.cmd('source ' .. vim.fn.fnameescape(ws .. '/tools/setup.vim'))
     check('a Vimscript file of the workspace')
+    -- Neovim 0.12's exrc loader running a .nvimrc's `:lua` (a chunk without a file name).
+    local runtime = vim.env.VIMRUNTIME
+    local loader = assert(loadstring('local chunk = ...; chunk()', '@' .. runtime .. '/lua/vim/_core/exrc.lua'))
+    loader(assert(loadstring(hostile, ':lua')))
+    check("Neovim's exrc loader")
     -- A project call without protected options says nothing and changes none of them.
     assert(loadstring('require("reprise.config").set({ chat = { width = 70 } })', '@' .. exrc))()
     h.eq(#notes, 0, 'no warning without protected options')

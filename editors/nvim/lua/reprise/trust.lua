@@ -94,10 +94,13 @@ function M.is_project_file(file, ctx)
   return false
 end
 
+-- Neovim's own exrc loader (0.12): its frame is on the stack while it runs an exrc file.
+local exrc_loader = '/lua/vim/_core/exrc.lua'
+
 --- The project file the current call comes from, or nil. Looked at: every Lua function on the
 --- stack (the file it was defined in, so a function an exrc scheduled still counts), the file
---- Vimscript is sourcing (`<sfile>`: a .nvimrc or .exrc running `:lua`), and the unnamed chunk
---- Neovim 0.9–0.10 run .nvim.lua as ("<nvim>") while starting with 'exrc' set.
+--- Vimscript is sourcing (`<sfile>`: a .nvimrc or .exrc running `:lua`), Neovim's exrc loader,
+--- and the unnamed chunk Neovim 0.9–0.10 run .nvim.lua as ("<nvim>") while starting with 'exrc' set.
 ---@param ctx RepriseTrustContext|nil
 ---@return string|nil
 function M.project_caller(ctx)
@@ -109,7 +112,9 @@ function M.project_caller(ctx)
       break
     end
     local src = info.source or ''
-    if src:sub(1, 1) == '@' then
+    if src:sub(-#exrc_loader) == exrc_loader then
+      return 'an exrc file' -- Neovim 0.12 runs .nvimrc and .exrc through nvim_exec2, without their name
+    elseif src:sub(1, 1) == '@' then
       local file = src:sub(2)
       if (M.project_config_names[file:match('[^/]+$') or file] or vim.fn.filereadable(file) == 1)
         and M.is_project_file(file, ctx) then
