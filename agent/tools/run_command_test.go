@@ -1,8 +1,6 @@
 package tools
 
 import (
-	"github.com/reprise-dev/reprise/agent/sandbox"
-
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
 // TestMain lets the test binary serve as a fast output flood for run_command: the benchmark

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/reprise-dev/reprise/agent/sandbox"
-
 	"bufio"
 	"context"
 	"encoding/json"
@@ -18,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/lsp"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
