@@ -66,6 +66,15 @@ func (r *Redactor) part(p *genai.Part) *genai.Part {
 	return q
 }
 
+// Map returns m with secrets replaced in its strings, m itself when it holds none.
+func (r *Redactor) Map(m map[string]any) map[string]any {
+	if r.Empty() || m == nil {
+		return m
+	}
+	out, _ := r.value(m)
+	return out.(map[string]any)
+}
+
 // value redacts the strings of a JSON-like value, copying only what changes.
 func (r *Redactor) value(v any) (any, bool) {
 	switch v := v.(type) {

@@ -113,6 +113,15 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	refused := failure("refused by policy: " + command)
 	refused.Refused, refused.Command, refused.ExitCode = true, command, -1
 	v := policy.Check(command)
+	if v.Action == Allow && strings.HasPrefix(v.Reason, "allowlisted") {
+		// The allowlist trusts builds and tests because the sandbox confines them; without it they
+		// run workspace code with the user's rights, so each is asked.
+		if sb := e.sandbox(); sb.Mode() == sandbox.WorkspaceWrite {
+			if ok, why := sb.Confined(); !ok {
+				v = Verdict{Ask, "commands cannot be sandboxed here (" + why + ")"}
+			}
+		}
+	}
 	switch v.Action {
 	case Allow:
 		return Result{}, true
