@@ -42,6 +42,11 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	var warnings []string
+	if w := gemini.CheckBaseURL(gemini.ConfigFromEnv(getenv).BaseURL); w != "" {
+		logger.Warn(w)
+		warnings = append(warnings, w)
+	}
 	closer, _ := stdin.(io.Closer)
 	if closer == nil {
 		closer = io.NopCloser(nil)
@@ -52,6 +57,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		StateHome:    home,
 		Logger:       logger,
 		DefaultModel: gemini.DefaultModel,
+		Warnings:     warnings,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return errExit1
