@@ -1,15 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -226,4 +231,98 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// TestAttackEnvironNotReadable: another process of the same user cannot read the API key from
+// /proc/PID/environ of a running `reprise serve`, while it can from an ordinary process started
+// the same way (the control, which shows the reader would succeed without the protection). Root
+// with CAP_SYS_PTRACE reads any process's environ, dumpable or not, so as root both processes
+// and the reader run as nobody (65534).
+func TestAttackEnvironNotReadable(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("PR_SET_DUMPABLE is Linux's")
+	}
+	catPath, err := exec.LookPath("cat")
+	if err != nil {
+		t.Skip("no cat to read /proc with")
+	}
+	dir := t.TempDir()
+	bin := binary(t)
+	var cred *syscall.Credential
+	if os.Geteuid() == 0 {
+		cred = &syscall.Credential{Uid: 65534, Gid: 65534}
+		// nobody must reach the binary: a copy in the test's directory, opened up to others.
+		if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin = filepath.Join(dir, "reprise")
+		if err := os.WriteFile(bin, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(name string, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser) {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Env = []string{"GEMINI_API_KEY=secret-xyz", "REPRISE_HOME=" + dir, "PATH=" + os.Getenv("PATH")}
+		cmd.Dir = dir
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+		return cmd, in, out
+	}
+	read := func(pid int) (environ string, err error) {
+		t.Helper()
+		cmd := exec.Command(catPath, fmt.Sprintf("/proc/%d/environ", pid))
+		cmd.Env = []string{"LC_ALL=C"} // an English strerror
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return string(out), fmt.Errorf("%w: %s", err, strings.TrimSpace(stderr.String()))
+		}
+		return string(out), nil
+	}
+
+	srv, in, out := start(bin, "serve", "--stdio")
+	// The initialize reply comes after main has run, so the switch is set by then.
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
+	fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+	if _, err := readFrame(bufio.NewReader(out)); err != nil {
+		t.Fatal(err)
+	}
+	environ, err := read(srv.Process.Pid)
+	if err == nil || strings.Contains(environ, "secret-xyz") || !strings.Contains(err.Error(), "Permission denied") {
+		t.Errorf("reading reprise's environ: %q, %v; want permission denied", environ, err)
+	}
+	if st, err := os.Stat(fmt.Sprintf("/proc/%d/environ", srv.Process.Pid)); err == nil {
+		// What makes the difference: a non-dumpable process's /proc entries belong to root.
+		t.Logf("/proc/PID/environ of reprise belongs to uid %d", st.Sys().(*syscall.Stat_t).Uid)
+	}
+	if os.Geteuid() == 0 {
+		data, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", srv.Process.Pid))
+		t.Logf("root reading reprise's environ: key visible %v, error %v", strings.Contains(string(data), "secret-xyz"), err)
+	}
+
+	ctl, _, _ := start(catPath)
+	if environ, err := read(ctl.Process.Pid); err != nil || !strings.Contains(environ, "secret-xyz") {
+		t.Errorf("control: reading an ordinary process's environ: %q, %v; want the key (the reader cannot read what it should)", environ, err)
+	}
 }
