@@ -31,7 +31,7 @@ const (
 // Everything else, newline and tab included, is left as is; text without any of the above comes
 // back unchanged. Backslashes are not escaped: a literal "\x1b" in the text looks like an escaped
 // ESC, which misleads no terminal. Where exactness matters (the command an approval prompt asks
-// about) the text is quoted with strconv.Quote first, which escapes all of these and more.
+// about) the text is quoted first, by shownCommand, which escapes all of these and more.
 func inert(s string) string {
 	i := firstUnsafe(s)
 	if i == len(s) {
