@@ -154,6 +154,7 @@ func (s *Server) initialized() {
 		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+w)
 	}
 	s.pendingWarnings = nil
+	s.startupWarnings()
 	s.spawn(s.pullConfiguration)
 	if !s.opts.NoWatch {
 		s.spawn(s.watch)

@@ -32,6 +32,9 @@ type Options struct {
 	NoWatch bool
 	// DefaultModel is used until a setting names another.
 	DefaultModel string
+	// Warnings found before the editor connected (a model endpoint that is not Google's) are
+	// shown and logged once it is initialized; see startupWarnings.
+	Warnings []string
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit before shutdown: the

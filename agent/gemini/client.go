@@ -38,8 +38,9 @@ var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_A
 type Config struct {
 	APIKey string
 	Model  string // default DefaultModel
-	// BaseURL replaces the API's address (GOOGLE_GEMINI_BASE_URL): a proxy, or the fake in
-	// tests. Empty leaves the SDK's default.
+	// BaseURL replaces the API's address (GOOGLE_GEMINI_BASE_URL; with Vertex, else
+	// GOOGLE_VERTEX_BASE_URL): a proxy, or the fake in tests. Empty leaves the SDK's default.
+	// The key goes there: see CheckBaseURL.
 	BaseURL    string
 	HTTPClient *http.Client // optional
 
@@ -61,13 +62,19 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		key = getenv("GOOGLE_API_KEY")
 	}
 	vertex := strings.ToLower(getenv("GOOGLE_GENAI_USE_VERTEXAI"))
-	return Config{
+	cfg := Config{
 		APIKey:   key,
 		BaseURL:  getenv("GOOGLE_GEMINI_BASE_URL"),
 		Vertex:   vertex == "1" || vertex == "true",
 		Project:  getenv("GOOGLE_CLOUD_PROJECT"),
 		Location: getenv("GOOGLE_CLOUD_LOCATION"),
 	}
+	if cfg.Vertex && cfg.BaseURL == "" {
+		// The SDK would read it from the process environment itself; reading it here too puts
+		// the address credentials go to in one place, where CheckBaseURL sees it.
+		cfg.BaseURL = getenv("GOOGLE_VERTEX_BASE_URL")
+	}
+	return cfg
 }
 
 // Client calls one model. It is safe for concurrent use.

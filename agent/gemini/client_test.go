@@ -39,6 +39,21 @@ func TestConfigFromEnv(t *testing.T) {
 			want: Config{Vertex: true, Project: "p", Location: "europe-west1"},
 		},
 		{
+			name: "Vertex base URL",
+			env:  map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_VERTEX_BASE_URL": "https://proxy.example"},
+			want: Config{Vertex: true, BaseURL: "https://proxy.example"},
+		},
+		{
+			name: "GOOGLE_GEMINI_BASE_URL wins over the Vertex one, as in the SDK",
+			env:  map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "1", "GOOGLE_VERTEX_BASE_URL": "https://v.example", "GOOGLE_GEMINI_BASE_URL": "https://g.example"},
+			want: Config{Vertex: true, BaseURL: "https://g.example"},
+		},
+		{
+			name: "Vertex base URL ignored without Vertex",
+			env:  map[string]string{"GOOGLE_VERTEX_BASE_URL": "https://v.example"},
+			want: Config{},
+		},
+		{
 			name: "Vertex switched off",
 			env:  map[string]string{"GOOGLE_GENAI_USE_VERTEXAI": "0"},
 			want: Config{},

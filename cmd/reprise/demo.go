@@ -96,7 +96,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 type scriptedUser struct{ out io.Writer }
 
 func (u scriptedUser) Approve(_ context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	fmt.Fprintf(u.out, "%6s↳ approval asked for %q: the demo's user says no\n", "", req.Command)
+	fmt.Fprintf(u.out, "%6s↳ approval asked for %s: the demo's user says no\n", "", shownCommand(req.Command))
 	return tools.Reject, nil
 }
 

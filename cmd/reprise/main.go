@@ -37,6 +37,11 @@ var errUsage = errors.New("usage")
 
 func main() {
 	sandbox.Init() // first: the binary may have been started as a command's supervisor
+	// The supervisor above never gets here: its environment has no key, and the command it execs
+	// is dumpable again anyway.
+	if err := makeUndumpable(); err != nil {
+		fmt.Fprintln(os.Stderr, "reprise: warning: other processes of this user can read this one's memory and environment:", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
@@ -48,6 +53,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return 2
+	}
+	// What the CLI prints comes from the model, tools and saved sessions as much as from Reprise:
+	// all of it is made inert before it reaches a terminal. serve's stdout is the protocol, where
+	// JSON escapes control characters itself.
+	stderr = inertWriter{stderr}
+	if args[0] != "serve" {
+		stdout = inertWriter{stdout}
 	}
 	var err error
 	switch args[0] {

@@ -105,6 +105,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model
+	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
+		fmt.Fprintln(stderr, "reprise: warning:", w)
+	}
 	client, err := gemini.New(ctx, cfg)
 	if err != nil {
 		return err
@@ -313,10 +316,10 @@ type terminalApprover struct {
 func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	f, ok := a.in.(*os.File)
 	if !ok || !isTerminal(f) {
-		fmt.Fprintf(a.out, "reprise: %q needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", req.Command)
+		fmt.Fprintf(a.out, "reprise: %s needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", shownCommand(req.Command))
 		return tools.Reject, nil
 	}
-	fmt.Fprintf(a.out, "Run %q? [y] once, [a] always this session, [N] no: ", req.Command)
+	fmt.Fprintf(a.out, "Run %s? [y] once, [a] always this session, [N] no: ", shownCommand(req.Command))
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')

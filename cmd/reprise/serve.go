@@ -42,16 +42,22 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	var warnings []string
+	if w := gemini.CheckBaseURL(gemini.ConfigFromEnv(getenv).BaseURL); w != "" {
+		logger.Warn(w)
+		warnings = append(warnings, w)
+	}
 	closer, _ := stdin.(io.Closer)
 	if closer == nil {
 		closer = io.NopCloser(nil)
 	}
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
 		Version:      version,
-		NewModel:     geminiFactory(getenv),
+		NewModel:     geminiFactory(getenv, logger),
 		StateHome:    home,
 		Logger:       logger,
 		DefaultModel: gemini.DefaultModel,
+		Warnings:     warnings,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return errExit1
@@ -62,8 +68,9 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // errExit1 makes the process exit 1 without printing anything more.
 var errExit1 = errors.New("exit 1")
 
-// geminiFactory builds Gemini clients from the environment, one per model name.
-func geminiFactory(getenv func(string) string) func(ctx context.Context, model string) (agent.Model, int, error) {
+// geminiFactory builds Gemini clients from the environment, one per model name. It logs to the
+// server's logger, whose text handler quotes what the endpoint answered.
+func geminiFactory(getenv func(string) string, logger *slog.Logger) func(ctx context.Context, model string) (agent.Model, int, error) {
 	return func(ctx context.Context, model string) (agent.Model, int, error) {
 		cfg := gemini.ConfigFromEnv(getenv)
 		cfg.Model = model
@@ -73,7 +80,7 @@ func geminiFactory(getenv func(string) string) func(ctx context.Context, model s
 		}
 		limit, err := c.InputTokenLimit(ctx)
 		if err != nil {
-			slog.Default().Warn(fmt.Sprintf("%v; assuming %d tokens", err, limit))
+			logger.Warn(fmt.Sprintf("%v; assuming %d tokens", err, limit))
 		}
 		return c, limit, nil
 	}
