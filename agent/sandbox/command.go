@@ -81,11 +81,11 @@ func processStatus(ps *os.ProcessState) Status {
 	return Status{Code: ps.ExitCode()}
 }
 
-// Command prepares argv to run in dir under the sandbox. Cancelling ctx ends the command and
-// everything it started.
-func (s *Sandbox) Command(ctx context.Context, argv ...string) (*Cmd, error) {
+// Command prepares argv to run under the sandbox. Cancelling ctx ends the command and everything
+// it started. trust says whether the user approved this very command (see Trust).
+func (s *Sandbox) Command(ctx context.Context, trust Trust, argv ...string) (*Cmd, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	return s.command(ctx, argv)
+	return s.command(ctx, s.spec(trust), argv)
 }

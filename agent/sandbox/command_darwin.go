@@ -18,9 +18,9 @@ func probe(Config) string {
 
 // command runs argv under sandbox-exec when confined, in a process group of its own that
 // cancelling kills (macOS has no child subreaper: a process that leaves the group survives).
-func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
-	if ok, _ := s.Confined(); ok {
-		argv = append([]string{sandboxExec, "-p", seatbeltProfile(s.spec())}, argv...)
+func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
+	if sp.Confine {
+		argv = append([]string{sandboxExec, "-p", seatbeltProfile(sp)}, argv...)
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -29,3 +29,10 @@ func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
 }
 
 func supervise([]string) int { return fail("no supervisor on this OS") }
+
+func confine([]string) int { return fail("no confining process on this OS") }
+
+// protectsVCS: the profile denies writes under the read-only directories.
+func (s *Sandbox) protectsVCS() bool { return true }
+
+func usernsUnavailable() string { return "" }

@@ -21,6 +21,9 @@ func seatbeltProfile(sp spec) string {
 		b.WriteString("\n  (literal " + seatbeltString(d) + ")")
 	}
 	b.WriteString(")\n")
+	for _, p := range sp.ReadOnly { // later rules win
+		b.WriteString("(deny file-write* (subpath " + seatbeltString(realPath(p)) + "))\n")
+	}
 	if !sp.Network {
 		b.WriteString("(deny network-outbound (remote ip))\n(deny network-bind (local ip))\n")
 	}

@@ -115,7 +115,11 @@ func (s *Sandbox) Describe() string {
 	if s.cfg.AllowNetwork {
 		net = "network allowed"
 	}
-	return "Commands run in a sandbox: they can read anywhere but write only to the workspace, the temp dir and build caches; " + net + "."
+	vcs := ""
+	if !s.protectsVCS() {
+		vcs = " (.git stays writable: " + usernsUnavailable() + ")"
+	}
+	return "Commands run in a sandbox: they can read anywhere but write only to the workspace" + vcs + ", the temp dir and build caches; " + net + "."
 }
 
 // DefaultWritable lists the directories besides the workspace that builds and tests need to write:
@@ -170,12 +174,38 @@ type spec struct {
 	Network   bool     `json:"network"`
 	Workspace string   `json:"workspace"`
 	Writable  []string `json:"writable"`
+	ReadOnly  []string `json:"readOnly,omitempty"` // inside Workspace, kept read-only
 }
 
-func (s *Sandbox) spec() spec {
+// VCSDirs are the version-control directories of a workspace that commands the user did not
+// approve may not write: a hook or a core.fsmonitor set there would run outside the sandbox, the
+// next time the user or the editor runs git.
+var VCSDirs = []string{".git", ".hg", ".svn"}
+
+func (s *Sandbox) spec(trust Trust) spec {
 	confined, _ := s.Confined()
-	return spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: s.cfg.Writable}
+	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: s.cfg.Writable}
+	if confined && trust == Unasked && s.protectsVCS() {
+		for _, d := range VCSDirs {
+			p := filepath.Join(s.cfg.Workspace, d)
+			if st, err := os.Lstat(p); err == nil && st.IsDir() {
+				sp.ReadOnly = append(sp.ReadOnly, p)
+			}
+		}
+	}
+	return sp
 }
+
+// Trust says whether the user saw the command before it ran.
+type Trust int
+
+const (
+	// Unasked commands ran because a rule allowed them: version-control metadata is read-only
+	// for them.
+	Unasked Trust = iota
+	// Approved commands were shown to the user, who let them run: they may commit.
+	Approved
+)
 
 func encodeSpec(sp spec) string {
 	b, _ := json.Marshal(sp)
@@ -193,8 +223,11 @@ func decodeSpec(s string) (spec, error) {
 	return sp, nil
 }
 
-// superviseArg makes the binary play the supervisor (see Init).
-const superviseArg = "__reprise-supervise"
+// The argv words that make the binary play a sandbox part (see Init).
+const (
+	superviseArg = "__reprise-supervise"
+	confineArg   = "__reprise-confine"
+)
 
 // initialized is set by Init: this binary can play the supervisor and confining parts.
 var initialized bool
@@ -204,11 +237,17 @@ var initialized bool
 var ErrNotInitialized = errors.New("sandbox: Init was not called at start-up")
 
 // Init must be the first thing main (or TestMain) does: when the process was started as a
-// supervisor, it plays that part and never returns.
+// supervisor or a confining process, it plays that part and never returns.
 func Init() {
 	initialized = true
-	if len(os.Args) > 1 && os.Args[1] == superviseArg {
+	if len(os.Args) < 2 {
+		return
+	}
+	switch os.Args[1] {
+	case superviseArg:
 		os.Exit(supervise(os.Args[2:]))
+	case confineArg:
+		os.Exit(confine(os.Args[2:]))
 	}
 }
 

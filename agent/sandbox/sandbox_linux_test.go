@@ -24,7 +24,12 @@ func TestMain(m *testing.M) {
 // run runs a shell line under sb in dir and returns its output and status.
 func run(t *testing.T, sb *Sandbox, dir, line string) (string, Status) {
 	t.Helper()
-	c, err := sb.Command(t.Context(), "/bin/sh", "-c", line)
+	return runTrusted(t, sb, Unasked, dir, line)
+}
+
+func runTrusted(t *testing.T, sb *Sandbox, trust Trust, dir, line string) (string, Status) {
+	t.Helper()
+	c, err := sb.Command(t.Context(), trust, "/bin/sh", "-c", line)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,5 +160,56 @@ func TestStatus(t *testing.T) {
 		if diff := cmp.Diff(got, want); diff != "" {
 			t.Errorf("%s: (-got +want):\n%s", mode, diff)
 		}
+	}
+}
+
+// TestVersionControlReadOnlyUnlessApproved: a command that ran without the user seeing it cannot
+// plant a hook or a core.fsmonitor in .git (they would run outside the sandbox at the user's next
+// git command); one the user approved can commit.
+func TestVersionControlReadOnlyUnlessApproved(t *testing.T) {
+	sb, ws := confined(t, false)
+	if !sb.protectsVCS() {
+		t.Fatalf("user namespaces are needed: %s", usernsUnavailable())
+	}
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", ws, "-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "-q")
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	config, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"git config core.fsmonitor 'touch /tmp/pwned'",
+		"echo '[core] fsmonitor = evil' >> .git/config",
+		"mkdir -p .git/hooks && printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit",
+		"rm -rf .git/objects",
+		"mv .git .git-moved",
+	} {
+		if out, st := run(t, sb, ws, line); st.Code == 0 {
+			t.Errorf("unasked %q succeeded: %q", line, out)
+		}
+	}
+	for _, line := range []string{"git status --short", "echo b > b.txt", "git log --oneline -1 || true"} {
+		if out, st := run(t, sb, ws, line); st.Code != 0 {
+			t.Errorf("unasked %q failed: %v %q", line, st, out)
+		}
+	}
+	if got, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(got) != string(config) {
+		t.Errorf(".git/config changed:\n%s", got)
+	}
+	if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a hook was planted: %v", err)
+	}
+	commit := "git -c user.name=t -c user.email=t@example.com add -A && git -c user.name=t -c user.email=t@example.com commit -qm approved"
+	if out, st := runTrusted(t, sb, Approved, ws, commit); st.Code != 0 {
+		t.Errorf("an approved commit failed: %v %q", st, out)
 	}
 }

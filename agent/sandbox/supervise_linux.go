@@ -22,7 +22,7 @@ const self = "/proc/self/exe"
 // command runs argv as: supervisor → argv. The supervisor is in a process
 // group of its own; cancelling asks it (SIGTERM) to kill everything below it, and WaitDelay's kill
 // is the backstop. Pdeathsig makes a supervisor whose server died clean up the same way.
-func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
+func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	if !initialized {
 		return nil, ErrNotInitialized
 	}
@@ -30,7 +30,7 @@ func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{superviseArg, encodeSpec(s.spec()), "--"}, argv...)
+	args := append([]string{superviseArg, encodeSpec(sp), "--"}, argv...)
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Args[0] = "reprise-sandbox"
 	cmd.ExtraFiles = []*os.File{w} // fd 3
@@ -60,16 +60,29 @@ func supervise(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail("cannot become a subreaper: %v", err)
 	}
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return fail("%v", err)
+	// With directories to keep read-only, a confining process in new user and mount namespaces
+	// bind-mounts them read-only, restricts itself and execs the command; otherwise this process
+	// restricts the thread that starts the command.
+	viaNamespace := sp.Confine && len(sp.ReadOnly) > 0
+	var cmd *exec.Cmd
+	if viaNamespace {
+		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
+		cmd.Args[0] = "reprise-sandbox"
+	} else {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return fail("%v", err)
+		}
+		cmd = exec.Command(path, argv[1:]...)
+		cmd.Args[0] = argv[0]
 	}
-	cmd := exec.Command(path, argv[1:]...)
-	cmd.Args[0] = argv[0]
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	// A session of its own: the command has no terminal to read the user's keys from or to write
 	// escape sequences to. A supervisor killed outright takes the command with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if viaNamespace {
+		namespaced(cmd.SysProcAttr)
+	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() { // ends when the command has exited
@@ -79,7 +92,7 @@ func supervise(args []string) int {
 		// never unlocked, so the runtime ends it with the goroutine instead of reusing it; the
 		// goroutine lives until the command exits, as Pdeathsig follows the forking thread.
 		runtime.LockOSThread()
-		if sp.Confine {
+		if sp.Confine && !viaNamespace {
 			if err := restrict(sp); err != nil {
 				started <- err
 				return

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -102,16 +103,20 @@ func BenchmarkCapture(b *testing.B) {
 // BenchmarkRunCommandSandbox measures what the supervisor and the sandbox add to a command that
 // does nothing: the price of each re-executed process, paid once per call.
 func BenchmarkRunCommandSandbox(b *testing.B) {
-	ws := b.TempDir()
+	ws, gitWS := b.TempDir(), b.TempDir()
+	if err := os.Mkdir(filepath.Join(gitWS, ".git"), 0o755); err != nil { // kept read-only: one more process
+		b.Fatal(err)
+	}
 	for _, bc := range []struct {
 		name string
 		sb   *sandbox.Sandbox
 	}{
 		{"workspace-write", sandbox.New(sandbox.Config{Workspace: ws})},
 		{"off", sandbox.New(sandbox.Config{Mode: sandbox.Off, Workspace: ws})},
+		{"workspace-write-with-.git", sandbox.New(sandbox.Config{Workspace: gitWS})},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			env := &Env{Workspace: ws, Policy: &Policy{AllowAll: true}, Sandbox: bc.sb}
+			env := &Env{Workspace: bc.sb.Config().Workspace, Policy: &Policy{AllowAll: true}, Sandbox: bc.sb}
 			for b.Loop() {
 				if r := Run(b.Context(), env, Call{Name: "run_command", Args: map[string]any{"command": "true"}}); r.IsError {
 					b.Fatal(r.Output)

@@ -70,13 +70,14 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 		}
 		timeout = time.Duration(math.Min(timeoutS, MaxTimeout.Seconds()) * float64(time.Second))
 	}
-	if res, ok := env.authorize(ctx, call, command); !ok {
+	res, trust, ok := env.authorize(ctx, call, command)
+	if !ok {
 		return res
 	}
 
 	c := env.newCaptureFor(call, "run_command")
-	run := execute(ctx, env.sandbox(), env.Workspace, command, timeout, c)
-	res := Result{Command: command, ExitCode: run.exitCode}
+	run := execute(ctx, env.sandbox(), trust, env.Workspace, command, timeout, c)
+	res = Result{Command: command, ExitCode: run.exitCode}
 	var status string
 	switch {
 	case run.startErr != nil:
@@ -103,9 +104,10 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	return res
 }
 
-// authorize applies the policy, asking the Approver when it says so. ok is false when the
+// authorize applies the policy, asking the Approver when it says so. trust says whether the user
+// approved this command (now, or with an earlier "Always allow"). ok is false when the
 // command must not run; res is then the result to return.
-func (e *Env) authorize(ctx context.Context, call Call, command string) (res Result, ok bool) {
+func (e *Env) authorize(ctx context.Context, call Call, command string) (res Result, trust sandbox.Trust, ok bool) {
 	policy := e.Policy
 	if policy == nil {
 		policy = NewPolicy(nil, nil)
@@ -124,29 +126,32 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	}
 	switch v.Action {
 	case Allow:
-		return Result{}, true
+		if v.Reason == "approved for this session" {
+			return Result{}, sandbox.Approved, true
+		}
+		return Result{}, sandbox.Unasked, true
 	case Deny:
-		return refused, false
+		return refused, sandbox.Unasked, false
 	}
 	if e.Approver == nil {
-		return refused, false
+		return refused, sandbox.Unasked, false
 	}
 	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason})
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1
-		return r, false
+		return r, sandbox.Unasked, false
 	}
 	switch {
 	case err != nil:
-		return refused, false
+		return refused, sandbox.Unasked, false
 	case d == AlwaysAllow:
 		policy.AllowAlways(command)
-		return Result{}, true
+		return Result{}, sandbox.Approved, true
 	case d == AllowOnce:
-		return Result{}, true
+		return Result{}, sandbox.Approved, true
 	}
-	return refused, false
+	return refused, sandbox.Unasked, false
 }
 
 // ran is how a command ended.
@@ -164,14 +169,14 @@ var errTimedOut = errors.New("timed out")
 // execute runs command under sb and streams its output into c until every writer is gone. The
 // sandbox's supervisor kills whatever the command left running once it ends, and everything on
 // timeout or cancellation.
-func execute(ctx context.Context, sb *sandbox.Sandbox, dir, command string, timeout time.Duration, c *capture) ran {
+func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir, command string, timeout time.Duration, c *capture) ran {
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
 	stopped := func() ran {
 		timedOut := errors.Is(context.Cause(runCtx), errTimedOut)
 		return ran{exitCode: -1, cancelled: !timedOut, timedOut: timedOut}
 	}
-	cmd, err := sb.Command(runCtx, "/bin/sh", "-c", command)
+	cmd, err := sb.Command(runCtx, trust, "/bin/sh", "-c", command)
 	if err != nil {
 		return ran{exitCode: -1, startErr: err}
 	}
