@@ -30,7 +30,8 @@ var runCommandTool = tool{
 		return &genai.FunctionDeclaration{
 			Description: "Run a shell command (sh -c) in the workspace; stdout+stderr merged, long output " +
 				"cut in the middle. Commands outside an allowlist need the user's approval. " +
-				"Background processes are killed when it ends.",
+				"Background processes are killed when it ends. It may run sandboxed: writing outside the " +
+				"workspace and temp dir, or using the network, then fails.",
 			ParametersJsonSchema: object(map[string]any{
 				"command":   prop("string", "The command line."),
 				"timeout_s": prop("integer", "Default 120, max 600."),
