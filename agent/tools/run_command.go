@@ -120,7 +120,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	if e.Approver == nil {
 		return refused, false
 	}
-	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason})
+	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason, Rule: policy.RuleFor(command)})
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1
