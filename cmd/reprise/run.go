@@ -296,7 +296,7 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 		fmt.Fprintf(a.out, "reprise: %q needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", req.Command)
 		return tools.Reject, nil
 	}
-	fmt.Fprintf(a.out, "Run %q? [y] once, [a] always this session, [N] no: ", req.Command)
+	fmt.Fprintf(a.out, "Run %q (%s)? [y] once, [a] always this session: %s, [N] no: ", req.Command, req.Reason, req.Rule)
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')
