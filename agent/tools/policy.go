@@ -207,6 +207,18 @@ func (p *Policy) AllowAlways(command string) {
 	p.session = append(p.session, r)
 }
 
+// AllowPattern adds an allow pattern, as NewPolicy's, for the rest of the session: settings
+// changed while it runs. Unlike AllowAlways it is a pattern, read with argvRisk like the others.
+func (p *Policy) AllowPattern(pattern string) {
+	r, ok := newRule(pattern)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.session = append(p.session, r)
+}
+
 // RuleFor says what AllowAlways(command) would remember, for the approval question.
 func (p *Policy) RuleFor(command string) string {
 	r, ok := alwaysRule(command)

@@ -211,6 +211,22 @@ func TestPolicyAllowAlways(t *testing.T) {
 	}
 }
 
+func TestPolicyAllowPattern(t *testing.T) {
+	p := NewPolicy(nil, nil)
+	p.AllowPattern("bun test")
+	p.AllowPattern("docker compose * config")
+	for cmd, want := range map[string]Action{
+		"bun test --watch":               Allow,
+		"docker compose -f a.yml config": Allow,
+		"docker compose up":              Ask,
+		"bun test $X":                    Ask,
+	} {
+		if got := p.Check(cmd); got.Action != want {
+			t.Errorf("Check(%q) = %v (%s), want %v", cmd, got.Action, got.Reason, want)
+		}
+	}
+}
+
 func TestPolicyConcurrent(t *testing.T) {
 	p := &Policy{}
 	var wg sync.WaitGroup
