@@ -199,10 +199,17 @@ var wrappers = map[string]func(args []word) []word{
 	"xargs": func(a []word) []word {
 		return after(a, 0, "aEIdnPLs", "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var")
 	},
-	"stdbuf":  func(a []word) []word { return after(a, 0, "ioe", "input", "output", "error") },
-	"nohup":   func(a []word) []word { return after(a, 0, "") },
-	"time":    func(a []word) []word { return after(a, 0, "fo", "format", "output") },
-	"command": func(a []word) []word { return after(a, 0, "") },
+	"stdbuf": func(a []word) []word { return after(a, 0, "ioe", "input", "output", "error") },
+	"nohup":  func(a []word) []word { return after(a, 0, "") },
+	"time":   func(a []word) []word { return after(a, 0, "fo", "format", "output") },
+	"command": func(a []word) []word { // -v and -V only look the name up
+		for _, w := range a {
+			if w.s == "-v" || w.s == "-V" {
+				return nil
+			}
+		}
+		return after(a, 0, "")
+	},
 	"builtin": func(a []word) []word { return after(a, 0, "") },
 	"exec":    func(a []word) []word { return after(a, 0, "a") },
 	"chrt": func(a []word) []word {

@@ -451,6 +451,7 @@ func TestPolicyBypasses(t *testing.T) {
 		{"find . -exec go test {} ;", Ask, Allow},
 		// Look-alikes that stay allowed or asked, not denied.
 		{"git -C . status", Ask, Allow},
+		{"command -v sudo", Ask, Allow},
 		{"git log --output-indicator-new=+", Allow, Allow},
 		{"git log --oneline -- push", Allow, Allow},
 		{"nice -n 5 ls", Ask, Allow},
