@@ -20,7 +20,7 @@ type approver struct {
 func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	params := protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeWarning,
-		Message: fmt.Sprintf("Reprise wants to run a command that needs your approval:\n%s", req.Command),
+		Message: fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule),
 		Actions: []protocol.MessageActionItem{{Title: ActionAllowOnce}, {Title: ActionAlwaysAllow}, {Title: ActionReject}},
 	}
 	var item *protocol.MessageActionItem

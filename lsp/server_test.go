@@ -161,7 +161,7 @@ func TestAlwaysAllowLastsTheSession(t *testing.T) {
 		return map[string]string{"title": ActionAlwaysAllow}
 	}}},
 		call("run_command", map[string]any{"command": "echo one"}),
-		call("run_command", map[string]any{"command": "echo one --again"}),
+		call("run_command", map[string]any{"command": "echo one"}), // the exact command: echo is no prefix rule
 		text("done"),
 	)
 	e.turnEnd(e.ask("echo twice", ""))

@@ -48,6 +48,9 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure(problem)
 	}
 	defer p.close()
+	if r, refused := vcsRefusal(p, given); refused {
+		return r
+	}
 	// The user's unsaved buffer wins over any match: the model may have read that buffer, so a
 	// match (or a miss) against the disk would be against the wrong text.
 	if r, refused := env.guard(p); refused {

@@ -20,6 +20,9 @@ type ApprovalRequest struct {
 	CallID  string
 	Command string
 	Reason  string // why the policy asks, e.g. "not in the allowlist"
+	// Rule is what "Always allow" would remember, in words: `git diff (and any arguments)` or
+	// `npm run lint (exactly)`. The user should know what they grant beyond this one run.
+	Rule string
 }
 
 // Decision is the user's answer; the zero value rejects, so a lost answer refuses.
@@ -57,11 +60,28 @@ type Verdict struct {
 	Reason string
 }
 
+// The reasons that tell who allowed a command: run_command lifts the allowlist when commands
+// cannot be sandboxed, and lets commands the user approved write version-control metadata.
+const (
+	reasonApproved    = "approved for this session"
+	reasonAllowlisted = "allowlisted"
+)
+
+// approved reports whether the user allowed the command earlier in the session.
+func (v Verdict) approved() bool { return v.Action == Allow && v.Reason == reasonApproved }
+
+// allowlisted reports whether a rule allowed the command without anyone seeing it.
+func (v Verdict) allowlisted() bool {
+	return v.Action == Allow && strings.HasPrefix(v.Reason, reasonAllowlisted+" ")
+}
+
 // DefaultAllow are the commands that run without asking: builds, tests, vet/lint in check mode,
 // and a few read-only looks at the workspace. A rule is a prefix on word boundaries ("go test"
-// allows "go test ./..." but not "go testx"). `git diff` is deliberately absent: the seed's run
-// shows it refused unless approved. These commands can run code the model wrote (a test can do
-// anything); the allowlist spares the user questions about the usual loop, it is not a sandbox.
+// allows "go test ./..." but not "go testx"), and only ever allows a plain command whose options
+// the policy reads as harmless (argvRisk: `go test -exec …`, `git log --output=…` are asked).
+// `git diff` is deliberately absent: the seed's run shows it refused unless approved. These
+// commands can run code the model wrote (a test can do anything); the allowlist spares the user
+// questions about the usual loop, it is not a sandbox.
 var DefaultAllow = []string{
 	"go test", "go build", "go vet", "gofmt -l", "go list", "go version",
 	"pytest", "python -m pytest", "python3 -m pytest",
@@ -72,10 +92,11 @@ var DefaultAllow = []string{
 }
 
 // DefaultDeny are refused even when the user would approve and under --yes. Each is matched
-// against every simple command of the line (after `;`, `&&`, `|`, inside `$(…)`, `sh -c '…'`,
-// behind wrappers such as env, nohup, time, exec): a prefix on word boundaries, or a
-// glob when it holds `*`. Recursive deletion of /, a top-level directory or home, pipes of a
-// download into a shell, fork bombs and writes to block devices are recognised on top.
+// against every program the line runs (invocations: after `;`, `&&`, `|`, inside `$(…)`,
+// `sh -c '…'`, eval, find -exec, xargs, behind wrappers such as env, nice, timeout, and git's
+// global options and aliases), by basename: a prefix on word boundaries, or a glob when it holds
+// `*`. Recursive deletion of /, a top-level directory or home, pipes of a download into a
+// shell, fork bombs and writes to block devices are recognised on top.
 var DefaultDeny = []string{
 	"sudo", "su", "doas", "pkexec",
 	"shutdown", "reboot", "halt", "poweroff", "init 0", "init 6", "systemctl poweroff", "systemctl reboot",
@@ -131,50 +152,69 @@ func (p *Policy) lists() (allow, deny []rule) {
 	return p.allow, p.deny
 }
 
-// Check gives the verdict on a command. The denylist wins over everything. A command using shell
-// operators, redirections or substitutions (`;` `&` `|` `>` `<` backquote `$(` newline, quotes
-// aside; `2>&1` is tolerated, output being merged anyway) is never allowed by a pattern —
-// "go test && curl …" is not a test — only by AllowAll or an exact AllowAlways; it goes to Ask.
+// Check gives the verdict on a command. The denylist wins over everything, AllowAll included.
+// A command using shell operators, redirections or substitutions (`;` `&` `|` `>` `<` backquote
+// `$(` newline, quotes aside; `2>&1` is tolerated, output being merged anyway) is never allowed
+// by a pattern — "go test && curl …" is not a test — only by AllowAll or an exact AllowAlways;
+// it goes to Ask. So does a command whose name the shell computes (`$X`, a glob, `$(…)`): the
+// denylist cannot read it, so it is asked, refused when its arguments fit a denylist entry
+// (`$G push`), and refused under AllowAll, where nobody would be asked.
 func (p *Policy) Check(command string) Verdict {
-	cmds, complex := parseShell(command)
+	cmds, complex := parseLine(command)
 	allow, deny := p.lists()
-	if reason, denied := denied(deny, command, cmds); denied {
+	var invs []invocation
+	for _, c := range cmds {
+		invs = append(invs, invocations(c)...)
+	}
+	if reason, denied := denied(deny, command, invs); denied {
 		return Verdict{Deny, reason}
 	}
+	hidden := hiddenCommand(invs)
 	if p.AllowAll {
+		if hidden != "" {
+			return Verdict{Deny, hidden + ": the denylist cannot check it"}
+		}
 		return Verdict{Allow, "all commands allowed but the denylist"}
 	}
-	line := strings.TrimSpace(command)
 	p.mu.Lock()
 	session := slices.Clone(p.session)
 	p.mu.Unlock()
 	for _, r := range session {
-		if r.exact && r.text == line || !r.exact && !complex && r.match(joinWords(cmds)) {
-			return Verdict{Allow, "approved for this session"}
+		if r.line && r.text == strings.TrimSpace(command) ||
+			!complex && len(cmds) == 1 && r.argv != nil && slices.Equal(r.argv, cmds[0]) {
+			return Verdict{Allow, reasonApproved}
 		}
 	}
-	if complex {
+	switch {
+	case complex:
 		return Verdict{Ask, "uses shell operators, redirections or substitutions"}
+	case len(cmds) == 0:
+		return Verdict{Ask, "not in the allowlist"}
+	case hidden != "":
+		return Verdict{Ask, hidden}
 	}
-	words := joinWords(cmds)
+	cmd := cmds[0]
+	if risk := argvRisk(cmd); risk != "" {
+		return Verdict{Ask, risk}
+	}
+	for _, r := range session {
+		if r.argv == nil && !r.line && r.matches(cmd) {
+			return Verdict{Allow, reasonApproved}
+		}
+	}
 	for _, r := range allow {
-		if r.match(words) {
-			return Verdict{Allow, fmt.Sprintf("allowlisted (%s)", r.text)}
+		if r.matches(cmd) {
+			return Verdict{Allow, fmt.Sprintf("%s (%s)", reasonAllowlisted, r.text)}
 		}
 	}
 	return Verdict{Ask, "not in the allowlist"}
 }
 
-// AllowAlways lets command run without asking for the rest of the session. A simple command
-// becomes a prefix rule ("git diff" then allows "git diff --stat"), as an "always allow" in
-// Claude Code does; a line with shell operators is remembered exactly. The denylist still wins.
+// AllowAlways lets command run without asking for the rest of the session; the rule it adds is
+// the one RuleFor describes. The denylist still wins.
 func (p *Policy) AllowAlways(command string) {
-	cmds, complex := parseShell(command)
-	r := rule{text: strings.TrimSpace(command), exact: true}
-	if !complex {
-		r = rule{text: joinWords(cmds)}
-	}
-	if r.text == "" {
+	r, ok := alwaysRule(command)
+	if !ok {
 		return
 	}
 	p.mu.Lock()
@@ -182,30 +222,148 @@ func (p *Policy) AllowAlways(command string) {
 	p.session = append(p.session, r)
 }
 
-// rule is one allow or deny pattern.
+// AllowPattern adds an allow pattern, as NewPolicy's, for the rest of the session: settings
+// changed while it runs. Unlike AllowAlways it is a pattern, read with argvRisk like the others.
+func (p *Policy) AllowPattern(pattern string) {
+	r, ok := newRule(pattern)
+	if !ok {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.session = append(p.session, r)
+}
+
+// RuleFor says what AllowAlways(command) would remember, for the approval question.
+func (p *Policy) RuleFor(command string) string {
+	r, ok := alwaysRule(command)
+	switch {
+	case !ok:
+		return ""
+	case r.line || r.argv != nil:
+		return r.text + " (exactly)"
+	}
+	return r.text + " (and any arguments)"
+}
+
+// alwaysRule is the rule an "Always allow" stores: the exact argv (or, with shell operators,
+// the exact line) by default. A prefix rule — program and subcommand, so `git diff` then allows
+// `git diff --stat` — only for the subcommands in prefixSafe, whose options argvRisk reads:
+// the prefix never allows `git diff --output=…`. Never for wrappers, shells, interpreters,
+// find, xargs or env (their arguments are other commands), nor for `git -c` or `npm run lint`
+// (a script name says nothing of the next one).
+func alwaysRule(command string) (rule, bool) {
+	cmds, complex := parseLine(command)
+	line := strings.TrimSpace(command)
+	switch {
+	case line == "":
+		return rule{}, false
+	case complex || len(cmds) != 1:
+		return rule{text: line, line: true}, true
+	}
+	cmd := cmds[0]
+	if len(cmd) >= 2 && !cmd[0].dyn && !cmd[1].dyn && prefixSafe[cmd[0].s][cmd[1].s] &&
+		argvRisk(cmd) == "" && hiddenCommand(invocations(cmd)) == "" {
+		r, _ := newRule(cmd[0].s + " " + cmd[1].s)
+		return r, true
+	}
+	return rule{text: joinText(cmd), argv: cmd}, true
+}
+
+// prefixSafe are the subcommands an "Always allow" remembers as a prefix: they read, build or
+// test, and argvRisk knows the options of theirs that write elsewhere or run other programs.
+var prefixSafe = map[string]map[string]bool{
+	"git": {"diff": true, "show": true, "log": true, "status": true, "blame": true, "grep": true,
+		"ls-files": true, "ls-tree": true, "rev-parse": true, "describe": true, "shortlog": true},
+	"go":    {"test": true, "build": true, "vet": true, "list": true, "version": true, "doc": true},
+	"cargo": {"test": true, "build": true, "check": true, "clippy": true},
+}
+
+// rule is one allow or deny pattern, or a remembered "Always allow".
 type rule struct {
-	text  string // words joined by single spaces
+	text  string   // words joined by single spaces; the trimmed line for a line rule
+	words []string // text's words
 	glob  bool
-	exact bool // the raw line, trimmed (AllowAlways of a complex line)
+	line  bool   // matches this exact line (AllowAlways of a line with operators)
+	argv  []word // matches this exact simple command (AllowAlways by default)
 }
 
 func newRule(s string) (rule, bool) {
-	text := strings.Join(strings.Fields(s), " ")
-	if text == "" {
+	words := strings.Fields(s)
+	if len(words) == 0 {
 		return rule{}, false
 	}
-	return rule{text: text, glob: strings.Contains(text, "*")}, true
+	text := strings.Join(words, " ")
+	return rule{text: text, words: words, glob: strings.Contains(text, "*")}, true
 }
 
-// match applies the rule to a command given as words joined by single spaces.
-func (r rule) match(words string) bool {
-	switch {
-	case r.exact:
-		return r.text == words
-	case r.glob:
-		return globMatch(r.text, words)
+// matches applies an allow pattern to a simple command: its words, as written, start with the
+// rule's (or match its glob). The name is compared as written, not by basename: `./ls` is the
+// workspace's script, not ls.
+func (r rule) matches(cmd []word) bool {
+	if r.glob {
+		return globMatch(r.text, joinText(cmd))
 	}
-	return words == r.text || strings.HasPrefix(words, r.text+" ")
+	if len(cmd) < len(r.words) {
+		return false
+	}
+	for i, w := range r.words {
+		if cmd[i].dyn || cmd[i].s != w {
+			return false
+		}
+	}
+	return true
+}
+
+// denies applies a deny pattern to a program the line runs, by basename (/usr/bin/git is git).
+// A word the shell computes matches any word of the pattern, one that may split matches any run
+// of them, and xargs's appended arguments match the rest; but some word of the pattern must
+// match a written word, or every `$X` would be denied.
+func (r rule) denies(inv invocation) bool {
+	argv := inv.argv
+	if len(argv) == 0 {
+		return false
+	}
+	if r.glob {
+		base := append([]word{{s: program(argv[0].s)}}, argv[1:]...)
+		return globMatch(r.text, joinText(argv)) || globMatch(r.text, joinText(base))
+	}
+	n, m := len(r.words), len(argv)
+	seen := make(map[[3]int]bool)
+	var match func(ri, wi int, lit bool) bool
+	match = func(ri, wi int, lit bool) bool {
+		switch {
+		case ri == n:
+			return lit
+		case wi == m:
+			return inv.open && lit
+		}
+		key := [3]int{ri, wi, 0}
+		if lit {
+			key[2] = 1
+		}
+		if seen[key] {
+			return false
+		}
+		seen[key] = true
+		w := argv[wi]
+		if !w.dyn {
+			same := w.s == r.words[ri] || wi == 0 && program(w.s) == r.words[ri]
+			return same && match(ri+1, wi+1, true)
+		}
+		if match(ri+1, wi+1, lit) {
+			return true
+		}
+		if w.split {
+			for k := ri; k <= n; k++ { // the word expands to words ri..k-1, possibly none
+				if k != ri+1 && match(k, wi+1, lit) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return match(0, 0, false)
 }
 
 // globMatch matches s against a pattern whose only special character is `*` (any run).
@@ -240,8 +398,8 @@ var (
 	topLevelDir     = regexp.MustCompile(`^/[^/]*/?\*?$`)
 )
 
-// denied checks the raw line and each simple command against the denylist.
-func denied(deny []rule, line string, cmds [][]string) (string, bool) {
+// denied checks the raw line and every program it runs against the denylist.
+func denied(deny []rule, line string, invs []invocation) (string, bool) {
 	switch {
 	case strings.Contains(strings.Join(strings.Fields(line), ""), ":(){"):
 		return "a fork bomb", true
@@ -250,17 +408,15 @@ func denied(deny []rule, line string, cmds [][]string) (string, bool) {
 	case blockDevice.MatchString(line):
 		return "writes to a block device", true
 	}
-	for _, words := range cmds {
-		words = unwrap(words)
-		if len(words) == 0 {
-			continue
-		}
-		if rmRoot(words) {
+	for _, inv := range invs {
+		if rmRoot(texts(inv.argv)) {
 			return "deletes /, a top-level directory or home", true
 		}
-		joined := strings.Join(words, " ")
 		for _, r := range deny {
-			if r.match(joined) {
+			if r.denies(inv) {
+				if inv.via != "" {
+					return fmt.Sprintf("matches the denylist (%s) through %s", r.text, inv.via), true
+				}
 				return fmt.Sprintf("matches the denylist (%s)", r.text), true
 			}
 		}
@@ -268,41 +424,23 @@ func denied(deny []rule, line string, cmds [][]string) (string, bool) {
 	return "", false
 }
 
-// wrappers run the command that follows them; the denylist looks behind them.
-var wrappers = map[string]bool{
-	"exec": true, "command": true, "builtin": true, "nohup": true, "time": true, "nice": true,
-	"env": true, "xargs": true, "timeout": true, "stdbuf": true, "then": true, "do": true,
-	"else": true, "if": true, "elif": true, "while": true, "until": true, "!": true, "{": true,
-}
-
-var assignment = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`)
-
-// unwrap drops leading variable assignments, wrappers and their options (and timeout's
-// duration), leaving the command that really runs.
-func unwrap(words []string) []string {
-	for len(words) > 0 {
-		w := words[0]
+// hiddenCommand names the first program of the line that the line does not show: a command
+// name the shell computes, or a command string that is.
+func hiddenCommand(invs []invocation) string {
+	for _, inv := range invs {
 		switch {
-		case assignment.MatchString(w):
-			words = words[1:]
-		case wrappers[w]:
-			words = words[1:]
-			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || assignment.MatchString(words[0])) {
-				words = words[1:]
-			}
-			if w == "timeout" && len(words) > 0 {
-				words = words[1:]
-			}
-		default:
-			return words
+		case inv.hidden != "":
+			return fmt.Sprintf("what %s runs is computed by the shell (%s)", inv.via, inv.hidden)
+		case len(inv.argv) > 0 && inv.argv[0].dyn:
+			return fmt.Sprintf("the command name is computed by the shell (%s)", inv.argv[0].s)
 		}
 	}
-	return words
+	return ""
 }
 
 // rmRoot recognises a recursive rm of /, a top-level directory or the home directory.
 func rmRoot(words []string) bool {
-	if words[0] != "rm" && !strings.HasSuffix(words[0], "/rm") {
+	if len(words) == 0 || program(words[0]) != "rm" {
 		return false
 	}
 	recursive := false
@@ -323,151 +461,6 @@ func rmRoot(words []string) bool {
 		if topLevelDir.MatchString(w) || home == "~" || home == "$HOME" || home == "${HOME}" {
 			return true
 		}
-	}
-	return false
-}
-
-func joinWords(cmds [][]string) string {
-	if len(cmds) == 0 {
-		return ""
-	}
-	return strings.Join(cmds[0], " ")
-}
-
-// parseShell splits a command line into simple commands, each a list of words with quotes
-// removed, and reports whether the line is more than one simple command: control operators,
-// pipes, redirections, substitutions, comments or an unclosed quote. It is not a full shell
-// parser; it is enough to tell "go test ./..." from "go test && rm …" and to find what a line
-// runs. The argument of `sh -c`/`bash -c` and of eval is parsed as a line of its own.
-func parseShell(line string) (cmds [][]string, complex bool) {
-	var (
-		words []string
-		word  strings.Builder
-		in    bool // a word is open (possibly empty: "")
-		quote byte
-		subst []byte // the quote to return to after a $( … ) or `…` inside double quotes
-	)
-	endWord := func() {
-		if in {
-			words = append(words, word.String())
-			word.Reset()
-			in = false
-		}
-	}
-	endCmd := func() {
-		endWord()
-		if len(words) > 0 {
-			cmds = append(cmds, words)
-			words = nil
-		}
-	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch quote {
-		case '\'':
-			if c == '\'' {
-				quote = 0
-			} else {
-				word.WriteByte(c)
-			}
-			continue
-		case '"':
-			switch {
-			case c == '"':
-				quote = 0
-			case c == '\\' && i+1 < len(line) && strings.IndexByte("$`\"\\\n", line[i+1]) >= 0:
-				i++
-				word.WriteByte(line[i])
-			case c == '`' || c == '$' && i+1 < len(line) && line[i+1] == '(':
-				complex = true
-				endCmd()
-				subst = append(subst, '"')
-				quote = 0
-				if c == '$' {
-					i++
-				}
-			default:
-				word.WriteByte(c)
-			}
-			continue
-		}
-		switch c {
-		case ' ', '\t', '\r':
-			endWord()
-		case '\\':
-			if i+1 < len(line) {
-				i++
-				if line[i] != '\n' {
-					word.WriteByte(line[i])
-					in = true
-				}
-			}
-		case '\'', '"':
-			quote, in = c, true
-		case ';', '&', '|', '\n', '(', ')', '`', '<', '>':
-			if c == '>' && in && word.String() == "2" && strings.HasPrefix(line[i+1:], "&1") &&
-				(i+3 == len(line) || line[i+3] == ' ' || line[i+3] == '\t') {
-				word.Reset() // 2>&1: stderr is merged anyway
-				in = false
-				i += 2
-				continue
-			}
-			complex = true
-			endCmd()
-			if (c == ')' || c == '`') && len(subst) > 0 {
-				quote, in = subst[len(subst)-1], true
-				subst = subst[:len(subst)-1]
-			}
-		case '#':
-			if in {
-				word.WriteByte(c)
-				continue
-			}
-			complex = true
-			for i < len(line) && line[i] != '\n' {
-				i++
-			}
-			endCmd()
-		case '$':
-			if i+1 < len(line) && line[i+1] == '(' {
-				complex = true
-				endCmd()
-				i++
-				continue
-			}
-			word.WriteByte(c)
-			in = true
-		default:
-			word.WriteByte(c)
-			in = true
-		}
-	}
-	if quote != 0 {
-		complex = true
-	}
-	endCmd()
-	var nested [][]string
-	for _, words := range cmds {
-		w := unwrap(words)
-		switch {
-		case len(w) >= 3 && w[1] == "-c" && isShell(w[0]):
-			inner, _ := parseShell(w[2])
-			nested = append(nested, inner...)
-		case len(w) >= 2 && w[0] == "eval":
-			inner, _ := parseShell(strings.Join(w[1:], " "))
-			nested = append(nested, inner...)
-		}
-	}
-	if len(cmds) > 1 {
-		complex = true
-	}
-	return append(cmds, nested...), complex
-}
-
-func isShell(w string) bool {
-	switch w[strings.LastIndexByte(w, '/')+1:] {
-	case "sh", "bash", "zsh", "dash", "ksh", "fish":
-		return true
 	}
 	return false
 }

@@ -116,7 +116,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	refused := failure("refused by policy: " + command)
 	refused.Refused, refused.Command, refused.ExitCode = true, command, -1
 	v := policy.Check(command)
-	if v.Action == Allow && strings.HasPrefix(v.Reason, "allowlisted") {
+	if v.allowlisted() {
 		// The allowlist trusts builds and tests because the sandbox confines them; without it they
 		// run workspace code with the user's rights, so each is asked.
 		if sb := e.sandbox(); sb.Mode() == sandbox.WorkspaceWrite {
@@ -127,7 +127,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	}
 	switch v.Action {
 	case Allow:
-		if v.Reason == "approved for this session" {
+		if v.approved() {
 			return Result{}, sandbox.Approved, true
 		}
 		return Result{}, sandbox.Unasked, true
@@ -137,7 +137,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	if e.Approver == nil {
 		return refused, sandbox.Unasked, false
 	}
-	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason})
+	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason, Rule: policy.RuleFor(command)})
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1

@@ -194,7 +194,7 @@ func TestRunCommandPolicy(t *testing.T) {
 			commands: []string{"pwd >/dev/null 2>&1 || true", "ls"},
 			want:     []outcome{refused("pwd >/dev/null 2>&1 || true"), ran("exit status 0")},
 			asked: []ApprovalRequest{{CallID: "call-1", Command: "pwd >/dev/null 2>&1 || true",
-				Reason: "uses shell operators, redirections or substitutions"}},
+				Reason: "uses shell operators, redirections or substitutions", Rule: "pwd >/dev/null 2>&1 || true (exactly)"}},
 		},
 		{
 			name:     "no approver refuses",
@@ -206,14 +206,14 @@ func TestRunCommandPolicy(t *testing.T) {
 			approver: &approver{decision: Reject},
 			commands: []string{"git diff"},
 			want:     []outcome{refused("git diff")},
-			asked:    []ApprovalRequest{{CallID: "call-1", Command: "git diff", Reason: "not in the allowlist"}},
+			asked:    []ApprovalRequest{{CallID: "call-1", Command: "git diff", Reason: "not in the allowlist", Rule: "git diff (and any arguments)"}},
 		},
 		{
 			name:     "the approver fails",
 			approver: &approver{decision: AllowOnce, err: errors.New("editor gone")},
 			commands: []string{"echo x"},
 			want:     []outcome{refused("echo x")},
-			asked:    []ApprovalRequest{{CallID: "call-1", Command: "echo x", Reason: "not in the allowlist"}},
+			asked:    []ApprovalRequest{{CallID: "call-1", Command: "echo x", Reason: "not in the allowlist", Rule: "echo x (exactly)"}},
 		},
 		{
 			name:     "allow once asks again",
@@ -221,16 +221,19 @@ func TestRunCommandPolicy(t *testing.T) {
 			commands: []string{"echo once", "echo once"},
 			want:     []outcome{ran("once\nexit status 0"), ran("once\nexit status 0")},
 			asked: []ApprovalRequest{
-				{CallID: "call-1", Command: "echo once", Reason: "not in the allowlist"},
-				{CallID: "call-1", Command: "echo once", Reason: "not in the allowlist"},
+				{CallID: "call-1", Command: "echo once", Reason: "not in the allowlist", Rule: "echo once (exactly)"},
+				{CallID: "call-1", Command: "echo once", Reason: "not in the allowlist", Rule: "echo once (exactly)"},
 			},
 		},
 		{
-			name:     "always allow is remembered",
+			name:     "always allow remembers the exact command",
 			approver: &approver{decision: AlwaysAllow},
-			commands: []string{"echo always", "echo always and more"},
-			want:     []outcome{ran("always\nexit status 0"), ran("always and more\nexit status 0")},
-			asked:    []ApprovalRequest{{CallID: "call-1", Command: "echo always", Reason: "not in the allowlist"}},
+			commands: []string{"echo always", "echo always", "echo always and more"},
+			want:     []outcome{ran("always\nexit status 0"), ran("always\nexit status 0"), ran("always and more\nexit status 0")},
+			asked: []ApprovalRequest{
+				{CallID: "call-1", Command: "echo always", Reason: "not in the allowlist", Rule: "echo always (exactly)"},
+				{CallID: "call-1", Command: "echo always and more", Reason: "not in the allowlist", Rule: "echo always and more (exactly)"},
+			},
 		},
 		{
 			name:     "denied never asks",

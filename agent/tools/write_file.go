@@ -45,6 +45,9 @@ func runWriteFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure(problem)
 	}
 	defer p.close()
+	if r, refused := vcsRefusal(p, given); refused {
+		return r
+	}
 	cur, problem := current(p, given)
 	if problem != "" {
 		return failure(problem)

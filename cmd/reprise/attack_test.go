@@ -110,7 +110,7 @@ func TestAttackApprovalPromptBidi(t *testing.T) {
 	}
 	checkInert(t, "stdout", stdout.String())
 	checkInert(t, "stderr", stderr.String())
-	want := `Run "cat notes.txt \u202e; rm -rf src #\u202c\u200b\u2066x\u2069"? [y] once, [a] always this session, [N] no: `
+	want := `Run "cat notes.txt \u202e; rm -rf src #\u202c\u200b\u2066x\u2069" (`
 	if !strings.Contains(stderr.String(), want) {
 		t.Errorf("the prompt does not show the command exactly; stderr:\n%s\nwant it to contain:\n%s\nstdout:\n%s", &stderr, want, &stdout)
 	}
@@ -125,7 +125,7 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		t.Fatalf("no pseudo-terminal: %v", err)
 	}
 	t.Cleanup(func() { master.Close() })
 	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {

@@ -319,7 +319,7 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 		fmt.Fprintf(a.out, "reprise: %s needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", shownCommand(req.Command))
 		return tools.Reject, nil
 	}
-	fmt.Fprintf(a.out, "Run %s? [y] once, [a] always this session, [N] no: ", shownCommand(req.Command))
+	fmt.Fprintf(a.out, "Run %s (%s)? [y] once, [a] always this session: %s, [N] no: ", shownCommand(req.Command), req.Reason, req.Rule)
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')
