@@ -157,6 +157,13 @@ func (d *documents) didClose(raw json.RawMessage) error {
 	return nil
 }
 
+// size is what the open buffers count against the cap.
+func (d *documents) size() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.total
+}
+
 // overlay returns the buffer of rel when the editor has it open.
 func (d *documents) overlay(rel string) (string, bool) {
 	d.mu.Lock()

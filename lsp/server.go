@@ -166,8 +166,8 @@ func (s *Server) notify(method string, params any) {
 // lifecycle tracks initialize, shutdown and exit.
 type lifecycle struct {
 	mu          sync.Mutex // guards the fields below
-	initialized bool // initialize was answered
-	started     bool // the initialized notification was handled
+	initialized bool       // initialize was answered
+	started     bool       // the initialized notification was handled
 	shutdown    bool
 	exitOnce    sync.Once
 	exited      chan int // receives the exit code once

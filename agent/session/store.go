@@ -167,8 +167,8 @@ func CheckID(id string) error {
 	if len(id) > MaxIDLength {
 		return fmt.Errorf("session id longer than %d bytes", MaxIDLength)
 	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
+	for _, c := range id {
+		switch {
 		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
 		default:
 			return fmt.Errorf("session id may hold only letters, digits, '-' and '_', not %q", c)
