@@ -28,7 +28,7 @@ func TestCheckID(t *testing.T) {
 		{"a\x00b", `not '\x00'`},
 		{"a b", `not ' '`},
 		{"séance", `not 'é'`},
-		{"\xff", `not '\ufffd'`},
+		{"\xff", "not '\uFFFD'"},
 	}
 	for _, tt := range tests {
 		err := CheckID(tt.id)
