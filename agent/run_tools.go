@@ -24,13 +24,17 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 			s.mu.Unlock()
 		}
 		title, kind := tools.Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
-		ev := &ToolEvent{ID: id, Name: fc.Name, Title: title, Kind: kind, Status: ToolInProgress, Args: fc.Args}
+		ev := &ToolEvent{ID: id, Name: fc.Name, Title: s.opts.Secrets.String(title), Kind: kind, Status: ToolInProgress, Args: s.opts.Secrets.Map(fc.Args)}
 		if ctx.Err() != nil || em.stopped {
 			parts = append(parts, responsePart(fc, "cancelled by the user before it ran", true))
 			continue
 		}
 		em.send(Event{Type: EventToolCall, Tool: ev})
-		res := tools.Run(ctx, s.env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		// A copy taken under the lock: SetPolicy and SetSandbox may change the Env mid-turn.
+		s.mu.Lock()
+		env := *s.env
+		s.mu.Unlock()
+		res := tools.Run(ctx, &env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		s.noteResult(fc, res)
 		if len(res.Changed) > 0 {
 			hashes := map[string]string{}
