@@ -156,7 +156,7 @@ func (s *Server) initialized() {
 	s.life.started = true
 	s.life.mu.Unlock()
 	if again {
-		s.log.Warn("initialized received twice; ignored")
+		s.log.Debug("initialized received twice; ignored")
 		return
 	}
 	for _, w := range s.pendingWarnings {
