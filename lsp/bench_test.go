@@ -119,3 +119,51 @@ func BenchmarkNotificationThroughput(b *testing.B) {
 		b.ReportMetric(float64(count)/elapsed.Seconds(), "notifications/s")
 	}
 }
+
+// BenchmarkInflightAccounting measures what the bound on calls in flight adds to each call:
+// taking and giving back a slot, beside the table of cancel functions kept already. Compare with
+// BenchmarkCallRoundTrip.
+func BenchmarkInflightAccounting(b *testing.B) {
+	_, cancel := context.WithCancel(b.Context())
+	defer cancel()
+	b.Run("table", func(b *testing.B) {
+		f := newInflight(DefaultMaxInflightCalls)
+		for b.Loop() {
+			f.add("n:1", cancel)
+			f.remove("n:1")
+		}
+	})
+	b.Run("table+slot", func(b *testing.B) {
+		f := newInflight(DefaultMaxInflightCalls)
+		ctx := b.Context()
+		for b.Loop() {
+			f.acquire(ctx)
+			f.add("n:1", cancel)
+			f.remove("n:1")
+			f.release()
+		}
+	})
+	b.Run("table+slot-parallel", func(b *testing.B) {
+		f := newInflight(DefaultMaxInflightCalls)
+		ctx := b.Context()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				f.acquire(ctx)
+				f.add("n:1", cancel)
+				f.remove("n:1")
+				f.release()
+			}
+		})
+	})
+}
+
+// BenchmarkCallRoundTrip is one request answered by the server over the pipe (an unknown method,
+// the cheapest answer), for scale.
+func BenchmarkCallRoundTrip(b *testing.B) {
+	ed, ctx, _ := benchEnv(b, &chunkModel{chunks: make(chan string)})
+	for b.Loop() {
+		if err := ed.Call(ctx, "reprise/bench.nop", nil, nil); err == nil {
+			b.Fatal("want MethodNotFound")
+		}
+	}
+}

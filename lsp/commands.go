@@ -5,12 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -28,6 +30,9 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	if len(p.Arguments) > 0 {
 		arg = p.Arguments[0]
 	}
+	if err := checkSessionID(p.Command, arg); err != nil {
+		return nil, err
+	}
 	switch p.Command {
 	case CommandAsk:
 		var a AskArgs
@@ -40,6 +45,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
 	case CommandCompact:
 		var a CompactArgs // every field optional: some clients send {} back as null
@@ -52,6 +58,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		return s.contextReport(l), nil
 	case CommandCheckpoints:
 		var a SessionArgs
@@ -88,6 +95,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, modelError(err)
 		}
+		defer s.sessions.release(l)
 		s.emitUsage(l.s.ID(), l.s.Usage())
 		return SessionResult{SessionID: l.s.ID()}, nil
 	case CommandResume:
@@ -102,6 +110,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		s.emitUsage(l.s.ID(), l.s.Usage())
 		return SessionResult{SessionID: l.s.ID()}, nil
 	case CommandRestore:
@@ -112,10 +121,11 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if a.Turn < 1 {
 			return nil, invalidParams("%s: turn must be a turn number (1 or more)", p.Command)
 		}
-		l, err := s.sessions.get(a.SessionID)
+		l, err := s.sessions.use(a.SessionID)
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		paths, err := l.s.RestoreFiles(a.Turn)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", p.Command, err))
@@ -126,6 +136,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		cp, err := l.s.UndoCompaction()
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
@@ -137,17 +148,35 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		return HistoryResult{SessionID: l.s.ID(), Entries: l.s.Transcript()}, nil
 	case CommandShowContext:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {
 			return nil, err
 		}
+		defer s.sessions.release(l)
 		return s.showContext(l), nil
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}
 	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(Commands, ", "))
+}
+
+// checkSessionID refuses a sessionId that could not be one, whatever the command: ids end up in
+// paths under the session store, and "../x" must never reach one. Empty means the current
+// session. Decoding errors are left to decodeArg, which words them per command.
+func checkSessionID(command string, arg json.RawMessage) error {
+	var a struct {
+		SessionID *string `json:"sessionId"`
+	}
+	if len(arg) == 0 || arg[0] != '{' || json.Unmarshal(arg, &a) != nil || a.SessionID == nil || *a.SessionID == "" {
+		return nil
+	}
+	if err := session.CheckID(*a.SessionID); err != nil {
+		return invalidParams("%s: invalid sessionId %s: %v", command, clip(strconv.Quote(*a.SessionID), 80), err)
+	}
+	return nil
 }
 
 // decodeArg decodes a command's argument object, turning decoding errors into messages a user can
@@ -172,13 +201,14 @@ func decodeArg(command string, raw json.RawMessage, v any, required bool) error 
 	return nil
 }
 
-// sessionArg reads {sessionId} (empty means the current session).
+// sessionArg reads {sessionId} (empty means the current session) and returns that session in
+// use: the caller releases it.
 func (s *Server) sessionArg(command string, arg json.RawMessage) (*live, error) {
 	var a SessionArgs
 	if err := decodeArg(command, arg, &a, false); err != nil {
 		return nil, err
 	}
-	return s.sessions.get(a.SessionID)
+	return s.sessions.use(a.SessionID)
 }
 
 // ask starts a turn and answers at once with the session id; the turn streams.
@@ -189,13 +219,14 @@ func (s *Server) ask(ctx context.Context, a AskArgs) (any, error) {
 	var l *live
 	var err error
 	if a.SessionID != "" {
-		l, err = s.sessions.get(a.SessionID)
-	} else if l, err = s.sessions.get(""); errors.Is(err, errNoSession) {
+		l, err = s.sessions.use(a.SessionID)
+	} else if l, err = s.sessions.use(""); errors.Is(err, errNoSession) {
 		l, err = s.sessions.create(ctx)
 	}
 	if err != nil {
 		return nil, modelError(err)
 	}
+	defer s.sessions.release(l)
 	if err := s.sessions.startTurn(l, a.Text); err != nil {
 		return nil, err
 	}
@@ -205,10 +236,11 @@ func (s *Server) ask(ctx context.Context, a AskArgs) (any, error) {
 // compact runs a manual compaction with work-done progress; cancelling the progress or the
 // request abandons it and leaves the history as it was.
 func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
-	l, err := s.sessions.get(a.SessionID)
+	l, err := s.sessions.use(a.SessionID)
 	if err != nil {
 		return nil, err
 	}
+	defer s.sessions.release(l)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	before := l.s.Usage().Used
@@ -243,8 +275,9 @@ func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
 // checkpointsOf returns a session's checkpoints: a live session's, or a saved one's read from
 // its log without loading it (an editor reopening a checkpoint preview after a restart).
 func (s *Server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, error) {
-	l, err := s.sessions.get(id)
+	l, err := s.sessions.use(id)
 	if err == nil {
+		defer s.sessions.release(l)
 		return l.s.Checkpoints(), l.s.ID(), nil
 	}
 	if id == "" || s.sessions.store == nil {

@@ -16,6 +16,10 @@ import (
 // exactly once (a panic included), and runs calls in their own goroutines so that a long one
 // (a compaction) never holds up the next message. Notifications are handled in order, inline:
 // they are quick, and text synchronisation depends on their order.
+//
+// A call holds one of Limits.MaxInflightCalls slots until its reply is written. With every slot
+// taken, handle waits, and so does the read loop: the client's writes then block instead of the
+// server piling up goroutines and replies it cannot deliver.
 func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	call, isCall := req.(*jsonrpc2.Call)
 	r := replyOnce(reply, s)
@@ -52,10 +56,14 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		r(s.initialize(req.Params()))
 		return nil
 	}
+	if !s.calls.acquire(s.ctx) {
+		return nil // the connection is ending: nobody will read an answer
+	}
 	key := IDKey(call.ID())
 	cctx, cancel := context.WithCancel(s.ctx)
 	s.calls.add(key, cancel)
-	s.spawn(func() { // ends when the call is answered
+	spawned := s.spawn(func() { // ends when the call is answered
+		defer s.calls.release()
 		defer s.calls.remove(key)
 		defer cancel()
 		defer func() {
@@ -70,6 +78,11 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 		}
 		r(result, err)
 	})
+	if !spawned {
+		s.calls.remove(key)
+		cancel()
+		s.calls.release()
+	}
 	return nil
 }
 
@@ -159,13 +172,45 @@ func (s *Server) notification(method string, params json.RawMessage) {
 	}
 }
 
-// inflight maps request ids to the cancel functions of their contexts.
+// inflight tracks the calls being handled: their cancel functions by request id, and the slots
+// that bound how many there are.
 type inflight struct {
+	// slots holds one token per call from the moment it is read until its reply is written; its
+	// capacity is Limits.MaxInflightCalls.
+	slots chan struct{}
+	// onWait, set by tests before the first message, is called when the reader waits for a slot.
+	onWait func()
+
 	mu sync.Mutex // guards m
 	m  map[string]context.CancelFunc
 }
 
-func newInflight() *inflight { return &inflight{m: map[string]context.CancelFunc{}} }
+func newInflight(limit int) *inflight {
+	return &inflight{slots: make(chan struct{}, limit), m: map[string]context.CancelFunc{}}
+}
+
+// acquire takes a slot, waiting while all are taken; false if ctx ended first.
+func (f *inflight) acquire(ctx context.Context) bool {
+	select {
+	case f.slots <- struct{}{}:
+	default:
+		if f.onWait != nil {
+			f.onWait()
+		}
+		select {
+		case f.slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// release gives back a slot taken by acquire.
+func (f *inflight) release() { <-f.slots }
+
+// load is the number of calls in flight.
+func (f *inflight) load() int { return len(f.slots) }
 
 func (f *inflight) add(key string, cancel context.CancelFunc) {
 	f.mu.Lock()

@@ -3,27 +3,76 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 )
 
 // documents holds the editor's open buffers, so the agent reads what the user sees and never
-// overwrites unsaved work.
+// overwrites unsaved work. Their total size is capped: a buffer that would pass the cap is kept
+// as a marker without its text (the agent reads the disk, and is refused writes to that file).
 type documents struct {
-	root string     // set by initialize, then only read
-	mu   sync.Mutex // guards open
+	root  string // set by initialize, then only read
+	limit int64  // the cap on total, Limits.MaxBufferBytes
+	log   *slog.Logger
+
+	mu sync.Mutex // guards open, total and warned
 	// open maps a workspace-relative slash path to its buffer; unknown marks a buffer whose
 	// content is not known (an incremental change the server cannot apply).
-	open map[string]buffer
+	open   map[string]buffer
+	total  int64 // bytes of every key and text in open
+	warned bool  // the user was told a buffer was dropped; said once per connection
 }
 
 type buffer struct {
 	text    string
 	unknown bool
+	dropped bool // its text passed the cap and was not kept
 }
 
-func newDocuments() *documents { return &documents{open: map[string]buffer{}} }
+func newDocuments(limit int64, log *slog.Logger) *documents {
+	return &documents{open: map[string]buffer{}, limit: limit, log: log}
+}
+
+// cost is what an entry counts against the cap.
+func cost(rel string, b buffer) int64 { return int64(len(rel) + len(b.text)) }
+
+// putLocked stores b for rel within the cap: when it does not fit, its text is dropped, and when
+// not even the path fits, the entry goes. It reports whether the text was dropped. d.mu must be
+// held.
+func (d *documents) putLocked(rel string, b buffer) (dropped bool) {
+	if old, ok := d.open[rel]; ok {
+		d.total -= cost(rel, old)
+		delete(d.open, rel)
+	}
+	if d.total+cost(rel, b) > d.limit {
+		b, dropped = buffer{dropped: true}, true
+		if d.total+cost(rel, b) > d.limit {
+			return true
+		}
+	}
+	d.open[rel] = b
+	d.total += cost(rel, b)
+	return dropped
+}
+
+// put stores b for rel and warns, once per connection, when a buffer had to be dropped.
+func (d *documents) put(rel string, b buffer) {
+	d.mu.Lock()
+	dropped := d.putLocked(rel, b)
+	warn := dropped && !d.warned
+	if dropped {
+		d.warned = true
+	}
+	d.mu.Unlock()
+	switch {
+	case warn:
+		d.log.Warn(fmt.Sprintf("open buffers exceed %d MiB: %s and any further buffer over the limit are read from disk, and the agent may not write them until they are closed", d.limit>>20, rel))
+	case dropped:
+		d.log.Debug("buffer dropped: open buffers exceed the limit", "path", rel, "limit", d.limit)
+	}
+}
 
 // rel converts a document URI to a workspace-relative path; ok is false outside the workspace.
 func (d *documents) rel(uri string) (string, bool) {
@@ -49,9 +98,7 @@ func (d *documents) didOpen(raw json.RawMessage) error {
 		return err
 	}
 	if rel, ok := d.rel(p.TextDocument.URI); ok {
-		d.mu.Lock()
-		d.open[rel] = buffer{text: p.TextDocument.Text}
-		d.mu.Unlock()
+		d.put(rel, buffer{text: p.TextDocument.Text})
 	}
 	return nil
 }
@@ -83,9 +130,7 @@ func (d *documents) didChange(raw json.RawMessage) error {
 			b = buffer{unknown: true}
 		}
 	}
-	d.mu.Lock()
-	d.open[rel] = b
-	d.mu.Unlock()
+	d.put(rel, b)
 	if b.unknown {
 		return fmt.Errorf("incremental change to %s ignored: the server asked for full synchronisation", rel)
 	}
@@ -103,10 +148,20 @@ func (d *documents) didClose(raw json.RawMessage) error {
 	}
 	if rel, ok := d.rel(p.TextDocument.URI); ok {
 		d.mu.Lock()
-		delete(d.open, rel)
+		if b, ok := d.open[rel]; ok {
+			d.total -= cost(rel, b)
+			delete(d.open, rel)
+		}
 		d.mu.Unlock()
 	}
 	return nil
+}
+
+// size is what the open buffers count against the cap.
+func (d *documents) size() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.total
 }
 
 // overlay returns the buffer of rel when the editor has it open.
@@ -114,7 +169,7 @@ func (d *documents) overlay(rel string) (string, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	b, ok := d.open[rel]
-	if !ok || b.unknown {
+	if !ok || b.unknown || b.dropped {
 		return "", false
 	}
 	return b.text, true
@@ -128,6 +183,9 @@ func (d *documents) guard(rel string) error {
 	d.mu.Unlock()
 	if !ok {
 		return nil
+	}
+	if b.dropped {
+		return fmt.Errorf("%s is open in the editor but too large for the server to follow, so its unsaved changes cannot be checked; ask the user to save and close it, then try again", rel)
 	}
 	disk, err := os.ReadFile(filepath.Join(d.root, filepath.FromSlash(rel)))
 	if b.unknown || err != nil && !os.IsNotExist(err) || string(disk) != b.text {

@@ -22,11 +22,12 @@ import (
 
 // env is one server under test: a workspace, the fake model and the fake editor.
 type env struct {
-	t   *testing.T
-	ws  string
-	srv *geminitest.Server
-	ed  *lsptest.Editor
-	ctx context.Context
+	t    *testing.T
+	ws   string
+	home string // the state home: sessions are saved under it
+	srv  *geminitest.Server
+	ed   *lsptest.Editor
+	ctx  context.Context
 }
 
 type envOpts struct {
@@ -37,6 +38,9 @@ type envOpts struct {
 	retries gemini.Config // delays for the model client
 	// newModel replaces the fake model's factory.
 	newModel func(ctx context.Context, model string) (agent.Model, int, error)
+	limits   Limits
+	// server is called with the server before it reads its first message.
+	server func(*Server)
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -66,13 +70,16 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 			StateHome: home,
 			Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			NoWatch:   !o.watch,
+			Limits:    o.limits,
+
+			testServer: o.server,
 		})
 	}
 	o.editor.Root = ws
 	ed := lsptest.Pipe(t, serve, o.editor)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)
-	e := &env{t: t, ws: ws, srv: srv, ed: ed, ctx: ctx}
+	e := &env{t: t, ws: ws, home: home, srv: srv, ed: ed, ctx: ctx}
 	if !o.noInit {
 		if _, err := ed.Initialize(ctx); err != nil {
 			t.Fatalf("initialize: %v", err)

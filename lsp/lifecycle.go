@@ -148,14 +148,23 @@ func uriToPath(u string) (string, error) {
 	return filepath.FromSlash(p), nil
 }
 
-// initialized starts what needs the client: pulling the configuration and watching files.
+// initialized starts what needs the client: pulling the configuration and watching files. Only
+// the first initialized counts: each would start another watcher.
 func (s *Server) initialized() {
+	s.life.mu.Lock()
+	again := s.life.started
+	s.life.started = true
+	s.life.mu.Unlock()
+	if again {
+		s.log.Debug("initialized received twice; ignored")
+		return
+	}
 	for _, w := range s.pendingWarnings {
 		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+w)
 	}
 	s.pendingWarnings = nil
 	s.startupWarnings()
-	s.spawn(s.pullConfiguration)
+	s.pull()
 	if !s.opts.NoWatch {
 		s.spawn(s.watch)
 	}
@@ -184,7 +193,24 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) {
 		}
 		s.applySettings(section)
 	}
-	s.spawn(s.pullConfiguration)
+	s.pull()
+}
+
+// pull asks the client for the configuration on a goroutine of its own. Pulls asked for while one
+// runs are merged into one more afterwards: a client sending didChangeConfiguration in a loop
+// without answering costs one goroutine, not one per notification.
+func (s *Server) pull() {
+	if !s.cfg.startPull() {
+		return
+	}
+	s.spawn(func() { // ends when no pull was asked for during the last one
+		for {
+			s.pullConfiguration()
+			if !s.cfg.pullAgain() {
+				return
+			}
+		}
+	})
 }
 
 // pullConfiguration asks the client for the "reprise" section.

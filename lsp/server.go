@@ -35,6 +35,13 @@ type Options struct {
 	// Warnings found before the editor connected (a model endpoint that is not Google's) are
 	// shown and logged once it is initialized; see startupWarnings.
 	Warnings []string
+
+	// Limits bound what the connection can make the server hold.
+	Limits Limits
+
+	// testServer, set by tests in this package, is called with the server before it reads its
+	// first message, to install hooks and observe its state.
+	testServer func(*Server)
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit before shutdown: the
@@ -80,6 +87,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if opts.NewModel == nil {
 		return errors.New("serve: no model factory")
 	}
+	opts.Limits = opts.Limits.withDefaults()
 	stream := NewStream(rwc, StreamOptions{MaxMessageBytes: opts.MaxMessageBytes, Logger: opts.Logger})
 	conn := jsonrpc2.NewConn(stream)
 	sctx, cancel := context.WithCancel(ctx)
@@ -89,14 +97,17 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		ctx:      sctx,
 		cancel:   cancel,
 		life:     newLifecycle(),
-		calls:    newInflight(),
+		calls:    newInflight(opts.Limits.MaxInflightCalls),
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
 		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy()}},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
-	s.docs = newDocuments()
+	s.docs = newDocuments(opts.Limits.MaxBufferBytes, s.log)
 	s.sessions = newSessionSet(s)
+	if opts.testServer != nil {
+		opts.testServer(s)
+	}
 	conn.Go(sctx, s.handle)
 
 	var err error
@@ -135,18 +146,19 @@ func (s *Server) stop() {
 }
 
 // spawn runs f in a goroutine owned by the server: it ends when f returns (f watches s.ctx) and
-// stop waits for it.
-func (s *Server) spawn(f func()) {
+// stop waits for it. It reports false, and f never runs, once the server is stopping.
+func (s *Server) spawn(f func()) bool {
 	s.spawnMu.Lock()
 	defer s.spawnMu.Unlock()
 	if s.stopping {
-		return // the connection is ending: the work would be cancelled at once
+		return false // the connection is ending: the work would be cancelled at once
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		f()
 	}()
+	return true
 }
 
 // notify sends a notification; a failure means the connection is going away and is only logged.
@@ -159,7 +171,8 @@ func (s *Server) notify(method string, params any) {
 // lifecycle tracks initialize, shutdown and exit.
 type lifecycle struct {
 	mu          sync.Mutex // guards the fields below
-	initialized bool
+	initialized bool       // initialize was answered
+	started     bool       // the initialized notification was handled
 	shutdown    bool
 	exitOnce    sync.Once
 	exited      chan int // receives the exit code once
@@ -185,10 +198,37 @@ func (l *lifecycle) exit() {
 	})
 }
 
-// configStore holds the settings in force.
+// configStore holds the settings in force, and whether a pull of them is running.
 type configStore struct {
-	mu sync.Mutex // guards c
-	c  config
+	mu      sync.Mutex // guards c, pulling and again
+	c       config
+	pulling bool // a workspace/configuration pull is running
+	again   bool // another pull was asked for while it ran
+}
+
+// startPull reports whether the caller should start a pull: false when one is running, which
+// then runs once more.
+func (c *configStore) startPull() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.pulling {
+		c.again = true
+		return false
+	}
+	c.pulling = true
+	return true
+}
+
+// pullAgain ends a pull; true if another was asked for meanwhile and the caller must run it.
+func (c *configStore) pullAgain() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.again {
+		c.again = false
+		return true
+	}
+	c.pulling = false
+	return false
 }
 
 func (c *configStore) get() config {

@@ -18,14 +18,18 @@ import (
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
-// sessionSet holds the connection's sessions; several can run turns at once.
+// sessionSet holds the connection's sessions; several can run turns at once. At most
+// Limits.MaxSessions are open: each holds a log, its lock and its history.
 type sessionSet struct {
-	srv     *Server
-	store   *session.Store // nil when the state directory is unusable: sessions are not saved
-	mu      sync.Mutex     // guards byID, current and each live's turn fields
-	byID    map[string]*live
-	current string
-	models  map[string]modelEntry // built clients by model name: one client and one Models.Get each
+	srv   *Server
+	store *session.Store // nil when the state directory is unusable: sessions are not saved
+	// mu guards byID, current, admitted, models and each live's cancel, done, title, users and
+	// touched.
+	mu       sync.Mutex
+	byID     map[string]*live
+	current  string
+	admitted int                   // sessions being created or loaded, counted against the cap
+	models   map[string]modelEntry // built clients by model name: one client and one Models.Get each
 }
 
 type modelEntry struct {
@@ -60,6 +64,33 @@ type live struct {
 	log      *session.Log       // nil when not saved
 	cancel   context.CancelFunc // the running turn's, nil when idle
 	done     chan struct{}      // closed when the running turn ends
+	users    int                // commands using the session now: it is not closed under them
+	touched  time.Time          // when a command last used it
+}
+
+// busy reports whether l must stay open: a turn is running or ending, or a command uses it.
+// ss.mu must be held.
+func (l *live) busy() bool {
+	if l.cancel != nil || l.users > 0 {
+		return true
+	}
+	if l.done != nil {
+		select {
+		case <-l.done:
+		default:
+			return true // the turn goroutine is still finishing after turn_end
+		}
+	}
+	return false
+}
+
+// activity is when l was last used, by a turn or by a command (a session just resumed has an
+// old LastActivity). ss.mu must be held.
+func (l *live) activity() time.Time {
+	if a := l.s.LastActivity(); a.After(l.touched) {
+		return a
+	}
+	return l.touched
 }
 
 func newSessionSet(srv *Server) *sessionSet {
@@ -72,7 +103,8 @@ type errModelUnavailable struct{ err error }
 func (e errModelUnavailable) Error() string { return e.err.Error() }
 func (e errModelUnavailable) Unwrap() error { return e.err }
 
-// create starts a new session with the settings in force and makes it current.
+// create starts a new session with the settings in force and makes it current. The caller
+// uses it until it calls release.
 func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	srv := ss.srv
 	c := srv.cfg.get()
@@ -80,6 +112,15 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	if err != nil {
 		return nil, errModelUnavailable{err}
 	}
+	if err := ss.admit(); err != nil {
+		return nil, err
+	}
+	added := false
+	defer func() {
+		if !added {
+			ss.unadmit()
+		}
+	}()
 	id := agent.NewID(time.Now())
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: time.Now()}
 	opts := ss.agentOptions(id, c, model, limit, l.commands)
@@ -101,6 +142,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	}
 	l.s = s
 	ss.add(l)
+	added = true
 	return l, nil
 }
 
@@ -130,18 +172,89 @@ func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit
 	}
 }
 
+// add makes l, admitted before, open and current, in use by the caller.
 func (ss *sessionSet) add(l *live) {
 	ss.mu.Lock()
+	ss.admitted--
+	l.users++
+	l.touched = time.Now()
 	ss.byID[l.s.ID()] = l
 	ss.current = l.s.ID()
 	ss.mu.Unlock()
 }
 
-// load resumes a saved session: its history as last sent, its checkpoints and state.
+// admit makes room for one more session. At the cap it closes the least recently active idle
+// session, which stays saved for reprise.resume; if every session is busy (a turn running, or a
+// command using it) the new one is refused. The caller then calls add, or unadmit on failure.
+func (ss *sessionSet) admit() error {
+	limit := ss.srv.opts.Limits.MaxSessions
+	ss.mu.Lock()
+	var victim *live
+	if len(ss.byID)+ss.admitted >= limit {
+		for _, l := range ss.byID {
+			if !l.busy() && (victim == nil || l.activity().Before(victim.activity())) {
+				victim = l
+			}
+		}
+		if victim == nil {
+			ss.mu.Unlock()
+			return jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf(
+				"too many open sessions: all %d are busy; cancel a turn or wait for its turn_end, then try again", limit))
+		}
+		delete(ss.byID, victim.s.ID())
+		if ss.current == victim.s.ID() {
+			ss.current = ""
+		}
+	}
+	ss.admitted++
+	ss.mu.Unlock()
+	if victim != nil {
+		ss.srv.log.Info("session closed to stay under the limit of open sessions; reprise.resume reopens it",
+			"session", victim.s.ID(), "limit", limit)
+		ss.close(victim)
+	}
+	return nil
+}
+
+// unadmit gives back a place taken by admit for a session that was not made.
+func (ss *sessionSet) unadmit() {
+	ss.mu.Lock()
+	ss.admitted--
+	ss.mu.Unlock()
+}
+
+// release ends a use of l begun by use, create, load or resume.
+func (ss *sessionSet) release(l *live) {
+	ss.mu.Lock()
+	l.users--
+	ss.mu.Unlock()
+}
+
+// close stops l's background work and closes its log, which frees its lock for a later resume.
+func (ss *sessionSet) close(l *live) {
+	l.s.Close()
+	if l.log != nil {
+		if err := l.log.Close(); err != nil {
+			ss.srv.log.Warn("session log not closed cleanly", "session", l.s.ID(), "error", err)
+		}
+	}
+}
+
+// load resumes a saved session: its history as last sent, its checkpoints and state. The caller
+// uses it until it calls release.
 func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	if ss.store == nil {
 		return nil, invalidParams("unknown session %q (sessions are not saved: see the server log)", id)
 	}
+	if err := ss.admit(); err != nil {
+		return nil, err
+	}
+	added := false
+	defer func() {
+		if !added {
+			ss.unadmit()
+		}
+	}()
 	log, snap, err := ss.store.Resume(id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
@@ -175,40 +288,60 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	}
 	l.s = s
 	ss.add(l)
+	added = true
 	return l, nil
 }
 
-// get returns the session with id, or the current one when id is empty.
-func (ss *sessionSet) get(id string) (*live, error) {
+// use returns the open session with id, or the current one when id is empty; it is not closed
+// to make room for another until the caller calls release.
+func (ss *sessionSet) use(id string) (*live, error) {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	if id == "" {
 		id = ss.current
 	}
 	l, ok := ss.byID[id]
-	if !ok {
-		if id == "" {
-			return nil, errNoSession
-		}
-		return nil, invalidParams("unknown session %q", id)
+	if ok {
+		l.users++
+		l.touched = time.Now()
 	}
-	return l, nil
+	ss.mu.Unlock()
+	switch {
+	case ok:
+		return l, nil
+	case id == "":
+		return nil, errNoSession
+	case ss.saved(id):
+		return nil, invalidParams("session %s is not open (it is saved): reprise.resume reopens it", id)
+	}
+	return nil, invalidParams("unknown session %q", id)
 }
 
 var errNoSession = invalidParams("no session yet: send reprise.ask or reprise.newSession first")
 
-// resume makes id the current session, loading it from disk if it is not live.
-func (ss *sessionSet) resume(ctx context.Context, id string) (*live, error) {
-	l, err := ss.get(id)
-	if err != nil {
-		if l, err = ss.load(ctx, id); err != nil {
-			return nil, err
-		}
+// saved reports whether id, a valid id, has a log on disk.
+func (ss *sessionSet) saved(id string) bool {
+	if ss.store == nil || session.CheckID(id) != nil {
+		return false
 	}
+	_, err := os.Stat(filepath.Join(ss.store.Dir(id), "events.jsonl"))
+	return err == nil
+}
+
+// resume makes id the current session, loading it from disk if it is not open. The caller uses
+// it until it calls release.
+func (ss *sessionSet) resume(ctx context.Context, id string) (*live, error) {
 	ss.mu.Lock()
-	ss.current = l.s.ID()
+	l, ok := ss.byID[id]
+	if ok {
+		l.users++
+		l.touched = time.Now()
+		ss.current = id
+	}
 	ss.mu.Unlock()
-	return l, nil
+	if ok {
+		return l, nil
+	}
+	return ss.load(ctx, id)
 }
 
 // startTurn runs text as a turn of l in the background; its events are forwarded to the client.
@@ -230,7 +363,7 @@ func (ss *sessionSet) startTurn(l *live, text string) error {
 	// (Emacs 28's jsonrpc) stop reading right after a reply and would hold the create request.
 	out := srv.newTurnOutput(l.s.ID())
 	out.begin(l.s.Usage())
-	srv.spawn(func() { // ends when the turn ends: on its own, by reprise.cancel, or at shutdown
+	spawned := srv.spawn(func() { // ends when the turn ends: on its own, by reprise.cancel, or at shutdown
 		defer close(done)
 		defer cancel()
 		for ev, err := range l.s.Run(ctx, text) {
@@ -245,6 +378,14 @@ func (ss *sessionSet) startTurn(l *live, text string) error {
 			out.event(ev)
 		}
 	})
+	if !spawned { // the server is stopping
+		cancel()
+		ss.mu.Lock()
+		l.cancel = nil
+		ss.mu.Unlock()
+		close(done)
+		return jsonrpc2.NewError(jsonrpc2.InvalidRequest, "the server is shutting down")
+	}
 	return nil
 }
 
@@ -284,12 +425,7 @@ func (ss *sessionSet) closeAll() {
 	}
 	ss.mu.Unlock()
 	for _, l := range all {
-		l.s.Close()
-		if l.log != nil {
-			if err := l.log.Close(); err != nil {
-				ss.srv.log.Warn("session log not closed cleanly", "session", l.s.ID(), "error", err)
-			}
-		}
+		ss.close(l)
 	}
 }
 
@@ -354,7 +490,7 @@ func (ss *sessionSet) applyConfig(c config) {
 		}
 		l.s.SetSandbox(ss.srv.sandbox(c))
 		for _, a := range c.allow {
-			l.commands.AllowAlways(a)
+			l.commands.AllowPattern(a)
 		}
 		ss.srv.emitUsage(l.s.ID(), l.s.Usage())
 	}

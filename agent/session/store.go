@@ -11,7 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -73,6 +72,9 @@ func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
 
 // Load reads and replays session id without opening it for writing.
 func (st *Store) Load(id string) (*Snapshot, error) {
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("load session: %w: %w", ErrNotFound, err)
+	}
 	recs, warnings, err := readRecords(filepath.Join(st.Dir(id), "events.jsonl"))
 	if err != nil {
 		return nil, fmt.Errorf("load session %s: %w", id, err)
@@ -152,10 +154,30 @@ func readRecords(path string) ([]Record, []string, error) {
 	return recs, warnings, nil
 }
 
-// validID accepts the ids agent.NewID makes and nothing that could leave the directory.
-func validID(id string) bool {
-	return id != "" && len(id) <= 64 && !strings.ContainsAny(id, `/\.`) && id != ".."
+// MaxIDLength bounds a session id.
+const MaxIDLength = 64
+
+// CheckID accepts the ids agent.NewID makes (20261130-101500-a1b2c3) and nothing that could name
+// another file: 1 to MaxIDLength ASCII letters, digits, '-' or '_'. Every id that comes from a
+// client goes through it before it reaches a path.
+func CheckID(id string) error {
+	if id == "" {
+		return errors.New("empty session id")
+	}
+	if len(id) > MaxIDLength {
+		return fmt.Errorf("session id longer than %d bytes", MaxIDLength)
+	}
+	for _, c := range id {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '-', c == '_':
+		default:
+			return fmt.Errorf("session id may hold only letters, digits, '-' and '_', not %q", c)
+		}
+	}
+	return nil
 }
+
+func validID(id string) bool { return CheckID(id) == nil }
 
 // WorkspaceDir is where a workspace's sessions live under the state home: the workspace's base
 // name and a hash of its absolute path, so two checkouts of one project do not share sessions.

@@ -274,8 +274,16 @@ func validate(schema, v any, at string) error {
 			}
 		}
 	case "string":
-		if _, ok := v.(string); !ok {
+		str, ok := v.(string)
+		if !ok {
 			return fmt.Errorf("%s: want a string", at)
+		}
+		if enum, ok := s["enum"].([]any); ok && !slices.Contains(enum, any(str)) {
+			return fmt.Errorf("%s: %q is not one of %v", at, str, enum)
+		}
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s: want a boolean", at)
 		}
 	case "integer", "number":
 		n, ok := v.(json.Number)

@@ -138,6 +138,14 @@ func (e *Editor) WriteRaw(b []byte) error {
 	return nil
 }
 
+// HoldReads makes the editor stop reading what the server sends, as a hung or malicious editor
+// would, until release is called: the server's writes then block once the pipe is full. A
+// message already being read when it is called still arrives. Waits on what the server sends
+// cannot succeed meanwhile. Closing the connection ends the hold.
+func (e *Editor) HoldReads() (release func()) {
+	return e.stream.hold()
+}
+
 // handle runs in jsonrpc2's read loop, so it must not block: notifications are already recorded
 // by the stream, and each request is answered on its own goroutine (an answer written from the
 // read loop could deadlock against a server blocked writing to us over a synchronous pipe).

@@ -35,6 +35,11 @@ type stream struct {
 
 	pmu     sync.Mutex           // guards pending
 	pending map[jsonrpc2.ID]bool // ids of calls sent and not answered; false once the caller gave up
+
+	hmu       sync.Mutex    // guards held
+	held      chan struct{} // non-nil while reads are held; closed to let them go
+	closed    chan struct{} // closed by Close, so a held read ends with the connection
+	closeOnce sync.Once
 }
 
 func newStream(rwc io.ReadWriteCloser, rec *recorder) *stream {
@@ -43,6 +48,44 @@ func newStream(rwc io.ReadWriteCloser, rec *recorder) *stream {
 		in:      bufio.NewReaderSize(rwc, maxHeaderLine),
 		rec:     rec,
 		pending: make(map[jsonrpc2.ID]bool),
+		closed:  make(chan struct{}),
+	}
+}
+
+// hold stops Read before its next frame until the returned function is called.
+func (s *stream) hold() (release func()) {
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	if s.held == nil {
+		s.held = make(chan struct{})
+	}
+	held := s.held
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.hmu.Lock()
+			defer s.hmu.Unlock()
+			if s.held == held {
+				s.held = nil
+			}
+			close(held)
+		})
+	}
+}
+
+// waitHeld returns once reads are not held, or io.ErrClosedPipe once the stream is closed.
+func (s *stream) waitHeld() error {
+	s.hmu.Lock()
+	held := s.held
+	s.hmu.Unlock()
+	if held == nil {
+		return nil
+	}
+	select {
+	case <-held:
+		return nil
+	case <-s.closed:
+		return io.ErrClosedPipe
 	}
 }
 
@@ -51,6 +94,10 @@ func newStream(rwc io.ReadWriteCloser, rec *recorder) *stream {
 func (s *stream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	var total int64
 	for {
+		if err := s.waitHeld(); err != nil {
+			s.rec.end(err)
+			return nil, total, err
+		}
 		data, n, err := s.readFrame()
 		total += n
 		if err != nil {
@@ -193,5 +240,6 @@ func (s *stream) writeRaw(b []byte) (int, error) {
 
 // Close closes the transport, which ends the read loop.
 func (s *stream) Close() error {
+	s.closeOnce.Do(func() { close(s.closed) })
 	return s.rwc.Close()
 }

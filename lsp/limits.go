@@ -1,0 +1,48 @@
+package lsp
+
+// Defaults for Limits, chosen so that no editor in normal use comes near them while one
+// connection's cost stays bounded.
+const (
+	// DefaultMaxInflightCalls: editors keep a handful of requests open at once (a compaction, a
+	// code action, a context view); 64 leaves room for bursts, and 64 replies held back by a
+	// client that does not read are a few MiB at most.
+	DefaultMaxInflightCalls = 64
+	// DefaultMaxSessions: more sessions than a user follows at once, far below the process's
+	// file descriptor limit (each open session holds its log and its lock).
+	DefaultMaxSessions = 32
+	// DefaultMaxBufferBytes caps the open buffers kept in memory: as much as the largest single
+	// message (DefaultMaxMessageBytes).
+	DefaultMaxBufferBytes = 64 << 20
+)
+
+// Limits bound what one connection can make the server hold. They are server options, not
+// settings: a limit the client could raise would not protect the server from that client.
+// Zero or negative fields take the defaults.
+type Limits struct {
+	// MaxInflightCalls caps the client's requests being handled or waiting to write their reply.
+	// At the cap the server stops reading the stream until one is answered, so a client that
+	// floods requests, or never reads the replies, is slowed down instead of growing the server.
+	MaxInflightCalls int
+	// MaxSessions caps the sessions open at once. Opening one more closes the least recently
+	// active idle session (it is saved: reprise.resume reopens it); if every session is busy, the
+	// new one is refused.
+	MaxSessions int
+	// MaxBufferBytes caps the total size of the open buffers (paths and texts) kept from
+	// textDocument/didOpen and didChange. A buffer that would pass it is dropped from the
+	// overlay: the agent reads that file from disk, and does not write it.
+	MaxBufferBytes int64
+}
+
+// withDefaults fills the zero fields.
+func (l Limits) withDefaults() Limits {
+	if l.MaxInflightCalls <= 0 {
+		l.MaxInflightCalls = DefaultMaxInflightCalls
+	}
+	if l.MaxSessions <= 0 {
+		l.MaxSessions = DefaultMaxSessions
+	}
+	if l.MaxBufferBytes <= 0 {
+		l.MaxBufferBytes = DefaultMaxBufferBytes
+	}
+	return l
+}
