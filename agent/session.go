@@ -140,13 +140,17 @@ func (s *Session) init() *Session {
 	opts := s.opts
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
-	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace))
+	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace, opts.Logger))
 	s.ledger.SetFixed(s.prompt.estimate())
 	return s
 }
 
 func (s *Session) newEnv() *tools.Env {
 	p := s.opts.Policy
+	var temps string
+	if s.opts.StateDir != "" {
+		temps = filepath.Join(s.opts.StateDir, session.TempsDir)
+	}
 	return &tools.Env{
 		Workspace:        s.opts.Workspace,
 		Overlay:          s.opts.Overlay,
@@ -155,6 +159,7 @@ func (s *Session) newEnv() *tools.Env {
 		Policy:           s.opts.Commands,
 		Approver:         s.opts.Approver,
 		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
+		Temps:            tools.NewTemps(temps),
 		MaxOutputChars:   p.ToolOutputMaxChars,
 		LargeOutputBytes: p.LargeOutputThresholdBytes,
 	}
@@ -184,7 +189,7 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (s *Session) ReloadInstructions() {
-	prompt := buildSystemPrompt(s.opts.Workspace, loadInstructions(s.opts.Workspace))
+	prompt := buildSystemPrompt(s.opts.Workspace, loadInstructions(s.opts.Workspace, s.opts.Logger))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prompt = prompt
