@@ -69,8 +69,10 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 			wantNone: append([]string{"Instructions from GEMINI.md"}, entries...),
 		},
 		{
-			name:     "AGENTS.md to an absolute path outside",
-			setup:    func(t *testing.T, ws, out string) { link(t, filepath.Join(out, "secret.md"), filepath.Join(ws, "AGENTS.md")) },
+			name: "AGENTS.md to an absolute path outside",
+			setup: func(t *testing.T, ws, out string) {
+				link(t, filepath.Join(out, "secret.md"), filepath.Join(ws, "AGENTS.md"))
+			},
 			wantNone: []string{secret, "Instructions from AGENTS.md"},
 		},
 		{
@@ -82,8 +84,10 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 			wantNone: []string{secret},
 		},
 		{
-			name:     ".github is a directory outside",
-			setup:    func(t *testing.T, ws, out string) { link(t, filepath.Join(out, ".github"), filepath.Join(ws, ".github")) },
+			name: ".github is a directory outside",
+			setup: func(t *testing.T, ws, out string) {
+				link(t, filepath.Join(out, ".github"), filepath.Join(ws, ".github"))
+			},
 			wantNone: []string{secret, "Instructions from .github"},
 		},
 		{

@@ -193,7 +193,7 @@ func TestPutBackNeverFollows(t *testing.T) {
 }
 
 // TestAttackHashBigFile: the hash behind the staleness and restore checks streams the file, so a
-// 600 MB file (sparse: no disk used) costs a bounded amount of memory, not its size.
+// big file (256 MiB here, sparse: no disk used; the attack used 600 MB) costs bounded memory.
 func TestAttackHashBigFile(t *testing.T) {
 	ws := t.TempDir()
 	fh, err := os.Create(filepath.Join(ws, "big.bin"))
