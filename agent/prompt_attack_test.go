@@ -37,16 +37,6 @@ func outsideDir(t *testing.T) string {
 	return out
 }
 
-func link(t *testing.T, target, name string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(target, name); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // TestAttackInstructionsSymlinkEnviron: instruction files that are symlinks leading out of the
 // workspace (to /proc/self/environ, which holds the API key, or to any file) must not reach the
 // model. A real run: what the fake Gemini server received as system instruction is checked.

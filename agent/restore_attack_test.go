@@ -18,6 +18,17 @@ import (
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
+// link makes a symlink name → target, with its parent directories.
+func link(t *testing.T, target, name string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, name); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // readTree returns the regular files under dir and their content ("→ target" for a symlink).
 func readTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
