@@ -42,10 +42,16 @@ func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] 
 			return
 		}
 		s.running = true
+		s.generation++
+		gen := s.generation
 		s.mu.Unlock()
+		// finish clears running before turn_end is sent; this only covers a panic or a consumer
+		// that stopped early, and must not clear the flag of a turn started since.
 		defer func() {
 			s.mu.Lock()
-			s.running = false
+			if s.generation == gen {
+				s.running = false
+			}
 			s.mu.Unlock()
 		}()
 		em := &emitter{yield: yield}
@@ -56,6 +62,7 @@ func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] 
 
 // turn runs the loop and returns why it stopped.
 func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, error) {
+	text = s.opts.Secrets.String(text) // a pasted key goes no further than the session
 	s.mu.Lock()
 	if s.capped {
 		s.mu.Unlock()
@@ -214,10 +221,10 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 			em.send(Event{Type: EventRetry, Retry: &RetryEvent{Attempt: r.Attempt, Delay: r.Delay, Err: msg, Discard: r.Discard}})
 		}
 		if ch.Thought != "" {
-			em.send(Event{Type: EventThought, Text: ch.Thought})
+			em.send(Event{Type: EventThought, Text: s.opts.Secrets.String(ch.Thought)})
 		}
 		if ch.Text != "" {
-			em.send(Event{Type: EventText, Text: ch.Text})
+			em.send(Event{Type: EventText, Text: s.opts.Secrets.String(ch.Text)})
 		}
 		if ch.Done != nil {
 			if ch.Done.Content == nil {
@@ -289,6 +296,7 @@ func functionCalls(c *genai.Content) []*genai.FunctionCall {
 }
 
 func (s *Session) appendLocked(c *genai.Content) {
+	c = s.opts.Secrets.Content(c) // the same message when it holds no secret
 	s.history = append(s.history, c)
 	s.ledger.Append(c)
 	s.transcript = append(s.transcript, session.Entry{Content: c, Turn: s.turns})

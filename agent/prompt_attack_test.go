@@ -18,7 +18,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 )
 
-const secret = "SECRET-7f3a9c-DO-NOT-SEND"
+const secretText = "SECRET-7f3a9c-DO-NOT-SEND"
 
 // outsideDir is a directory next to the workspace holding secrets: secret.md and
 // .github/copilot-instructions.md.
@@ -30,7 +30,7 @@ func outsideDir(t *testing.T) string {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(p, []byte(secret+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(p, []byte(secretText+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,7 +41,7 @@ func outsideDir(t *testing.T) string {
 // workspace (to /proc/self/environ, which holds the API key, or to any file) must not reach the
 // model. A real run: what the fake Gemini server received as system instruction is checked.
 func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
-	t.Setenv("GEMINI_API_KEY", secret) // for children; /proc/self/environ is the process's start
+	t.Setenv("GEMINI_API_KEY", secretText) // for children; /proc/self/environ is the process's start
 	environ, err := os.ReadFile("/proc/self/environ")
 	if err != nil {
 		t.Skip("no /proc/self/environ:", err)
@@ -63,7 +63,7 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 			setup: func(t *testing.T, ws, out string) {
 				link(t, filepath.Join(out, "secret.md"), filepath.Join(ws, "AGENTS.md"))
 			},
-			wantNone: []string{secret, "Instructions from AGENTS.md"},
+			wantNone: []string{secretText, "Instructions from AGENTS.md"},
 		},
 		{
 			name: "AGENTS.md to a relative path outside",
@@ -71,21 +71,21 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 				rel, _ := filepath.Rel(ws, filepath.Join(out, "secret.md"))
 				link(t, rel, filepath.Join(ws, "AGENTS.md"))
 			},
-			wantNone: []string{secret},
+			wantNone: []string{secretText},
 		},
 		{
 			name: ".github is a directory outside",
 			setup: func(t *testing.T, ws, out string) {
 				link(t, filepath.Join(out, ".github"), filepath.Join(ws, ".github"))
 			},
-			wantNone: []string{secret, "Instructions from .github"},
+			wantNone: []string{secretText, "Instructions from .github"},
 		},
 		{
 			name: ".github/copilot-instructions.md to a file outside",
 			setup: func(t *testing.T, ws, out string) {
 				link(t, filepath.Join(out, "secret.md"), filepath.Join(ws, ".github", "copilot-instructions.md"))
 			},
-			wantNone: []string{secret},
+			wantNone: []string{secretText},
 		},
 		{
 			name: "a symlink to a file inside the workspace is read",
@@ -96,7 +96,7 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 				link(t, "../docs/rules.md", filepath.Join(ws, ".github", "copilot-instructions.md"))
 			},
 			want:     []string{"# Instructions from AGENTS.md\nUse tabs.", "# Instructions from .github/copilot-instructions.md\nUse tabs."},
-			wantNone: []string{secret},
+			wantNone: []string{secretText},
 		},
 	}
 	for _, tt := range tests {
@@ -123,7 +123,7 @@ func TestAttackInstructionsSymlinkEnviron(t *testing.T) {
 			if len(leaked) > 0 {
 				t.Errorf("the system instruction sent contains %d forbidden strings, first %.80q", len(leaked), leaked[0])
 			}
-			if bytes.Contains(reqs[0].Body, []byte(secret)) {
+			if bytes.Contains(reqs[0].Body, []byte(secretText)) {
 				t.Error("the request body contains the secret")
 			}
 		})

@@ -30,7 +30,11 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 			continue
 		}
 		em.send(Event{Type: EventToolCall, Tool: ev})
-		res := tools.Run(ctx, s.env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		// A copy taken under the lock: SetPolicy and SetSandbox may change the Env mid-turn.
+		s.mu.Lock()
+		env := *s.env
+		s.mu.Unlock()
+		res := tools.Run(ctx, &env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		s.noteResult(fc, res)
 		if len(res.Changed) > 0 {
 			hashes := map[string]string{}

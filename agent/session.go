@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"iter"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -19,6 +20,8 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -40,7 +43,12 @@ type Options struct {
 	Prices          contextwin.PriceTable
 	Commands        *tools.Policy  // nil = tools.NewPolicy(nil, nil)
 	Approver        tools.Approver // nil = refuse what the policy does not allow
-	StateDir        string         // the session's directory; large outputs go to StateDir/tool-outputs
+	// Sandbox confines the commands; nil = the default sandbox for Workspace.
+	Sandbox *sandbox.Sandbox
+	// Secrets are redacted from everything that reaches the model or the journal; nil = the
+	// credentials of the process environment (secret.FromEnv(os.Getenv)).
+	Secrets         *secret.Redactor
+	StateDir        string // the session's directory; large outputs go to StateDir/tool-outputs
 	Stream          bool
 	MaxTurnRequests int // model calls per user turn; 0 = 50
 	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
@@ -87,6 +95,7 @@ type Session struct {
 	unannounced   []string          // stale files the model has not been told about
 	rereads       int
 	running       bool
+	generation    int // turns started; a turn's deferred cleanup acts only on its own
 	capped        bool
 	lastPrompt    int
 	lastActivity  time.Time
@@ -116,6 +125,12 @@ func New(opts Options) (*Session, error) {
 	if opts.Commands == nil {
 		opts.Commands = tools.NewPolicy(nil, nil)
 	}
+	if opts.Secrets == nil {
+		opts.Secrets = secret.FromEnv(os.Getenv)
+	}
+	if opts.Sandbox == nil {
+		opts.Sandbox = sandbox.New(sandbox.Config{Workspace: opts.Workspace})
+	}
 	if opts.MaxTurnRequests == 0 {
 		opts.MaxTurnRequests = 50
 	}
@@ -140,7 +155,7 @@ func (s *Session) init() *Session {
 	opts := s.opts
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
-	s.prompt = buildSystemPrompt(opts.Workspace, loadInstructions(opts.Workspace, opts.Logger))
+	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)))
 	s.ledger.SetFixed(s.prompt.estimate())
 	return s
 }
@@ -158,6 +173,8 @@ func (s *Session) newEnv() *tools.Env {
 		BeforeChange:     s.recordChange,
 		Policy:           s.opts.Commands,
 		Approver:         s.opts.Approver,
+		Sandbox:          s.opts.Sandbox,
+		Secrets:          s.opts.Secrets,
 		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
 		Temps:            tools.NewTemps(temps),
 		MaxOutputChars:   p.ToolOutputMaxChars,
@@ -187,9 +204,17 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 	return nil
 }
 
+// SetSandbox confines the commands of the next calls under sb (a changed sandbox setting).
+func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.Sandbox = sb
+	s.env.Sandbox = sb
+}
+
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (s *Session) ReloadInstructions() {
-	prompt := buildSystemPrompt(s.opts.Workspace, loadInstructions(s.opts.Workspace, s.opts.Logger))
+	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prompt = prompt

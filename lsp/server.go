@@ -59,6 +59,7 @@ type Server struct {
 	root            string
 	client          clientCaps
 	pendingWarnings []string
+	sandboxNotice   sync.Once      // the user is told once that commands cannot be sandboxed
 	wg              sync.WaitGroup // goroutines serving calls and background work
 	spawnMu         sync.Mutex     // guards stopping, and orders wg.Add before stop's wg.Wait
 	stopping        bool
@@ -201,7 +202,8 @@ func (c *configStore) update(s Settings) (config, bool, error) {
 	if err != nil {
 		return c.c, false, fmt.Errorf("settings not applied: %w", err)
 	}
-	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) || fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices)
+	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
+		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork
 	c.c = n
 	return n, changed, nil
 }

@@ -120,6 +120,7 @@ func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit
 		Policy:          c.policy,
 		Prices:          c.prices,
 		Commands:        commands,
+		Sandbox:         srv.sandbox(c),
 		Approver:        approver{srv: srv, sessionID: id},
 		StateDir:        dir,
 		Stream:          true,
@@ -351,6 +352,7 @@ func (ss *sessionSet) applyConfig(c config) {
 			ss.srv.log.Warn("settings not applied", "session", l.s.ID(), "error", err)
 			continue
 		}
+		l.s.SetSandbox(ss.srv.sandbox(c))
 		for _, a := range c.allow {
 			l.commands.AllowAlways(a)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -19,6 +20,10 @@ type Settings struct {
 	LargeOutputThresholdBytes *int     `json:"largeOutputThresholdBytes,omitempty"`
 	SessionTokenCap           *int     `json:"sessionTokenCap,omitempty"`
 	Allow                     []string `json:"allow,omitempty"`
+	// Sandbox is "workspace-write" (the default) or "off"; AllowNetwork lets sandboxed commands
+	// use TCP.
+	Sandbox      *string `json:"sandbox,omitempty"`
+	AllowNetwork *bool   `json:"allowNetwork,omitempty"`
 	// Prices per million tokens by model, merged over the defaults.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
 }
@@ -29,6 +34,14 @@ type config struct {
 	policy contextwin.Policy
 	allow  []string
 	prices contextwin.PriceTable // nil = the defaults
+	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
+	sandbox      sandbox.Mode
+	allowNetwork bool
+}
+
+// sandboxConfig is the sandbox these settings ask for, over workspace.
+func (c config) sandboxConfig(workspace string) sandbox.Config {
+	return sandbox.Config{Mode: c.sandbox, AllowNetwork: c.allowNetwork, Workspace: workspace}
 }
 
 // parseSettings decodes raw settings; null or absent is no change.
@@ -68,6 +81,16 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.Allow != nil {
 		n.allow = s.Allow
+	}
+	if s.Sandbox != nil {
+		m, err := sandbox.ParseMode(*s.Sandbox)
+		if err != nil {
+			return c, err
+		}
+		n.sandbox = m
+	}
+	if s.AllowNetwork != nil {
+		n.allowNetwork = *s.AllowNetwork
 	}
 	if s.Prices != nil {
 		n.prices = contextwin.DefaultPrices().Merge(s.Prices)

@@ -2,11 +2,14 @@ package tools
 
 import (
 	"bytes"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
 	"testing"
 	"time"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
 // heapSampler records the peak of in-use heap (live objects plus unused span space, as
@@ -94,4 +97,33 @@ func BenchmarkCapture(b *testing.B) {
 	if text, _, _ := c.render(); len(text) == 0 {
 		b.Fatal("empty render")
 	}
+}
+
+// BenchmarkRunCommandSandbox measures what the supervisor and the sandbox add to a command that
+// does nothing: the price of each re-executed process, paid once per call.
+func BenchmarkRunCommandSandbox(b *testing.B) {
+	ws := b.TempDir()
+	for _, bc := range []struct {
+		name string
+		sb   *sandbox.Sandbox
+	}{
+		{"workspace-write", sandbox.New(sandbox.Config{Workspace: ws})},
+		{"off", sandbox.New(sandbox.Config{Mode: sandbox.Off, Workspace: ws})},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			env := &Env{Workspace: ws, Policy: &Policy{AllowAll: true}, Sandbox: bc.sb}
+			for b.Loop() {
+				if r := Run(b.Context(), env, Call{Name: "run_command", Args: map[string]any{"command": "true"}}); r.IsError {
+					b.Fatal(r.Output)
+				}
+			}
+		})
+	}
+	b.Run("sh-without-supervisor", func(b *testing.B) { // the floor: what the shell alone costs
+		for b.Loop() {
+			if err := exec.Command("/bin/sh", "-c", "true").Run(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

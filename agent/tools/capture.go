@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -31,12 +32,13 @@ type capture struct {
 	tailChars int
 	head      []byte // the stream's first headCap bytes
 	headCap   int
-	ring      []byte // the last len(ring) bytes after head, from ringPos on
-	ringLen   int    // bytes held in ring
-	ringPos   int    // where the next byte goes
-	total     int64  // bytes written
-	cont      int64  // UTF-8 continuation bytes among them
-	spill     *spill // nil: the output is not saved
+	ring      []byte         // the last len(ring) bytes after head, from ringPos on
+	ringLen   int            // bytes held in ring
+	ringPos   int            // where the next byte goes
+	total     int64          // bytes written
+	cont      int64          // UTF-8 continuation bytes among them
+	spill     *spill         // nil: the output is not saved
+	redact    *secret.Writer // nil: nothing to redact; else Write goes through it to store
 }
 
 func newCapture(maxChars int, sp *spill) *capture {
@@ -52,8 +54,29 @@ func newCapture(maxChars int, sp *spill) *capture {
 	}
 }
 
+// redacting makes the capture replace the secrets r knows before anything is kept or saved.
+func (c *capture) redacting(r *secret.Redactor) *capture {
+	if !r.Empty() {
+		c.redact = r.NewWriter(storer{c})
+	}
+	return c
+}
+
+// storer is the capture past its redaction.
+type storer struct{ c *capture }
+
+func (s storer) Write(p []byte) (int, error) { return s.c.store(p) }
+
 // Write never fails: a spill error is reported when rendering.
 func (c *capture) Write(p []byte) (int, error) {
+	if c.redact != nil {
+		return c.redact.Write(p)
+	}
+	return c.store(p)
+}
+
+// store keeps p: head, tail ring and spill file.
+func (c *capture) store(p []byte) (int, error) {
 	n := len(p)
 	c.total += int64(n)
 	c.cont += int64(countContinuation(p))
@@ -119,6 +142,9 @@ func (c *capture) tailBytes() []byte {
 // render returns the bounded text, the output's length in characters and how many the text
 // leaves out. Invalid UTF-8 is replaced, so the model always gets valid text.
 func (c *capture) render() (text string, chars, omitted int) {
+	if c.redact != nil {
+		c.redact.Flush() // the stream is over: what was held back in case a secret began there
+	}
 	tail := c.tailBytes()
 	if c.total <= int64(c.headCap+len(c.ring)) { // nothing was dropped
 		whole := string(c.head) + string(tail)

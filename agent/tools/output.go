@@ -11,7 +11,7 @@ import (
 // SpillDir past LargeOutputBytes under a name that says which tool and call it came from.
 func (e *Env) newCaptureFor(call Call, tool string) *capture {
 	return newCapture(e.MaxOutputChars,
-		newSpill(e.SpillDir, spillPrefix(tool, call.ID), e.LargeOutputBytes, e.MaxSavedBytes))
+		newSpill(e.SpillDir, spillPrefix(tool, call.ID), e.LargeOutputBytes, e.MaxSavedBytes)).redacting(e.Secrets)
 }
 
 // bounded fills res.Output with text as the model should get it.

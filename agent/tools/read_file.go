@@ -80,7 +80,7 @@ func runReadFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure(fmt.Sprintf("%s is a binary file (%s bytes); not shown", given, commas(size)))
 	}
 
-	c := newCapture(env.MaxOutputChars, nil)
+	c := newCapture(env.MaxOutputChars, nil).redacting(env.Secrets)
 	lines, err := copyLines(ctx, c, br, offset, limit)
 	if err != nil {
 		return failure(pathProblem(given, err))

@@ -6,22 +6,24 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // waitDelay bounds how long output is still read once the command is over and its process group
 // killed: only a process that left the group (setsid) can hold the pipe open that long.
 const waitDelay = 2 * time.Second
 
-// hiddenEnv are not passed to commands: reprise's own API keys would otherwise be one `env` away
-// from the transcript, which is written to disk.
-var hiddenEnv = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+// hiddenEnv are not passed to commands: reprise's own credentials would otherwise be one `env`
+// away from the transcript, which is written to disk.
+var hiddenEnv = append(slices.Clone(secret.Vars), secret.CredentialsVar)
 
 var runCommandTool = tool{
 	decl: func() *genai.FunctionDeclaration {
@@ -43,11 +45,11 @@ var runCommandTool = tool{
 	kind: "execute",
 }
 
-// runCommand asks the policy (and maybe the user), then runs the command in its own process
-// group with stdin from /dev/null. The group is killed with SIGKILL, at once, on timeout or
+// runCommand asks the policy (and maybe the user), then runs the command in the sandbox with stdin
+// from /dev/null. Everything it started is killed with SIGKILL, at once, on timeout or
 // cancellation — a test runner gets no grace, the turn is waiting — and also when the shell
-// exits, so nothing the command started in the background outlives the call. Output streams
-// through a capture: memory stays bounded whatever it prints.
+// exits, so nothing the command started in the background (setsid included) outlives the call.
+// Output streams through a capture: memory stays bounded whatever it prints.
 //
 // A denied command and one the user did not approve both return "refused by policy: COMMAND",
 // the seed's wording; the model needs no more to choose another way, and a user's refusal is
@@ -73,7 +75,7 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 
 	c := env.newCaptureFor(call, "run_command")
-	run := execute(ctx, env.Workspace, command, timeout, c)
+	run := execute(ctx, env.sandbox(), env.Workspace, command, timeout, c)
 	res := Result{Command: command, ExitCode: run.exitCode}
 	var status string
 	switch {
@@ -144,35 +146,41 @@ type ran struct {
 	signal    string // set when a signal we did not send ended it
 	timedOut  bool
 	cancelled bool
-	pipeHeld  bool // reading stopped after waitDelay: the pipe outlived the group
+	pipeHeld  bool // reading stopped after waitDelay: the pipe outlived the command
 	startErr  error
 }
 
 var errTimedOut = errors.New("timed out")
 
-// execute runs command and streams its output into c until every writer is gone.
-func execute(ctx context.Context, dir, command string, timeout time.Duration, c *capture) ran {
+// execute runs command under sb and streams its output into c until every writer is gone. The
+// sandbox's supervisor kills whatever the command left running once it ends, and everything on
+// timeout or cancellation.
+func execute(ctx context.Context, sb *sandbox.Sandbox, dir, command string, timeout time.Duration, c *capture) ran {
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
+	stopped := func() ran {
+		timedOut := errors.Is(context.Cause(runCtx), errTimedOut)
+		return ran{exitCode: -1, cancelled: !timedOut, timedOut: timedOut}
+	}
+	cmd, err := sb.Command(runCtx, "/bin/sh", "-c", command)
+	if err != nil {
+		return ran{exitCode: -1, startErr: err}
+	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return ran{exitCode: -1, startErr: err}
 	}
 	defer pr.Close()
 	growPipe(pw)
-
-	cmd := exec.CommandContext(runCtx, "/bin/sh", "-c", command)
 	cmd.Dir = dir
 	cmd.Env = commandEnv()
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: no copying goroutine, we read pr ourselves
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
 	cmd.WaitDelay = waitDelay
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
 		if runCtx.Err() != nil {
-			return ran{exitCode: -1, cancelled: context.Cause(runCtx) != errTimedOut, timedOut: context.Cause(runCtx) == errTimedOut}
+			return stopped()
 		}
 		return ran{exitCode: -1, startErr: err}
 	}
@@ -182,33 +190,23 @@ func execute(ctx context.Context, dir, command string, timeout time.Duration, c 
 		_, err := c.ReadFrom(pr)
 		read <- err
 	}()
-	cmd.Wait()
-	killGroup(cmd.Process.Pid) // what the shell left running in the background
+	st, err := cmd.Wait()
+	if err != nil {
+		pr.Close()
+		<-read
+		return ran{exitCode: -1, startErr: err}
+	}
 	pr.SetReadDeadline(time.Now().Add(waitDelay))
 	readErr := <-read
 
-	r := ran{exitCode: cmd.ProcessState.ExitCode(), pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	if ws.Signaled() {
-		switch {
-		case runCtx.Err() == nil:
-			r.signal = ws.Signal().String()
-		case context.Cause(runCtx) == errTimedOut:
-			r.timedOut = true
-		default:
-			r.cancelled = true
+	r := ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
+	if st.Signaled() {
+		if runCtx.Err() != nil {
+			return stopped()
 		}
+		r.signal = st.Signal.String()
 	}
 	return r
-}
-
-// killGroup ends a command's whole process group; it is already gone more often than not.
-func killGroup(pgid int) error {
-	err := syscall.Kill(-pgid, syscall.SIGKILL)
-	if errors.Is(err, syscall.ESRCH) {
-		return os.ErrProcessDone
-	}
-	return err
 }
 
 // commandEnv is the server's environment without its secrets.

@@ -68,10 +68,10 @@ func firstLineInt(t *testing.T, s string) int {
 func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 	becomeSubreaper(t)
 	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
-	r := runCmd(t, env, "echo $$; sleep 100 & sleep 100", "timeout_s", 0.2)
+	r := runCmd(t, env, "echo $$; sleep 100 & sleep 100", "timeout_s", 1)
 	pgid := firstLineInt(t, r.Output)
 	got := []any{r.Output, r.IsError, r.TimedOut, r.ExitCode}
-	if diff := cmp.Diff(got, []any{fmt.Sprintf("%d\ntimed out after 0.2s", pgid), true, true, -1}); diff != "" {
+	if diff := cmp.Diff(got, []any{fmt.Sprintf("%d\ntimed out after 1s", pgid), true, true, -1}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
 	assertGroupGone(t, pgid)
@@ -112,10 +112,9 @@ func TestRunCommandCancel(t *testing.T) {
 	assertGroupGone(t, pgid)
 }
 
-// TestRunCommandPipeOutlivesGroup: a process that left the group keeps the pipe open; the call
-// still returns, after waitDelay, and says why the output ends there.
-func TestRunCommandPipeOutlivesGroup(t *testing.T) {
-	becomeSubreaper(t)
+// TestRunCommandSetsidDoesNotOutlive: a process that left the command's group and session
+// (setsid) is still killed when the command ends, so it holds neither the pipe nor the machine.
+func TestRunCommandSetsidDoesNotOutlive(t *testing.T) {
 	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
 	fifo := filepath.Join(t.TempDir(), "pid")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -125,11 +124,10 @@ func TestRunCommandPipeOutlivesGroup(t *testing.T) {
 	// cannot catch the process before it left.
 	r := runCmd(t, env, fmt.Sprintf(`setsid sh -c 'echo $$ > %[1]s; exec sleep 100' & read pid < %[1]s; echo $pid`, fifo))
 	pid := firstLineInt(t, r.Output)
-	syscall.Kill(pid, syscall.SIGKILL)
-	var ws syscall.WaitStatus
-	syscall.Wait4(pid, &ws, 0, nil)
-	want := fmt.Sprintf("%d\n[output cut: a process that left the command's group kept it open]\nexit status 0", pid)
-	if diff := cmp.Diff(r.Output, want); diff != "" {
+	if diff := cmp.Diff(r.Output, fmt.Sprintf("%d\nexit status 0", pid)); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the setsid process %d outlived the command: %v", pid, err)
 	}
 }

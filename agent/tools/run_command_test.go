@@ -12,11 +12,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
 // TestMain lets the test binary serve as a fast output flood for run_command: the benchmark
 // needs a producer quicker than the reader it measures.
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	if n := os.Getenv("REPRISE_TOOLS_FLOOD"); n != "" {
 		flood(n)
 		os.Exit(0)

@@ -15,6 +15,9 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // Defaults from the context window policy (DESIGN.md §2) and the run_command limits.
@@ -45,6 +48,12 @@ type Env struct {
 	Policy *Policy
 	// Approver is asked about commands the policy neither allows nor denies; nil refuses them.
 	Approver Approver
+	// Secrets are replaced in every output before the model, the UI or a saved file gets it. Nil
+	// redacts nothing.
+	Secrets *secret.Redactor
+	// Sandbox confines commands. Nil means the default sandbox (workspace-write, no network) for
+	// the workspace.
+	Sandbox *sandbox.Sandbox
 	// SpillDir receives whole large outputs (the session's tool-outputs/). It is created on
 	// demand with mode 0700, its files 0600; empty means large outputs are only truncated.
 	// read_file and search may read it (read-only) by the absolute path they are given.
@@ -156,7 +165,10 @@ func Run(ctx context.Context, env *Env, call Call) Result {
 		return failure("no workspace is open")
 	}
 	e := env.withDefaults()
-	return t.run(ctx, &e, call, &args{m: call.Args})
+	res := t.run(ctx, &e, call, &args{m: call.Args})
+	res.Output = e.Secrets.String(res.Output) // notes and errors too: a refused command quotes its line
+	res.Command = e.Secrets.String(res.Command)
+	return res
 }
 
 // Describe gives a UI a title and an Agent Client Protocol kind (read, edit, search, execute,
@@ -171,6 +183,14 @@ func Describe(call Call) (title, kind string) {
 		title = string(r[:79]) + "…"
 	}
 	return title, t.kind
+}
+
+// sandbox is the Env's sandbox, or the default one for its workspace.
+func (e *Env) sandbox() *sandbox.Sandbox {
+	if e.Sandbox != nil {
+		return e.Sandbox
+	}
+	return sandbox.New(sandbox.Config{Workspace: e.Workspace})
 }
 
 func (e *Env) withDefaults() Env {

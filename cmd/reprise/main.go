@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -34,6 +36,7 @@ and GOOGLE_GEMINI_BASE_URL.
 var errUsage = errors.New("usage")
 
 func main() {
+	sandbox.Init() // first: the binary may have been started as a command's supervisor
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()

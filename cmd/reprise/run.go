@@ -15,6 +15,8 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -35,6 +37,8 @@ type runFlags struct {
 	stream            bool
 	prices            string
 	resume            string
+	sandbox           string
+	allowNetwork      bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -57,6 +61,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
+	fs.StringVar(&f.sandbox, "sandbox", string(sandbox.WorkspaceWrite), `"workspace-write": commands write only to the workspace, temp and build caches; "off": no sandbox`)
+	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
 	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
 	var rest []string
@@ -71,6 +77,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 		args = fs.Args()[1:]
 	}
 	if err := f.policy.Validate(); err != nil {
+		fmt.Fprintln(stderr, "reprise run:", err)
+		return f, nil, errUsage
+	}
+	if _, err := sandbox.ParseMode(f.sandbox); err != nil {
 		fmt.Fprintln(stderr, "reprise run:", err)
 		return f, nil, errUsage
 	}
@@ -114,7 +124,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
 		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
-		resume: f.resume,
+		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork},
 	})
 	if err != nil {
 		return err
@@ -122,6 +132,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	defer s.Close()
 	for _, w := range s.warnings {
 		fmt.Fprintln(stderr, "reprise: warning:", w)
+	}
+	if ok, reason := s.sandbox.Confined(); !ok && s.sandbox.Mode() == sandbox.WorkspaceWrite {
+		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
 	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
@@ -150,6 +163,7 @@ type sessionSetup struct {
 	logger          *slog.Logger
 	maxTurnRequests int
 	prices          contextwin.PriceTable // nil = the defaults
+	sandbox         sandbox.Config        // its Workspace is set by newSession
 }
 
 // newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
@@ -168,6 +182,9 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 	}
 	commands := tools.NewPolicy(set.allow, nil)
 	commands.AllowAll = set.yes
+	sb := set.sandbox
+	sb.Workspace = set.workspace
+	box := sandbox.New(sb)
 	opts := agent.Options{
 		Workspace:       set.workspace,
 		Model:           set.model,
@@ -180,6 +197,8 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		Logger:          set.logger,
 		MaxTurnRequests: set.maxTurnRequests,
 		Prices:          set.prices,
+		Sandbox:         box,
+		Secrets:         secret.FromEnv(getenv),
 	}
 	if set.resume != "" {
 		log, snap, err := st.Resume(set.resume)
@@ -192,7 +211,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 			log.Close()
 			return nil, err
 		}
-		return &headless{Session: s, log: log, warnings: snap.Warnings}, nil
+		return &headless{Session: s, log: log, warnings: snap.Warnings, sandbox: box}, nil
 	}
 	opts.ID = agent.NewID(timeNow())
 	log, err := st.Create(session.Meta{ID: opts.ID, Workspace: set.workspace, Model: set.modelName, Created: timeNow()})
@@ -205,7 +224,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		log.Close()
 		return nil, err
 	}
-	return &headless{Session: s, log: log}, nil
+	return &headless{Session: s, log: log, sandbox: box}, nil
 }
 
 // headless is a CLI session and its log.
@@ -213,6 +232,7 @@ type headless struct {
 	*agent.Session
 	log      *session.Log
 	warnings []string
+	sandbox  *sandbox.Sandbox
 }
 
 // Close stops background work and closes the log.

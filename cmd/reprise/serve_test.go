@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/lsp"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
@@ -48,6 +49,7 @@ func binary(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	sandbox.Init()
 	code := m.Run()
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))

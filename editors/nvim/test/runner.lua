@@ -6,6 +6,7 @@ local h = require('harness')
 local ok, err = xpcall(function()
   require('unit_spec')
   require('e2e_spec')
+  require('exrc_spec')
 end, debug.traceback)
 if not ok then
   h.test('load specs', function()

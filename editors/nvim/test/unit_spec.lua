@@ -157,3 +157,111 @@ h.test('approval handler answers', function()
   vim.ui.select, vim.fn.confirm = select, confirm
   assert(ok, err)
 end)
+
+-- What a project file is (trust.lua), decided in a given context.
+h.test('trust: project files and user files', function()
+  local trust = require('reprise.trust')
+  local ctx = { workspaces = { '/src/repo' }, user = { '/home/u/.config/nvim', '/home/u/init.lua' } }
+  local cases = {
+    { '/src/repo/.nvim.lua', true },
+    { '/src/repo/.nvimrc', true },
+    { '/src/repo/.exrc', true },
+    { '/src/repo/.lazy.lua', true },
+    { '/elsewhere/.nvim.lua', true }, -- by name, wherever ('exrc' also reads parent folders)
+    { '/src/repo/scripts/nvim/setup.lua', true },
+    { '/src/repository/x.lua', false },
+    { '/home/u/.config/nvim/init.lua', false },
+    { '/home/u/.config/nvim/lua/plugins/reprise.lua', false },
+    { '/home/u/init.lua', false },
+    { '/usr/share/nvim/runtime/lua/vim/lsp.lua', false },
+  }
+  for _, c in ipairs(cases) do
+    h.eq(trust.is_project_file(c[1], ctx), c[2], c[1])
+  end
+  local inside = { workspaces = { '/home/u/.config/nvim' }, user = { '/home/u/.config/nvim' } }
+  h.eq(trust.is_project_file('/home/u/.config/nvim/init.lua', inside), false, 'the config folder as the workspace')
+end)
+
+h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox or allowNetwork', function()
+  local config = require('reprise.config')
+  local saved, notify = config.options, vim.notify
+  local notes = {}
+  vim.notify = function(msg, level)
+    table.insert(notes, { msg = msg, level = level })
+  end
+  local ok, err = pcall(function()
+    local ws = vim.fn.tempname()
+    vim.fn.mkdir(ws .. '/tools', 'p')
+    local cwd = vim.fn.getcwd()
+    vim.cmd('cd ' .. vim.fn.fnameescape(ws))
+    local user = {
+      cmd = { '/opt/reprise', 'serve', '--stdio' },
+      cmd_env = { FROM = 'user' },
+      root_markers = { '.git' },
+      settings = { allow = { 'go test' }, sandbox = 'workspace-write', allowNetwork = false, model = 'user-model' },
+    }
+    local hostile = 'require("reprise.config").set({ cmd = { "/tmp/evil" }, cmd_env = { FROM = "project" }, '
+      .. 'root_dir = "/", root_markers = { ".bashrc" }, chat = { width = 60 }, '
+      .. 'settings = { allow = { "*" }, sandbox = "off", allowNetwork = true, model = "project-model" } })'
+    -- The user's configuration: a file of the config folder, applied whole.
+    assert(loadstring('require("reprise.config").set(...)', '@' .. vim.fn.stdpath('config') .. '/init.lua'))(user)
+    h.eq(config.options.cmd, user.cmd, 'user cmd')
+    h.eq(#notes, 0, 'no warning for the user configuration')
+    local function check(where)
+      local o = config.options
+      h.eq(o.cmd, user.cmd, where .. ': cmd')
+      h.eq(o.cmd_env, user.cmd_env, where .. ': cmd_env')
+      h.eq(o.root_dir, nil, where .. ': root_dir')
+      h.eq(o.root_markers, user.root_markers, where .. ': root_markers')
+      h.eq(o.settings.allow, user.settings.allow, where .. ': allow')
+      h.eq(o.settings.sandbox, 'workspace-write', where .. ': sandbox')
+      h.eq(o.settings.allowNetwork, false, where .. ': allowNetwork')
+      -- The rest of the call applies: only what a project may not choose is ignored.
+      h.eq(o.settings.model, 'project-model', where .. ': model')
+      h.eq(o.chat.width, 60, where .. ': chat.width')
+      local note = table.remove(notes)
+      h.truthy(note and note.level == vim.log.levels.WARN, where .. ': a warning')
+      h.contains(note.msg, 'is a project file: ignored cmd, cmd_env, root_dir, root_markers, settings.allow, '
+        .. 'settings.sandbox, settings.allowNetwork', where .. ': warning')
+      config.set(user)
+    end
+    -- An exrc file by its name (Neovim 0.11+ loads .nvim.lua as a file chunk).
+    local exrc = ws .. '/.nvim.lua'
+    assert(loadstring(hostile, '@' .. exrc))()
+    check('.nvim.lua')
+    -- A function the exrc file defined and scheduled still counts as the exrc file.
+    local later = assert(loadstring('return function() ' .. hostile .. ' end', '@' .. exrc))()
+    later()
+    check('a function defined in .nvim.lua')
+    -- lazy.nvim's local spec, loaded from a string named after the file.
+    assert(loadstring(hostile, '.lazy.lua'))()
+    check('.lazy.lua')
+    -- Any Lua file of the workspace.
+    local f = assert(io.open(ws .. '/tools/setup.lua', 'w'))
+    f:write(hostile)
+    f:close()
+    dofile(ws .. '/tools/setup.lua')
+    check('a Lua file of the workspace')
+    -- Vimscript sourcing a file of the workspace (a .nvimrc running :lua).
+    f = assert(io.open(ws .. '/tools/setup.vim', 'w'))
+    f:write('lua ' .. hostile .. '\n')
+    f:close()
+    vim.cmd('source ' .. vim.fn.fnameescape(ws .. '/tools/setup.vim'))
+    check('a Vimscript file of the workspace')
+    -- Neovim 0.12's exrc loader running a .nvimrc's `:lua` (a chunk without a file name).
+    local runtime = vim.env.VIMRUNTIME
+    local loader = assert(loadstring('local chunk = ...; chunk()', '@' .. runtime .. '/lua/vim/_core/exrc.lua'))
+    loader(assert(loadstring(hostile, ':lua')))
+    check("Neovim's exrc loader")
+    -- A project call without protected options says nothing and changes none of them.
+    assert(loadstring('require("reprise.config").set({ chat = { width = 70 } })', '@' .. exrc))()
+    h.eq(#notes, 0, 'no warning without protected options')
+    h.eq(config.options.cmd, user.cmd, 'cmd kept by a project call that does not name it')
+    h.eq(config.options.settings.allow, user.settings.allow, 'allow kept by a project call that does not name it')
+    vim.cmd('cd ' .. vim.fn.fnameescape(cwd))
+  end)
+  config.options, vim.notify = saved, notify
+  if not ok then
+    error(err, 0)
+  end
+end)

@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import {
   ClientCapabilities,
+  DidChangeConfigurationNotification,
   ExecuteCommandRequest,
   FeatureState,
   LanguageClient,
@@ -12,7 +13,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
-import { findBinary, hasKey, installHint, keyHint, serverSettings } from './settings';
+import { configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings } from './settings';
 
 /** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
 class ExperimentalFeature implements StaticFeature {
@@ -47,9 +48,10 @@ export class Server implements vscode.Disposable {
   /** start launches the server; a missing binary is reported with its fix and start returns false. */
   async start(): Promise<boolean> {
     const cfg = vscode.workspace.getConfiguration(ConfigSection);
-    const extraEnv = cfg.get<Record<string, string>>('env') ?? {};
-    const env = { ...process.env, ...extraEnv };
-    const found = findBinary(cfg.get<string>('path'), env.PATH);
+    // The binary and its environment come from the user's settings only (settings.ts, machineKeys).
+    const launch = launchSettings(cfg);
+    const env = { ...process.env, ...launch.env };
+    const found = findBinary(launch.path, env.PATH);
     if (!found.path) {
       this.output.appendLine(`${found.problem} ${installHint}`);
       void vscode.window
@@ -74,6 +76,24 @@ export class Server implements vscode.Disposable {
       outputChannel: this.output,
       initializationOptions: serverSettings(cfg),
       synchronize: { configurationSection: ConfigSection },
+      // vscode-languageclient would send the section as VS Code merges it, workspace values
+      // included: both the pull and the push answer with serverSettings instead.
+      middleware: {
+        workspace: {
+          configuration: async (params, token, next) => {
+            const answers = await next(params, token);
+            if (!Array.isArray(answers)) return answers;
+            return params.items.map((item, i) =>
+              configurationValue(item.section, () => vscode.workspace.getConfiguration(ConfigSection, scope(item.scopeUri)), answers[i]),
+            );
+          },
+          didChangeConfiguration: async () => {
+            await client.sendNotification(DidChangeConfigurationNotification.type, {
+              settings: { [ConfigSection]: serverSettings(vscode.workspace.getConfiguration(ConfigSection)) },
+            });
+          },
+        },
+      },
     };
     const client = new LanguageClient('reprise', 'Reprise', serverOptions, clientOptions);
     client.registerFeature(new ExperimentalFeature());
@@ -118,6 +138,10 @@ export class Server implements vscode.Disposable {
   dispose(): void {
     void this.stop();
   }
+}
+
+function scope(uri: string | null | undefined): vscode.Uri | undefined {
+  return uri ? vscode.Uri.parse(uri) : undefined;
 }
 
 export function message(err: unknown): string {

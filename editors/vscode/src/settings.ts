@@ -1,6 +1,7 @@
 // Which VS Code settings go to the server, and how the binary is found. Pure: unit-tested.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { ConfigSection } from './protocol';
 
 /** serverKeys are the `reprise.*` settings the server understands (PROTOCOL.md, Settings). */
 export const serverKeys = [
@@ -12,23 +13,79 @@ export const serverKeys = [
   'toolOutputMaxChars',
   'sessionTokenCap',
   'allow',
+  'sandbox',
+  'allowNetwork',
 ] as const;
 
 /** clientKeys are settings of the extension itself; changing one restarts the server. */
 export const clientKeys = ['path', 'env'] as const;
 
-export interface Getter {
+/**
+ * machineKeys choose what runs and what it may do: the binary, its environment, the commands run
+ * without asking, the sandbox and the network. A cloned repository is not the user, so these come
+ * only from the user's (or the remote machine's) settings or the default, never from a workspace or
+ * folder settings file. package.json declares them `"scope": "machine"`, which current VS Code
+ * enforces; reading them through inspect() keeps a workspace value out even where it does not.
+ */
+export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork'] as const;
+
+/** Inspection is the part of vscode's ConfigurationInspect that says where a value comes from. */
+export interface Inspection<T> {
+  defaultValue?: T;
+  globalValue?: T;
+  workspaceValue?: T;
+  workspaceFolderValue?: T;
+}
+
+/** Config is the part of vscode.WorkspaceConfiguration (section `reprise`) the settings are read through. */
+export interface Config {
   get<T>(key: string): T | undefined;
+  inspect<T>(key: string): Inspection<T> | undefined;
+}
+
+/**
+ * setting reads one `reprise.*` key (or a path into one, `env.NAME`); a machine key only from the
+ * user's settings or the default.
+ */
+export function setting<T>(cfg: Config, key: string): T | undefined {
+  const [head, ...rest] = key.split('.');
+  if (!(machineKeys as readonly string[]).includes(head)) return cfg.get<T>(key);
+  const i = cfg.inspect<unknown>(head);
+  let v: unknown = i?.globalValue ?? i?.defaultValue;
+  for (const k of rest) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+  return v as T | undefined;
 }
 
 /** serverSettings picks the server's settings out of the `reprise` configuration section. */
-export function serverSettings(cfg: Getter): Record<string, unknown> {
+export function serverSettings(cfg: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of serverKeys) {
-    const v = cfg.get<unknown>(k);
+    const v = setting<unknown>(cfg, k);
     if (v !== undefined && v !== null && v !== '') out[k] = v;
   }
   return out;
+}
+
+/** launchSettings are what starting the server takes from the settings: the binary and extra environment. */
+export function launchSettings(cfg: Config): { path?: string; env: Record<string, string> } {
+  return { path: setting<string>(cfg, 'path'), env: setting<Record<string, string>>(cfg, 'env') ?? {} };
+}
+
+/**
+ * configurationValue answers one `workspace/configuration` item in place of vscode-languageclient,
+ * which reads workspace values too: the `reprise` section as serverSettings, one of its keys
+ * through setting, and the whole configuration (no section) with its `reprise` part replaced.
+ * `read` gives the `reprise` section; other sections keep the client's own answer.
+ */
+export function configurationValue(section: string | null | undefined, read: () => Config, clientAnswer: unknown): unknown {
+  const prefix = `${ConfigSection}.`;
+  if (section === ConfigSection) return serverSettings(read());
+  if (section && section.startsWith(prefix)) return setting(read(), section.slice(prefix.length)) ?? null;
+  if (section === undefined || section === null || section === '') {
+    const all = clientAnswer && typeof clientAnswer === 'object' ? (clientAnswer as Record<string, unknown>) : {};
+    return { ...all, [ConfigSection]: serverSettings(read()) };
+  }
+  return clientAnswer;
 }
 
 /** findBinary returns the server's path: the setting when given, else `reprise` on PATH. */

@@ -83,6 +83,17 @@ function M.state(id)
   return state[id]
 end
 
+---@return string[] the workspace roots of the running Reprise clients
+function M.roots()
+  local out = {}
+  for root, id in pairs(roots) do
+    if alive(id) then
+      table.insert(out, root)
+    end
+  end
+  return out
+end
+
 ---@return integer[] ids of the running Reprise clients
 function M.ids()
   local out = {}

@@ -1,4 +1,7 @@
 -- User options, merged over the defaults by setup().
+local trust = require('reprise.trust')
+local util = require('reprise.util')
+
 local M = {}
 
 ---@class RepriseChatOptions
@@ -9,7 +12,7 @@ local M = {}
 ---@class RepriseOptions
 ---@field cmd string[] the server command
 ---@field cmd_env table<string,string>|nil extra environment for the server
----@field settings table server settings (PROTOCOL.md, "Settings")
+---@field settings table server settings (PROTOCOL.md, "Settings"; allow, sandbox, allowNetwork: user only)
 ---@field root_markers string[] files or folders that mark a workspace root
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions
@@ -29,18 +32,43 @@ M.defaults = {
 ---@type RepriseOptions
 M.options = vim.deepcopy(M.defaults)
 
+--- Replaces the options with the defaults merged with opts. A call from a project file (see
+--- trust.lua) cannot change the options only the user may set: those keep their values, and a
+--- warning names what was ignored.
 ---@param opts RepriseOptions|nil
 ---@return RepriseOptions
 function M.set(opts)
-  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts or {})
+  opts = opts or {}
+  local keep
+  local from = trust.project_caller()
+  if from then
+    local dropped
+    opts, dropped = trust.strip(opts)
+    keep = M.options
+    if #dropped > 0 then
+      util.notify(string.format('%s is a project file: ignored %s. A project cannot choose the binary, its '
+        .. 'environment, the workspace root, the allowlist, the sandbox or the network; set them in your own '
+        .. 'configuration.', from, table.concat(dropped, ', ')), vim.log.levels.WARN)
+    end
+  end
+  local o = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   -- Lists are replaced, not merged by index.
-  if opts and opts.cmd then
-    M.options.cmd = opts.cmd
+  if opts.cmd then
+    o.cmd = opts.cmd
   end
-  if opts and opts.root_markers then
-    M.options.root_markers = opts.root_markers
+  if opts.root_markers then
+    o.root_markers = opts.root_markers
   end
-  return M.options
+  if keep then
+    for _, k in ipairs(trust.protected) do
+      o[k] = vim.deepcopy(keep[k])
+    end
+    for _, k in ipairs(trust.protected_settings) do
+      o.settings[k] = vim.deepcopy(keep.settings and keep.settings[k])
+    end
+  end
+  M.options = o
+  return o
 end
 
 return M

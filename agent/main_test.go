@@ -1,0 +1,14 @@
+package agent
+
+import (
+	"os"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+)
+
+// TestMain lets the test binary play the sandbox's supervisor for the commands the tests run.
+func TestMain(m *testing.M) {
+	sandbox.Init()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,80 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// TestSettingsChangeDuringTurn changes the context policy and the sandbox while a turn runs
+// commands: with -race, any unsynchronised read of the tools' Env by a running call fails.
+func TestSettingsChangeDuringTurn(t *testing.T) {
+	echo := map[string]any{"command": "echo hi"}
+	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"echo"}, nil)},
+		callTurn("run_command", echo, ""), callTurn("run_command", echo, ""), callTurn("run_command", echo, ""),
+		textTurn("done"))
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // ends when the turn is over
+		defer wg.Done()
+		p := contextwin.DefaultPolicy()
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			p.ToolOutputMaxChars = 1000 + i%2000
+			if err := f.s.SetPolicy(p); err != nil {
+				t.Error(err)
+				return
+			}
+			f.s.SetSandbox(sandbox.New(sandbox.Config{Workspace: f.ws}))
+		}
+	}()
+	_, err := f.run(t.Context(), "echo three times")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNextTurnStaysRunning starts a second turn as soon as the first sends turn_end, then lets the
+// first one's iterator return: its cleanup must not mark the second turn idle (which would let a
+// third turn run beside it).
+func TestNextTurnStaysRunning(t *testing.T) {
+	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"sleep"}, nil)},
+		textTurn("first done"),
+		callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("x"))
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	second := make(chan struct{})
+	done := make(chan struct{})
+	for ev := range f.s.Run(t.Context(), "one") {
+		if ev.Type != EventTurnEnd {
+			continue
+		}
+		go func() { // ends when the second turn is cancelled
+			defer close(done)
+			for ev := range f.s.Run(ctx, "two") {
+				if ev.Type == EventToolCall {
+					close(second)
+				}
+			}
+		}()
+		<-second
+		break // the first turn's iterator returns now, while the second turn runs its command
+	}
+	if _, err := f.run(t.Context(), "three"); !errors.Is(err, ErrBusy) {
+		t.Errorf("a third turn while the second runs: err = %v, want ErrBusy", err)
+	}
+	cancel()
+	<-done
+}

@@ -1,0 +1,91 @@
+package sandbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// Cmd is a command prepared to run supervised, and confined when the sandbox is. The caller sets
+// Dir, Env, Stdout, Stderr and WaitDelay on the embedded exec.Cmd, then calls Start and Wait.
+type Cmd struct {
+	*exec.Cmd
+	status *os.File // read end of the supervisor's report; nil when there is no supervisor
+	report *os.File // its write end, handed to the supervisor
+}
+
+// Status is how the command (not its supervisor) ended.
+type Status struct {
+	Code   int            // exit status; -1 when killed by a signal
+	Signal syscall.Signal // the signal that ended it, if any
+}
+
+// Signaled reports whether a signal ended the command.
+func (s Status) Signaled() bool { return s.Signal != 0 }
+
+// report is the supervisor's one-line message about its child, on fd 3.
+type report struct {
+	Code   int `json:"code"`
+	Signal int `json:"signal,omitempty"`
+}
+
+// Start starts the command.
+func (c *Cmd) Start() error {
+	err := c.Cmd.Start()
+	if c.report != nil {
+		c.report.Close() // the supervisor holds its own copy now
+		c.report = nil
+	}
+	if err != nil && c.status != nil {
+		c.status.Close()
+		c.status = nil
+	}
+	return err
+}
+
+// Wait waits for the command and returns how it ended. Without a supervisor's report (none on
+// this OS, or the supervisor was killed), the status is the process's own.
+func (c *Cmd) Wait() (Status, error) {
+	err := c.Cmd.Wait()
+	var exitErr *exec.ExitError
+	ended := errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) // cancelled, yet it ran
+	if err != nil && !ended {
+		return Status{Code: -1}, err
+	}
+	if c.status != nil {
+		defer c.status.Close()
+		b, _ := io.ReadAll(io.LimitReader(c.status, 256))
+		var r report
+		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
+			if r.Signal != 0 {
+				return Status{Code: -1, Signal: syscall.Signal(r.Signal)}, nil
+			}
+			return Status{Code: r.Code}, nil
+		}
+	}
+	return processStatus(c.ProcessState), nil
+}
+
+func processStatus(ps *os.ProcessState) Status {
+	if ps == nil {
+		return Status{Code: -1}
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return Status{Code: -1, Signal: ws.Signal()}
+	}
+	return Status{Code: ps.ExitCode()}
+}
+
+// Command prepares argv to run in dir under the sandbox. Cancelling ctx ends the command and
+// everything it started.
+func (s *Sandbox) Command(ctx context.Context, argv ...string) (*Cmd, error) {
+	if len(argv) == 0 {
+		return nil, errors.New("sandbox: empty command")
+	}
+	return s.command(ctx, argv)
+}

@@ -1,0 +1,31 @@
+package sandbox
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+const sandboxExec = "/usr/bin/sandbox-exec"
+
+func probe(Config) string {
+	if _, err := os.Stat(sandboxExec); err != nil {
+		return "sandbox-exec is not available: " + err.Error()
+	}
+	return ""
+}
+
+// command runs argv under sandbox-exec when confined, in a process group of its own that
+// cancelling kills (macOS has no child subreaper: a process that leaves the group survives).
+func (s *Sandbox) command(ctx context.Context, argv []string) (*Cmd, error) {
+	if ok, _ := s.Confined(); ok {
+		argv = append([]string{sandboxExec, "-p", seatbeltProfile(s.spec())}, argv...)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
+	return &Cmd{Cmd: cmd}, nil
+}
+
+func supervise([]string) int { return fail("no supervisor on this OS") }

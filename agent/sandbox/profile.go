@@ -1,0 +1,42 @@
+package sandbox
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// devices commands may write to. /dev/tty is not one of them: a command has no terminal.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// seatbeltProfile is the macOS sandbox-exec profile equivalent to the Landlock rules: everything
+// allowed but writes outside the writable directories and, unless allowed, network connections.
+// It is plain text, built and tested on every OS.
+func seatbeltProfile(sp spec) string {
+	var b strings.Builder
+	b.WriteString("(version 1)\n(allow default)\n(deny file-write*)\n(allow file-write*")
+	for _, p := range append([]string{sp.Workspace}, sp.Writable...) {
+		b.WriteString("\n  (subpath " + seatbeltString(realPath(p)) + ")")
+	}
+	for _, d := range devices {
+		b.WriteString("\n  (literal " + seatbeltString(d) + ")")
+	}
+	b.WriteString(")\n")
+	if !sp.Network {
+		b.WriteString("(deny network-outbound (remote ip))\n(deny network-bind (local ip))\n")
+	}
+	return b.String()
+}
+
+// realPath resolves symlinks (macOS's /tmp and /var are links into /private): the sandbox matches
+// resolved paths.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// seatbeltString quotes s as a profile string literal.
+func seatbeltString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}

@@ -1,0 +1,231 @@
+// Package sandbox confines the commands the agent runs. A command the model asks for may have been
+// steered by a file it read, and the allowlist lets build and test commands run workspace code
+// without a question, so every command runs where it can do little harm: on Linux under Landlock
+// (read anywhere, write only to the workspace, the temp dir and the toolchains' caches, no TCP
+// unless allowed), on macOS under sandbox-exec with an equivalent profile.
+//
+// On Linux the confinement is applied by the reprise binary itself, re-executed as a supervisor: a
+// child subreaper (so nothing the command starts outlives it, setsid included) that restricts one
+// of its threads and starts the command from it. Init must be called first thing in main (and in
+// TestMain of packages whose tests run commands) for the binary to play that part.
+package sandbox
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Mode is the `sandbox` setting.
+type Mode string
+
+const (
+	// WorkspaceWrite confines writes to the workspace, the temp dir and the toolchain caches.
+	WorkspaceWrite Mode = "workspace-write"
+	// Off runs commands with the user's full rights (they are still supervised: nothing outlives
+	// the call).
+	Off Mode = "off"
+)
+
+// ParseMode accepts the setting's values; "" is the default, WorkspaceWrite.
+func ParseMode(s string) (Mode, error) {
+	switch Mode(s) {
+	case "", WorkspaceWrite:
+		return WorkspaceWrite, nil
+	case Off:
+		return Off, nil
+	}
+	return "", fmt.Errorf("sandbox must be %q or %q, got %q", WorkspaceWrite, Off, s)
+}
+
+// Config says how commands are confined.
+type Config struct {
+	Mode Mode
+	// AllowNetwork lets commands open TCP connections and listen (the `allowNetwork` setting).
+	AllowNetwork bool
+	// Workspace is the absolute workspace root: writable.
+	Workspace string
+	// Writable are other directories commands may write to; nil means DefaultWritable().
+	Writable []string
+}
+
+// Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
+type Sandbox struct {
+	cfg    Config
+	reason string // why commands run unconfined although the mode asks for a sandbox; "" if confined
+}
+
+// New returns the sandbox for cfg, probing what the OS offers.
+func New(cfg Config) *Sandbox {
+	if cfg.Mode == "" {
+		cfg.Mode = WorkspaceWrite
+	}
+	if cfg.Writable == nil {
+		cfg.Writable = DefaultWritable(os.Getenv)
+	}
+	s := &Sandbox{cfg: cfg}
+	if cfg.Mode == WorkspaceWrite {
+		s.reason = probe(cfg)
+	}
+	return s
+}
+
+// Unavailable returns a sandbox that says it cannot confine anything, for reason: what a machine
+// without Landlock gets (used by tests to run the same attacks on both paths).
+func Unavailable(cfg Config, reason string) *Sandbox {
+	s := New(Config{Mode: Off, Workspace: cfg.Workspace, Writable: cfg.Writable})
+	s.cfg.Mode = cfg.Mode
+	s.reason = reason
+	return s
+}
+
+// Confined reports whether commands run confined. When they do not although the mode asks for it,
+// reason says why (an old kernel, an OS without a sandbox), so the caller can ask about every
+// command instead and tell the user once.
+func (s *Sandbox) Confined() (ok bool, reason string) {
+	if s == nil {
+		return false, "no sandbox configured"
+	}
+	if s.cfg.Mode == Off {
+		return false, "the sandbox setting is off"
+	}
+	return s.reason == "", s.reason
+}
+
+// Mode is the configured mode.
+func (s *Sandbox) Mode() Mode { return s.cfg.Mode }
+
+// Config returns the configuration, writable directories resolved.
+func (s *Sandbox) Config() Config {
+	c := s.cfg
+	c.Writable = slices.Clone(c.Writable)
+	return c
+}
+
+// Describe says in one line what a confined command may do, for the tool description and logs.
+func (s *Sandbox) Describe() string {
+	if ok, reason := s.Confined(); !ok {
+		return "Commands are not sandboxed (" + reason + ")."
+	}
+	net := "no network"
+	if s.cfg.AllowNetwork {
+		net = "network allowed"
+	}
+	return "Commands run in a sandbox: they can read anywhere but write only to the workspace, the temp dir and build caches; " + net + "."
+}
+
+// DefaultWritable lists the directories besides the workspace that builds and tests need to write:
+// the temp dir and the caches of the common toolchains (Go build and module caches, npm, yarn,
+// cargo, pip). Entries that do not exist are skipped when the sandbox is applied.
+func DefaultWritable(getenv func(string) string) []string {
+	home := getenv("HOME")
+	cache := getenv("XDG_CACHE_HOME")
+	if cache == "" && home != "" {
+		cache = filepath.Join(home, ".cache")
+	}
+	var dirs []string
+	add := func(p string) {
+		if p != "" && filepath.IsAbs(p) && !slices.Contains(dirs, filepath.Clean(p)) {
+			dirs = append(dirs, filepath.Clean(p))
+		}
+	}
+	tmp := getenv("TMPDIR")
+	if tmp == "" {
+		tmp = "/tmp"
+	}
+	add(tmp)
+	add("/dev/shm")
+	first := func(list string) string { p, _, _ := strings.Cut(list, string(os.PathListSeparator)); return p }
+	or := func(v, fallback string) string {
+		if v != "" {
+			return v
+		}
+		return fallback
+	}
+	join := func(base string, elem ...string) string {
+		if base == "" {
+			return ""
+		}
+		return filepath.Join(append([]string{base}, elem...)...)
+	}
+	gopath := or(first(getenv("GOPATH")), join(home, "go"))
+	add(or(getenv("GOCACHE"), join(cache, "go-build")))
+	add(or(getenv("GOMODCACHE"), join(gopath, "pkg", "mod")))
+	add(or(getenv("npm_config_cache"), join(home, ".npm")))
+	add(join(cache, "yarn"))
+	cargo := or(getenv("CARGO_HOME"), join(home, ".cargo"))
+	add(join(cargo, "registry"))
+	add(join(cargo, "git"))
+	add(or(getenv("PIP_CACHE_DIR"), join(cache, "pip")))
+	return dirs
+}
+
+// spec is what the supervisor is told, as one argv word.
+type spec struct {
+	Confine   bool     `json:"confine"`
+	Network   bool     `json:"network"`
+	Workspace string   `json:"workspace"`
+	Writable  []string `json:"writable"`
+}
+
+func (s *Sandbox) spec() spec {
+	confined, _ := s.Confined()
+	return spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: s.cfg.Writable}
+}
+
+func encodeSpec(sp spec) string {
+	b, _ := json.Marshal(sp)
+	return string(b)
+}
+
+func decodeSpec(s string) (spec, error) {
+	var sp spec
+	if err := json.Unmarshal([]byte(s), &sp); err != nil {
+		return sp, fmt.Errorf("bad sandbox spec: %w", err)
+	}
+	if sp.Confine && !filepath.IsAbs(sp.Workspace) {
+		return sp, errors.New("bad sandbox spec: workspace is not absolute")
+	}
+	return sp, nil
+}
+
+// superviseArg makes the binary play the supervisor (see Init).
+const superviseArg = "__reprise-supervise"
+
+// initialized is set by Init: this binary can play the supervisor and confining parts.
+var initialized bool
+
+// ErrNotInitialized is returned by Command when Init was not called in main: the binary could
+// not act as its own supervisor.
+var ErrNotInitialized = errors.New("sandbox: Init was not called at start-up")
+
+// Init must be the first thing main (or TestMain) does: when the process was started as a
+// supervisor, it plays that part and never returns.
+func Init() {
+	initialized = true
+	if len(os.Args) > 1 && os.Args[1] == superviseArg {
+		os.Exit(supervise(os.Args[2:]))
+	}
+}
+
+// splitArgs splits the supervisor's arguments into the spec and the command after "--".
+func splitArgs(args []string) (spec, []string, error) {
+	if len(args) < 3 || args[1] != "--" {
+		return spec{}, nil, errors.New("usage: SPEC -- COMMAND…")
+	}
+	sp, err := decodeSpec(args[0])
+	return sp, args[2:], err
+}
+
+// failed is what the supervisor exits with when it cannot do its job, after saying why on stderr
+// (which the command's output captures, so the model and the user read it).
+const failed = 125
+
+func fail(format string, a ...any) int {
+	fmt.Fprintf(os.Stderr, "reprise sandbox: "+format+"\n", a...)
+	return failed
+}

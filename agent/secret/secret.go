@@ -1,0 +1,207 @@
+// Package secret keeps the values Reprise holds for the user (API keys, service-account keys) out
+// of everything that leaves the process towards the model, the disk or the terminal. The model
+// may be steered into printing them (`env`, /proc/PID/environ, a file that contains one): exact
+// values are replaced wherever text flows, as a stream or whole.
+package secret
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// MinLen is the shortest value worth redacting: shorter ones would blank out ordinary text.
+const MinLen = 8
+
+// Vars are the credential variables Reprise reads, whose values are redacted.
+var Vars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+
+// CredentialsVar names a service-account key file (Vertex AI's application default
+// credentials): its private key and secrets are redacted, the path itself is not a secret.
+const CredentialsVar = "GOOGLE_APPLICATION_CREDENTIALS"
+
+// maxCredentialsFile bounds what is read of the credentials file.
+const maxCredentialsFile = 1 << 20
+
+// Redactor replaces known secret values with a marker naming where they came from. The zero value
+// and nil redact nothing. Safe for concurrent use once built.
+type Redactor struct {
+	secrets []named // longest first, so a value containing another is replaced whole
+	longest int
+}
+
+type named struct {
+	value  []byte
+	marker []byte
+}
+
+// New returns a redactor for values by name ("GEMINI_API_KEY" → its value); values shorter than
+// MinLen are ignored.
+func New(values map[string]string) *Redactor {
+	r := &Redactor{}
+	for name, v := range values {
+		r.add(name, v)
+	}
+	slices.SortFunc(r.secrets, func(a, b named) int {
+		if d := len(b.value) - len(a.value); d != 0 {
+			return d
+		}
+		return bytes.Compare(a.value, b.value)
+	})
+	return r
+}
+
+func (r *Redactor) add(name, v string) {
+	if len(v) < MinLen || slices.ContainsFunc(r.secrets, func(s named) bool { return string(s.value) == v }) {
+		return
+	}
+	r.secrets = append(r.secrets, named{value: []byte(v), marker: []byte("[redacted " + name + "]")})
+	r.longest = max(r.longest, len(v))
+}
+
+// FromEnv collects the secrets of the credential variables, and those inside the service-account
+// file CredentialsVar names (its private key, client secret or refresh token), when it can be read.
+func FromEnv(getenv func(string) string) *Redactor {
+	values := map[string]string{}
+	for _, v := range Vars {
+		if s := getenv(v); s != "" {
+			values[v] = s
+		}
+	}
+	if path := getenv(CredentialsVar); path != "" {
+		for k, v := range credentialSecrets(path) {
+			values[CredentialsVar+" "+k] = v
+		}
+	}
+	return New(values)
+}
+
+// credentialSecrets reads the secret fields of a Google credentials JSON file. The key's PEM is
+// also redacted line by line: a command may print it with its newlines escaped or not.
+func credentialSecrets(path string) map[string]string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var doc map[string]any
+	if err := json.NewDecoder(io.LimitReader(f, maxCredentialsFile)).Decode(&doc); err != nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, k := range []string{"private_key", "client_secret", "refresh_token", "private_key_id"} {
+		s, _ := doc[k].(string)
+		if s == "" {
+			continue
+		}
+		out[k] = s
+		if k == "private_key" {
+			for i, line := range strings.Split(s, "\n") {
+				if !strings.HasPrefix(line, "-----") && len(line) >= 32 {
+					out[k+" line "+strconv.Itoa(i)] = line
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Empty reports whether there is nothing to redact.
+func (r *Redactor) Empty() bool { return r == nil || len(r.secrets) == 0 }
+
+// String returns s with every secret replaced.
+func (r *Redactor) String(s string) string {
+	if r.Empty() || !r.containsString(s) {
+		return s
+	}
+	return string(r.replace([]byte(s)))
+}
+
+// containsString reports whether s holds a secret.
+func (r *Redactor) containsString(s string) bool {
+	for _, sec := range r.secrets {
+		if strings.Contains(s, string(sec.value)) {
+			return true
+		}
+	}
+	return false
+}
+
+// replace replaces every occurrence, leftmost first, the longest secret winning at a position.
+func (r *Redactor) replace(b []byte) []byte {
+	var out []byte
+	for {
+		at, which := r.next(b)
+		if at < 0 {
+			return append(out, b...)
+		}
+		out = append(out, b[:at]...)
+		out = append(out, r.secrets[which].marker...)
+		b = b[at+len(r.secrets[which].value):]
+	}
+}
+
+// next finds the leftmost occurrence of any secret in b.
+func (r *Redactor) next(b []byte) (at, which int) {
+	at = -1
+	for i, s := range r.secrets {
+		if k := bytes.Index(b, s.value); k >= 0 && (at < 0 || k < at) {
+			at, which = k, i
+		}
+	}
+	return at, which
+}
+
+// Writer redacts a stream on its way to dst. A secret split across writes is still found: the
+// last bytes that could begin one are held back until the next write or Flush.
+type Writer struct {
+	r       *Redactor
+	dst     io.Writer
+	pending []byte
+}
+
+// NewWriter returns a redacting writer to dst; with nothing to redact it passes bytes through.
+func (r *Redactor) NewWriter(dst io.Writer) *Writer {
+	return &Writer{r: r, dst: dst}
+}
+
+// Write never fails unless dst does; it reports len(p) consumed.
+func (w *Writer) Write(p []byte) (int, error) {
+	if w.r.Empty() {
+		return w.dst.Write(p)
+	}
+	buf := append(w.pending, p...)
+	var out []byte
+	for {
+		at, which := w.r.next(buf)
+		if at < 0 {
+			break
+		}
+		out = append(out, buf[:at]...)
+		out = append(out, w.r.secrets[which].marker...)
+		buf = buf[at+len(w.r.secrets[which].value):]
+	}
+	keep := min(len(buf), w.r.longest-1)
+	out = append(out, buf[:len(buf)-keep]...)
+	w.pending = append(w.pending[:0:0], buf[len(buf)-keep:]...)
+	if len(out) > 0 {
+		if _, err := w.dst.Write(out); err != nil {
+			return 0, err
+		}
+	}
+	return len(p), nil
+}
+
+// Flush writes what was held back: the stream is over.
+func (w *Writer) Flush() error {
+	if len(w.pending) == 0 {
+		return nil
+	}
+	_, err := w.dst.Write(w.pending)
+	w.pending = nil
+	return err
+}

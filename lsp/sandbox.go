@@ -1,0 +1,20 @@
+package lsp
+
+import (
+	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+)
+
+// sandbox builds the commands' sandbox for settings c. When it cannot confine commands although
+// the settings ask for it, the user is told why once per connection: every command will be asked.
+func (s *Server) sandbox(c config) *sandbox.Sandbox {
+	sb := sandbox.New(c.sandboxConfig(s.root))
+	if ok, reason := sb.Confined(); !ok && sb.Mode() == sandbox.WorkspaceWrite {
+		s.sandboxNotice.Do(func() {
+			s.log.Warn("commands are not sandboxed: " + reason + "; every command will be asked")
+			s.showMessage(protocol.MessageTypeWarning, "Reprise: commands cannot be sandboxed here ("+reason+"); every command will be asked.")
+		})
+	}
+	return sb
+}
