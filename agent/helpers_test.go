@@ -31,6 +31,7 @@ type fixtureOpts struct {
 	approver tools.Approver
 	commands *tools.Policy
 	limit    int
+	setup    func(t *testing.T, ws string) // after files are written, before the session starts
 }
 
 func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture {
@@ -44,6 +45,9 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if o.setup != nil {
+		o.setup(t, ws)
 	}
 	srv := geminitest.New(geminitest.Script{Turns: turns})
 	t.Cleanup(srv.Close)

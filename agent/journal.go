@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -84,9 +86,14 @@ func (s *Session) recordChange(rel string, prev []byte, existed bool) {
 // ErrUserChanged is returned by RestoreFiles when files changed since the agent last wrote them.
 var ErrUserChanged = errors.New("files changed since the agent last wrote them")
 
+// ErrUnsafeRestore is returned by RestoreFiles when a path now goes through a symlink or ends on
+// something other than a regular file: restoring it could write or delete outside the workspace.
+var ErrUnsafeRestore = errors.New("cannot restore safely")
+
 // RestoreFiles puts the workspace files the agent changed back as they were before turn. Files
 // changed since the agent's last write (by the user, or a build) are not touched: if there are
-// any, nothing is restored and the error lists them, so the user decides.
+// any, nothing is restored and the error lists them, so the user decides. Every check, write and
+// delete goes through an os.Root on the workspace, so nothing outside it is touched.
 func (s *Session) RestoreFiles(turn int) ([]string, error) {
 	s.mu.Lock()
 	if s.running {
@@ -110,18 +117,34 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no file was changed by the agent from turn %d on", turn)
 	}
-	var changed []string
+	root, err := os.OpenRoot(s.opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	defer root.Close()
+	var unsafe, changed []string
 	for _, rel := range paths {
-		h, ok := s.fileHash(rel)
+		if why := swapped(root, rel); why != "" {
+			unsafe = append(unsafe, fmt.Sprintf("%s (%s)", rel, why))
+			continue
+		}
+		h, err := hashFile(root, rel)
+		ok := err == nil
 		if want, known := seen[rel]; known && (ok && h != want || !ok && want != "") {
 			changed = append(changed, rel)
 		}
+	}
+	if len(unsafe) > 0 {
+		return nil, fmt.Errorf("%w: %s (nothing was restored)", ErrUnsafeRestore, strings.Join(unsafe, ", "))
 	}
 	if len(changed) > 0 {
 		return nil, fmt.Errorf("%w: %s (nothing was restored)", ErrUserChanged, strings.Join(changed, ", "))
 	}
 	for _, rel := range paths {
-		if err := s.putBack(first[rel]); err != nil {
+		if err := s.putBack(root, first[rel]); err != nil {
+			if escapes(err) { // a symlink swapped in after the checks
+				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
+			}
 			return nil, fmt.Errorf("restore %s: %w", rel, err)
 		}
 	}
@@ -143,10 +166,12 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 	return paths, nil
 }
 
-func (s *Session) putBack(p session.RestorePoint) error {
-	abs := filepath.Join(s.opts.Workspace, filepath.FromSlash(p.Path))
+// putBack restores one file through root, with the tools' atomic write: a symlink swapped in
+// after the checks is replaced or refused by root, never followed out.
+func (s *Session) putBack(root *os.Root, p session.RestorePoint) error {
+	rel := filepath.FromSlash(p.Path)
 	if !p.Existed {
-		if err := os.Remove(abs); err != nil && !os.IsNotExist(err) {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
 		}
 		return nil
@@ -158,10 +183,17 @@ func (s *Session) putBack(p session.RestorePoint) error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-		return err
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
 	}
-	return os.WriteFile(abs, data, 0o644)
+	// Restore points do not keep the mode: the file's current one, else a new file's.
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	return tools.WriteAtomic(root, rel, data, mode, s.env.Temps)
 }
 
 // ErrCannotUndo explains why a compaction cannot be undone.

@@ -1,11 +1,16 @@
 package agent
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 
@@ -42,18 +47,63 @@ type systemPrompt struct {
 	toolsJSON    string
 }
 
-// instructions holds the custom-instruction files found, each under its name.
-func loadInstructions(workspace string) string {
+// loadInstructions returns the custom-instruction files found, each under its name. They come
+// with the workspace, so they are read like any untrusted file: through an os.Root (a symlink
+// leading out is refused), regular files only (a FIFO or a device is skipped), and at most
+// maxInstructionBytes each, never the whole file.
+func loadInstructions(workspace string, log *slog.Logger) string {
+	root, err := os.OpenRoot(workspace)
+	if err != nil {
+		log.Warn("custom instructions not read", "error", err)
+		return ""
+	}
+	defer root.Close()
 	var b strings.Builder
 	for _, name := range InstructionFiles {
-		data, err := os.ReadFile(filepath.Join(workspace, name))
-		if err != nil || len(strings.TrimSpace(string(data))) == 0 {
+		text, err := readInstructions(root, name)
+		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		text, _ := contextwin.Truncate(string(data), maxInstructionBytes)
-		fmt.Fprintf(&b, "\n\n# Instructions from %s\n%s", name, strings.TrimSpace(text))
+		if err != nil {
+			log.Warn("custom instructions skipped", "file", name, "error", err)
+			continue
+		}
+		if text = strings.TrimSpace(text); text == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "\n\n# Instructions from %s\n%s", name, text)
 	}
 	return b.String()
+}
+
+// readInstructions reads one instructions file; past maxInstructionBytes the rest is left unread
+// and a note says so.
+func readInstructions(root *os.Root, name string) (string, error) {
+	f, err := openRegular(root, name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxInstructionBytes+1))
+	if err != nil {
+		return "", err
+	}
+	if len(data) <= maxInstructionBytes {
+		return string(data), nil
+	}
+	// Cut at the last complete line (or rune) so no half character reaches the model.
+	data = data[:maxInstructionBytes]
+	if i := bytes.LastIndexByte(data, '\n'); i > 0 {
+		data = data[:i+1]
+	} else {
+		for i := 0; i < utf8.UTFMax && len(data) > 0; i++ {
+			if r, size := utf8.DecodeLastRune(data); r != utf8.RuneError || size > 1 {
+				break
+			}
+			data = data[:len(data)-1]
+		}
+	}
+	return string(data) + fmt.Sprintf("\n[… %s is longer than %d KiB: the rest was not read]", name, maxInstructionBytes/1024), nil
 }
 
 func buildSystemPrompt(workspace, instructions string) systemPrompt {

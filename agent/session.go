@@ -155,13 +155,17 @@ func (s *Session) init() *Session {
 	opts := s.opts
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
-	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace)))
+	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)))
 	s.ledger.SetFixed(s.prompt.estimate())
 	return s
 }
 
 func (s *Session) newEnv() *tools.Env {
 	p := s.opts.Policy
+	var temps string
+	if s.opts.StateDir != "" {
+		temps = filepath.Join(s.opts.StateDir, session.TempsDir)
+	}
 	return &tools.Env{
 		Workspace:        s.opts.Workspace,
 		Overlay:          s.opts.Overlay,
@@ -172,6 +176,7 @@ func (s *Session) newEnv() *tools.Env {
 		Sandbox:          s.opts.Sandbox,
 		Secrets:          s.opts.Secrets,
 		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
+		Temps:            tools.NewTemps(temps),
 		MaxOutputChars:   p.ToolOutputMaxChars,
 		LargeOutputBytes: p.LargeOutputThresholdBytes,
 	}
@@ -209,7 +214,7 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (s *Session) ReloadInstructions() {
-	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace)))
+	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prompt = prompt

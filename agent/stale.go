@@ -1,10 +1,8 @@
 package agent
 
 import (
-	"crypto/sha256"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -18,13 +16,16 @@ import (
 // watcher reports a change that does not match, the file is stale: the next model call is told,
 // and the largest-items view marks it.
 
+// fileHash hashes rel through an os.Root on the workspace (hashFile); false when it cannot be
+// read as a regular file there.
 func (s *Session) fileHash(rel string) (string, bool) {
-	data, err := os.ReadFile(filepath.Join(s.opts.Workspace, filepath.FromSlash(rel)))
+	root, err := os.OpenRoot(s.opts.Workspace)
 	if err != nil {
 		return "", false
 	}
-	sum := sha256.Sum256(data)
-	return string(sum[:]), true
+	defer root.Close()
+	h, err := hashFile(root, rel)
+	return h, err == nil
 }
 
 // rememberLocked records what the agent now knows of rel.

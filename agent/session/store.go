@@ -12,20 +12,45 @@ import (
 	"path/filepath"
 	"slices"
 	"time"
+
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // Store is a workspace's sessions: dir/sessions/<id>/{events.jsonl, checkpoints/, restore/,
-// tool-outputs/}. Everything it creates is private to the user (0700 directories, 0600 files).
+// tool-outputs/, temps/}. Everything it creates is private to the user (0700 directories, 0600
+// files).
 type Store struct {
 	dir string
 }
 
-// OpenStore opens (creating) the store at dir.
+// TempsDir is the directory, in a session's, where tools.Temps notes the named temporary files
+// of writes in progress.
+const TempsDir = "temps"
+
+// OpenStore opens (creating) the store at dir. A server or a run opens it when it starts for the
+// workspace, so this is where the temporary files of writes killed half-way are removed.
 func OpenStore(dir string) (*Store, error) {
 	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
-	return &Store{dir: dir}, nil
+	st := &Store{dir: dir}
+	st.CleanTemps()
+	return st, nil
+}
+
+// CleanTemps removes what writes killed half-way left in the workspace (tools.CleanTemps over
+// every session's notes) and returns those files. Writes in progress in a live process are left
+// alone. A failure only leaves a file behind, so it is returned for the caller to log at most.
+func (st *Store) CleanTemps() ([]string, error) {
+	dirs, _ := filepath.Glob(filepath.Join(st.dir, "sessions", "*", TempsDir))
+	var removed []string
+	var errs []error
+	for _, d := range dirs {
+		r, err := tools.CleanTemps(d)
+		removed = append(removed, r...)
+		errs = append(errs, err)
+	}
+	return removed, errors.Join(errs...)
 }
 
 // Dir of session id.

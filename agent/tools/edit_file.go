@@ -82,7 +82,7 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 	i := strings.Index(content, old)
 	updated := content[:i] + repl + content[i+len(old):]
-	if err := writeAtomic(p.root, p.rel, []byte(updated), cur.mode); err != nil {
+	if err := WriteAtomic(p.root, p.rel, []byte(updated), cur.mode, env.Temps); err != nil {
 		return failure(fmt.Sprintf("cannot write %s: %v", given, unwrapPath(err)))
 	}
 	return Result{

@@ -58,6 +58,10 @@ type Env struct {
 	// demand with mode 0700, its files 0600; empty means large outputs are only truncated.
 	// read_file and search may read it (read-only) by the absolute path they are given.
 	SpillDir string
+	// Temps records the temporary files of writes while they have a name (during the whole write
+	// without O_TMPFILE, between link and rename with it), so a start-up after a kill removes
+	// them (CleanTemps). Nil records nothing.
+	Temps *Temps
 	// MaxOutputChars bounds what the model gets from one call (DefaultMaxOutputChars if ≤ 0).
 	MaxOutputChars int
 	// LargeOutputBytes is the size past which an output is also saved whole

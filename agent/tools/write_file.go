@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
-	"sync/atomic"
 
 	"google.golang.org/genai"
 )
@@ -66,7 +64,7 @@ func runWriteFile(ctx context.Context, env *Env, call Call, a *args) Result {
 			return failure(pathProblem(given, err))
 		}
 	}
-	if err := writeAtomic(p.root, p.rel, []byte(content), cur.mode); err != nil {
+	if err := WriteAtomic(p.root, p.rel, []byte(content), cur.mode, env.Temps); err != nil {
 		return failure(fmt.Sprintf("cannot write %s: %v", given, unwrapPath(err)))
 	}
 	verb := "created"
@@ -124,46 +122,4 @@ func (e *Env) guard(p *place) (Result, bool) {
 		return r, true
 	}
 	return Result{}, false
-}
-
-var tmpSeq atomic.Uint64
-
-// writeAtomic replaces rel with data through a temporary file in the same directory and a
-// rename, so an editor or a crash never sees half a file; mode is set explicitly, umask aside.
-func writeAtomic(root *os.Root, rel string, data []byte, mode fs.FileMode) error {
-	dir, base := filepath.Split(rel)
-	if len(base) > 100 {
-		base = base[:100]
-	}
-	var f *os.File
-	var tmp string
-	for {
-		tmp = filepath.Join(dir, fmt.Sprintf(".%s.%d-%d.reprise.tmp", base, os.Getpid(), tmpSeq.Add(1)))
-		var err error
-		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-		if errors.Is(err, fs.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		break
-	}
-	_, err := f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = root.Chmod(tmp, mode)
-	}
-	if err == nil {
-		err = root.Rename(tmp, rel)
-	}
-	if err != nil {
-		root.Remove(tmp)
-	}
-	return err
 }
