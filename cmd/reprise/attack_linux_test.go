@@ -165,7 +165,7 @@ func TestAttackBaseURLWarning(t *testing.T) {
 	srv2 := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "hi"}}}}})
 	defer srv2.Close()
 	vars = env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv2.URL(), "REPRISE_HOME": t.TempDir()})
-	if _, _, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "hello"}, vars); strings.Contains(errOut, "warning") {
+	if _, _, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "hello"}, vars); strings.Contains(errOut, "base URL") {
 		t.Errorf("a loopback base URL was warned about:\n%s", errOut)
 	}
 }
