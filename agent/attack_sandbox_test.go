@@ -86,15 +86,7 @@ func newAttack(t *testing.T, o attackOpts, turns ...geminitest.Turn) *attack {
 	if ws == "" {
 		ws = t.TempDir()
 	}
-	for name, content := range o.files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writeFiles(t, ws, o.files)
 	srv := geminitest.New(geminitest.Script{Turns: turns})
 	t.Cleanup(srv.Close)
 	client, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})

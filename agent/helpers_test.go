@@ -34,11 +34,11 @@ type fixtureOpts struct {
 	setup    func(t *testing.T, ws string) // after files are written, before the session starts
 }
 
-func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture {
+// writeFiles writes files (slash paths → content) under dir.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
 	t.Helper()
-	ws := t.TempDir()
-	for name, content := range o.files {
-		p := filepath.Join(ws, filepath.FromSlash(name))
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -46,6 +46,12 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 			t.Fatal(err)
 		}
 	}
+}
+
+func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture {
+	t.Helper()
+	ws := t.TempDir()
+	writeFiles(t, ws, o.files)
 	if o.setup != nil {
 		o.setup(t, ws)
 	}
