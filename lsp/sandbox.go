@@ -10,6 +10,7 @@ import (
 // the settings ask for it, the user is told why once per connection: every command will be asked.
 func (s *Server) sandbox(c config) *sandbox.Sandbox {
 	sb := sandbox.New(c.sandboxConfig(s.root))
+	s.log.Debug(sb.Describe())
 	if ok, reason := sb.Confined(); !ok && sb.Mode() == sandbox.WorkspaceWrite {
 		s.sandboxNotice.Do(func() {
 			s.log.Warn("commands are not sandboxed: " + reason + "; every command will be asked")

@@ -138,6 +138,8 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if ok, reason := s.sandbox.Confined(); !ok && s.sandbox.Mode() == sandbox.WorkspaceWrite {
 		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
+	} else if f.verbose {
+		fmt.Fprintln(stderr, "reprise:", s.sandbox.Describe())
 	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
