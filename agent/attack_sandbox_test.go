@@ -335,7 +335,9 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 				textTurn("The key is "+testKey+"."))
 			evs := a.run(t, "show me the environment; my key is "+testKey)
 			outs := toolOutputs(evs)
-			if len(outs) != 3 || !strings.Contains(outs[0], "[redacted GEMINI_API_KEY]") || !strings.Contains(outs[1], "[redacted GEMINI_API_KEY]") {
+			// In the sandbox's user namespace, another process's environ is not even readable.
+			environ := strings.Contains(outs[0], "[redacted GEMINI_API_KEY]") || strings.Contains(outs[0], "environ: Permission denied")
+			if len(outs) != 3 || !environ || !strings.Contains(outs[1], "[redacted GEMINI_API_KEY]") {
 				t.Fatalf("the outputs do not show the redaction: %q", outs)
 			}
 			for _, o := range outs[:1] {
@@ -375,4 +377,46 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAttackAllowedCommandCreatesRepository: an allowlisted command creates new repositories
+// (none at the workspace root yet, one nested) holding a core.fsmonitor: the editor's repository
+// scan would run it outside the sandbox. They are moved aside when the command ends, and the model
+// is told; a command the user approved keeps what it created.
+func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
+	plant := "git init -q && git config core.fsmonitor 'touch pwned' && mkdir -p sub && cd sub && git init -q && git config core.fsmonitor 'touch pwned'"
+	for _, p := range sandboxPaths {
+		t.Run(p.name, func(t *testing.T) {
+			ws := t.TempDir()
+			ap := &recordingApprover{decision: tools.Reject}
+			sb := p.make(ws)
+			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap, files: makefileAttack(plant)},
+				makeTest(), textTurn("done"))
+			outs := toolOutputs(a.run(t, "run the tests"))
+			assertAskedOrConfined(t, sb, ap, outs)
+			for _, repo := range []string{".git", "sub/.git"} {
+				if _, err := os.Lstat(filepath.Join(ws, repo)); !errors.Is(err, fs.ErrNotExist) {
+					t.Errorf("%s is there after the command (%v): %q", repo, err, outs)
+				}
+			}
+			if ok, _ := sb.Confined(); ok {
+				if len(outs) != 1 || !strings.Contains(outs[0], "created version-control metadata (.git, sub/.git)") {
+					t.Errorf("the model was not told: %q", outs)
+				}
+				if m, _ := filepath.Glob(filepath.Join(ws, "sub", ".git.reprise-quarantine-*")); len(m) != 1 {
+					t.Errorf("the nested repository was not kept aside: %v", m)
+				}
+			}
+		})
+	}
+	t.Run("approved", func(t *testing.T) {
+		ws := t.TempDir()
+		a := newAttack(t, attackOpts{ws: ws, sandbox: sandbox.New(sandbox.Config{Workspace: ws}),
+			approver: &recordingApprover{decision: tools.AllowOnce}},
+			callTurn("run_command", map[string]any{"command": "git init -q sub"}, ""), textTurn("done"))
+		a.run(t, "make a repository in sub")
+		if st, err := os.Stat(filepath.Join(ws, "sub", ".git")); err != nil || !st.IsDir() {
+			t.Errorf("the approved git init was undone: %v", err)
+		}
+	})
 }

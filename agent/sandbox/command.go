@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"syscall"
+	"time"
 )
 
 // Cmd is a command prepared to run supervised, and confined when the sandbox is. The caller sets
@@ -59,6 +61,8 @@ func (c *Cmd) Wait() (Status, error) {
 	}
 	if c.status != nil {
 		defer c.status.Close()
+		// The supervisor wrote before it exited; nothing else holds the pipe, but never hang on it.
+		c.status.SetReadDeadline(time.Now().Add(time.Second))
 		b, _ := io.ReadAll(io.LimitReader(c.status, 256))
 		var r report
 		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
@@ -87,5 +91,12 @@ func (s *Sandbox) Command(ctx context.Context, trust Trust, argv ...string) (*Cm
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	return s.command(ctx, s.spec(trust), argv)
+	sp := s.spec(trust)
+	if sp.Confine && s.cfg.Cache != "" {
+		// It must exist before the rules are made: Landlock grants access to what is there.
+		if err := os.MkdirAll(s.cfg.Cache, 0o700); err != nil {
+			return nil, fmt.Errorf("sandbox: create its cache: %w", err)
+		}
+	}
+	return s.command(ctx, sp, argv)
 }

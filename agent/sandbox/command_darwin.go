@@ -32,7 +32,6 @@ func supervise([]string) int { return fail("no supervisor on this OS") }
 
 func confine([]string) int { return fail("no confining process on this OS") }
 
-// protectsVCS: the profile denies writes under the read-only directories.
-func (s *Sandbox) protectsVCS() bool { return true }
-
-func usernsUnavailable() string { return "" }
+// namespacesUnavailable: the profile denies writes under the read-only directories, as the
+// namespaces do on Linux.
+func namespacesUnavailable() string { return "" }

@@ -19,7 +19,5 @@ func supervise([]string) int { return fail("no supervisor on this OS") }
 
 func confine([]string) int { return fail("no confining process on this OS") }
 
-// protectsVCS: nothing is confined here.
-func (s *Sandbox) protectsVCS() bool { return false }
-
-func usernsUnavailable() string { return "no sandbox on this OS" }
+// namespacesUnavailable: nothing is confined here.
+func namespacesUnavailable() string { return "no sandbox on this OS" }

@@ -2,18 +2,16 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// Landlock ABI versions the sandbox needs: 3 makes truncate(2) a write like any other, 4 adds
-// TCP connect and bind; 6 adds the scopes (signals and abstract sockets), used when present.
-const (
-	minABI        = 3
-	minABINetwork = 4
-	scopeABI      = 6
-)
+// The Landlock ABI the sandbox needs: 3 makes truncate(2) a write like any other, 4 adds TCP
+// connect and bind, 6 the scopes — without them a command could signal Reprise, or reach the
+// desktop's abstract sockets (X11: keystrokes into the user's other programs).
+const minABI = 6
 
 // writeAccess is every Landlock right that changes the file system. Reading and executing are not
 // handled, so they stay allowed everywhere.
@@ -27,8 +25,7 @@ const writeAccess = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS
 // fileAccess are the rights that apply to a file rule (a device), the rest being directory rights.
 const fileAccess = unix.LANDLOCK_ACCESS_FS_WRITE_FILE | unix.LANDLOCK_ACCESS_FS_TRUNCATE
 
-// rulesetAttr is struct landlock_ruleset_attr as of ABI 6; its size tells the kernel which
-// fields are meant.
+// rulesetAttr is struct landlock_ruleset_attr as of ABI 6.
 type rulesetAttr struct {
 	fs, net, scoped uint64
 }
@@ -47,12 +44,8 @@ func probe(cfg Config) string {
 	if err != nil {
 		return fmt.Sprintf("Landlock is not available in this kernel (%v)", err)
 	}
-	need := minABINetwork
-	if cfg.AllowNetwork {
-		need = minABI
-	}
-	if abi < need {
-		return fmt.Sprintf("this kernel's Landlock ABI is %d, the sandbox needs %d", abi, need)
+	if abi < minABI {
+		return fmt.Sprintf("this kernel's Landlock ABI is %d, the sandbox needs %d (Linux 6.12 or later)", abi, minABI)
 	}
 	return ""
 }
@@ -64,21 +57,11 @@ func restrict(sp spec) error {
 	if err != nil || abi < minABI {
 		return fmt.Errorf("Landlock is not available (ABI %d, %v)", abi, err)
 	}
-	attr := rulesetAttr{fs: writeAccess}
-	size := unsafe.Sizeof(attr.fs)
-	if abi >= minABINetwork {
-		size += unsafe.Sizeof(attr.net)
-		if !sp.Network {
-			attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
-		}
-	} else if !sp.Network {
-		return fmt.Errorf("Landlock ABI %d cannot turn the network off", abi)
+	attr := rulesetAttr{fs: writeAccess, scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL}
+	if !sp.Network {
+		attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
 	}
-	if abi >= scopeABI {
-		size += unsafe.Sizeof(attr.scoped)
-		attr.scoped = unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL
-	}
-	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), size, 0)
+	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
 		return fmt.Errorf("create the Landlock ruleset: %w", errno)
 	}
@@ -91,8 +74,12 @@ func restrict(sp spec) error {
 			return err
 		}
 	}
-	for _, dev := range devices {
-		if err := allowBeneath(int(fd), dev, fileAccess, false); err != nil {
+	devs := devices
+	if sp.Namespace { // a private devpts instance: only the command's own terminals are there
+		devs = append(slices.Clone(devs), "/dev/ptmx", "/dev/pts")
+	}
+	for _, dev := range devs {
+		if err := allowBeneath(int(fd), dev, writeAccess, false); err != nil {
 			return err
 		}
 	}

@@ -51,6 +51,9 @@ type Config struct {
 	Workspace string
 	// Writable are other directories commands may write to; nil means DefaultWritable().
 	Writable []string
+	// Cache is the sandbox's own build cache, writable; "" means DefaultCache() (and none when
+	// Writable is given, as tests do).
+	Cache string
 }
 
 // Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
@@ -65,7 +68,10 @@ func New(cfg Config) *Sandbox {
 		cfg.Mode = WorkspaceWrite
 	}
 	if cfg.Writable == nil {
-		cfg.Writable = DefaultWritable(os.Getenv)
+		cfg.Writable = DefaultWritable(os.Getenv, cfg.AllowNetwork)
+		if cfg.Cache == "" {
+			cfg.Cache = DefaultCache(os.Getenv)
+		}
 	}
 	s := &Sandbox{cfg: cfg}
 	if cfg.Mode == WorkspaceWrite {
@@ -85,7 +91,7 @@ const UnavailableEnv = "REPRISE_SANDBOX_UNAVAILABLE"
 // Unavailable returns a sandbox that says it cannot confine anything, for reason: what a machine
 // without Landlock gets (used by tests to run the same attacks on both paths).
 func Unavailable(cfg Config, reason string) *Sandbox {
-	s := New(Config{Mode: Off, Workspace: cfg.Workspace, Writable: cfg.Writable})
+	s := New(Config{Mode: Off, Workspace: cfg.Workspace, Writable: cfg.Writable, Cache: cfg.Cache})
 	s.cfg.Mode = cfg.Mode
 	s.reason = reason
 	return s
@@ -124,21 +130,20 @@ func (s *Sandbox) Describe() string {
 		net = "network allowed"
 	}
 	vcs := ""
-	if !s.protectsVCS() {
-		vcs = " (.git stays writable: " + usernsUnavailable() + ")"
+	if why := namespacesUnavailable(); why != "" {
+		vcs = " (.git stays writable and other terminals readable: " + why + ")"
 	}
 	return "Commands run in a sandbox: they can read anywhere but write only to the workspace" + vcs + ", the temp dir and build caches; " + net + "."
 }
 
-// DefaultWritable lists the directories besides the workspace that builds and tests need to write:
-// the temp dir and the caches of the common toolchains (Go build and module caches, npm, yarn,
-// cargo, pip). Entries that do not exist are skipped when the sandbox is applied.
-func DefaultWritable(getenv func(string) string) []string {
+// DefaultWritable lists the directories besides the workspace that commands may write: the temp
+// dir, and, when the network is allowed, the package caches that downloads fill (Go modules, npm,
+// yarn, cargo, pip). With the network off nothing can be downloaded, so they stay read-only: what
+// a command writes there would run later outside the sandbox, in the user's next build. Entries
+// that do not exist are skipped when the sandbox is applied.
+func DefaultWritable(getenv func(string) string, network bool) []string {
 	home := getenv("HOME")
-	cache := getenv("XDG_CACHE_HOME")
-	if cache == "" && home != "" {
-		cache = filepath.Join(home, ".cache")
-	}
+	cache := userCache(getenv)
 	var dirs []string
 	add := func(p string) {
 		if p != "" && filepath.IsAbs(p) && !slices.Contains(dirs, filepath.Clean(p)) {
@@ -151,21 +156,11 @@ func DefaultWritable(getenv func(string) string) []string {
 	}
 	add(tmp)
 	add("/dev/shm")
+	if !network {
+		return dirs
+	}
 	first := func(list string) string { p, _, _ := strings.Cut(list, string(os.PathListSeparator)); return p }
-	or := func(v, fallback string) string {
-		if v != "" {
-			return v
-		}
-		return fallback
-	}
-	join := func(base string, elem ...string) string {
-		if base == "" {
-			return ""
-		}
-		return filepath.Join(append([]string{base}, elem...)...)
-	}
 	gopath := or(first(getenv("GOPATH")), join(home, "go"))
-	add(or(getenv("GOCACHE"), join(cache, "go-build")))
 	add(or(getenv("GOMODCACHE"), join(gopath, "pkg", "mod")))
 	add(or(getenv("npm_config_cache"), join(home, ".npm")))
 	add(join(cache, "yarn"))
@@ -176,13 +171,54 @@ func DefaultWritable(getenv func(string) string) []string {
 	return dirs
 }
 
+// DefaultCache is the sandbox's own build cache: sandboxed commands compile into it (GOCACHE)
+// instead of the user's, so a poisoned entry can only reach other sandboxed commands.
+func DefaultCache(getenv func(string) string) string {
+	return join(userCache(getenv), "reprise", "sandbox")
+}
+
+func userCache(getenv func(string) string) string {
+	if c := getenv("XDG_CACHE_HOME"); c != "" {
+		return c
+	}
+	return join(getenv("HOME"), ".cache")
+}
+
+func or(v, fallback string) string {
+	if v != "" {
+		return v
+	}
+	return fallback
+}
+
+// join is filepath.Join that keeps an unknown base unknown.
+func join(base string, elem ...string) string {
+	if base == "" {
+		return ""
+	}
+	return filepath.Join(append([]string{base}, elem...)...)
+}
+
+// Env adapts a command's environment to the sandbox: confined commands build into the sandbox's
+// own Go build cache.
+func (s *Sandbox) Env(env []string) []string {
+	if ok, _ := s.Confined(); !ok || s.cfg.Cache == "" {
+		return env
+	}
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOCACHE=") })
+	return append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
+}
+
 // spec is what the supervisor is told, as one argv word.
 type spec struct {
 	Confine   bool     `json:"confine"`
 	Network   bool     `json:"network"`
 	Workspace string   `json:"workspace"`
 	Writable  []string `json:"writable"`
-	ReadOnly  []string `json:"readOnly,omitempty"` // inside Workspace, kept read-only
+	// Namespace: the command gets its own user and mount namespaces, where ReadOnly (inside
+	// Workspace) is bind-mounted read-only and /dev/pts is a private instance.
+	Namespace bool     `json:"namespace,omitempty"`
+	ReadOnly  []string `json:"readOnly,omitempty"`
 }
 
 // VCSDirs are the version-control directories of a workspace that commands the user did not
@@ -193,10 +229,18 @@ var VCSDirs = []string{".git", ".hg", ".svn"}
 func (s *Sandbox) spec(trust Trust) spec {
 	confined, _ := s.Confined()
 	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: s.cfg.Writable}
-	if confined && trust == Unasked && s.protectsVCS() {
+	if !confined {
+		return sp
+	}
+	if s.cfg.Cache != "" {
+		sp.Writable = append(slices.Clone(sp.Writable), s.cfg.Cache)
+	}
+	sp.Namespace = namespacesUnavailable() == ""
+	if sp.Namespace && trust == Unasked {
 		for _, d := range VCSDirs {
+			// A directory, or a file (a worktree's or a submodule's pointer to its git dir).
 			p := filepath.Join(s.cfg.Workspace, d)
-			if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			if st, err := os.Lstat(p); err == nil && (st.IsDir() || st.Mode().IsRegular()) {
 				sp.ReadOnly = append(sp.ReadOnly, p)
 			}
 		}

@@ -1,9 +1,12 @@
 package sandbox
 
 import (
+	"unsafe"
+
 	"bytes"
 	"errors"
 	"fmt"
+	"golang.org/x/sys/unix"
 	"net"
 	"os"
 	"os/exec"
@@ -18,7 +21,41 @@ import (
 
 func TestMain(m *testing.M) {
 	Init()
+	if probe := os.Getenv("REPRISE_SANDBOX_TEST_PROBE"); probe != "" {
+		os.Exit(runProbe(probe))
+	}
 	os.Exit(m.Run())
+}
+
+// runProbe is what the test binary does when a sandboxed command runs it: it tries the system
+// calls a shell cannot make and prints what each returned.
+func runProbe(name string) int {
+	switch name {
+	case "sockets":
+		for _, s := range []struct {
+			name             string
+			domain, typ, pro int
+		}{
+			{"tcp", unix.AF_INET, unix.SOCK_STREAM, 0},
+			{"udp", unix.AF_INET, unix.SOCK_DGRAM, 0},
+			{"mptcp", unix.AF_INET, unix.SOCK_STREAM | unix.SOCK_CLOEXEC, 262},
+			{"mptcp6", unix.AF_INET6, unix.SOCK_STREAM, 262},
+			{"sctp", unix.AF_INET, unix.SOCK_SEQPACKET, 0},
+			{"raw", unix.AF_INET, unix.SOCK_RAW, unix.IPPROTO_ICMP},
+			{"packet", unix.AF_PACKET, unix.SOCK_RAW, 0},
+			{"unix", unix.AF_UNIX, unix.SOCK_STREAM, 0},
+		} {
+			fd, err := unix.Socket(s.domain, s.typ, s.pro)
+			if err == nil {
+				unix.Close(fd)
+			}
+			fmt.Printf("%s=%v\n", s.name, err)
+		}
+		var params [120]byte // struct io_uring_params
+		_, _, errno := unix.Syscall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&params[0])), 0)
+		fmt.Printf("io_uring=%v\n", errno)
+	}
+	return 0
 }
 
 // run runs a shell line under sb in dir and returns its output and status.
@@ -168,8 +205,8 @@ func TestStatus(t *testing.T) {
 // git command); one the user approved can commit.
 func TestVersionControlReadOnlyUnlessApproved(t *testing.T) {
 	sb, ws := confined(t, false)
-	if !sb.protectsVCS() {
-		t.Fatalf("user namespaces are needed: %s", usernsUnavailable())
+	if why := namespacesUnavailable(); why != "" {
+		t.Fatalf("user namespaces are needed: %s", why)
 	}
 	git := func(args ...string) {
 		t.Helper()
@@ -211,5 +248,192 @@ func TestVersionControlReadOnlyUnlessApproved(t *testing.T) {
 	commit := "git -c user.name=t -c user.email=t@example.com add -A && git -c user.name=t -c user.email=t@example.com commit -qm approved"
 	if out, st := runTrusted(t, sb, Approved, ws, commit); st.Code != 0 {
 		t.Errorf("an approved commit failed: %v %q", st, out)
+	}
+}
+
+// TestSocketsTheFilterRefuses: with the network off, the sockets Landlock does not see (MPTCP,
+// SCTP, raw, packet) and io_uring, which makes sockets without socket(2), are refused; TCP and UDP
+// sockets can still be made (Landlock refuses TCP connect and bind), Unix ones too.
+func TestSocketsTheFilterRefuses(t *testing.T) {
+	for _, network := range []bool{false, true} {
+		sb, ws := confined(t, network)
+		out, st := run(t, sb, ws, "REPRISE_SANDBOX_TEST_PROBE=sockets "+os.Args[0])
+		if st.Code != 0 {
+			t.Fatalf("probe: %v %q", st, out)
+		}
+		got := map[string]string{}
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			k, v, _ := strings.Cut(line, "=")
+			got[k] = v
+		}
+		refused := map[string]string{"mptcp": "protocol not supported", "mptcp6": "protocol not supported",
+			"sctp": "protocol not supported", "raw": "protocol not supported", "packet": "protocol not supported",
+			"io_uring": "function not implemented"}
+		for name, v := range got {
+			want, isRefused := refused[name]
+			switch {
+			case !network && isRefused && v != want:
+				t.Errorf("network off: %s = %s, want %s", name, v, want)
+			case !network && !isRefused && v != "<nil>":
+				t.Errorf("network off: %s = %s, want a socket", name, v)
+			case network && v == "function not implemented":
+				t.Errorf("network on: %s = %s, the filter is not meant to be there", name, v)
+			}
+		}
+		if len(got) != 9 {
+			t.Errorf("probe output %q", out)
+		}
+	}
+}
+
+// TestCommandCannotKillItsSupervisor: the supervisor shares no Landlock domain with the command,
+// so it cannot be signalled (not even thread by thread) and goes on to kill what was left behind.
+func TestCommandCannotKillItsSupervisor(t *testing.T) {
+	sb, ws := confined(t, false)
+	line := `setsid sleep 300 & echo $!; s=$(ps -o ppid= -p $$ | tr -d ' '); for t in /proc/$s/task/*; do kill -KILL ${t##*/} 2>/dev/null && echo killed; done; kill -TERM $s 2>/dev/null && echo killed; exit 0`
+	out, st := run(t, sb, ws, line)
+	if st.Code != 0 || strings.Contains(out, "killed") {
+		t.Fatalf("the command signalled its supervisor: %v %q", st, out)
+	}
+	pid, err := strconv.Atoi(strings.Fields(out)[0])
+	if err != nil {
+		t.Fatalf("output %q", out)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process %d outlived the command: %v", pid, err)
+	}
+}
+
+// TestCommandCannotFakeItsStatus: the supervisor's report descriptor is not inherited.
+func TestCommandCannotFakeItsStatus(t *testing.T) {
+	for _, mode := range []Mode{WorkspaceWrite, Off} {
+		ws := t.TempDir()
+		sb := New(Config{Mode: mode, Workspace: ws, Writable: []string{}})
+		out, st := run(t, sb, ws, `printf '{"code":0}' >&3; exit 7`)
+		if st.Code != 7 {
+			t.Errorf("%s: status %+v (output %q), want the command's own 7", mode, st, out)
+		}
+	}
+}
+
+// TestOtherTerminalsUnreadable: a pseudo-terminal of the user (another tab, where they may type a
+// password) cannot be read from the sandbox; the command can still make its own.
+func TestOtherTerminalsUnreadable(t *testing.T) {
+	sb, ws := confined(t, false)
+	if why := namespacesUnavailable(); why != "" {
+		t.Fatalf("user namespaces are needed: %s", why)
+	}
+	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer master.Close()
+	if err := unix.IoctlSetPointerInt(int(master.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(master.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slave := fmt.Sprintf("/dev/pts/%d", n)
+	keep, err := os.OpenFile(slave, os.O_RDWR|unix.O_NOCTTY, 0) // the user's shell holds it open
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	if _, err := master.WriteString("hunter2\n"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := run(t, sb, ws, "timeout 2 head -n1 "+slave+"; ls /dev/pts")
+	if strings.Contains(out, "hunter2") {
+		t.Errorf("the command read the user's terminal: %q", out)
+	}
+	py := `python3 -c 'import os, pty; m, s = pty.openpty(); print("pty", os.ttyname(s))'`
+	if out, st := run(t, sb, ws, py); st.Code != 0 || !strings.HasPrefix(out, "pty /dev/pts/") {
+		t.Errorf("the command cannot make a pseudo-terminal: %v %q", st, out)
+	}
+}
+
+func TestDefaultWritable(t *testing.T) {
+	env := map[string]string{"HOME": "/home/u", "TMPDIR": "/var/tmp/u"}
+	getenv := func(k string) string { return env[k] }
+	if diff := cmp.Diff(DefaultWritable(getenv, false), []string{"/var/tmp/u", "/dev/shm"}); diff != "" {
+		t.Errorf("network off (-got +want):\n%s", diff)
+	}
+	want := []string{"/var/tmp/u", "/dev/shm", "/home/u/go/pkg/mod", "/home/u/.npm", "/home/u/.cache/yarn",
+		"/home/u/.cargo/registry", "/home/u/.cargo/git", "/home/u/.cache/pip"}
+	if diff := cmp.Diff(DefaultWritable(getenv, true), want); diff != "" {
+		t.Errorf("network on (-got +want):\n%s", diff)
+	}
+	if got := DefaultCache(getenv); got != "/home/u/.cache/reprise/sandbox" {
+		t.Errorf("DefaultCache = %q", got)
+	}
+}
+
+// TestBuildCacheIsTheSandboxs: confined commands build into the sandbox's cache, not the user's.
+func TestBuildCacheIsTheSandboxs(t *testing.T) {
+	ws, cache := t.TempDir(), t.TempDir()
+	sb := New(Config{Workspace: ws, Writable: []string{}, Cache: cache})
+	c, err := sb.Command(t.Context(), Unasked, "/bin/sh", "-c", "echo $GOCACHE; echo x > $GOCACHE-probe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	c.Env = sb.Env(append(os.Environ(), "GOCACHE=/home/u/.cache/go-build"))
+	c.Stdout, c.Stderr = &out, &out
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.Wait(); err != nil || st.Code != 0 {
+		t.Fatalf("%v %v %q", st, err, out.String())
+	}
+	if got := strings.TrimSpace(strings.Split(out.String(), "\n")[0]); got != filepath.Join(cache, "go-build") {
+		t.Errorf("GOCACHE = %q", got)
+	}
+}
+
+// TestAsUnprivilegedUser runs the confinement tests again as nobody when the suite runs as root:
+// capabilities are not the same for another user (the namespace step must keep CAP_SYS_ADMIN
+// across its exec, which root does without asking).
+func TestAsUnprivilegedUser(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Log("already unprivileged: the other tests are the check")
+		return
+	}
+	dir, err := os.MkdirTemp("", "reprise-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bin := filepath.Join(dir, "sandbox.test")
+	data, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"tmp", "home"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, d), 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := "^(TestWritesOnlyInTheWorkspace|TestNothingOutlivesTheCall|TestVersionControlReadOnlyUnlessApproved|TestCommandCannotKillItsSupervisor|TestCommandCannotFakeItsStatus|TestOtherTerminalsUnreadable|TestSocketsTheFilterRefuses)$"
+	cmd := exec.CommandContext(t.Context(), bin, "-test.run="+tests, "-test.count=1", "-test.v")
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + filepath.Join(dir, "home"), "TMPDIR=" + filepath.Join(dir, "tmp")}
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	if n := strings.Count(string(out), "--- PASS"); n != 7 {
+		t.Errorf("as nobody, %d tests passed, want 7:\n%s", n, out)
 	}
 }

@@ -19,7 +19,8 @@ import (
 // self is the running binary, even if it was replaced or deleted since it started.
 const self = "/proc/self/exe"
 
-// command runs argv as: supervisor → argv. The supervisor is in a process
+// command runs argv as: supervisor → confining process → argv (or supervisor → argv with the
+// sandbox off). The supervisor is in a process
 // group of its own; cancelling asks it (SIGTERM) to kill everything below it, and WaitDelay's kill
 // is the backstop. Pdeathsig makes a supervisor whose server died clean up the same way.
 func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
@@ -54,18 +55,18 @@ func supervise(args []string) int {
 	if err != nil {
 		return fail("%v", err)
 	}
+	unix.CloseOnExec(3) // the report is the supervisor's to write: the command must not fake it
 	out := os.NewFile(3, "report")
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail("cannot become a subreaper: %v", err)
 	}
-	// With directories to keep read-only, a confining process in new user and mount namespaces
-	// bind-mounts them read-only, restricts itself and execs the command; otherwise this process
-	// restricts the thread that starts the command.
-	viaNamespace := sp.Confine && len(sp.ReadOnly) > 0
+	// A confined command is started by a confining process that restricts itself and execs it:
+	// no thread of the supervisor ever shares the command's Landlock domain, so the command
+	// cannot signal the supervisor, whose job is to kill what it leaves behind.
 	var cmd *exec.Cmd
-	if viaNamespace {
+	if sp.Confine {
 		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
 		cmd.Args[0] = "reprise-sandbox"
 	} else {
@@ -80,24 +81,16 @@ func supervise(args []string) int {
 	// A session of its own: the command has no terminal to read the user's keys from or to write
 	// escape sequences to. A supervisor killed outright takes the command with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if viaNamespace {
+	if sp.Namespace {
 		namespaced(cmd.SysProcAttr)
 	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
 	go func() { // ends when the command has exited
 		defer close(done)
-		// The restriction is applied to this thread only, which then forks the command: the child
-		// inherits it, the supervisor's other threads stay free to kill and reap. The thread is
-		// never unlocked, so the runtime ends it with the goroutine instead of reusing it; the
-		// goroutine lives until the command exits, as Pdeathsig follows the forking thread.
+		// Pdeathsig follows the thread that forked: it must live until the command exits.
 		runtime.LockOSThread()
-		if sp.Confine && !viaNamespace {
-			if err := restrict(sp); err != nil {
-				started <- err
-				return
-			}
-		}
+		defer runtime.UnlockOSThread()
 		if err := cmd.Start(); err != nil {
 			started <- err
 			return

@@ -77,7 +77,16 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 
 	c := env.newCaptureFor(call, "run_command")
-	run := execute(ctx, env.sandbox(), trust, env.Workspace, command, timeout, c)
+	sb := env.sandbox()
+	guardVCS := trust == sandbox.Unasked
+	if ok, _ := sb.Confined(); !ok {
+		guardVCS = false
+	}
+	var vcsBefore map[string]bool
+	if guardVCS {
+		vcsBefore = sb.VCSSnapshot()
+	}
+	run := execute(ctx, sb, trust, env.Workspace, command, timeout, c)
 	res = Result{Command: command, ExitCode: run.exitCode}
 	var status string
 	switch {
@@ -100,6 +109,11 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	out := env.present(c, &res)
 	if run.pipeHeld {
 		out = lineEnded(out) + "[output cut: a process that left the command's group kept it open]"
+	}
+	if guardVCS {
+		if moved := sb.QuarantineNew(vcsBefore); len(moved) > 0 {
+			out = lineEnded(out) + fmt.Sprintf("[refused: the command created version-control metadata (%s); moved aside to *.reprise-quarantine-*: hooks and settings there would run outside the sandbox. Ask the user to run it if it is needed.]", strings.Join(moved, ", "))
+		}
 	}
 	res.Output = lineEnded(out) + status
 	return res
@@ -137,7 +151,8 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	if e.Approver == nil {
 		return refused, sandbox.Unasked, false
 	}
-	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: command, Reason: v.Reason, Rule: policy.RuleFor(command)})
+	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: e.Secrets.String(command),
+		Reason: v.Reason, Rule: e.Secrets.String(policy.RuleFor(command))})
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1
@@ -177,18 +192,19 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir,
 		timedOut := errors.Is(context.Cause(runCtx), errTimedOut)
 		return ran{exitCode: -1, cancelled: !timedOut, timedOut: timedOut}
 	}
-	cmd, err := sb.Command(runCtx, trust, "/bin/sh", "-c", command)
-	if err != nil {
-		return ran{exitCode: -1, startErr: err}
-	}
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return ran{exitCode: -1, startErr: err}
 	}
 	defer pr.Close()
 	growPipe(pw)
+	cmd, err := sb.Command(runCtx, trust, "/bin/sh", "-c", command)
+	if err != nil {
+		pw.Close()
+		return ran{exitCode: -1, startErr: err}
+	}
 	cmd.Dir = dir
-	cmd.Env = commandEnv()
+	cmd.Env = sb.Env(commandEnv())
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: no copying goroutine, we read pr ourselves
 	cmd.WaitDelay = waitDelay
 	err = cmd.Start()
