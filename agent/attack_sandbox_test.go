@@ -78,6 +78,7 @@ type attackOpts struct {
 	approver tools.Approver
 	secrets  *secret.Redactor
 	ws       string // "" = a new temp dir
+	stream   bool
 }
 
 func newAttack(t *testing.T, o attackOpts, turns ...geminitest.Turn) *attack {
@@ -109,7 +110,7 @@ func newAttack(t *testing.T, o attackOpts, turns ...geminitest.Turn) *attack {
 	s, err := New(Options{
 		ID: id, Workspace: ws, Model: client, ModelName: client.Model(),
 		Commands: o.commands, Approver: o.approver, Sandbox: o.sandbox, Secrets: secrets,
-		StateDir: st.Dir(id), Journal: log, Blobs: log,
+		StateDir: st.Dir(id), Journal: log, Blobs: log, Stream: o.stream,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -419,4 +420,25 @@ func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
 			t.Errorf("the approved git init was undone: %v", err)
 		}
 	})
+}
+
+// TestAttackKeySplitAcrossChunks: a streamed reply that spells the key over several chunks never
+// shows a piece of it in the events, and the reply reads the same once the stream is over.
+func TestAttackKeySplitAcrossChunks(t *testing.T) {
+	reply := "Here it is: " + testKey + " and again " + testKey
+	turn := geminitest.Turn{Parts: []geminitest.Part{{Text: reply}}, Chunks: 12}
+	a := newAttack(t, attackOpts{stream: true, secrets: secret.New(map[string]string{"GEMINI_API_KEY": testKey})}, turn)
+	var got strings.Builder
+	events := 0
+	for _, ev := range ofType(a.run(t, "what is my key?"), EventText) {
+		events++
+		if strings.Contains(ev.Text, testKey[:12]) || strings.Contains(ev.Text, testKey[len(testKey)-12:]) {
+			t.Errorf("a chunk holds a piece of the key: %q", ev.Text)
+		}
+		got.WriteString(ev.Text)
+	}
+	want := "Here it is: [redacted GEMINI_API_KEY] and again [redacted GEMINI_API_KEY]"
+	if got.String() != want || events < 2 {
+		t.Errorf("streamed text (%d events) = %q, want %q", events, got.String(), want)
+	}
 }

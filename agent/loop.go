@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -208,6 +209,12 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 	}
 	s.mu.Unlock()
 	attempts := 1
+	thought, text := newStreamRedactor(s.opts.Secrets), newStreamRedactor(s.opts.Secrets)
+	send := func(typ EventType, chunk string) {
+		if chunk != "" {
+			em.send(Event{Type: typ, Text: chunk})
+		}
+	}
 	for ch, err := range s.opts.Model.Generate(ctx, req) {
 		if err != nil {
 			return nil, attempts, fmt.Errorf("model call: %w", err)
@@ -218,18 +225,19 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 			if r.Err != nil {
 				msg = r.Err.Error()
 			}
+			if r.Discard {
+				thought, text = newStreamRedactor(s.opts.Secrets), newStreamRedactor(s.opts.Secrets)
+			}
 			em.send(Event{Type: EventRetry, Retry: &RetryEvent{Attempt: r.Attempt, Delay: r.Delay, Err: msg, Discard: r.Discard}})
 		}
-		if ch.Thought != "" {
-			em.send(Event{Type: EventThought, Text: s.opts.Secrets.String(ch.Thought)})
-		}
-		if ch.Text != "" {
-			em.send(Event{Type: EventText, Text: s.opts.Secrets.String(ch.Text)})
-		}
+		send(EventThought, thought.next(ch.Thought))
+		send(EventText, text.next(ch.Text))
 		if ch.Done != nil {
 			if ch.Done.Content == nil {
 				return nil, attempts, errors.New("model call: the response has no content")
 			}
+			send(EventThought, thought.flush())
+			send(EventText, text.flush())
 			return ch.Done, attempts, nil
 		}
 	}
@@ -308,4 +316,36 @@ func (s *Session) sendUsage(em *emitter) {
 	u := s.usageLocked()
 	s.mu.Unlock()
 	em.send(Event{Type: EventUsage, Usage: &u})
+}
+
+// streamRedactor redacts streamed text whose secrets may be split across chunks: the end that
+// could begin one is held back until the next chunk or the end of the reply.
+type streamRedactor struct {
+	w   *secret.Writer
+	buf strings.Builder
+}
+
+func newStreamRedactor(r *secret.Redactor) *streamRedactor {
+	sr := &streamRedactor{}
+	sr.w = r.NewWriter(&sr.buf)
+	return sr
+}
+
+// next returns what can be shown of the stream once chunk is added.
+func (sr *streamRedactor) next(chunk string) string {
+	if chunk == "" {
+		return ""
+	}
+	sr.w.Write([]byte(chunk))
+	out := sr.buf.String()
+	sr.buf.Reset()
+	return out
+}
+
+// flush returns what was held back: the reply is over.
+func (sr *streamRedactor) flush() string {
+	sr.w.Flush()
+	out := sr.buf.String()
+	sr.buf.Reset()
+	return out
 }
