@@ -230,8 +230,16 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 			}
 			em.send(Event{Type: EventRetry, Retry: &RetryEvent{Attempt: r.Attempt, Delay: r.Delay, Err: msg, Discard: r.Discard}})
 		}
-		send(EventThought, thought.next(ch.Thought))
-		send(EventText, text.next(ch.Text))
+		// A thought and the text are two streams taking turns: when one speaks, what the other held
+		// back is over, so the events keep their order.
+		if ch.Thought != "" {
+			send(EventText, text.flush())
+			send(EventThought, thought.next(ch.Thought))
+		}
+		if ch.Text != "" {
+			send(EventThought, thought.flush())
+			send(EventText, text.next(ch.Text))
+		}
 		if ch.Done != nil {
 			if ch.Done.Content == nil {
 				return nil, attempts, errors.New("model call: the response has no content")

@@ -157,7 +157,8 @@ func (r *Redactor) next(b []byte) (at, which int) {
 }
 
 // Writer redacts a stream on its way to dst. A secret split across writes is still found: the
-// last bytes that could begin one are held back until the next write or Flush.
+// last bytes that could begin one are held back until the next write or Flush. Only those: a
+// stream with no secret in sight goes through unchanged, write for write.
 type Writer struct {
 	r       *Redactor
 	dst     io.Writer
@@ -185,7 +186,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		out = append(out, w.r.secrets[which].marker...)
 		buf = buf[at+len(w.r.secrets[which].value):]
 	}
-	keep := min(len(buf), w.r.longest-1)
+	keep := w.r.pendingPrefix(buf)
 	out = append(out, buf[:len(buf)-keep]...)
 	w.pending = append(w.pending[:0:0], buf[len(buf)-keep:]...)
 	if len(out) > 0 {
@@ -194,6 +195,20 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 	}
 	return len(p), nil
+}
+
+// pendingPrefix is the length of the longest end of b that begins some secret (and is shorter
+// than it): what must wait for the next write.
+func (r *Redactor) pendingPrefix(b []byte) int {
+	for k := min(len(b), r.longest-1); k > 0; k-- {
+		tail := b[len(b)-k:]
+		for _, s := range r.secrets {
+			if len(s.value) > k && bytes.HasPrefix(s.value, tail) {
+				return k
+			}
+		}
+	}
+	return 0
 }
 
 // Flush writes what was held back: the stream is over.

@@ -121,3 +121,24 @@ func TestFromEnvCredentialsFile(t *testing.T) {
 		t.Errorf("the path itself was redacted: %q", got)
 	}
 }
+
+// TestWriterPassesOrdinaryText: text that cannot begin a secret is not held back, so a stream keeps
+// its chunks as they came.
+func TestWriterPassesOrdinaryText(t *testing.T) {
+	r := New(map[string]string{"GEMINI_API_KEY": key})
+	var dst bytes.Buffer
+	w := r.NewWriter(&dst)
+	for _, tt := range []struct{ in, shown string }{
+		{"hello ", "hello "},
+		{"world AI", "world "},     // "AI" may begin the key: held
+		{"rplane", "AIrplane"},     // it did not
+		{"key " + key[:5], "key "}, // held
+		{key[5:] + "!", "[redacted GEMINI_API_KEY]!"},
+	} {
+		dst.Reset()
+		w.Write([]byte(tt.in))
+		if got := dst.String(); got != tt.shown {
+			t.Errorf("after %q: shown %q, want %q", tt.in, got, tt.shown)
+		}
+	}
+}

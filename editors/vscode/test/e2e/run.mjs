@@ -110,6 +110,11 @@ const settings = {
   'workbench.hover.delay': 2000,
 };
 writeFileSync(settingsFile, JSON.stringify(settings, null, 2));
+// code-server windows are remote windows: a machine-scoped setting (reprise.path) counts from the
+// remote machine's settings, and from the user's only when those happen to be loaded first — a
+// race that left the extension without its binary in about half the runs. Both files name it.
+mkdirSync(join(userData, 'Machine'), { recursive: true });
+writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify({ 'reprise.path': env('E2E_REPRISE') }, null, 2));
 const extensions = join(tmp, 'code-extensions');
 const xdg = Object.fromEntries(['CONFIG', 'DATA', 'CACHE', 'STATE'].map((k) => [`XDG_${k}_HOME`, join(tmp, 'xdg', k.toLowerCase())]));
 const csEnv = {
