@@ -79,6 +79,21 @@ type Totals struct {
 	CachedTokens int     `json:"cachedTokens"`
 	OutputTokens int     `json:"outputTokens"`
 	Cost         float64 `json:"cost"` // US dollars
+	// WeightedInput is the input in full-price tokens: a cached token weighs its price's share
+	// of the uncached one (a tenth on Gemini). The session cap is counted in it.
+	WeightedInput float64 `json:"weightedInput,omitempty"`
+}
+
+// DefaultCachedWeight is what a cached input token costs relative to an uncached one when the
+// model's prices are unknown: Gemini's implicit-caching discount for every model it lists.
+const DefaultCachedWeight = 0.1
+
+// CachedWeight is the price of a cached input token relative to an uncached one.
+func (p Prices) CachedWeight() float64 {
+	if p.Input <= 0 {
+		return DefaultCachedWeight
+	}
+	return p.CachedInput / p.Input
 }
 
 // Add records one call.
@@ -88,7 +103,16 @@ func (t *Totals) Add(u CallUsage, p Prices) {
 	t.CachedTokens += u.Cached
 	t.OutputTokens += u.Output()
 	t.Cost += u.Cost(p)
+	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*p.CachedWeight()
 }
 
-// Capped tells whether the cumulative billed input reached the session cap.
-func (t Totals) Capped(p Policy) bool { return t.InputTokens >= p.SessionTokenCap }
+// Capped tells whether the session reached its cap: the input counted at its price
+// (WeightedInput) against sessionTokenCap, so that a long session living off the prefix cache is
+// not stopped for tokens it paid a tenth for; or its cost against maxCostUSD when that is set.
+func (t Totals) Capped(p Policy) bool {
+	weighted := t.WeightedInput
+	if weighted == 0 && t.InputTokens > 0 { // totals saved before the weight was kept
+		weighted = float64(t.InputTokens)
+	}
+	return weighted >= float64(p.SessionTokenCap) || p.MaxCostUSD > 0 && t.Cost >= p.MaxCostUSD
+}

@@ -127,6 +127,45 @@ func TestPricesAndTotals(t *testing.T) {
 	}
 }
 
+// TestSessionCapWeighsCachedTokens: the cap counts input at its price, so a session that lives
+// off the prefix cache runs ten times longer than one that does not; the dollar cap stops either.
+func TestSessionCapWeighsCachedTokens(t *testing.T) {
+	flash, _ := DefaultPrices().Lookup("gemini-2.5-flash")
+	call := func(cached int) CallUsage { return CallUsage{Prompt: 10_000, Cached: cached, Candidates: 100} }
+	tests := []struct {
+		name   string
+		cached int
+		prices Prices
+		policy Policy
+		calls  int // calls until capped
+	}{
+		{"uncached", 0, flash, Policy{SessionTokenCap: 400_000}, 40},
+		{"90 % cached", 9_000, flash, Policy{SessionTokenCap: 400_000}, 211}, // 1,000 + 900 per call
+		{"unknown prices weigh a tenth", 9_000, Prices{}, Policy{SessionTokenCap: 400_000}, 211},
+		{"dollar cap first", 0, flash, Policy{SessionTokenCap: 400_000, MaxCostUSD: 0.01}, 4}, // $0.00325 a call
+	}
+	for _, tt := range tests {
+		var tot Totals
+		n := 0
+		for !tot.Capped(tt.policy) {
+			tot.Add(call(tt.cached), tt.prices)
+			n++
+		}
+		if n != tt.calls {
+			t.Errorf("%s: capped after %d calls, want %d (totals %+v)", tt.name, n, tt.calls, tot)
+		}
+	}
+	old := Totals{InputTokens: 500_000} // saved before WeightedInput existed
+	if !old.Capped(Policy{SessionTokenCap: 400_000}) {
+		t.Error("totals without a weight are not counted at full price")
+	}
+	bad := DefaultPolicy()
+	bad.MaxCostUSD = -1
+	if err := bad.Validate(); err == nil {
+		t.Error("a negative maxCostUSD was accepted")
+	}
+}
+
 func TestPolicyValidate(t *testing.T) {
 	if err := DefaultPolicy().Validate(); err != nil {
 		t.Fatalf("default policy invalid: %v", err)

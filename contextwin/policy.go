@@ -23,6 +23,8 @@ type Policy struct {
 	LargeOutputThresholdBytes     int     `json:"largeOutputThresholdBytes"`
 	SessionTokenCap               int     `json:"sessionTokenCap"`
 	MaxCompactionsWithoutProgress int     `json:"maxCompactionsWithoutProgress"`
+	// MaxCostUSD stops the session once it has cost this many US dollars; 0 means no dollar cap.
+	MaxCostUSD float64 `json:"maxCostUSD,omitempty"`
 	// ReplyReserve is the part of the budget kept free for the model's reply and a safety margin
 	// (the "buffer" of the /context view).
 	ReplyReserve int `json:"replyReserve"`
@@ -66,6 +68,8 @@ func (p Policy) Validate() error {
 		return bad("largeOutputThresholdBytes", p.LargeOutputThresholdBytes, "positive")
 	case p.SessionTokenCap < 1:
 		return bad("sessionTokenCap", p.SessionTokenCap, "positive")
+	case p.MaxCostUSD < 0:
+		return bad("maxCostUSD", p.MaxCostUSD, "0 (no cap) or positive")
 	case p.MaxCompactionsWithoutProgress < 1:
 		return bad("maxCompactionsWithoutProgress", p.MaxCompactionsWithoutProgress, "at least 1")
 	case p.ReplyReserve < 0 || p.ReplyReserve >= p.ContextBudget:

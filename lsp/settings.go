@@ -19,6 +19,7 @@ type Settings struct {
 	ToolOutputMaxChars        *int     `json:"toolOutputMaxChars,omitempty"`
 	LargeOutputThresholdBytes *int     `json:"largeOutputThresholdBytes,omitempty"`
 	SessionTokenCap           *int     `json:"sessionTokenCap,omitempty"`
+	MaxCostUSD                *float64 `json:"maxCostUSD,omitempty"`
 	Allow                     []string `json:"allow,omitempty"`
 	// Sandbox is "workspace-write" (the default) or "off"; AllowNetwork lets sandboxed commands
 	// use TCP.
@@ -78,6 +79,9 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.BlockAt != nil {
 		n.policy.BlockAt = *s.BlockAt
+	}
+	if s.MaxCostUSD != nil {
+		n.policy.MaxCostUSD = *s.MaxCostUSD
 	}
 	if s.Allow != nil {
 		n.allow = s.Allow

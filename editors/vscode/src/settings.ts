@@ -12,6 +12,7 @@ export const serverKeys = [
   'keepRecentTurns',
   'toolOutputMaxChars',
   'sessionTokenCap',
+  'maxCostUSD',
   'allow',
   'sandbox',
   'allowNetwork',
