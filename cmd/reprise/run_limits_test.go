@@ -37,3 +37,19 @@ func TestRunSandboxFlags(t *testing.T) {
 		t.Errorf("--sandbox read-only: exit %d, stderr %q", code, errOut)
 	}
 }
+
+func TestRunMaxCost(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}}}},
+		{Parts: []geminitest.Part{{Text: "never reached"}}},
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, out, errOut := runMain(t, []string{"run", "--max-cost", "0.0000001", "--workspace", t.TempDir(), "list"}, vars)
+	if code == 0 || !strings.Contains(errOut, "the run stopped: capped") || !strings.Contains(out, "status capped") {
+		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+	if code, _, errOut := runMain(t, []string{"run", "--max-cost", "-1", "x"}, env(nil)); code != 2 || !strings.Contains(errOut, "maxCostUSD") {
+		t.Errorf("--max-cost -1: exit %d, %q", code, errOut)
+	}
+}
