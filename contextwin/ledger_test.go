@@ -119,7 +119,7 @@ func TestPricesAndTotals(t *testing.T) {
 	var tot Totals
 	tot.Add(CallUsage{Prompt: 1_000_000, Cached: 500_000, Candidates: 100_000, Thoughts: 100_000}, p)
 	want := 0.5*0.30 + 0.5*0.03 + 0.2*2.50
-	if math.Abs(tot.Cost-want) > 1e-9 || tot.InputTokens != 1_000_000 || tot.OutputTokens != 200_000 {
+	if math.Abs(tot.Cost-want) > 1e-9 || tot.InputTokens != 1_000_000 || tot.CachedTokens != 500_000 || tot.OutputTokens != 200_000 {
 		t.Errorf("Totals = %+v, want cost %v", tot, want)
 	}
 	if !tot.Capped(DefaultPolicy()) || tot.Capped(Policy{SessionTokenCap: 2_000_000}) {

@@ -190,6 +190,53 @@ func TestThoughtSignatureRoundTrip(t *testing.T) {
 	}
 }
 
+// TestCachedTokens goes through the real client to the fake's implicit caching: a call that
+// extends the previous one reports the shared prefix as cached, and one that rewrites the first
+// message keeps only the system instruction cached.
+func TestCachedTokens(t *testing.T) {
+	for _, mode := range modes {
+		t.Run(mode.name, func(t *testing.T) {
+			srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+				{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "ls", Args: map[string]any{"dir": "."}}, ThoughtSignature: "c2lnLWNhbGw="}}},
+				{Parts: []geminitest.Part{{Text: "Two files."}}},
+				{Parts: []geminitest.Part{{Text: "Two files."}}},
+			}})
+			defer srv.Close()
+			c := newClient(t, srv)
+			system := strings.Repeat("You are a careful coding agent. ", 250) // 8,000 characters
+			contents := userTurn("what is here?")
+			first := run(t.Context(), c, &Request{System: system, Contents: contents, Stream: mode.stream})
+			if first.err != nil {
+				t.Fatalf("first call: %v", first.err)
+			}
+			contents = append(contents, first.done.Content, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{
+				genai.NewPartFromFunctionResponse("ls", map[string]any{"output": "a.go b.go"}),
+			}})
+			second := run(t.Context(), c, &Request{System: system, Contents: contents, Stream: mode.stream})
+			if second.err != nil {
+				t.Fatalf("second call: %v", second.err)
+			}
+			// A compaction rewrites the first message: only the system instruction stays shared.
+			contents[0] = genai.NewContentFromText("[summary] what is here?", genai.RoleUser)
+			third := run(t.Context(), c, &Request{System: system, Contents: contents, Stream: mode.stream})
+			if third.err != nil {
+				t.Fatalf("third call: %v", third.err)
+			}
+			// Characters: system 8,000 + "what is here?" 13; the call "ls" + {"dir":"."} 13; the
+			// response {"name":"ls","response":{"output":"a.go b.go"}} 47; the new first message 23.
+			got := []Usage{first.done.Usage, second.done.Usage, third.done.Usage}
+			want := []Usage{
+				{Prompt: 2004, Candidates: 4, Total: 2008},               // ceil(8,013 / 4)
+				{Prompt: 2019, Cached: 2003, Candidates: 3, Total: 2022}, // ceil(8,073 / 4); floor(8,013 / 4)
+				{Prompt: 2021, Cached: 2000, Candidates: 3, Total: 2024}, // ceil(8,083 / 4); floor(8,000 / 4)
+			}
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("usage (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
 func TestRetries(t *testing.T) {
 	ok := geminitest.Turn{Chunks: 2, Parts: []geminitest.Part{{Text: "recovered"}}}
 	fault := func(f geminitest.Fault) geminitest.Turn {

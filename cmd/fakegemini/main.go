@@ -92,13 +92,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // logEntry is one line of --log: the request as the fake saw it, the body as JSON. The API key
 // is not in the record.
 type logEntry struct {
-	Method    string          `json:"method"`
-	Path      string          `json:"path"`
-	Model     string          `json:"model"`
-	Stream    bool            `json:"stream"`
-	HasAPIKey bool            `json:"hasApiKey"`
-	Turn      int             `json:"turn"`
-	Body      json.RawMessage `json:"body,omitempty"`
+	Method    string `json:"method"`
+	Path      string `json:"path"`
+	Model     string `json:"model"`
+	Stream    bool   `json:"stream"`
+	HasAPIKey bool   `json:"hasApiKey"`
+	Turn      int    `json:"turn"`
+	// Usage is the usageMetadata the reply carried, cached tokens included.
+	Usage *geminitest.Usage `json:"usage,omitempty"`
+	Body  json.RawMessage   `json:"body,omitempty"`
 }
 
 func writeLog(path string, reqs []geminitest.Request) error {
@@ -108,7 +110,7 @@ func writeLog(path string, reqs []geminitest.Request) error {
 	}
 	enc := json.NewEncoder(f)
 	for _, r := range reqs {
-		e := logEntry{Method: r.Method, Path: r.Path, Model: r.Model, Stream: r.Stream, HasAPIKey: r.HasAPIKey, Turn: r.Turn}
+		e := logEntry{Method: r.Method, Path: r.Path, Model: r.Model, Stream: r.Stream, HasAPIKey: r.HasAPIKey, Turn: r.Turn, Usage: r.Usage}
 		if json.Valid(r.Body) {
 			e.Body = r.Body
 		} else if len(r.Body) > 0 {

@@ -14,10 +14,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 )
 
 const script = `{
   "inputTokenLimit": 30000,
+  "cache": {"minTokens": 1},
   "turns": [
     {"chunks": 3, "parts": [{"text": "streamed reply"}]},
     {"parts": [{"text": "unary reply"}]}
@@ -83,12 +86,14 @@ func TestFakeGemini(t *testing.T) {
 			t.Fatalf("request log: %v", err)
 		}
 		var paths []string
+		var usage []*geminitest.Usage
 		for line := range strings.Lines(string(data)) {
 			var e logEntry
 			if err := json.Unmarshal([]byte(line), &e); err != nil {
 				t.Fatalf("log line %q: %v", line, err)
 			}
 			paths = append(paths, e.Path)
+			usage = append(usage, e.Usage)
 			if !e.HasAPIKey || strings.Contains(line, `"any"`) {
 				t.Errorf("log line %s: want hasApiKey and no key", line)
 			}
@@ -100,6 +105,12 @@ func TestFakeGemini(t *testing.T) {
 		}
 		if diff := cmp.Diff(paths, want); diff != "" {
 			t.Errorf("logged paths (-got +want):\n%s", diff)
+		}
+		// "hello" is 5 characters: 2 tokens, of which the 4 characters of a whole token were
+		// sent before, cached with the script's minimum of 1.
+		wantUsage := []*geminitest.Usage{{Prompt: 2, Candidates: 4}, {Prompt: 2, Cached: 1, Candidates: 3}, nil}
+		if diff := cmp.Diff(usage, wantUsage); diff != "" {
+			t.Errorf("logged usage (-got +want):\n%s", diff)
 		}
 	})
 

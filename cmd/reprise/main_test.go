@@ -46,6 +46,14 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
+	// The demo's prompts pass Flash's 1,024-token minimum: the fake bills part of them cached.
+	closing := regexp.MustCompile(`status completed · 13 turns · ([\d,]+) input tokens \(([\d,]+) cached\) · [\d,]+ output · \$\d+\.\d{4}\n`).FindStringSubmatch(out)
+	if closing == nil {
+		t.Fatalf("no closing line with cached tokens in:\n%s", out)
+	}
+	if input, cached := atoi(t, closing[1]), atoi(t, closing[2]); cached == 0 || cached >= input {
+		t.Errorf("closing line: %d cached of %d input tokens; want some, not all", cached, input)
+	}
 	m := regexp.MustCompile(`Billed input for the same task: ([\d,]+) tokens with compaction .*, ([\d,]+) without`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("no comparison line in:\n%s", out)
@@ -95,8 +103,9 @@ func TestRunHeadless(t *testing.T) {
 	for _, r := range regexp.MustCompile(`(?m)^\s+\d+\s+(\d+)\s+\d+`).FindAllStringSubmatch(out, -1) {
 		sum += atoi(t, r[1])
 	}
-	if !strings.Contains(out, " · "+commas(sum)+" input tokens") {
-		t.Errorf("closing line does not give the sum of prompts %d:\n%s", sum, out)
+	// The prompts are far below the 1,024-token minimum: nothing cached.
+	if !strings.Contains(out, " · "+commas(sum)+" input tokens (0 cached) · ") {
+		t.Errorf("closing line does not give the sum of prompts %d and 0 cached:\n%s", sum, out)
 	}
 	if !strings.Contains(out, fmt.Sprintf("$%d.0000", sum)) {
 		t.Errorf("cost is not priced from the --prices file (want $%d.0000):\n%s", sum, out)
@@ -135,7 +144,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 // BenchmarkDemoBilledInput runs the demo's task with and without compaction and reports the
-// billed input tokens of each.
+// billed input tokens of each, the part of them served from the implicit cache, and the cost.
 func BenchmarkDemoBilledInput(b *testing.B) {
 	for b.Loop() {
 		dir := b.TempDir()
@@ -149,6 +158,10 @@ func BenchmarkDemoBilledInput(b *testing.B) {
 		}
 		b.ReportMetric(float64(with.InputTokens), "tokens-with-compaction")
 		b.ReportMetric(float64(without.InputTokens), "tokens-without")
+		b.ReportMetric(float64(with.CachedTokens), "cached-with-compaction")
+		b.ReportMetric(float64(without.CachedTokens), "cached-without")
+		b.ReportMetric(with.Cost, "usd-with-compaction")
+		b.ReportMetric(without.Cost, "usd-without")
 	}
 }
 

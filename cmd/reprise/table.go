@@ -125,7 +125,9 @@ func (t *table) flush() {
 	t.row, t.notes, t.after = nil, nil, nil
 }
 
-// status is the closing line: status completed · 13 turns · 34,418 input tokens · 2,086 output · $0.0336
+// status is the closing line:
+// status completed · 13 turns · 46,704 input tokens (39,066 cached) · 520 output · $0.0048.
+// The cached figure is always shown, 0 included: it is what explains the cost.
 func status(end *agent.TurnEnd) string {
 	word := map[string]string{
 		agent.StopEndTurn:         "completed",
@@ -135,8 +137,8 @@ func status(end *agent.TurnEnd) string {
 		agent.StopMaxTurnRequests: "stopped (turn limit)",
 		agent.StopCompactionLimit: "stopped (compaction limit)",
 	}[end.StopReason]
-	return fmt.Sprintf("status %s · %d turns · %s input tokens · %s output · $%.4f",
-		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.OutputTokens), end.Totals.Cost)
+	return fmt.Sprintf("status %s · %d turns · %s input tokens (%s cached) · %s output · $%.4f",
+		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), commas(end.Totals.OutputTokens), end.Totals.Cost)
 }
 
 func commas(n int) string {

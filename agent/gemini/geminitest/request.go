@@ -28,6 +28,9 @@ type Request struct {
 	// Turn is the index in the script (counting appended turns) of the turn that served the
 	// request, or -1 when no turn did (model info, countTokens, rejected or exhausted).
 	Turn int
+	// Usage is the usageMetadata the reply carried, cached tokens included; nil when no reply
+	// did (no turn served it, or the turn was a fault).
+	Usage *Usage
 }
 
 // decodedBody is the part of a request body that Request exposes.

@@ -26,6 +26,8 @@ type Script struct {
 	// InputTokenLimit is reported by GET models/M; 0 means DefaultInputTokenLimit. Scripts lower
 	// it to make context-window pressure (truncation, compaction) happen in a few turns.
 	InputTokenLimit int `json:"inputTokenLimit,omitempty"`
+	// Cache sets how implicit caching is billed; the zero value bills it as the API does.
+	Cache Cache `json:"cache,omitzero"`
 	// Turns are the replies to generateContent and streamGenerateContent requests. Each is
 	// consumed by exactly one request; see Turn.Match for how a request picks its turn.
 	Turns []Turn `json:"turns"`
@@ -41,7 +43,8 @@ type Turn struct {
 	// Parts are the model's content.
 	Parts []Part `json:"parts,omitempty"`
 	// Usage, if set, is reported as is; nil means computed from the request and the reply with
-	// the ceil(characters/4) rule (see EstimateTokens), so that context growth is measurable.
+	// the ceil(characters/4) rule (see EstimateTokens), so that context growth is measurable,
+	// and with the prefix shared with earlier requests as cached tokens (see Cache).
 	Usage *Usage `json:"usage,omitempty"`
 	// Chunks is how many SSE events a streamed reply is spread over. Text is split across
 	// events at rune boundaries; a function call is never split; a thought signature rides on
@@ -118,6 +121,9 @@ func LoadScript(path string) (Script, error) {
 	}
 	if s.InputTokenLimit < 0 {
 		return Script{}, fmt.Errorf("load script %s: negative inputTokenLimit %d", path, s.InputTokenLimit)
+	}
+	if s.Cache.MinTokens < 0 {
+		return Script{}, fmt.Errorf("load script %s: negative cache minTokens %d", path, s.Cache.MinTokens)
 	}
 	return s, nil
 }

@@ -16,6 +16,7 @@ func TestLoadScript(t *testing.T) {
 	}
 	want := Script{
 		InputTokenLimit: 20000,
+		Cache:           Cache{MinTokens: 2048},
 		Turns: []Turn{
 			{Chunks: 3, Parts: []Part{
 				{Text: "Let me look at the tests first.", Thought: true},
@@ -41,6 +42,8 @@ func TestLoadScriptErrors(t *testing.T) {
 		{"status not an error", `{"turns":[{"fault":{"status":200}}]}`, "fault status 200"},
 		{"bad retry delay", `{"turns":[{"fault":{"status":429,"retryDelay":"soon"}}]}`, "fault retryDelay"},
 		{"negative chunks", `{"turns":[{"chunks":-1}]}`, "negative chunks"},
+		{"negative cache minimum", `{"cache":{"minTokens":-1},"turns":[]}`, "negative cache minTokens"},
+		{"unknown cache field", `{"cache":{"min":1},"turns":[]}`, `unknown field "min"`},
 		{"not JSON", `turns:`, "invalid character"},
 	}
 	for _, tt := range tests {

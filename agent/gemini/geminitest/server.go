@@ -20,10 +20,11 @@ type Server struct {
 	srv   *httptest.Server
 	limit int // inputTokenLimit reported by GET models/M
 
-	mu      sync.Mutex // guards pending, next and reqs
-	pending []scripted // turns not served yet, in script order
-	next    int        // script index the next appended turn gets
-	reqs    []Request  // every request received, in order
+	mu      sync.Mutex     // guards pending, next, reqs and cache
+	pending []scripted     // turns not served yet, in script order
+	next    int            // script index the next appended turn gets
+	reqs    []Request      // every request received, in order
+	cache   *implicitCache // the requests served so far, for cachedContentTokenCount
 }
 
 // scripted is a turn waiting to be served, with its index in the script.
@@ -52,7 +53,7 @@ func NewListener(s Script, l net.Listener) *Server {
 }
 
 func newServer(s Script) *Server {
-	srv := &Server{limit: s.InputTokenLimit}
+	srv := &Server{limit: s.InputTokenLimit, cache: newImplicitCache(s.Cache)}
 	if srv.limit <= 0 {
 		srv.limit = DefaultInputTokenLimit
 	}
@@ -195,7 +196,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "geminitest: streamGenerateContent is only served with alt=sse")
 		return
 	}
-	prompt := EstimateTokens(promptChars(generic))
+	segs := promptSegments(generic)
+	prompt := EstimateTokens(promptChars(segs))
 	if method == "countTokens" {
 		s.record(req)
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": prompt})
@@ -204,8 +206,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	t, ok := s.take(body)
+	var usage Usage
 	if ok {
 		req.Turn = t.index
+		// Billed in arrival order, under the lock, so that concurrent requests see each other
+		// as the API would: the earlier one is the one cached.
+		usage = replyUsage(prompt, t.Parts)
+		usage.Cached = s.cache.bill(req.Model, segs, processed(req, t.Fault))
+		if t.Usage != nil {
+			usage = *t.Usage
+		}
+		if t.Fault == nil {
+			req.Usage = &usage
+		}
 	}
 	s.reqs = append(s.reqs, req)
 	n := len(s.reqs)
@@ -214,7 +227,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("geminitest: script exhausted (request %d)", n))
 		return
 	}
-	s.serveTurn(w, req, t.Turn, prompt)
+	s.serveTurn(w, req, t.Turn, usage)
+}
+
+// processed reports whether the model read the prompt, so that it is cached for the requests
+// that follow: a fault that comes before any output (a 429, a dropped connection) means it did
+// not, one part way through a stream means it did.
+func processed(req Request, f *Fault) bool {
+	return f == nil || (req.Stream && f.AfterEvents > 0)
 }
 
 // record appends req to the log and returns its 1-based number.
@@ -225,12 +245,8 @@ func (s *Server) record(req Request) int {
 	return len(s.reqs)
 }
 
-// serveTurn answers req with t, whose prompt is worth prompt tokens.
-func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, prompt int) {
-	usage := replyUsage(prompt, t.Parts)
-	if t.Usage != nil {
-		usage = *t.Usage
-	}
+// serveTurn answers req with t, reporting usage.
+func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, usage Usage) {
 	f := t.Fault
 	if !req.Stream {
 		switch {

@@ -2,71 +2,108 @@ package geminitest
 
 import (
 	"encoding/json"
+	"maps"
+	"strings"
 	"unicode/utf8"
 )
+
+// charsPerToken is the fake tokenizer's ratio.
+const charsPerToken = 4
 
 // EstimateTokens is the fake's tokenizer: ceil(chars/4). It is deterministic, so usage numbers
 // in tests are exact, and it grows with the request like a real tokenizer does, so the effect
 // of truncation and compaction on the prompt is a real measurement.
 func EstimateTokens(chars int) int {
-	return (chars + 3) / 4
+	return (chars + charsPerToken - 1) / charsPerToken
 }
 
-// promptChars counts the characters the computed promptTokenCount is based on: system
-// instruction, contents (text, function call names and JSON args, function response JSON) and
-// tool declarations JSON. countTokens may nest the request under generateContentRequest.
-func promptChars(body map[string]any) int {
-	n := 0
+// promptSegments is the request body as the model reads it, in segments (see segment): the
+// system instruction, the tool declarations JSON, then the contents. What is counted is text,
+// function call names and JSON args, and function response JSON. countTokens may nest the
+// request under generateContentRequest.
+func promptSegments(body map[string]any) []segment {
+	var segs []segment
 	if si, ok := body["systemInstruction"].(map[string]any); ok {
-		n += contentChars(si)
+		segs = appendContent(segs, "systemInstruction", si)
+	}
+	if tools, ok := body["tools"]; ok {
+		segs = append(segs, newSegment("tools", jsonString(tools)))
 	}
 	if contents, ok := body["contents"].([]any); ok {
 		for _, c := range contents {
 			if c, ok := c.(map[string]any); ok {
-				n += contentChars(c)
+				role, _ := c["role"].(string)
+				segs = appendContent(segs, "content "+role, c)
 			}
 		}
-	}
-	if tools, ok := body["tools"]; ok {
-		n += jsonChars(tools)
 	}
 	if nested, ok := body["generateContentRequest"].(map[string]any); ok {
-		n += promptChars(nested)
+		segs = append(segs, promptSegments(nested)...)
 	}
-	return n
+	return segs
 }
 
-func contentChars(c map[string]any) int {
-	parts, _ := c["parts"].([]any)
+// promptChars counts the characters promptTokenCount is computed from.
+func promptChars(segs []segment) int {
 	n := 0
-	for _, p := range parts {
-		p, ok := p.(map[string]any)
-		if !ok {
-			continue
-		}
-		if s, ok := p["text"].(string); ok {
-			n += utf8.RuneCountInString(s)
-		}
-		if fc, ok := p["functionCall"].(map[string]any); ok {
-			name, _ := fc["name"].(string)
-			n += utf8.RuneCountInString(name)
-			if args, ok := fc["args"]; ok {
-				n += jsonChars(args)
-			}
-		}
-		if fr, ok := p["functionResponse"]; ok {
-			n += jsonChars(fr)
-		}
+	for _, s := range segs {
+		n += s.chars
 	}
 	return n
 }
 
-func jsonChars(v any) int {
+// appendContent appends a message: a segment that starts it (its role, in frame) and one per
+// part.
+func appendContent(segs []segment, frame string, c map[string]any) []segment {
+	segs = append(segs, newSegment(frame, ""))
+	parts, _ := c["parts"].([]any)
+	for _, p := range parts {
+		if p, ok := p.(map[string]any); ok {
+			segs = append(segs, partSegment(p))
+		}
+	}
+	return segs
+}
+
+// partSegment is one part: its counted characters in the body, and in the frame which of them
+// it has and every other field (thought, thoughtSignature, a call's id...), which must be equal
+// too for the prefix to go on.
+func partSegment(p map[string]any) segment {
+	var body strings.Builder
+	var kinds []string
+	rest := maps.Clone(p)
+	if s, ok := p["text"].(string); ok {
+		body.WriteString(s)
+		kinds = append(kinds, "text")
+		delete(rest, "text")
+	}
+	if fc, ok := p["functionCall"].(map[string]any); ok {
+		fcRest := maps.Clone(fc)
+		name, _ := fc["name"].(string)
+		body.WriteString(name)
+		delete(fcRest, "name")
+		if args, ok := fc["args"]; ok {
+			body.WriteString(jsonString(args))
+			delete(fcRest, "args")
+		}
+		kinds = append(kinds, "functionCall")
+		rest["functionCall"] = fcRest
+	}
+	if fr, ok := p["functionResponse"]; ok {
+		body.WriteString(jsonString(fr))
+		kinds = append(kinds, "functionResponse")
+		delete(rest, "functionResponse")
+	}
+	return newSegment("part "+strings.Join(kinds, "+")+" "+jsonString(rest), body.String())
+}
+
+// jsonString is v as JSON, map keys sorted: the same value always gives the same string.
+func jsonString(v any) string {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return 0
+		return "" // v was decoded from JSON: it always encodes
 	}
-	return utf8.RuneCount(b)
+	return string(b)
 }
 
 // replyUsage computes the usage of a reply to a prompt of promptTokens: candidates counts

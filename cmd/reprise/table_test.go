@@ -1,0 +1,34 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+func TestStatusLine(t *testing.T) {
+	tests := []struct {
+		end  agent.TurnEnd
+		want string
+	}{
+		{
+			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 13, Totals: contextwin.Totals{InputTokens: 46704, CachedTokens: 39066, OutputTokens: 520, Cost: 0.00483}},
+			"status completed · 13 turns · 46,704 input tokens (39,066 cached) · 520 output · $0.0048",
+		},
+		{
+			agent.TurnEnd{StopReason: agent.StopCapped, Calls: 2, Totals: contextwin.Totals{InputTokens: 900, OutputTokens: 12, Cost: 0.0003}},
+			"status capped · 2 turns · 900 input tokens (0 cached) · 12 output · $0.0003",
+		},
+	}
+	var got, want []string
+	for _, tt := range tests {
+		got = append(got, status(&tt.end))
+		want = append(want, tt.want)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("closing lines (-got +want):\n%s", diff)
+	}
+}
