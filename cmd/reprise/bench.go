@@ -69,6 +69,8 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	}
 	row("demo: billed input, compaction at 0.7 × 4,000", commas(with.InputTokens), "summaries included")
 	row("demo: billed input, no compaction", commas(without.InputTokens), saving(with.InputTokens, without.InputTokens))
+	row("demo: cost, compaction at 0.7 × 4,000", fmt.Sprintf("$%.4f", with.Cost), commas(with.CachedTokens)+" input tokens cached")
+	row("demo: cost, no compaction", fmt.Sprintf("$%.4f", without.Cost), commas(without.CachedTokens)+" cached; "+costRatio(with.Cost, without.Cost))
 	return w.Flush()
 }
 

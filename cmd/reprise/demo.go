@@ -56,6 +56,9 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	fmt.Fprintf(stdout, "\nBilled input for the same task: %s tokens with compaction (budget %s, summaries included), %s without: %s.\n",
 		commas(withCompaction.InputTokens), commas(demo.Budget), commas(without.InputTokens), saving(withCompaction.InputTokens, without.InputTokens))
+	// Tokens are not dollars: a cached prefix is billed a tenth, and a compaction rewrites it.
+	fmt.Fprintf(stdout, "Cost, prefix cache included: $%.4f with compaction (%s of its input cached), $%.4f without (%s cached): %s.\n",
+		withCompaction.Cost, commas(withCompaction.CachedTokens), without.Cost, commas(without.CachedTokens), costRatio(withCompaction.Cost, without.Cost))
 	return nil
 }
 
@@ -113,4 +116,16 @@ func indent(s, prefix string) string {
 		lines[i] = prefix + l
 	}
 	return strings.Join(lines, "\n")
+}
+
+// costRatio says how the compacted run's cost compares with the plain one's.
+func costRatio(with, without float64) string {
+	if without <= 0 {
+		return "no cost to compare"
+	}
+	r := with / without
+	if r <= 1 {
+		return fmt.Sprintf("%.0f %% saved", (1-r)*100)
+	}
+	return fmt.Sprintf("compaction costs %.2f× as much", r)
 }

@@ -63,6 +63,9 @@ func TestDemo(t *testing.T) {
 		t.Errorf("compaction billed %d, without %d: want a saving", with, without)
 	}
 	t.Logf("demo billed input: %d with compaction, %d without", with, without)
+	if !regexp.MustCompile(`Cost, prefix cache included: \$[\d.]+ with compaction \([\d,]+ of its input cached\), \$[\d.]+ without \([\d,]+ cached\): (\d+ % saved|compaction costs [\d.]+× as much)\.`).MatchString(out) {
+		t.Errorf("no cost comparison line in:\n%s", out)
+	}
 }
 
 func atoi(t *testing.T, s string) int {
