@@ -96,7 +96,7 @@ func TestRunHeadless(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
-	for _, want := range []string{"turn  prompt  output  tool", "read_file", "(echo '3 passed in 0.1s': 3 passed in 0.1s)", "The file says hello.", "status completed · 3 turns"} {
+	for _, want := range []string{"turn  prompt  cached  output  tool", "read_file", "(echo '3 passed in 0.1s': 3 passed in 0.1s)", "The file says hello.", "status completed · 3 turns"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -23,7 +23,7 @@ type table struct {
 }
 
 func newTable(w io.Writer, verbose bool) *table {
-	fmt.Fprintf(w, "%4s  %6s  %6s  %-13s\n", "turn", "prompt", "output", "tool")
+	fmt.Fprintf(w, "%4s  %6s  %6s  %6s  %-13s\n", "turn", "prompt", "cached", "output", "tool")
 	return &table{w: w, verbose: verbose}
 }
 
@@ -117,7 +117,7 @@ func (t *table) flush() {
 			tool = "—"
 			t.notes = append([]string{"final report"}, t.notes...)
 		}
-		fmt.Fprintf(t.w, "%4d  %6d  %6d  %-13s  %s\n", t.row.Turn, t.row.Prompt, t.row.Output, tool, strings.Join(t.notes, "  "))
+		fmt.Fprintf(t.w, "%4d  %6d  %6d  %6d  %-13s  %s\n", t.row.Turn, t.row.Prompt, t.row.Cached, t.row.Output, tool, strings.Join(t.notes, "  "))
 	}
 	for _, l := range t.after {
 		fmt.Fprintf(t.w, "%6s↳ %s\n", "", l)
