@@ -165,7 +165,7 @@ func meterText(u agent.Usage) string {
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens · %s output · $%.4f", e.StopReason, e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
+	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", e.StopReason, e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
 }
 
 func percentOf(u agent.Usage) uint32 {
