@@ -195,10 +195,11 @@ async function palette(command) {
 }
 
 /**
- * pickSession runs a command that opens a session quick pick and chooses the row containing text.
- * The quick pick can lose focus to a view being restored and close; then it is opened again.
+ * pick runs a command that opens a quick pick (sessions, checkpoints) and chooses the row
+ * containing text. The quick pick can lose focus to a view being restored and close; then it is
+ * opened again.
  */
-async function pickSession(command, text, onShown) {
+async function pick(command, text, onShown) {
   let last;
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
@@ -342,10 +343,9 @@ await step('Compact Session lowers the meter', async () => {
 });
 
 await step('Checkpoints lists the checkpoint and opens its summary', async () => {
-  await palette('Reprise: Checkpoints');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Checkpoint 1: Read the notes' }).waitFor();
-  await shot('checkpoints');
-  await page.keyboard.press('Enter');
+  // Picked like a session: filtered and accepted in the quick input itself, so an Enter pressed
+  // while the list is still fading in does not go to the editor behind it.
+  await pick('Reprise: Checkpoints', 'Checkpoint 1: Read the notes', () => shot('checkpoints'));
   const f = await frameWith('h1', 'Checkpoint 1: Read the notes');
   await f.locator('text=remember the milk').first().waitFor();
   await shot('checkpoint-preview');
@@ -369,7 +369,7 @@ await step('approval notification runs the command', async () => {
 await step('New Session empties the chat and Resume Session brings it back', async () => {
   await palette('Reprise: New Session');
   await chat.locator('.empty').waitFor();
-  await pickSession('Reprise: Resume Session', 'What does notes.txt say?', () => shot('resume'));
+  await pick('Reprise: Resume Session', 'What does notes.txt say?', () => shot('resume'));
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
 });
 
@@ -383,7 +383,7 @@ await step('after a reload, Resume Session rebuilds the saved session from its h
   await chat.locator('.empty').waitFor();
   // The restored editors and views take focus as they come back: let them settle first.
   await page.waitForTimeout(3000);
-  await pickSession('Reprise: Resume Session', 'What does notes.txt say?');
+  await pick('Reprise: Resume Session', 'What does notes.txt say?');
   await chat.locator('.msg.user', { hasText: 'What does notes.txt say?' }).waitFor();
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
   await chat.locator('details.tool.completed').first().waitFor();
