@@ -10,7 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
+
+	"github.com/reprise-dev/reprise/agent/filelock"
 )
 
 // ErrLocked is returned when another process has the session open.
@@ -34,7 +35,7 @@ func openLog(dir string) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := filelock.TryLock(lock); err != nil {
 		holder, _ := os.ReadFile(lock.Name())
 		lock.Close()
 		return nil, fmt.Errorf("%w (pid %s): %s", ErrLocked, strings.TrimSpace(string(holder)), filepath.Base(dir))

@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/filelock"
 )
 
 // Temps records the named temporary files atomic writes create in a workspace, one note each in
@@ -60,7 +62,7 @@ func (t *Temps) add(workspace, rel string) (release func(), err error) {
 	data, _ := json.Marshal(tempNote{Workspace: workspace, Path: filepath.ToSlash(rel)})
 	// Locked before it is complete, and renamed once complete: CleanTemps never sees an unlocked
 	// note of a live writer, nor a complete one without its content.
-	err = lockNote(f)
+	err = filelock.TryLock(f)
 	if err == nil {
 		_, err = f.Write(data)
 	}
@@ -102,8 +104,8 @@ func CleanTemps(dir string) ([]string, error) {
 		if err != nil {
 			continue // removed by its writer meanwhile
 		}
-		if !tryLockNote(f) {
-			f.Close() // its writer is alive
+		if filelock.TryLock(f) != nil {
+			f.Close() // its writer is alive and holds the lock
 			continue
 		}
 		if complete {
