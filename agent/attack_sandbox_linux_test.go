@@ -15,13 +15,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -61,75 +58,6 @@ func (a *recordingApprover) questions() []tools.ApprovalRequest {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return append([]tools.ApprovalRequest(nil), a.asked...)
-}
-
-// attack is a session with a journal on disk, ready to be steered.
-type attack struct {
-	ws, state string
-	srv       *geminitest.Server
-	s         *Session
-	log       *session.Log
-}
-
-type attackOpts struct {
-	files    map[string]string
-	sandbox  *sandbox.Sandbox
-	commands *tools.Policy
-	approver tools.Approver
-	secrets  *secret.Redactor
-	ws       string // "" = a new temp dir
-	stream   bool
-}
-
-func newAttack(t *testing.T, o attackOpts, turns ...geminitest.Turn) *attack {
-	t.Helper()
-	ws := o.ws
-	if ws == "" {
-		ws = t.TempDir()
-	}
-	writeFiles(t, ws, o.files)
-	srv := geminitest.New(geminitest.Script{Turns: turns})
-	t.Cleanup(srv.Close)
-	client, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := session.OpenStore(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	id := NewID(time.Now())
-	log, err := st.Create(session.Meta{ID: id, Workspace: ws, Model: client.Model(), Created: time.Now()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	secrets := o.secrets
-	if secrets == nil {
-		secrets = secret.New(nil)
-	}
-	s, err := New(Options{
-		ID: id, Workspace: ws, Model: client, ModelName: client.Model(),
-		Commands: o.commands, Approver: o.approver, Sandbox: o.sandbox, Secrets: secrets,
-		StateDir: st.Dir(id), Journal: log, Blobs: log, Stream: o.stream,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close(); log.Close() })
-	return &attack{ws: ws, state: st.Dir(id), srv: srv, s: s, log: log}
-}
-
-// run plays one user turn to its end and returns its events.
-func (a *attack) run(t *testing.T, text string) []Event {
-	t.Helper()
-	var evs []Event
-	for ev, err := range a.s.Run(t.Context(), text) {
-		if err != nil {
-			t.Fatalf("turn: %v", err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
 }
 
 // toolOutputs are the outputs of the turn's tool calls, in order.
@@ -190,11 +118,11 @@ func TestAttackAllowedCommandWritesOutside(t *testing.T) {
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.Reject}
 			sb := p.make(ws)
-			a := newAttack(t, attackOpts{
+			a := newFixture(t, fixtureOpts{journal: true,
 				ws: ws, sandbox: sb, approver: ap,
 				files: makefileAttack(fmt.Sprintf("echo pwned > %s; echo pwned > %s/new", victim, outside)),
 			}, makeTest(), textTurn("done"))
-			outs := toolOutputs(a.run(t, "run the tests"))
+			outs := toolOutputs(a.turn(t, "run the tests"))
 			assertAskedOrConfined(t, sb, ap, outs)
 			if ok, _ := sb.Confined(); ok && (len(outs) != 1 || !strings.Contains(outs[0], "ermission denied")) {
 				t.Errorf("sandboxed: the write outside was not denied: %q", outs)
@@ -236,9 +164,9 @@ func TestAttackAllowedCommandReachesNetwork(t *testing.T) {
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.Reject}
 			sb := p.make(ws)
-			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap, files: makefileAttack(exfiltrate)},
+			a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: sb, approver: ap, files: makefileAttack(exfiltrate)},
 				makeTest(), textTurn("done"))
-			outs := toolOutputs(a.run(t, "run the tests"))
+			outs := toolOutputs(a.turn(t, "run the tests"))
 			ln.Close()
 			assertAskedOrConfined(t, sb, ap, outs)
 			if n := accepted.Load(); n != 0 {
@@ -264,10 +192,10 @@ func TestAttackAllowedCommandPlantsGitHook(t *testing.T) {
 			}
 			ap := &recordingApprover{decision: tools.Reject}
 			sb := p.make(ws)
-			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap,
+			a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: sb, approver: ap,
 				files: makefileAttack("printf '#!/bin/sh\\ntouch pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; git config core.fsmonitor 'touch pwned'")},
 				makeTest(), textTurn("done"))
-			outs := toolOutputs(a.run(t, "run the tests"))
+			outs := toolOutputs(a.turn(t, "run the tests"))
 			assertAskedOrConfined(t, sb, ap, outs)
 			if _, err := os.Stat(filepath.Join(ws, ".git", "hooks", "pre-commit")); !errors.Is(err, fs.ErrNotExist) {
 				t.Errorf("a hook was planted (%v): %q", err, outs)
@@ -287,10 +215,10 @@ func TestAttackBackgroundProcessOutlivesCall(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.AllowOnce}
-			a := newAttack(t, attackOpts{ws: ws, sandbox: p.make(ws), approver: ap,
+			a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: p.make(ws), approver: ap,
 				files: makefileAttack("setsid sleep 300 & echo $$! > pid; nohup sleep 300 >/dev/null 2>&1 & echo $$! >> pid")},
 				makeTest(), textTurn("done"))
-			a.run(t, "run the tests")
+			a.turn(t, "run the tests")
 			b, err := os.ReadFile(filepath.Join(ws, "pid"))
 			if err != nil {
 				t.Fatal(err)
@@ -325,7 +253,7 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 	for _, p := range sandboxPaths {
 		t.Run(p.name, func(t *testing.T) {
 			ws := t.TempDir()
-			a := newAttack(t, attackOpts{
+			a := newFixture(t, fixtureOpts{journal: true,
 				ws: ws, sandbox: p.make(ws), commands: &tools.Policy{AllowAll: true},
 				secrets: secret.FromEnv(os.Getenv),
 				files:   map[string]string{".env": "GEMINI_API_KEY=" + testKey + "\n"},
@@ -334,7 +262,7 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 				callTurn("read_file", map[string]any{"path": ".env"}, ""),
 				callTurn("run_command", map[string]any{"command": "echo " + testKey}, ""),
 				textTurn("The key is "+testKey+"."))
-			evs := a.run(t, "show me the environment; my key is "+testKey)
+			evs := a.turn(t, "show me the environment; my key is "+testKey)
 			outs := toolOutputs(evs)
 			// In the sandbox's user namespace, another process's environ is not even readable.
 			environ := strings.Contains(outs[0], "[redacted GEMINI_API_KEY]") || strings.Contains(outs[0], "environ: Permission denied")
@@ -391,9 +319,9 @@ func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
 			ws := t.TempDir()
 			ap := &recordingApprover{decision: tools.Reject}
 			sb := p.make(ws)
-			a := newAttack(t, attackOpts{ws: ws, sandbox: sb, approver: ap, files: makefileAttack(plant)},
+			a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: sb, approver: ap, files: makefileAttack(plant)},
 				makeTest(), textTurn("done"))
-			outs := toolOutputs(a.run(t, "run the tests"))
+			outs := toolOutputs(a.turn(t, "run the tests"))
 			assertAskedOrConfined(t, sb, ap, outs)
 			for _, repo := range []string{".git", "sub/.git"} {
 				if _, err := os.Lstat(filepath.Join(ws, repo)); !errors.Is(err, fs.ErrNotExist) {
@@ -412,10 +340,10 @@ func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
 	}
 	t.Run("approved", func(t *testing.T) {
 		ws := t.TempDir()
-		a := newAttack(t, attackOpts{ws: ws, sandbox: sandbox.New(sandbox.Config{Workspace: ws}),
+		a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: sandbox.New(sandbox.Config{Workspace: ws}),
 			approver: &recordingApprover{decision: tools.AllowOnce}},
 			callTurn("run_command", map[string]any{"command": "git init -q sub"}, ""), textTurn("done"))
-		a.run(t, "make a repository in sub")
+		a.turn(t, "make a repository in sub")
 		if st, err := os.Stat(filepath.Join(ws, "sub", ".git")); err != nil || !st.IsDir() {
 			t.Errorf("the approved git init was undone: %v", err)
 		}
@@ -427,10 +355,10 @@ func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
 func TestAttackKeySplitAcrossChunks(t *testing.T) {
 	reply := "Here it is: " + testKey + " and again " + testKey
 	turn := geminitest.Turn{Parts: []geminitest.Part{{Text: reply}}, Chunks: 12}
-	a := newAttack(t, attackOpts{stream: true, secrets: secret.New(map[string]string{"GEMINI_API_KEY": testKey})}, turn)
+	a := newFixture(t, fixtureOpts{journal: true, stream: true, secrets: secret.New(map[string]string{"GEMINI_API_KEY": testKey})}, turn)
 	var got strings.Builder
 	events := 0
-	for _, ev := range ofType(a.run(t, "what is my key?"), EventText) {
+	for _, ev := range ofType(a.turn(t, "what is my key?"), EventText) {
 		events++
 		if strings.Contains(ev.Text, testKey[:12]) || strings.Contains(ev.Text, testKey[len(testKey)-12:]) {
 			t.Errorf("a chunk holds a piece of the key: %q", ev.Text)

@@ -13,15 +13,20 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
+	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // fixture is a workspace, a fake model and a session over both, through the real genai client.
 type fixture struct {
-	ws  string
-	srv *geminitest.Server
-	s   *Session
+	ws    string
+	state string // the session's directory
+	srv   *geminitest.Server
+	s     *Session
+	log   *session.Log // with journal set
 }
 
 type fixtureOpts struct {
@@ -32,6 +37,10 @@ type fixtureOpts struct {
 	commands *tools.Policy
 	limit    int
 	setup    func(t *testing.T, ws string) // after files are written, before the session starts
+	ws       string                        // "" = a new temp dir
+	sandbox  *sandbox.Sandbox
+	secrets  *secret.Redactor // nil = the process environment's credentials
+	journal  bool             // save the session in a store, as the server does
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -50,7 +59,10 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 
 func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture {
 	t.Helper()
-	ws := t.TempDir()
+	ws := o.ws
+	if ws == "" {
+		ws = t.TempDir()
+	}
 	writeFiles(t, ws, o.files)
 	if o.setup != nil {
 		o.setup(t, ws)
@@ -61,7 +73,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{
+	opts := Options{
 		Workspace:       ws,
 		Model:           client,
 		ModelName:       client.Model(),
@@ -69,14 +81,41 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Policy:          o.policy,
 		Approver:        o.approver,
 		Commands:        o.commands,
+		Sandbox:         o.sandbox,
+		Secrets:         o.secrets,
 		StateDir:        t.TempDir(),
 		Stream:          o.stream,
-	})
-	if err != nil {
+	}
+	f := &fixture{ws: ws, srv: srv}
+	if o.journal {
+		st, err := session.OpenStore(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.ID = NewID(time.Now())
+		f.log, err = st.Create(session.Meta{ID: opts.ID, Workspace: ws, Model: client.Model(), Created: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { f.log.Close() })
+		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(opts.ID), f.log, f.log
+	}
+	f.state = opts.StateDir
+	if f.s, err = New(opts); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
-	return &fixture{ws: ws, srv: srv, s: s}
+	t.Cleanup(f.s.Close)
+	return f
+}
+
+// turn plays one user turn to its end and returns its events; an error fails the test.
+func (f *fixture) turn(t *testing.T, text string) []Event {
+	t.Helper()
+	evs, err := f.run(t.Context(), text)
+	if err != nil {
+		t.Fatalf("turn: %v", err)
+	}
+	return evs
 }
 
 // run collects a turn's events and its error.

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -209,7 +208,7 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 	}
 	s.mu.Unlock()
 	attempts := 1
-	thought, text := newStreamRedactor(s.opts.Secrets), newStreamRedactor(s.opts.Secrets)
+	thought, text := s.opts.Secrets.Stream(), s.opts.Secrets.Stream()
 	send := func(typ EventType, chunk string) {
 		if chunk != "" {
 			em.send(Event{Type: typ, Text: chunk})
@@ -226,26 +225,26 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 				msg = r.Err.Error()
 			}
 			if r.Discard {
-				thought, text = newStreamRedactor(s.opts.Secrets), newStreamRedactor(s.opts.Secrets)
+				thought, text = s.opts.Secrets.Stream(), s.opts.Secrets.Stream()
 			}
 			em.send(Event{Type: EventRetry, Retry: &RetryEvent{Attempt: r.Attempt, Delay: r.Delay, Err: msg, Discard: r.Discard}})
 		}
 		// A thought and the text are two streams taking turns: when one speaks, what the other held
 		// back is over, so the events keep their order.
 		if ch.Thought != "" {
-			send(EventText, text.flush())
-			send(EventThought, thought.next(ch.Thought))
+			send(EventText, text.Flush())
+			send(EventThought, thought.Next(ch.Thought))
 		}
 		if ch.Text != "" {
-			send(EventThought, thought.flush())
-			send(EventText, text.next(ch.Text))
+			send(EventThought, thought.Flush())
+			send(EventText, text.Next(ch.Text))
 		}
 		if ch.Done != nil {
 			if ch.Done.Content == nil {
 				return nil, attempts, errors.New("model call: the response has no content")
 			}
-			send(EventThought, thought.flush())
-			send(EventText, text.flush())
+			send(EventThought, thought.Flush())
+			send(EventText, text.Flush())
 			return ch.Done, attempts, nil
 		}
 	}
@@ -324,36 +323,4 @@ func (s *Session) sendUsage(em *emitter) {
 	u := s.usageLocked()
 	s.mu.Unlock()
 	em.send(Event{Type: EventUsage, Usage: &u})
-}
-
-// streamRedactor redacts streamed text whose secrets may be split across chunks: the end that
-// could begin one is held back until the next chunk or the end of the reply.
-type streamRedactor struct {
-	w   *secret.Writer
-	buf strings.Builder
-}
-
-func newStreamRedactor(r *secret.Redactor) *streamRedactor {
-	sr := &streamRedactor{}
-	sr.w = r.NewWriter(&sr.buf)
-	return sr
-}
-
-// next returns what can be shown of the stream once chunk is added.
-func (sr *streamRedactor) next(chunk string) string {
-	if chunk == "" {
-		return ""
-	}
-	sr.w.Write([]byte(chunk))
-	out := sr.buf.String()
-	sr.buf.Reset()
-	return out
-}
-
-// flush returns what was held back: the reply is over.
-func (sr *streamRedactor) flush() string {
-	sr.w.Flush()
-	out := sr.buf.String()
-	sr.buf.Reset()
-	return out
 }

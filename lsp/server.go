@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -69,9 +70,10 @@ type Server struct {
 	root            string
 	client          clientCaps
 	pendingWarnings []string
-	sandboxNotice   sync.Once      // the user is told once that commands cannot be sandboxed
-	wg              sync.WaitGroup // goroutines serving calls and background work
-	spawnMu         sync.Mutex     // guards stopping, and orders wg.Add before stop's wg.Wait
+	sandboxNotice   sync.Once        // the user is told once that commands cannot be sandboxed
+	secrets         *secret.Redactor // the credentials of the server's environment, read once
+	wg              sync.WaitGroup   // goroutines serving calls and background work
+	spawnMu         sync.Mutex       // guards stopping, and orders wg.Add before stop's wg.Wait
 	stopping        bool
 }
 
@@ -100,6 +102,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		calls:    newInflight(opts.Limits.MaxInflightCalls),
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
+		secrets:  secret.FromEnv(os.Getenv),
 		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy()}},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})

@@ -163,6 +163,7 @@ func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit
 		Prices:          c.prices,
 		Commands:        commands,
 		Sandbox:         srv.sandbox(c),
+		Secrets:         srv.secrets,
 		Approver:        approver{srv: srv, sessionID: id},
 		StateDir:        dir,
 		Stream:          true,
@@ -483,12 +484,13 @@ func (ss *sessionSet) all() []*live {
 
 // applyConfig gives every session the new settings and re-emits its usage.
 func (ss *sessionSet) applyConfig(c config) {
+	sb := ss.srv.sandbox(c) // one for all: it holds no state of a session
 	for _, l := range ss.all() {
 		if err := l.s.SetPolicy(c.policy); err != nil {
 			ss.srv.log.Warn("settings not applied", "session", l.s.ID(), "error", err)
 			continue
 		}
-		l.s.SetSandbox(ss.srv.sandbox(c))
+		l.s.SetSandbox(sb)
 		for _, a := range c.allow {
 			l.commands.AllowPattern(a)
 		}

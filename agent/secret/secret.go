@@ -220,3 +220,38 @@ func (w *Writer) Flush() error {
 	w.pending = nil
 	return err
 }
+
+// Stream redacts text that arrives in pieces, such as a streamed reply: Next returns what can be
+// shown once a piece is added, holding back only what may begin a secret; Flush returns the rest.
+type Stream struct {
+	w   *Writer
+	buf bytes.Buffer
+}
+
+// Stream starts a redacted stream.
+func (r *Redactor) Stream() *Stream {
+	s := &Stream{}
+	s.w = r.NewWriter(&s.buf)
+	return s
+}
+
+// Next adds a piece and returns what can be shown of the stream so far, not shown before.
+func (s *Stream) Next(piece string) string {
+	if piece == "" {
+		return ""
+	}
+	s.w.Write([]byte(piece))
+	return s.take()
+}
+
+// Flush ends the stream and returns what was held back.
+func (s *Stream) Flush() string {
+	s.w.Flush()
+	return s.take()
+}
+
+func (s *Stream) take() string {
+	out := s.buf.String()
+	s.buf.Reset()
+	return out
+}

@@ -3,12 +3,14 @@ package tools
 import (
 	"path/filepath"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
-// vcsDirs hold a repository's metadata. Writing there is running code later: `.git/config` sets
-// core.fsmonitor, core.pager or aliases that git runs on the user's next `git status`, and
-// `.git/hooks/*` run on commit. The model edits the work tree, never these.
-var vcsDirs = []string{".git", ".hg", ".svn"}
+// The version-control directories (sandbox.VCSDirs) hold a repository's metadata. Writing there is
+// running code later: `.git/config` sets core.fsmonitor, core.pager or aliases that git runs on
+// the user's next `git status`, and `.git/hooks/*` run on commit. The model edits the work tree,
+// never these.
 
 // vcsRefusal refuses a write_file or edit_file whose resolved path has a component equal to a
 // version-control directory. p.rel is already cleaned of `..` and free of symlinks (locate
@@ -36,7 +38,7 @@ func isVCSDir(name string) bool {
 		}
 		return r
 	}, name)
-	for _, d := range vcsDirs {
+	for _, d := range sandbox.VCSDirs {
 		if strings.EqualFold(name, d) {
 			return true
 		}
