@@ -32,26 +32,28 @@ func (s *Session) canCompactLocked() bool {
 	return s.skipAt == 0 || len(s.history) > s.skipAt+1
 }
 
-// startJobLocked starts a compaction of the current history. It runs on its own context (a turn
-// that ends does not stop it; a cancelled turn or Close does, through job.cancel).
-func (s *Session) startJobLocked(ctx context.Context, trigger, focus, note string) {
+// startJobLocked starts a compaction of the current history as plan cuts it. It runs on its own
+// context (a turn that ends does not stop it; a cancelled turn or Close does, through job.cancel).
+func (s *Session) startJobLocked(ctx context.Context, trigger, focus, note string, plan contextwin.Plan) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	used, _ := s.ledger.Used()
 	est := s.ledger.Estimator
 	req := contextwin.Request{
-		History:          slices.Clone(s.history),
-		Task:             s.task,
-		PreviousSummary:  s.summary,
-		PreviousCount:    s.covered,
-		PreviousRequests: s.requests,
-		State:            s.stateLocked(),
-		KeepRecentTurns:  s.opts.Policy.KeepRecentTurns,
-		Focus:            focus,
-		MaxInputTokens:   s.opts.InputTokenLimit * 3 / 4,
-		Estimator:        &est,
+		History:         slices.Clone(s.history),
+		Task:            s.task,
+		Blocks:          slices.Clone(s.blocks),
+		State:           s.stateLocked(),
+		KeepRecentTurns: plan.Keep,
+		Focus:           focus,
+		MaxInputTokens:  s.opts.InputTokenLimit * 3 / 4,
+		MergeAbove:      s.mergeAbove(),
+		Estimator:       &est,
 	}
-	if split, ok := contextwin.SplitPoint(req.History, req.KeepRecentTurns); ok && note != "" {
-		note = fmt.Sprintf("%s: compacting %d messages", note, split-1)
+	if note != "" && plan.Split > 1 {
+		note = fmt.Sprintf("%s: compacting %d messages", note, plan.Split-1)
+		if plan.Keep < s.opts.Policy.KeepRecentTurns {
+			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, s.opts.Policy.KeepRecentTurns)
+		}
 	}
 	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{})}
 	s.job = job
@@ -60,6 +62,58 @@ func (s *Session) startJobLocked(ctx context.Context, trigger, focus, note strin
 		defer cancel()
 		job.res, job.err = contextwin.Compact(jctx, req, s.summarize)
 	}()
+}
+
+// mergeAbove is the size past which the head's summaries are merged into one rather than added
+// to: a tenth of the window. Appending keeps the head's prefix cached; merging keeps the head
+// small.
+func (s *Session) mergeAbove() int {
+	return s.Window() / 10
+}
+
+// planLocked estimates the compaction that would be done now (see contextwin.PlanCompaction): the
+// turns kept adapt so that the prompt after it is under compactAt × budget when possible.
+func (s *Session) planLocked() (contextwin.Plan, bool) {
+	est := s.ledger.Estimator
+	msgs := make([]int, len(s.history))
+	for i := range s.history {
+		msgs[i] = est.Tokens(s.ledger.MessageEstimate(i))
+	}
+	before, _ := s.ledger.Used()
+	summaryOut := contextwin.DefaultSummaryTokens
+	blocks := 0
+	for _, b := range s.blocks {
+		blocks += est.Tokens(contextwin.EstimateText(b.Summary))
+		summaryOut = est.Tokens(contextwin.EstimateText(b.Summary))
+	}
+	headKept := est.Tokens(contextwin.EstimateText(s.task))
+	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(s.stateLocked().Render()))
+	if blocks <= s.mergeAbove() {
+		headKept += blocks
+		newHead += blocks
+	}
+	return contextwin.PlanCompaction(msgs, func(i int) bool { return s.history[i] != nil && s.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
+		Fixed: est.Tokens(s.prompt.estimate()), Before: before,
+		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
+		MinCached:       contextwin.MinCachedTokens(s.opts.ModelName),
+		KeepRecentTurns: s.opts.Policy.KeepRecentTurns,
+		Target:          int(s.opts.Policy.CompactAt * float64(s.Window())),
+	})
+}
+
+// worthLocked tells whether compacting early, before the prompt reaches blockAt, pays for itself
+// over the calls expected to follow. The horizon is a cautious guess: a turn that has made calls
+// calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of
+// four; and no more than its limit leaves. A wrong guess costs one summary call: the compaction
+// at blockAt would have come anyway, or not at all.
+func (s *Session) worthLocked(plan contextwin.Plan, calls int) bool {
+	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
+	cached := 0
+	if s.lastPrompt >= contextwin.MinCachedTokens(s.opts.ModelName) {
+		cached = s.lastPrompt
+	}
+	saving, cost := plan.Worth(s.prices, cached, horizon)
+	return saving > cost
 }
 
 // applyJob installs a finished compaction: the new head and kept messages, then whatever was
@@ -110,21 +164,19 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	res := job.res
 	// The head states the harness's state as it is now, not as it was when the summary began:
 	// edits made while the summarizer ran are part of it.
-	res.History[0] = &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: contextwin.Head(s.task, res.Requests, res.Covered, res.Summary, s.stateLocked())}}}
-	before := s.history
-	undo := session.UndoFrame{Before: before, Summary: s.summary, Covered: s.covered, Requests: s.requests}
-	s.requests = res.Requests
-	h := session.Compact(s.history, res.History[0], res.Split)
+	head := contextwin.HeadContent(s.task, res.Blocks, s.stateLocked())
+	undo := session.UndoFrame{Before: s.history, Blocks: s.blocks}
+	h := session.Compact(s.history, head, res.Split)
 	s.history = h
 	undo.AfterLen = len(h)
 	s.undo = append(s.undo, undo)
 	s.ledger.Reset(h)
-	s.summary, s.covered = res.Summary, res.Covered
+	s.blocks = res.Blocks
 	after, _ := s.ledger.Used()
 	cp := contextwin.Checkpoint{
 		N:            len(s.checkpoints) + 1,
 		Title:        res.Title,
-		Summary:      res.Summary,
+		Summary:      contextwin.JoinSummaries(res.Blocks),
 		Trigger:      job.trigger,
 		Focus:        job.focus,
 		From:         1,
@@ -142,9 +194,11 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	s.checkpoints = append(s.checkpoints, cp)
 	s.transcript = append(s.transcript, session.Entry{Checkpoint: &cp, Turn: s.turns})
 	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{
-		Head: h[0], Split: res.Split, Summary: res.Summary, Covered: res.Covered, Requests: res.Requests, Checkpoint: cp,
+		Head: h[0], Split: res.Split, Blocks: res.Blocks, Checkpoint: cp,
 	}})
-	if s.opts.Policy.Check(after, s.Window()) != contextwin.Below {
+	// A compaction that leaves the prompt where the next call must wait for another one made no
+	// progress; one under blockAt leaves room to go on.
+	if s.opts.Policy.Check(after, s.Window()) == contextwin.Block {
 		s.noProgress++
 	} else {
 		s.noProgress = 0
@@ -158,8 +212,8 @@ func (s *Session) handoff() string {
 	defer s.mu.Unlock()
 	p := s.opts.Policy
 	return fmt.Sprintf("\n\nStopped: %d compactions in a row left the context above %g × %d tokens, so compacting again would not help. "+
-		"The turns kept verbatim (keepRecentTurns = %d) are too large for the budget. Raise contextBudget, lower keepRecentTurns, "+
-		"or start a new session from the latest checkpoint:\n\n%s\n", s.noProgress, p.CompactAt, s.Window(), p.KeepRecentTurns, s.summary)
+		"Even the last turn kept verbatim is too large for the budget. Raise contextBudget, "+
+		"or start a new session from the latest checkpoint:\n\n%s\n", s.noProgress, p.BlockAt, s.Window(), contextwin.JoinSummaries(s.blocks))
 }
 
 func (s *Session) currentJob() *compactionJob {
@@ -196,7 +250,11 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 		s.mu.Unlock()
 		return s.Compact(ctx, focus)
 	}
-	s.startJobLocked(ctx, "manual", focus, "")
+	plan, ok := s.planLocked()
+	if !ok {
+		plan.Keep = s.opts.Policy.KeepRecentTurns
+	}
+	s.startJobLocked(ctx, "manual", focus, "", plan)
 	job := s.job
 	s.mu.Unlock()
 	select {
@@ -230,19 +288,22 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, cp := range slices.Backward(s.checkpoints) {
-		if cp.Summary == j.res.Summary && cp.To == j.res.Split {
+		if cp.Summary == contextwin.JoinSummaries(j.res.Blocks) && cp.To == j.res.Split {
 			return cp
 		}
 	}
-	return contextwin.Checkpoint{N: len(s.checkpoints) + 1, Title: j.res.Title, Summary: j.res.Summary, Trigger: j.trigger, From: 1, To: j.res.Split, Replaced: j.res.Replaced, Covered: j.res.Covered, TokensBefore: j.before}
+	return contextwin.Checkpoint{N: len(s.checkpoints) + 1, Title: j.res.Title, Summary: contextwin.JoinSummaries(j.res.Blocks), Trigger: j.trigger, From: 1, To: j.res.Split, Replaced: j.res.Replaced, Covered: j.res.Covered, TokensBefore: j.before}
 }
 
-// summarize is the Summarizer handed to contextwin: one unary model call without tools. Its usage
-// is billed to the session like any call.
-func (s *Session) summarize(ctx context.Context, prompt string) (string, error) {
-	req := &gemini.Request{
-		System:   contextwin.SummaryInstruction,
-		Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: prompt}}}},
+// summarize is the Summarizer handed to contextwin: one unary model call. In context it carries
+// the agent's own system instruction and tool declarations, function calling off, so that its
+// prefix is the one the agent's calls cached. Its usage is billed to the session like any call.
+func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
+	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents}
+	if sr.InContext {
+		s.mu.Lock()
+		req.System, req.Tools, req.NoFunctionCalls = s.prompt.text, s.prompt.decls, true
+		s.mu.Unlock()
 	}
 	for ch, err := range s.opts.Model.Generate(ctx, req) {
 		if err != nil {

@@ -226,7 +226,7 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	s.undo = s.undo[:len(s.undo)-1]
 	s.history = h
 	s.ledger.Reset(h)
-	s.summary, s.covered, s.requests = f.Summary, f.Covered, f.Requests
+	s.blocks = f.Blocks
 	s.checkpoints = s.checkpoints[:len(s.checkpoints)-1]
 	s.journal(session.Record{Kind: session.KindUndo})
 	return cp, nil
@@ -260,7 +260,7 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 	} else {
 		s.ledger.Reset(h)
 	}
-	s.task, s.summary, s.covered, s.requests = snap.Task, snap.Summary, snap.Covered, snap.Requests
+	s.task, s.blocks = snap.Task, slices.Clone(snap.Blocks)
 	s.checkpoints = slices.Clone(snap.Checkpoints)
 	s.undo = slices.Clone(snap.Undo)
 	s.totals, s.calls, s.turns, s.lastPrompt = snap.Totals, snap.Calls, snap.Turns, snap.LastPrompt

@@ -83,7 +83,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, e
 		if ctx.Err() != nil || em.stopped {
 			return StopCancelled, nil
 		}
-		if stop := s.beforeCall(ctx, em); stop != "" {
+		if stop := s.beforeCall(ctx, em, calls); stop != "" {
 			return stop, nil
 		}
 		if calls >= s.opts.MaxTurnRequests {
@@ -144,9 +144,12 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason string, err er
 	}
 }
 
-// beforeCall applies a finished compaction, starts one when the prompt passed compactAt, waits for
-// it at blockAt, and checks the session cap. It returns a stop reason or "".
-func (s *Session) beforeCall(ctx context.Context, em *emitter) string {
+// beforeCall applies a finished compaction, starts one, waits for it at blockAt, and checks the
+// session cap. It returns a stop reason or "". A compaction starts when the prompt reaches blockAt
+// (it must), or earlier, past compactAt, when it pays for itself over the calls the turn is
+// expected to make (calls is how many it made): each compaction costs a summary call and the
+// cache of the prefix it rewrites, which small savings do not repay.
+func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string {
 	if stop := s.applyJob(em); stop != "" {
 		return stop
 	}
@@ -159,11 +162,15 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter) string {
 	window := s.Window()
 	th := s.opts.Policy.Check(used, window)
 	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
-		s.startJobLocked(ctx, "auto", "", s.thresholdNote(used, window))
-		ev := &CompactionEvent{State: CompactionRunning, Trigger: "auto", Note: s.job.note}
-		s.mu.Unlock()
-		em.send(Event{Type: EventCompaction, Compaction: ev})
-		s.mu.Lock()
+		if plan, ok := s.planLocked(); ok && (th == contextwin.Block || s.worthLocked(plan, calls)) {
+			s.startJobLocked(ctx, "auto", "", s.thresholdNote(used, window), plan)
+			ev := &CompactionEvent{State: CompactionRunning, Trigger: "auto", Note: s.job.note}
+			s.mu.Unlock()
+			em.send(Event{Type: EventCompaction, Compaction: ev})
+			s.mu.Lock()
+		} else if !ok {
+			s.skipAt = len(s.history)
+		}
 	}
 	job := s.job
 	s.mu.Unlock()
@@ -280,11 +287,6 @@ func (s *Session) record(ctx context.Context, resp *gemini.Response, fcs []*gena
 	rec.Tool = strings.Join(names, ", ")
 	if len(fcs) > 0 {
 		_, rec.Detail = describe(fcs[0])
-	}
-	window := s.Window()
-	if u.Prompt > 0 && s.opts.Policy.Check(u.Prompt, window) != contextwin.Below && s.job == nil && s.canCompactLocked() {
-		s.startJobLocked(ctx, "auto", "", s.thresholdNote(u.Prompt, window))
-		rec.Note = s.job.note
 	}
 	return rec
 }

@@ -76,9 +76,7 @@ type Session struct {
 	mu            sync.Mutex
 	history       []*genai.Content
 	task          string   // the first request, restated after each compaction
-	summary       string   // the current summary, merged into the next
-	covered       int      // messages the summary covers
-	requests      []string // the user's later requests restated in the head
+	blocks        []contextwin.SummaryBlock // the head's summaries, oldest first
 	ledger        contextwin.Ledger
 	totals        contextwin.Totals
 	calls         int // model calls since the session began

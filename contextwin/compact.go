@@ -16,8 +16,19 @@ const ToolOutputInSummary = 600
 // ErrNothingToCompact means the history holds no more than the turns kept verbatim.
 var ErrNothingToCompact = errors.New("nothing to compact")
 
-// Summarizer turns a prompt into a summary; the agent passes a model call.
-type Summarizer func(ctx context.Context, prompt string) (string, error)
+// SummaryRequest is one call to the summarizer. In context, Contents are the session's own
+// messages up to the split, the request riding as a last part of the last one: sent with the
+// agent's system instruction and tool declarations (function calling off), the whole prefix is
+// one the provider has cached from the agent's own calls. Stand-alone, Contents is one message
+// holding a rendered transcript, for SummaryInstruction; that is the path for a history too long
+// for one call.
+type SummaryRequest struct {
+	InContext bool
+	Contents  []*genai.Content
+}
+
+// Summarizer answers a summary request; the agent passes a model call.
+type Summarizer func(ctx context.Context, req SummaryRequest) (string, error)
 
 // SplitPoint returns where to cut history so that the last keep model messages, and everything
 // after the first of them, stay verbatim. The cut is always just before a model message: a
@@ -44,18 +55,20 @@ func SplitPoint(history []*genai.Content, keep int) (split int, ok bool) {
 
 // Request is one compaction to perform.
 type Request struct {
-	History         []*genai.Content
-	Task            string // the user's original request, restated in the head
-	PreviousSummary string // merged into the new one
-	PreviousCount   int    // messages the previous summary already covered
-	// PreviousRequests are the user's later requests restated by the previous head; they stay.
-	PreviousRequests []string
-	State            State
-	KeepRecentTurns  int
-	Focus            string // what the user asked the summary to keep (manual compaction)
-	// MaxInputTokens bounds one summarizer call; a longer transcript is summarized in chunks.
+	History []*genai.Content
+	Task    string  // the user's original request, exactly as first sent: the head's first part
+	Blocks  []SummaryBlock // the summaries the head holds now, oldest first
+	State   State
+	// KeepRecentTurns is how many model turns stay verbatim (see Plan for how it adapts).
+	KeepRecentTurns int
+	Focus           string // what the user asked the summary to keep (manual compaction)
+	// MaxInputTokens bounds one summarizer call; a longer history is summarized stand-alone, in
+	// chunks.
 	MaxInputTokens int
-	Estimator      *Estimator
+	// MergeAbove is the size, in tokens, above which the head's summaries are merged into one
+	// instead of a new one being appended after them. 0 always merges.
+	MergeAbove int
+	Estimator  *Estimator
 }
 
 // Result is a compacted history and what it replaced.
@@ -63,16 +76,19 @@ type Result struct {
 	History  []*genai.Content // head message + the kept messages, untouched
 	Split    int              // index in the old history of the first kept message
 	Replaced int              // messages summarized now (history[1:Split])
-	Covered  int              // messages the summary covers in all, previous compactions included
-	Summary  string
-	Requests []string // the user's requests found in the replaced messages, restated in the head
+	Covered  int              // messages the summaries cover in all, previous compactions included
+	Blocks   []SummaryBlock          // the head's summaries after this compaction
+	Summary  string           // what the model wrote this time (a new block, or the merged one)
+	Merged   bool             // the head's earlier summaries were merged into Summary
 	Title    string
 	Fallback string // why the deterministic summary was used, "" if the model's was
 }
 
-// Compact replaces history[1:split] with a structured summary. A cancelled ctx returns its error
-// and the caller keeps its history; a failed or useless summary falls back to a deterministic one
-// built from the harness state and the ledger of tool calls, so compaction itself never fails.
+// Compact replaces history[1:split] with a structured summary: a new block appended to the head's
+// summaries, or one merged summary when they grew past MergeAbove. A cancelled ctx returns its
+// error and the caller keeps its history; a failed or useless summary falls back to a
+// deterministic one built from the harness state and the ledger of tool calls, so compaction
+// itself never fails.
 func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, error) {
 	split, ok := SplitPoint(req.History, req.KeepRecentTurns)
 	if !ok {
@@ -83,54 +99,84 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 	if est == nil {
 		est = &Estimator{}
 	}
-	summary, fallback, err := summarizeAll(ctx, req, old, summarize, est)
+	prev := Covered(req.Blocks)
+	covered := prev + len(old)
+	merge := len(req.Blocks) > 0 && blocksTokens(req.Blocks, est) > req.MergeAbove
+	summary, fallback, merged, err := summarizeAll(ctx, req, split, merge, summarize, est)
 	if err != nil {
 		return Result{}, err
 	}
-	covered := req.PreviousCount + len(old)
-	requests := append(slices.Clone(req.PreviousRequests), userRequests(old)...)
-	head := &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: Head(req.Task, requests, covered, summary, req.State)}}}
+	block := SummaryBlock{From: prev + 1, To: covered, Requests: userRequests(old), Summary: summary}
+	blocks := append(slices.Clone(req.Blocks), block)
+	if merged {
+		block.From, block.Requests = 1, append(Requests(req.Blocks), block.Requests...)
+		blocks = []SummaryBlock{block}
+	}
 	history := make([]*genai.Content, 0, 1+len(req.History)-split)
-	history = append(history, head)
+	history = append(history, HeadContent(req.Task, blocks, req.State))
 	history = append(history, req.History[split:]...)
 	return Result{
 		History:  history,
 		Split:    split,
 		Replaced: len(old),
 		Covered:  covered,
+		Blocks:   blocks,
 		Summary:  summary,
-		Requests: requests,
+		Merged:   merged,
 		Title:    Title(summary),
 		Fallback: fallback,
 	}, nil
 }
 
-// summarizeAll asks for the summary, in chunks when the transcript is too long for one call, and
-// falls back to the deterministic summary on failure.
-func summarizeAll(ctx context.Context, req Request, old []*genai.Content, summarize Summarizer, est *Estimator) (summary, fallback string, err error) {
-	chunks := chunkTranscripts(old, req.MaxInputTokens, est)
-	running := req.PreviousSummary
-	replacedTokens := est.Tokens(EstimateText(req.PreviousSummary))
-	for _, c := range chunks {
-		replacedTokens += est.Tokens(EstimateText(c))
+func blocksTokens(blocks []SummaryBlock, est *Estimator) int {
+	n := 0
+	for _, b := range blocks {
+		n += est.Tokens(EstimateText(b.render(false)))
 	}
-	for _, chunk := range chunks {
-		out, serr := summarize(ctx, SummaryPrompt(chunk, running, req.Focus))
-		if ctx.Err() != nil {
-			return "", "", fmt.Errorf("compaction cancelled: %w", ctx.Err())
-		}
-		if serr != nil {
-			return Deterministic(req, old), "summarizer failed: " + serr.Error(), nil
-		}
-		running = strings.TrimSpace(out)
+	return n
+}
+
+// summarizeAll asks for the summary: in context when the messages to summarize fit one call,
+// else stand-alone over the rendered transcript in chunks, merging the earlier summaries. It
+// falls back to the deterministic summary on failure. merged tells whether the result replaces
+// the earlier summaries.
+func summarizeAll(ctx context.Context, req Request, split int, merge bool, summarize Summarizer, est *Estimator) (summary, fallback string, merged bool, err error) {
+	old := req.History[1:split]
+	replaced := est.Tokens(EstimateContents(old))
+	if merge {
+		replaced += blocksTokens(req.Blocks, est)
 	}
+	var out string
+	var serr error
+	if req.MaxInputTokens <= 0 || est.Tokens(EstimateContents(req.History[:split])) <= req.MaxInputTokens {
+		out, serr = summarize(ctx, SummaryRequest{InContext: true, Contents: InContextRequest(req.History[:split], len(req.Blocks) > 0, merge, req.Focus)})
+	} else {
+		merge = len(req.Blocks) > 0
+		running := JoinSummaries(req.Blocks)
+		replaced = est.Tokens(EstimateContents(old)) + blocksTokens(req.Blocks, est)
+		for _, chunk := range chunkTranscripts(old, req.MaxInputTokens, est) {
+			out, serr = summarize(ctx, SummaryRequest{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: SummaryPrompt(chunk, running, req.Focus)}}}}})
+			if serr != nil || ctx.Err() != nil {
+				break
+			}
+			running = strings.TrimSpace(out)
+		}
+		out = running
+	}
+	if ctx.Err() != nil {
+		return "", "", false, fmt.Errorf("compaction cancelled: %w", ctx.Err())
+	}
+	out = strings.TrimSpace(out)
+	merged = merge
 	switch {
-	case running == "":
-		return Deterministic(req, old), "summarizer returned nothing", nil
-	case est.Tokens(EstimateText(running)) >= replacedTokens:
-		return Deterministic(req, old), "summary was not smaller than what it replaced", nil
+	case serr != nil:
+		return Deterministic(req, old), "summarizer failed: " + serr.Error(), len(req.Blocks) > 0, nil
+	case out == "":
+		return Deterministic(req, old), "summarizer returned nothing", len(req.Blocks) > 0, nil
+	case est.Tokens(EstimateText(out)) >= replaced:
+		return Deterministic(req, old), "summary was not smaller than what it replaced", len(req.Blocks) > 0, nil
 	}
-	return running, "", nil
+	return out, "", merged, nil
 }
 
 // chunkTranscripts renders old as one transcript, or as several at message boundaries when it
@@ -154,25 +200,6 @@ func chunkTranscripts(old []*genai.Content, maxTokens int, est *Estimator) []str
 		chunks = append(chunks, cur.String())
 	}
 	return chunks
-}
-
-// Head is the first message after a compaction: the task, the user's later requests verbatim,
-// what the summary covers and that the following messages win over it, the summary, and the
-// state the harness holds.
-func Head(task string, requests []string, covered int, summary string, st State) string {
-	var b strings.Builder
-	b.WriteString(strings.TrimSpace(task))
-	if len(requests) > 0 {
-		b.WriteString("\n\nLater requests from the user, verbatim:\n")
-		for _, r := range requests {
-			b.WriteString("- " + strings.TrimSpace(r) + "\n")
-		}
-	}
-	fmt.Fprintf(&b, "\n\n[Summary of the first %d messages, compacted by the harness. The messages that follow are kept verbatim and take precedence over this summary.]\n", covered)
-	b.WriteString(strings.TrimSpace(summary))
-	b.WriteString("\n\n")
-	b.WriteString(st.Render())
-	return b.String()
 }
 
 // userRequests returns the text of the user messages in old that are requests (not tool results).

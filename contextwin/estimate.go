@@ -96,3 +96,12 @@ func (e *Estimator) Learn(estimate float64, actual int) {
 	}
 	e.factor = 0.5*e.factor + 0.5*r
 }
+
+// EstimateContents is the estimate of several messages.
+func EstimateContents(cs []*genai.Content) float64 {
+	total := 0.0
+	for _, c := range cs {
+		total += EstimateContent(c)
+	}
+	return total
+}

@@ -3,6 +3,7 @@ package contextwin
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"google.golang.org/genai"
@@ -19,20 +20,64 @@ var Headings = []string{
 	"Remaining work",
 }
 
+// SummaryMarker begins every summary request, in context or stand-alone, and nothing else the
+// harness sends: scripted models recognise the summarizer's calls by it.
+const SummaryMarker = "Summarize the conversation"
+
 // SummaryInstruction is the summarizer's system instruction.
 const SummaryInstruction = "You compact the history of a coding agent's session into a structured summary that the agent will continue from. You never call tools."
+
+// InContextRequest is the summarizer's messages for a summary in context: prefix (the session's
+// messages up to the split) unchanged, then the request, as a last part of prefix's last message
+// when that is the user's (a function response, say), so that roles still alternate and every
+// byte of prefix is one the provider has seen. afterSummaries says the head already holds
+// summaries; merge asks for one summary that replaces them too.
+func InContextRequest(prefix []*genai.Content, afterSummaries, merge bool, focus string) []*genai.Content {
+	var b strings.Builder
+	switch {
+	case merge:
+		b.WriteString(SummaryMarker + " above, the summaries in its first message included, so that a coding agent can continue the task without it: ")
+		b.WriteString("the harness replaces those summaries and every message after the task up to here with yours. Keep what is still true, drop what later messages made obsolete.\n")
+	case afterSummaries:
+		b.WriteString(SummaryMarker + " above from the first message after the summaries at its start up to here, so that a coding agent can continue the task without those messages: ")
+		b.WriteString("the harness replaces them with your summary, placed after the summaries already there. Do not repeat what those summaries say.\n")
+	default:
+		b.WriteString(SummaryMarker + " above, from the message after the task up to here, so that a coding agent can continue the task without those messages: ")
+		b.WriteString("the harness replaces them with your summary.\n")
+	}
+	b.WriteString("Do not call any tool and do not continue the task: answer with the summary only.\n")
+	writeSummaryRules(&b, focus)
+	req := &genai.Part{Text: b.String()}
+	out := slices.Clone(prefix)
+	last := len(out) - 1
+	if last >= 0 && out[last] != nil && out[last].Role == genai.RoleUser {
+		c := *out[last]
+		c.Parts = append(slices.Clip(slices.Clone(c.Parts)), req)
+		out[last] = &c
+		return out
+	}
+	return append(out, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{req}})
+}
+
+// writeSummaryRules writes the headings and rules every summary request imposes.
+func writeSummaryRules(b *strings.Builder, focus string) {
+	b.WriteString("Use exactly these headings, in this order, as bold lines:\n")
+	for _, h := range Headings {
+		fmt.Fprintf(b, "**%s:**\n", h)
+	}
+	b.WriteString("Rules: keep exact identifiers, file paths, function names, commands, error strings and numbers; ")
+	b.WriteString("say \"none\" under a heading with nothing to report; no preamble, no closing remarks; be brief.\n")
+	if focus != "" {
+		b.WriteString("\nThe user asks the summary to keep in particular: " + focus + "\n")
+	}
+}
 
 // SummaryPrompt asks for a summary of transcript, merging a previous summary and honouring the
 // user's focus.
 func SummaryPrompt(transcript, previous, focus string) string {
 	var b strings.Builder
-	b.WriteString("Summarize the conversation below so that a coding agent can continue the task without it.\n")
-	b.WriteString("Use exactly these headings, in this order, as bold lines:\n")
-	for _, h := range Headings {
-		fmt.Fprintf(&b, "**%s:**\n", h)
-	}
-	b.WriteString("Rules: keep exact identifiers, file paths, function names, commands, error strings and numbers; ")
-	b.WriteString("say \"none\" under a heading with nothing to report; no preamble, no closing remarks; be brief.\n")
+	b.WriteString(SummaryMarker + " below so that a coding agent can continue the task without it.\n")
+	writeSummaryRules(&b, "")
 	if previous != "" {
 		b.WriteString("\nA previous summary covers what came before this conversation. Merge it: keep what is still true, drop what the conversation made obsolete.\n<previous-summary>\n")
 		b.WriteString(previous)
@@ -96,8 +141,8 @@ func Deterministic(req Request, old []*genai.Content) string {
 	b.WriteString("**Hypotheses ruled out:**\nnone recorded (summary built by the harness without the model)\n")
 	b.WriteString("**Remaining work:**\ncontinue the objective; the commands run so far:\n")
 	b.WriteString(ledger(old, func(name string) bool { return name == "run_command" || name == "edit_file" || name == "write_file" }))
-	if req.PreviousSummary != "" {
-		b.WriteString("\nEarlier summary:\n" + req.PreviousSummary + "\n")
+	if len(req.Blocks) > 0 {
+		b.WriteString("\nEarlier summary:\n" + JoinSummaries(req.Blocks) + "\n")
 	}
 	return b.String()
 }

@@ -23,6 +23,9 @@ type Request struct {
 	// IncludeThoughts asks for thought summaries (ThinkingConfig.IncludeThoughts), which arrive
 	// as Chunk.Thought. Only thinking models (2.5 and later) accept it.
 	IncludeThoughts bool
+	// NoFunctionCalls declares Tools but forbids calling them (function calling mode NONE): a
+	// side request, such as a summary, keeps the agent's cached prefix without acting.
+	NoFunctionCalls bool
 }
 
 // Chunk is one step of a Generate call. Exactly one of its fields is set (Text and Thought may
@@ -139,6 +142,9 @@ func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 	}
 	if len(req.Tools) > 0 {
 		cfg.Tools = []*genai.Tool{{FunctionDeclarations: req.Tools}}
+		if req.NoFunctionCalls {
+			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
+		}
 	}
 	if req.IncludeThoughts {
 		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}

@@ -61,12 +61,24 @@ type Meta struct {
 // Compaction is what installing a compaction did to the history: message 0 became Head and the
 // messages before Split were dropped.
 type Compaction struct {
-	Head       *genai.Content        `json:"head"`
-	Split      int                   `json:"split"`
-	Summary    string                `json:"summary"`
-	Covered    int                   `json:"covered"`
-	Requests   []string              `json:"requests,omitempty"`
-	Checkpoint contextwin.Checkpoint `json:"checkpoint"`
+	Head  *genai.Content `json:"head"`
+	Split int            `json:"split"`
+	// Blocks are the head's summaries after the compaction.
+	Blocks     []contextwin.SummaryBlock `json:"blocks,omitempty"`
+	Checkpoint contextwin.Checkpoint     `json:"checkpoint"`
+	// Summary, Covered and Requests are what logs written before blocks hold instead: one
+	// merged summary.
+	Summary  string   `json:"summary,omitempty"`
+	Covered  int      `json:"covered,omitempty"`
+	Requests []string `json:"requests,omitempty"`
+}
+
+// SummaryBlocks are the head's summaries the record leaves, whichever way it was written.
+func (c *Compaction) SummaryBlocks() []contextwin.SummaryBlock {
+	if c.Blocks != nil {
+		return c.Blocks
+	}
+	return contextwin.LegacyBlocks(c.Summary, c.Covered, c.Requests)
 }
 
 // RestorePoint is a file as it was before the agent first changed it in a turn.

@@ -17,9 +17,7 @@ type Snapshot struct {
 	Title         string
 	History       []*genai.Content
 	Task          string
-	Summary       string
-	Covered       int
-	Requests      []string
+	Blocks        []contextwin.SummaryBlock // the head's summaries
 	Checkpoints   []contextwin.Checkpoint
 	Undo          []UndoFrame
 	Totals        contextwin.Totals
@@ -53,9 +51,7 @@ type Entry struct {
 type UndoFrame struct {
 	Before   []*genai.Content
 	AfterLen int
-	Summary  string
-	Covered  int
-	Requests []string
+	Blocks   []contextwin.SummaryBlock
 }
 
 // Replay rebuilds a session from its records. It is pure: the agent and `reprise sessions` share it.
@@ -108,10 +104,10 @@ func Replay(recs []Record) *Snapshot {
 				s.Warnings = append(s.Warnings, "a compaction record does not fit the history; ignored")
 				continue
 			}
-			s.Undo = append(s.Undo, UndoFrame{Before: s.History, Summary: s.Summary, Covered: s.Covered, Requests: s.Requests})
+			s.Undo = append(s.Undo, UndoFrame{Before: s.History, Blocks: s.Blocks})
 			s.History = Compact(s.History, c.Head, c.Split)
 			s.Undo[len(s.Undo)-1].AfterLen = len(s.History)
-			s.Summary, s.Covered, s.Requests = c.Summary, c.Covered, c.Requests
+			s.Blocks = c.SummaryBlocks()
 			s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
 			cp := c.Checkpoint
 			s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
@@ -123,7 +119,7 @@ func Replay(recs []Record) *Snapshot {
 			f := s.Undo[len(s.Undo)-1]
 			s.Undo = s.Undo[:len(s.Undo)-1]
 			s.History = UndoHistory(f, s.History)
-			s.Summary, s.Covered, s.Requests = f.Summary, f.Covered, f.Requests
+			s.Blocks = f.Blocks
 			s.AnchorLen = -1
 		case KindVerdict:
 			s.Verdict = r.Verdict

@@ -190,7 +190,7 @@ func benchLedger(n int) float64 {
 
 func benchCompact(ctx context.Context) time.Duration {
 	h := benchHistory(10000)
-	summarize := func(context.Context, string) (string, error) { return "**Objective:**\nx", nil }
+	summarize := func(context.Context, contextwin.SummaryRequest) (string, error) { return "**Objective:**\nx", nil }
 	const rounds = 10
 	start := time.Now()
 	for range rounds {

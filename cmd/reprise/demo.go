@@ -48,7 +48,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	if cps := s.Checkpoints(); len(cps) > 0 {
 		fmt.Fprintf(stdout, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", len(cps), cps[len(cps)-1].Title)
-		fmt.Fprintln(stdout, indent(s.History()[0].Parts[0].Text, "  │ "))
+		fmt.Fprintln(stdout, indent(contextwin.HeadText(s.History()[0]), "  │ "))
 	}
 	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), 1_000_000, io.Discard, false)
 	if err != nil {

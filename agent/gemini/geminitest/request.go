@@ -24,6 +24,9 @@ type Request struct {
 	SystemInstruction *genai.Content
 	Tools             int      // entries in "tools"
 	Functions         []string // names of the function declarations, in order
+	// FunctionCalling is toolConfig.functionCallingConfig.mode ("NONE", "ANY", "AUTO"), "" when
+	// the request sets none.
+	FunctionCalling string
 
 	// Turn is the index in the script (counting appended turns) of the turn that served the
 	// request, or -1 when no turn did (model info, countTokens, rejected or exhausted).
@@ -42,6 +45,11 @@ type decodedBody struct {
 			Name string `json:"name"`
 		} `json:"functionDeclarations"`
 	} `json:"tools"`
+	ToolConfig struct {
+		FunctionCallingConfig struct {
+			Mode string `json:"mode"`
+		} `json:"functionCallingConfig"`
+	} `json:"toolConfig"`
 	GenerateContentRequest *decodedBody `json:"generateContentRequest"`
 }
 
@@ -57,6 +65,7 @@ func (r *Request) decode() error {
 	r.Contents = b.Contents
 	r.SystemInstruction = b.SystemInstruction
 	r.Tools = len(b.Tools)
+	r.FunctionCalling = b.ToolConfig.FunctionCallingConfig.Mode
 	for _, t := range b.Tools {
 		for _, fd := range t.FunctionDeclarations {
 			r.Functions = append(r.Functions, fd.Name)

@@ -227,7 +227,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("geminitest: script exhausted (request %d)", n))
 		return
 	}
+	if req.FunctionCalling == "NONE" && callsFunction(t.Parts) {
+		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d turned function calling off, but script turn %d calls a function", n, t.index))
+		return
+	}
 	s.serveTurn(w, req, t.Turn, usage)
+}
+
+func callsFunction(parts []Part) bool {
+	for _, p := range parts {
+		if p.FunctionCall != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // processed reports whether the model read the prompt, so that it is cached for the requests

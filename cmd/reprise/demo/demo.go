@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 //go:embed all:_workspace
@@ -50,9 +51,6 @@ func CopyWorkspace(dir string) error {
 		return nil
 	})
 }
-
-// SummaryMatch singles out the summarizer's requests in the script.
-const SummaryMatch = "Summarize the conversation below"
 
 // Script is the scripted model: what a capable model did on this task, call by call. The tool
 // results, the token counts and the compaction are real: the tools run on the copied workspace and
@@ -105,8 +103,8 @@ func Script() geminitest.Script {
 		"**Hypotheses ruled out:**\nnone\n" +
 		"**Remaining work:**\n1. Fix `facturation/remises.go` (`quantite >= s.Quantite`). 2. Fix `facturation/montants.go` (round half up). 3. Run `go test ./...`."
 	// One summary per compaction that may happen; an unused one is harmless.
-	for range 3 {
-		turns = append(turns, geminitest.Turn{Match: SummaryMatch, Parts: []geminitest.Part{{Text: summary}}})
+	for range 12 {
+		turns = append(turns, geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: summary}}})
 	}
 	return geminitest.Script{Turns: turns}
 }

@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// noCompaction is the budget of a run that never compacts: far above any scenario's prompt.
+const noCompaction = 1_000_000
+
+// scenarioRun is what one scripted session cost.
+type scenarioRun struct {
+	Budget      int // noCompaction: the run without compaction
+	Stop        string
+	Calls       int // the agent's model calls
+	Summaries   int // summarizer calls
+	Compactions int
+	MaxPrompt   int // the largest prompt the agent sent
+	Totals      contextwin.Totals
+}
+
+// playScenario runs sc once at budget in a fresh workspace under dir, against a fake Gemini that
+// bills implicit caching as the API does.
+func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string) (scenarioRun, error) {
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return scenarioRun{}, err
+	}
+	if err := sc.Workspace(ws); err != nil {
+		return scenarioRun{}, err
+	}
+	srv := geminitest.New(sc.Script())
+	defer srv.Close()
+	client, err := gemini.New(ctx, gemini.Config{APIKey: "bench", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
+	if err != nil {
+		return scenarioRun{}, err
+	}
+	policy := contextwin.DefaultPolicy()
+	policy.ContextBudget = budget
+	s, err := newSession(os.Getenv, sessionSetup{
+		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
+		policy: policy, approver: scriptedUser{out: io.Discard}, stream: true, stateDir: filepath.Join(dir, "session"),
+	})
+	if err != nil {
+		return scenarioRun{}, err
+	}
+	defer s.Close()
+	run := scenarioRun{Budget: budget}
+	for ev, err := range s.Run(ctx, sc.Task) {
+		switch {
+		case err != nil:
+			return run, fmt.Errorf("%s at %d: %w", sc.Name, budget, err)
+		case ev.Type == agent.EventModelCall:
+			run.Calls++
+			run.MaxPrompt = max(run.MaxPrompt, ev.Call.Prompt)
+		case ev.Type == agent.EventCompaction && os.Getenv("REPRISE_COST_DEBUG") != "":
+			fmt.Fprintf(os.Stderr, "%s@%d call %d: %+v\n", sc.Name, budget, run.Calls, *ev.Compaction)
+		case ev.Type == agent.EventTurnEnd:
+			run.Stop = ev.End.StopReason
+			run.Totals = ev.End.Totals
+		}
+	}
+	run.Compactions = len(s.Checkpoints())
+	run.Summaries = run.Totals.Calls - run.Calls
+	if run.Stop == "" {
+		return run, errors.New("the turn did not end")
+	}
+	return run, nil
+}
+
+// costTable plays every scenario at each of its budgets and without compaction, and prints what
+// each run cost, the prefix cache included.
+func costTable(ctx context.Context, w io.Writer) error {
+	dir, err := os.MkdirTemp("", "reprise-cost-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "scenario\tbudget\tstop\tcalls\tsummaries\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\t")
+	for _, sc := range scenarios.All() {
+		var base scenarioRun
+		for i, budget := range append([]int{noCompaction}, sc.Budgets...) {
+			r, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d", sc.Name, i)))
+			if err != nil {
+				return err
+			}
+			label, ratio := commas(budget), fmt.Sprintf("%.2f×", r.Totals.Cost/base.Totals.Cost)
+			if i == 0 {
+				base, label, ratio = r, "none", ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries,
+				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio)
+		}
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,123 @@
+package contextwin
+
+import "strings"
+
+// MinCachedTokens is the shortest prefix the Gemini API caches implicitly for model: 4,096
+// tokens on Pro models, 1,024 on the others.
+func MinCachedTokens(model string) int {
+	if strings.Contains(model, "pro") {
+		return 4096
+	}
+	return 1024
+}
+
+// DefaultSummaryTokens is the summary length assumed before a session has produced one.
+const DefaultSummaryTokens = 400
+
+// summaryRequestTokens is about what the in-context summary request adds to the prefix.
+const summaryRequestTokens = 250
+
+// Plan is a compaction as it would be done now, estimated: where it cuts, how many turns it
+// keeps and what the prompt would be after it.
+type Plan struct {
+	Split, Keep int
+	Before      int // the next prompt without compaction
+	After       int // the next prompt right after it
+	// AfterCached is the part of After the provider would still have cached: the head's
+	// unchanged prefix, when it reaches the minimum.
+	AfterCached int
+	// SummaryInput and SummaryCached are the summarizer's prompt and its cached part.
+	SummaryInput, SummaryCached int
+	SummaryOutput               int
+}
+
+// PlanInput is what planning needs, in tokens (the estimator's, corrected).
+type PlanInput struct {
+	Messages []int // tokens of each message of the history, head first
+	Fixed    int   // system instruction and tool declarations
+	Before   int   // the next prompt without compaction (the ledger's figure)
+	// HeadKept is the part of the head a compaction leaves byte for byte: the task, and the
+	// summaries when a new one is appended after them. NewHead is the head after compaction
+	// (its kept part, the new summary and the state).
+	HeadKept, NewHead int
+	SummaryOutput     int
+	MinCached         int
+	KeepRecentTurns   int
+	Target            int // keep fewer turns, down to one, while the prompt after exceeds this
+}
+
+// PlanCompaction chooses how many turns to keep: keepRecentTurns, or fewer when the turns kept
+// alone would leave the prompt above target (a compaction that frees too little only leads to
+// the next one). It returns ok false when there is nothing before the kept turns.
+func PlanCompaction(history []int, roles func(i int) bool, in PlanInput) (Plan, bool) {
+	var best Plan
+	found := false
+	for keep := max(in.KeepRecentTurns, 1); keep >= 1; keep-- {
+		split, ok := splitBy(len(history), roles, keep)
+		if !ok {
+			continue
+		}
+		kept := 0
+		for _, t := range history[split:] {
+			kept += t
+		}
+		prefix := in.Fixed
+		for _, t := range history[:split] {
+			prefix += t
+		}
+		p := Plan{
+			Split: split, Keep: keep, Before: in.Before,
+			After:         in.Fixed + in.NewHead + kept,
+			SummaryInput:  prefix + summaryRequestTokens,
+			SummaryOutput: in.SummaryOutput,
+		}
+		if c := in.Fixed + in.HeadKept; c >= in.MinCached {
+			p.AfterCached = c
+		}
+		if prefix >= in.MinCached {
+			p.SummaryCached = prefix
+		}
+		best, found = p, true
+		if p.After <= in.Target {
+			break
+		}
+	}
+	return best, found
+}
+
+// splitBy is SplitPoint over a history known by its length and which messages are the model's.
+func splitBy(n int, isModel func(i int) bool, keep int) (int, bool) {
+	seen := 0
+	for i := n - 1; i > 0; i-- {
+		if isModel(i) {
+			seen++
+			if seen == keep {
+				if i <= 1 {
+					return 0, false
+				}
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// Worth weighs compacting now against not compacting, in dollars: what it costs (the summary
+// call, and the next call paying in full for a prefix it would have had cached) against what it
+// saves on each of the horizon calls that follow (the freed tokens, which they would have paid at
+// the cached price). cached is what the next call would have cached without compaction.
+func (p Plan) Worth(prices Prices, cached, horizon int) (saving, cost float64) {
+	in, ca, out := prices.Input/1e6, prices.CachedInput/1e6, prices.Output/1e6
+	cost = float64(p.SummaryInput-p.SummaryCached)*in + float64(p.SummaryCached)*ca + float64(p.SummaryOutput)*out
+	without := float64(p.Before-cached)*in + float64(cached)*ca
+	with := float64(p.After-p.AfterCached)*in + float64(p.AfterCached)*ca
+	if d := with - without; d > 0 {
+		cost += d
+	} else {
+		saving -= d
+	}
+	if horizon > 1 {
+		saving += float64(horizon-1) * float64(p.Before-p.After) * ca
+	}
+	return saving, cost
+}
