@@ -75,7 +75,7 @@ type Session struct {
 	// mu guards everything below.
 	mu            sync.Mutex
 	history       []*genai.Content
-	task          string   // the first request, restated after each compaction
+	task          string                    // the first request, restated after each compaction
 	blocks        []contextwin.SummaryBlock // the head's summaries, oldest first
 	ledger        contextwin.Ledger
 	totals        contextwin.Totals

@@ -56,7 +56,7 @@ func SplitPoint(history []*genai.Content, keep int) (split int, ok bool) {
 // Request is one compaction to perform.
 type Request struct {
 	History []*genai.Content
-	Task    string  // the user's original request, exactly as first sent: the head's first part
+	Task    string         // the user's original request, exactly as first sent: the head's first part
 	Blocks  []SummaryBlock // the summaries the head holds now, oldest first
 	State   State
 	// KeepRecentTurns is how many model turns stay verbatim (see Plan for how it adapts).
@@ -77,7 +77,7 @@ type Result struct {
 	Split    int              // index in the old history of the first kept message
 	Replaced int              // messages summarized now (history[1:Split])
 	Covered  int              // messages the summaries cover in all, previous compactions included
-	Blocks   []SummaryBlock          // the head's summaries after this compaction
+	Blocks   []SummaryBlock   // the head's summaries after this compaction
 	Summary  string           // what the model wrote this time (a new block, or the merged one)
 	Merged   bool             // the head's earlier summaries were merged into Summary
 	Title    string

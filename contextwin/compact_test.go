@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -71,7 +72,13 @@ func TestSplitPoint(t *testing.T) {
 	}
 }
 
-func okSummary(_ context.Context, prompt string) (string, error) {
+// promptOf is the text of a summary request: the request part in context, the message alone.
+func promptOf(req SummaryRequest) string {
+	last := req.Contents[len(req.Contents)-1]
+	return last.Parts[len(last.Parts)-1].Text
+}
+
+func okSummary(_ context.Context, _ SummaryRequest) (string, error) {
 	return "**Objective:**\nFix discounts\n**Files read and what mattered:**\nf0.go\n**Modifications made:**\nnone\n**Last tests:**\nnone\n**Hypotheses ruled out:**\nnone\n**Remaining work:**\nfix", nil
 }
 
@@ -85,7 +92,7 @@ func TestCompactHead(t *testing.T) {
 	if res.Replaced != 12 || res.Split != 13 || len(res.History) != 7 {
 		t.Errorf("replaced %d, split %d, len %d; want 12, 13, 7 (the seed's 19 → 7)", res.Replaced, res.Split, len(res.History))
 	}
-	head := res.History[0].Parts[0].Text
+	head := HeadText(res.History[0])
 	for _, want := range []string{
 		"Fix the discount bug in facturation.",
 		"[Summary of the first 12 messages, compacted by the harness. The messages that follow are kept verbatim and take precedence over this summary.]",
@@ -128,23 +135,67 @@ func TestCompactKeepsActiveLoopByteForByte(t *testing.T) {
 	}
 }
 
-func TestSummaryPrompt(t *testing.T) {
+func TestSummaryRequestInContext(t *testing.T) {
 	h := session(5)
-	h[2] = response("c0", "read_file", strings.Repeat("a", 300)+strings.Repeat("b", 700)+"VERDICT")
-	var prompt string
-	_, err := Compact(t.Context(), Request{History: h, Task: "t", PreviousSummary: "PREVIOUS-SUMMARY", Focus: "keep the exact error strings", KeepRecentTurns: 2}, func(_ context.Context, p string) (string, error) {
-		prompt = p
-		return okSummary(nil, p)
+	before := cloneContents(h)
+	var got SummaryRequest
+	res, err := Compact(t.Context(), Request{History: h, Task: "t", Focus: "keep the exact error strings", KeepRecentTurns: 2, MaxInputTokens: 100_000}, func(_ context.Context, r SummaryRequest) (string, error) {
+		got = r
+		return okSummary(nil, r)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !got.InContext {
+		t.Fatal("the summary was asked stand-alone, want in context")
+	}
+	// The prefix the agent's calls cached, unchanged, then the request as one more part of the
+	// last message (a function response), so that roles still alternate.
+	if len(got.Contents) != res.Split {
+		t.Fatalf("request has %d messages, want the %d before the split", len(got.Contents), res.Split)
+	}
+	for i, c := range got.Contents[:res.Split-1] {
+		if c != h[i] {
+			t.Errorf("message %d is not the history's own", i)
+		}
+	}
+	last := got.Contents[res.Split-1]
+	if diff := cmp.Diff(h[res.Split-1].Parts, last.Parts[:len(last.Parts)-1]); diff != "" || last.Role != genai.RoleUser {
+		t.Errorf("last message changed before the request part (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(before, h); diff != "" {
+		t.Errorf("the history was changed by building the request:\n%s", diff)
+	}
+	prompt := promptOf(got)
+	for _, want := range append(slices.Clone(Headings), SummaryMarker+" above", "keep the exact error strings", "Do not call any tool") {
+		if !strings.Contains(prompt, want) {
+			t.Errorf("request lacks %q:\n%s", want, prompt)
+		}
+	}
+}
+
+func TestSummaryPromptStandalone(t *testing.T) {
+	h := session(5)
+	h[2] = response("c0", "read_file", strings.Repeat("a", 300)+strings.Repeat("b", 700)+"VERDICT")
+	var prompts []string
+	blocks := []SummaryBlock{{From: 1, To: 4, Summary: "PREVIOUS-SUMMARY"}}
+	_, err := Compact(t.Context(), Request{History: h, Task: "t", Blocks: blocks, Focus: "keep the exact error strings", KeepRecentTurns: 2, MaxInputTokens: 1}, func(_ context.Context, r SummaryRequest) (string, error) {
+		if r.InContext || len(r.Contents) != 1 {
+			t.Errorf("a history over MaxInputTokens got an in-context request")
+		}
+		prompts = append(prompts, promptOf(r))
+		return okSummary(nil, r)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prompt := strings.Join(prompts, "\n")
 	for _, h := range Headings {
-		if !strings.Contains(prompt, "**"+h+":**") {
+		if !strings.Contains(prompts[0], "**"+h+":**") {
 			t.Errorf("prompt lacks heading %q", h)
 		}
 	}
-	for _, want := range []string{"PREVIOUS-SUMMARY", "keep the exact error strings", "VERDICT", Marker(1007 - ToolOutputInSummary)} {
+	for _, want := range []string{SummaryMarker + " below", "PREVIOUS-SUMMARY", "keep the exact error strings", "VERDICT", Marker(1007 - ToolOutputInSummary)} {
 		if !strings.Contains(prompt, want) {
 			t.Errorf("prompt lacks %q", want)
 		}
@@ -154,15 +205,72 @@ func TestSummaryPrompt(t *testing.T) {
 	}
 }
 
+func cloneContents(h []*genai.Content) []*genai.Content {
+	out := make([]*genai.Content, len(h))
+	for i, c := range h {
+		cc := *c
+		cc.Parts = slices.Clone(c.Parts)
+		out[i] = &cc
+	}
+	return out
+}
+
+// TestCompactAppendsThenMerges compacts twice: the second summary is appended as a part after the
+// first, leaving the head's task and first summary byte for byte (the provider's cached prefix),
+// until the summaries pass MergeAbove and are merged into one.
+func TestCompactAppendsThenMerges(t *testing.T) {
+	st := State{FilesModified: []string{"a.go"}}
+	first, err := Compact(t.Context(), Request{History: session(6), Task: "Fix it", State: st, KeepRecentTurns: 2, MergeAbove: 1000}, okSummary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := append(slices.Clone(first.History), session(4)[1:]...)
+	var asked string
+	second, err := Compact(t.Context(), Request{History: h, Task: "Fix it", Blocks: first.Blocks, State: st, KeepRecentTurns: 2, MergeAbove: 1000}, func(_ context.Context, r SummaryRequest) (string, error) {
+		asked = promptOf(r)
+		return "**Objective:**\nsecond", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Merged || len(second.Blocks) != 2 || !strings.Contains(asked, "after the summaries at its start") {
+		t.Fatalf("merged %v, %d blocks, request %q; want a second block appended", second.Merged, len(second.Blocks), asked)
+	}
+	if b := second.Blocks[1]; b.From != first.Covered+1 || b.To != second.Covered || second.Covered != first.Covered+second.Replaced {
+		t.Errorf("second block covers %d–%d, covered %d; want %d–%d", b.From, b.To, second.Covered, first.Covered+1, first.Covered+second.Replaced)
+	}
+	old, now := first.History[0].Parts, second.History[0].Parts
+	if len(now) != 4 || now[0].Text != "Fix it" || now[1].Text != old[1].Text {
+		t.Errorf("head parts: the task and the first summary must stay byte for byte:\n%s\n%s", HeadText(first.History[0]), HeadText(second.History[0]))
+	}
+	if !strings.Contains(now[2].Text, fmt.Sprintf("[Summary of messages %d to %d", first.Covered+1, second.Covered)) || !strings.Contains(now[3].Text, "State held by the harness") {
+		t.Errorf("new parts: %q / %q", now[2].Text, now[3].Text)
+	}
+
+	merged, err := Compact(t.Context(), Request{History: append(slices.Clone(second.History), session(4)[1:]...), Task: "Fix it", Blocks: second.Blocks, KeepRecentTurns: 2, MergeAbove: 10}, func(_ context.Context, r SummaryRequest) (string, error) {
+		asked = promptOf(r)
+		return "**Objective:**\nall", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Merged || len(merged.Blocks) != 1 || merged.Blocks[0].From != 1 || merged.Blocks[0].To != merged.Covered || !strings.Contains(asked, "the summaries in its first message included") {
+		t.Errorf("merged %v, blocks %+v, request %q; want one block for all", merged.Merged, merged.Blocks, asked)
+	}
+	if !strings.Contains(HeadText(merged.History[0]), fmt.Sprintf("[Summary of the first %d messages", merged.Covered)) {
+		t.Errorf("merged head:\n%s", HeadText(merged.History[0]))
+	}
+}
+
 func TestCompactFallback(t *testing.T) {
-	long := func(context.Context, string) (string, error) { return strings.Repeat("word ", 5000), nil }
+	long := func(context.Context, SummaryRequest) (string, error) { return strings.Repeat("word ", 5000), nil }
 	tests := []struct {
 		name      string
 		summarize Summarizer
 		want      string
 	}{
-		{"error", func(context.Context, string) (string, error) { return "", errors.New("503 overloaded") }, "summarizer failed: 503 overloaded"},
-		{"empty", func(context.Context, string) (string, error) { return "  ", nil }, "summarizer returned nothing"},
+		{"error", func(context.Context, SummaryRequest) (string, error) { return "", errors.New("503 overloaded") }, "summarizer failed: 503 overloaded"},
+		{"empty", func(context.Context, SummaryRequest) (string, error) { return "  ", nil }, "summarizer returned nothing"},
 		{"not smaller", long, "summary was not smaller than what it replaced"},
 	}
 	for _, tt := range tests {
@@ -191,7 +299,7 @@ func TestCompactCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	h := session(6)
 	before := append([]*genai.Content(nil), h...)
-	_, err := Compact(ctx, Request{History: h, Task: "t", KeepRecentTurns: 2}, func(context.Context, string) (string, error) {
+	_, err := Compact(ctx, Request{History: h, Task: "t", KeepRecentTurns: 2}, func(context.Context, SummaryRequest) (string, error) {
 		cancel()
 		return "", context.Canceled
 	})
@@ -206,8 +314,8 @@ func TestCompactCancelled(t *testing.T) {
 func TestCompactInChunks(t *testing.T) {
 	h := session(20)
 	var prompts []string
-	res, err := Compact(t.Context(), Request{History: h, Task: "t", KeepRecentTurns: 2, MaxInputTokens: 200}, func(_ context.Context, p string) (string, error) {
-		prompts = append(prompts, p)
+	res, err := Compact(t.Context(), Request{History: h, Task: "t", KeepRecentTurns: 2, MaxInputTokens: 200}, func(_ context.Context, r SummaryRequest) (string, error) {
+		prompts = append(prompts, promptOf(r))
 		return fmt.Sprintf("**Objective:**\nchunk %d", len(prompts)), nil
 	})
 	if err != nil {
@@ -343,7 +451,7 @@ func BenchmarkSplitPoint10k(b *testing.B) {
 
 func BenchmarkCompactPlan10k(b *testing.B) {
 	h := session(5000)
-	summarize := func(context.Context, string) (string, error) { return "**Objective:**\nx", nil }
+	summarize := func(context.Context, SummaryRequest) (string, error) { return "**Objective:**\nx", nil }
 	for b.Loop() {
 		if _, err := Compact(b.Context(), Request{History: h, Task: "t", KeepRecentTurns: 3, MaxInputTokens: 100_000}, summarize); err != nil {
 			b.Fatal(err)

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
-	"bytes"
-	"context"
 	"testing"
 )
 
