@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
 	"strings"
 	"testing"
 
@@ -34,11 +35,16 @@ func readTurns(n int) []geminitest.Turn {
 	return turns
 }
 
+// TestBackgroundCompaction: past compactAt, a compaction that pays for itself starts in the
+// background. With prices where the cache gives no discount and output is free, freeing tokens
+// early pays after a few calls. The summarizer is asked in context: the agent's system
+// instruction and tools, function calling off, its prefix cached.
 func TestBackgroundCompaction(t *testing.T) {
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget, p.KeepRecentTurns = 5000, 2
-	turns := append(readTurns(8), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
-	f := newFixture(t, fixtureOpts{policy: p, stream: true, files: notes(8, 1600)}, turns...)
+	noDiscount := contextwin.PriceTable{"gemini": {Input: 1, CachedInput: 1, Output: 0}}
+	turns := append(readTurns(16), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
+	f := newFixture(t, fixtureOpts{policy: p, stream: true, files: notes(16, 800), prices: noDiscount}, turns...)
 	evs, err := f.run(t.Context(), "Read every note.")
 	if err != nil {
 		t.Fatal(err)
@@ -49,6 +55,11 @@ func TestBackgroundCompaction(t *testing.T) {
 	comp := ofType(evs, EventCompaction)
 	if len(comp) < 2 || comp[0].Compaction.State != CompactionRunning || !strings.Contains(comp[0].Compaction.Note, "> 0.7 × 5000: compacting") {
 		t.Fatalf("compaction events = %+v", comp)
+	}
+	for _, c := range comp {
+		if c.Compaction.State == CompactionBlocking {
+			t.Errorf("the loop waited for the compaction: %+v", comp)
+		}
 	}
 	cps := f.s.Checkpoints()
 	if len(cps) == 0 || cps[0].N != 1 || cps[0].Title != "Read the notes" || cps[0].TokensAfter >= cps[0].TokensBefore || cps[0].Fallback != "" {
@@ -70,26 +81,49 @@ func TestBackgroundCompaction(t *testing.T) {
 			}
 		}
 	}
-	// The summarizer saw tool outputs cut to 600 characters and the six headings.
-	var summaryReq *geminitest.Request
-	for _, r := range f.srv.Requests() {
-		if r.Tools == 0 && strings.Contains(string(r.Body), "Summarize the conversation below") {
-			summaryReq = &r
-			break
-		}
-	}
-	if summaryReq == nil {
+	sums := summaryRequests(f.srv)
+	if len(sums) == 0 {
 		t.Fatal("no summarizer request")
 	}
-	body := firstText(summaryReq.Contents[0])
-	for _, hd := range contextwin.Headings {
-		contains(t, body, "**"+hd+":**")
+	sr, first := sums[0], mainRequests(f.srv)[0]
+	if sr.FunctionCalling != "NONE" || sr.Tools == 0 || firstText(sr.SystemInstruction) != firstText(first.SystemInstruction) {
+		t.Errorf("summary request: function calling %q, %d tools, same system %v; want the agent's own, calls off",
+			sr.FunctionCalling, sr.Tools, firstText(sr.SystemInstruction) == firstText(first.SystemInstruction))
 	}
-	if strings.Contains(body, strings.Repeat("note 0 line\n", 60)) {
-		t.Error("the summarizer got a tool output longer than 600 characters")
+	last := sr.Contents[len(sr.Contents)-1]
+	ask := last.Parts[len(last.Parts)-1].Text
+	for _, hd := range contextwin.Headings {
+		contains(t, ask, "**"+hd+":**")
+	}
+	if sr.Usage == nil || sr.Usage.Cached < sr.Usage.Prompt*8/10 {
+		t.Errorf("summary usage = %+v, want most of its prompt cached", sr.Usage)
 	}
 	if u := f.s.Usage(); u.Compactions != len(cps) || u.Compaction != "idle" {
 		t.Errorf("usage after = %+v", u)
+	}
+}
+
+// TestNoEarlyCompactionThatDoesNotPay: at Gemini's prices, past compactAt but far from blockAt,
+// compacting a short turn would cost more (a summary call and the cache of the prefix) than it
+// saves: nothing happens until the prompt reaches blockAt.
+func TestNoEarlyCompactionThatDoesNotPay(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget, p.KeepRecentTurns = 5000, 2
+	turns := append(readTurns(8), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
+	f := newFixture(t, fixtureOpts{policy: p, files: notes(8, 1400)}, turns...)
+	evs, err := f.run(t.Context(), "Read every note.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompts []int
+	for _, e := range ofType(evs, EventModelCall) {
+		prompts = append(prompts, e.Call.Prompt)
+	}
+	if slices.Max(prompts) <= 3500 || slices.Max(prompts) >= 4750 {
+		t.Fatalf("prompts %v: the scenario must pass compactAt (3500) and stay under blockAt (4750)", prompts)
+	}
+	if comp := ofType(evs, EventCompaction); len(comp) != 0 || len(summaryRequests(f.srv)) != 0 {
+		t.Errorf("compaction events %+v, %d summary requests; want none", comp, len(summaryRequests(f.srv)))
 	}
 }
 
@@ -133,9 +167,9 @@ func TestSummarizerFailureFallsBack(t *testing.T) {
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget, p.KeepRecentTurns = 5000, 2
 	turns := append(readTurns(8), textTurn("done"),
-		geminitest.Turn{Match: "Summarize the conversation below", Fault: &geminitest.Fault{Status: 400, Message: "summary refused"}},
-		geminitest.Turn{Match: "Summarize the conversation below", Fault: &geminitest.Fault{Status: 400, Message: "summary refused"}})
-	f := newFixture(t, fixtureOpts{policy: p, files: notes(8, 1600)}, turns...)
+		geminitest.Turn{Match: contextwin.SummaryMarker, Fault: &geminitest.Fault{Status: 400, Message: "summary refused"}},
+		geminitest.Turn{Match: contextwin.SummaryMarker, Fault: &geminitest.Fault{Status: 400, Message: "summary refused"}})
+	f := newFixture(t, fixtureOpts{policy: p, files: notes(8, 2000)}, turns...)
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +210,7 @@ type cancellingModel struct {
 }
 
 func (m cancellingModel) Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error] {
-	if len(req.Tools) > 0 {
+	if !req.NoFunctionCalls {
 		return m.Model.Generate(ctx, req)
 	}
 	return func(yield func(gemini.Chunk, error) bool) {
@@ -285,7 +319,7 @@ func TestHeadStatesEditedFiles(t *testing.T) {
 		turns = append(turns, callTurn("search", map[string]any{"pattern": "hello"}, ""))
 	}
 	turns = append(turns, textTurn("done"))
-	for range 4 {
+	for range 8 {
 		turns = append(turns, summaryTurn("**Objective:**\nchange X and Y\n**Modifications made:**\nNone.\n**Remaining work:**\nedit a.go and b.go"))
 	}
 	f := newFixture(t, fixtureOpts{policy: p, files: files}, turns...)

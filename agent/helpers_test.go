@@ -41,6 +41,7 @@ type fixtureOpts struct {
 	sandbox  *sandbox.Sandbox
 	secrets  *secret.Redactor // nil = the process environment's credentials
 	journal  bool             // save the session in a store, as the server does
+	prices   contextwin.PriceTable
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -77,6 +78,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Workspace:       ws,
 		Model:           client,
 		ModelName:       client.Model(),
+		Prices:          o.prices,
 		InputTokenLimit: o.limit,
 		Policy:          o.policy,
 		Approver:        o.approver,
@@ -161,7 +163,7 @@ func textTurn(text string) geminitest.Turn {
 }
 
 func summaryTurn(text string) geminitest.Turn {
-	return geminitest.Turn{Match: "Summarize the conversation below", Parts: []geminitest.Part{{Text: text}}}
+	return geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: text}}}
 }
 
 // responses returns the function responses sent in a request, by tool name.
@@ -181,13 +183,9 @@ func responses(req geminitest.Request) map[string][]string {
 	return out
 }
 
+// firstText is a message's text, its parts joined (a head message has several).
 func firstText(c *genai.Content) string {
-	for _, p := range c.Parts {
-		if p.Text != "" {
-			return p.Text
-		}
-	}
-	return ""
+	return contextwin.HeadText(c)
 }
 
 func contains(t *testing.T, got, want string) {
@@ -200,6 +198,13 @@ func contains(t *testing.T, got, want string) {
 // mainRequests are the loop's requests (not the summarizer's, nor model info).
 func mainRequests(srv *geminitest.Server) []geminitest.Request {
 	return slices.DeleteFunc(srv.Requests(), func(r geminitest.Request) bool {
-		return r.Tools == 0 || r.Method != "POST"
+		return r.Tools == 0 || r.FunctionCalling == "NONE" || r.Method != "POST"
+	})
+}
+
+// summaryRequests are the summarizer's requests.
+func summaryRequests(srv *geminitest.Server) []geminitest.Request {
+	return slices.DeleteFunc(srv.Requests(), func(r geminitest.Request) bool {
+		return !strings.Contains(string(r.Body), contextwin.SummaryMarker)
 	})
 }

@@ -55,7 +55,7 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	p.ContextBudget, p.KeepRecentTurns = 5000, 2
 	turns := append(readTurns(8), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
 	turns = append(turns, callTurn("edit_file", map[string]any{"path": "notes/0.txt", "old": "note 0 line", "new": "NOTE"}, sig), textTurn("edited"))
-	f, st, log := saved(t, fixtureOpts{policy: p, files: notes(8, 1600)}, turns...)
+	f, st, log := saved(t, fixtureOpts{policy: p, files: notes(8, 2000)}, turns...)
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
@@ -252,7 +252,7 @@ func TestUndoRefusedOverBudget(t *testing.T) {
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget, p.KeepRecentTurns = 5000, 2
 	turns := append(readTurns(8), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
-	f, _, _ := saved(t, fixtureOpts{policy: p, files: notes(8, 1600)}, turns...)
+	f, _, _ := saved(t, fixtureOpts{policy: p, files: notes(8, 2000)}, turns...)
 	f.run(t.Context(), "Read every note.")
 	if len(f.s.Checkpoints()) == 0 {
 		t.Fatal("no compaction")

@@ -15,6 +15,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -97,7 +98,7 @@ func TestNumericCancelRequest(t *testing.T) {
 	for range 5 {
 		turns = append(turns, call("list_files", map[string]any{}))
 	}
-	turns = append(turns, text("done"), geminitest.Turn{Match: "Summarize the conversation below", Fault: &geminitest.Fault{Status: 503, RetryDelay: "30s"}})
+	turns = append(turns, text("done"), geminitest.Turn{Match: contextwin.SummaryMarker, Fault: &geminitest.Fault{Status: 503, RetryDelay: "30s"}})
 	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true}, retries: gemini.Config{BaseDelay: time.Millisecond, MaxDelay: time.Minute}}, turns...)
 	id := e.ask("list", "")
 	e.turnEnd(id)

@@ -11,6 +11,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -220,7 +221,7 @@ func TestCompactWithProgress(t *testing.T) {
 		files[name] = strings.Repeat("some file content\n", 100)
 		turns = append(turns, call("read_file", map[string]any{"path": name}))
 	}
-	turns = append(turns, text("listed"), geminitest.Turn{Match: "Summarize the conversation below", Parts: []geminitest.Part{{Text: "**Objective:**\nList the files"}}})
+	turns = append(turns, text("listed"), geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: "**Objective:**\nList the files"}}})
 	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true}, files: files}, turns...)
 	id := e.ask("list files five times", "")
 	e.turnEnd(id)

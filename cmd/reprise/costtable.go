@@ -32,8 +32,9 @@ type scenarioRun struct {
 }
 
 // playScenario runs sc once at budget in a fresh workspace under dir, against a fake Gemini that
-// bills implicit caching as the API does.
-func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string) (scenarioRun, error) {
+// bills implicit caching as the API does. summaryDelay holds every summary back that long, so
+// that a background compaction ends later in the session.
+func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration) (scenarioRun, error) {
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return scenarioRun{}, err
@@ -41,7 +42,15 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 	if err := sc.Workspace(ws); err != nil {
 		return scenarioRun{}, err
 	}
-	srv := geminitest.New(sc.Script())
+	script := sc.Script()
+	if summaryDelay > 0 {
+		for i := range script.Turns {
+			if script.Turns[i].Match != "" {
+				script.Turns[i].Delay = summaryDelay.String()
+			}
+		}
+	}
+	srv := geminitest.New(script)
 	defer srv.Close()
 	client, err := gemini.New(ctx, gemini.Config{APIKey: "bench", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
 	if err != nil {
@@ -65,8 +74,6 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 		case ev.Type == agent.EventModelCall:
 			run.Calls++
 			run.MaxPrompt = max(run.MaxPrompt, ev.Call.Prompt)
-		case ev.Type == agent.EventCompaction && os.Getenv("REPRISE_COST_DEBUG") != "":
-			fmt.Fprintf(os.Stderr, "%s@%d call %d: %+v\n", sc.Name, budget, run.Calls, *ev.Compaction)
 		case ev.Type == agent.EventTurnEnd:
 			run.Stop = ev.End.StopReason
 			run.Totals = ev.End.Totals
@@ -93,7 +100,7 @@ func costTable(ctx context.Context, w io.Writer) error {
 	for _, sc := range scenarios.All() {
 		var base scenarioRun
 		for i, budget := range append([]int{noCompaction}, sc.Budgets...) {
-			r, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d", sc.Name, i)))
+			r, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d", sc.Name, i)), 0)
 			if err != nil {
 				return err
 			}

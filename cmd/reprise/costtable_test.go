@@ -2,33 +2,90 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
-	"os"
-	"os/exec"
-	"path/filepath"
+	"fmt"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
-func TestCostTable(t *testing.T) {
-	var b bytes.Buffer
-	if err := costTable(context.Background(), &b); err != nil {
-		t.Fatal(err)
+// TestCompactionPaysForItself plays every scripted scenario without compaction and at each of its
+// budgets, and holds compaction to its promise in dollars, the prefix cache included:
+//   - every run completes its task, and no request exceeds the budget, whether the summaries come
+//     back at once or late (a background compaction then installs after more calls);
+//
+// and, with summaries at once (the timing that makes the figures reproducible):
+//   - billed input never exceeds the uncompacted run's;
+//   - where compaction is optional (the uncompacted run stays under blockAt), it costs at most
+//     1.02× not compacting; where the budget forces it, at most 1.35×;
+//   - the long investigation at the default budget saves at least 20 % of the cost and 35 % of
+//     the billed input.
+func TestCompactionPaysForItself(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 4 scenarios at 12 budgets, twice")
 	}
-	t.Log("\n" + b.String())
+	blockAt := contextwin.DefaultPolicy().BlockAt
+	for _, sc := range scenarios.All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			base, err := playScenario(t.Context(), sc, noCompaction, t.TempDir(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if base.Stop != "end_turn" || base.Summaries != 0 {
+				t.Fatalf("uncompacted run: %+v", base)
+			}
+			for _, budget := range sc.Budgets {
+				for _, delay := range []time.Duration{0, 300 * time.Millisecond} {
+					r, err := playScenario(t.Context(), sc, budget, t.TempDir(), delay)
+					if err != nil {
+						t.Fatal(err)
+					}
+					at := fmt.Sprintf("budget %d, summaries delayed %v", budget, delay)
+					ratio := r.Totals.Cost / base.Totals.Cost
+					t.Logf("%s: %d calls, %d summaries, max prompt %d, input %d (%d cached), $%.5f = %.2f× uncompacted",
+						at, r.Calls, r.Summaries, r.MaxPrompt, r.Totals.InputTokens, r.Totals.CachedTokens, r.Totals.Cost, ratio)
+					if r.Stop != "end_turn" || r.Calls != base.Calls {
+						t.Errorf("%s: stopped with %s after %d calls, want end_turn after %d", at, r.Stop, r.Calls, base.Calls)
+					}
+					if r.MaxPrompt > budget {
+						t.Errorf("%s: a request of %d tokens exceeds the budget", at, r.MaxPrompt)
+					}
+					if delay > 0 {
+						continue
+					}
+					if r.Totals.InputTokens > base.Totals.InputTokens {
+						t.Errorf("%s: billed input %d exceeds the uncompacted run's %d", at, r.Totals.InputTokens, base.Totals.InputTokens)
+					}
+					limit := 1.35
+					if float64(base.MaxPrompt) < blockAt*float64(budget) {
+						limit = 1.02
+					}
+					if ratio > limit {
+						t.Errorf("%s: compaction costs %.2f× not compacting, want at most %.2f×", at, ratio, limit)
+					}
+					if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget {
+						if ratio > 0.80 || float64(r.Totals.InputTokens) > 0.65*float64(base.Totals.InputTokens) {
+							t.Errorf("%s: cost %.2f×, billed input %.2f×; want at most 0.80× and 0.65×", at, ratio, float64(r.Totals.InputTokens)/float64(base.Totals.InputTokens))
+						}
+					}
+				}
+			}
+		})
+	}
 }
 
-func TestScenarioDebug(t *testing.T) {
-	sc := scenarios.All()[3]
-	dir := t.TempDir()
-	var out bytes.Buffer
-	_ = out
-	r, err := playScenario(context.Background(), sc, noCompaction, dir)
-	t.Logf("%+v %v", r, err)
-	data, _ := os.ReadFile(filepath.Join(dir, "workspace/tiers/tiers.go"))
-	t.Log(string(data))
-	cmd := exec.Command("go", "test", "./...")
-	cmd.Dir = filepath.Join(dir, "workspace")
-	o, _ := cmd.CombinedOutput()
-	t.Log(string(o))
+func TestCostTableReadsAsATable(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays every scenario")
+	}
+	var b bytes.Buffer
+	if err := costTable(t.Context(), &b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if want := 1 + len(scenarios.All()) + 12; len(lines) != want || !strings.Contains(lines[0], "cost") || !strings.Contains(b.String(), "investigation") {
+		t.Errorf("cost table has %d lines, want %d:\n%s", len(lines), want, b.String())
+	}
 }

@@ -51,6 +51,9 @@ type Turn struct {
 	// the last piece of its part, as Gemini sends it. 0 means one event per part. Fewer events
 	// are sent when the text is too short to be split that many times.
 	Chunks int `json:"chunks,omitempty"`
+	// Delay, e.g. "0.3s", holds the reply back this long, as a slow model would (a summary that
+	// comes back after the agent made more calls, say); a cancelled request stops waiting.
+	Delay string `json:"delay,omitempty"`
 	// FinishReason is sent on the last event; empty means STOP.
 	FinishReason string `json:"finishReason,omitempty"`
 	// Fault, if set, makes this turn fail instead of (or part way through) the reply.
@@ -142,6 +145,11 @@ func validateTurns(turns []Turn, first int) error {
 func validateTurn(t Turn) error {
 	if t.Chunks < 0 {
 		return fmt.Errorf("negative chunks %d", t.Chunks)
+	}
+	if t.Delay != "" {
+		if d, err := time.ParseDuration(t.Delay); err != nil || d < 0 {
+			return fmt.Errorf("delay %q is not a duration such as \"0.3s\"", t.Delay)
+		}
 	}
 	for j, p := range t.Parts {
 		if p.ThoughtSignature != "" {

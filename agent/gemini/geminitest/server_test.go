@@ -3,9 +3,14 @@ package geminitest
 import (
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
@@ -411,5 +416,43 @@ func TestConcurrentRequests(t *testing.T) {
 	}
 	if len(seen) != n || srv.Pending() != 0 || len(srv.Requests()) != n {
 		t.Errorf("got %d distinct replies, %d pending, %d requests; want %d, 0, %d", len(seen), srv.Pending(), len(srv.Requests()), n, n)
+	}
+}
+
+// TestDelayAndFunctionCallingOff: a delayed turn is held back; a request that turned function
+// calling off is refused a scripted function call, which would be a harness bug.
+func TestDelayAndFunctionCallingOff(t *testing.T) {
+	srv := New(Script{Turns: []Turn{
+		{Parts: []Part{{Text: "slow"}}, Delay: "0.2s"},
+		{Parts: []Part{{FunctionCall: &FunctionCall{Name: "read_file"}}}},
+	}})
+	defer srv.Close()
+	post := func(body string) (int, string) {
+		resp, err := http.Post(srv.URL()+"/v1beta/models/gemini-2.5-flash:generateContent", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	start := time.Now()
+	if code, body := post(`{"contents":[{"role":"user","parts":[{"text":"hi"}]}]}`); code != 200 || !strings.Contains(body, "slow") {
+		t.Fatalf("delayed turn: %d %s", code, body)
+	}
+	if time.Since(start) < 200*time.Millisecond {
+		t.Error("the delayed reply came early")
+	}
+	code, body := post(`{"contents":[{"role":"user","parts":[{"text":"sum up"}]}],"tools":[{"functionDeclarations":[{"name":"read_file"}]}],"toolConfig":{"functionCallingConfig":{"mode":"NONE"}}}`)
+	if code != 400 || !strings.Contains(body, "turned function calling off") {
+		t.Errorf("function call with calling off: %d %s", code, body)
+	}
+	if reqs := srv.Requests(); reqs[len(reqs)-1].FunctionCalling != "NONE" {
+		t.Errorf("FunctionCalling = %q, want NONE", reqs[len(reqs)-1].FunctionCalling)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"turns":[{"delay":"soon"}]}`), 0o644)
+	if _, err := LoadScript(bad); err == nil || !strings.Contains(err.Error(), "not a duration") {
+		t.Errorf("bad delay: %v", err)
 	}
 }
