@@ -19,6 +19,7 @@ import (
 type compactionJob struct {
 	trigger, focus, note string
 	snapshot             int // history length when it started; only appends happen meanwhile
+	turn, call           int // the turn and its model call before which an automatic one started
 	before               int // tokens used when it started
 	cancel               context.CancelFunc
 	done                 chan struct{}

@@ -164,6 +164,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string
 	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
 		if plan, ok := s.planLocked(); ok && (th == contextwin.Block || s.worthLocked(plan, calls)) {
 			s.startJobLocked(ctx, "auto", "", s.thresholdNote(used, window), plan)
+			s.job.turn, s.job.call = s.turns, calls
 			ev := &CompactionEvent{State: CompactionRunning, Trigger: "auto", Note: s.job.note}
 			s.mu.Unlock()
 			em.send(Event{Type: EventCompaction, Compaction: ev})
@@ -173,8 +174,12 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string
 		}
 	}
 	job := s.job
+	// An early compaction overlaps one step (the model call it was started before, and its
+	// tools); the next call waits for it. Its summary takes about as long as that call, so the
+	// wait is short, and the saving starts at a known call instead of whenever it lands.
+	overlapped := job != nil && job.trigger == "auto" && job.turn == s.turns && job.call < calls
 	s.mu.Unlock()
-	if th != contextwin.Block || job == nil {
+	if job == nil || th != contextwin.Block && !overlapped {
 		return ""
 	}
 	s.mu.Lock()

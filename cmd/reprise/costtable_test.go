@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
@@ -55,7 +53,9 @@ func TestCompactionPaysForItself(t *testing.T) {
 					if delay > 0 {
 						continue
 					}
-					if r.Totals.InputTokens > base.Totals.InputTokens {
+					// The workspace's temporary path, whose length varies, shows in some outputs: a
+					// run that never compacts may differ from the base by a few tokens.
+					if float64(r.Totals.InputTokens) > 1.001*float64(base.Totals.InputTokens) {
 						t.Errorf("%s: billed input %d exceeds the uncompacted run's %d", at, r.Totals.InputTokens, base.Totals.InputTokens)
 					}
 					limit := 1.35
@@ -76,16 +76,25 @@ func TestCompactionPaysForItself(t *testing.T) {
 	}
 }
 
-func TestCostTableReadsAsATable(t *testing.T) {
-	if testing.Short() {
-		t.Skip("plays every scenario")
-	}
-	var b bytes.Buffer
-	if err := costTable(t.Context(), &b); err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if want := 1 + len(scenarios.All()) + 12; len(lines) != want || !strings.Contains(lines[0], "cost") || !strings.Contains(b.String(), "investigation") {
-		t.Errorf("cost table has %d lines, want %d:\n%s", len(lines), want, b.String())
+// BenchmarkCompactionCost reports, per scenario and budget, the cost and the billed input of the
+// compacted run relative to the run without compaction.
+func BenchmarkCompactionCost(b *testing.B) {
+	for _, sc := range scenarios.All() {
+		b.Run(sc.Name, func(b *testing.B) {
+			for b.Loop() {
+				base, err := playScenario(b.Context(), sc, noCompaction, b.TempDir(), 0)
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, budget := range sc.Budgets {
+					r, err := playScenario(b.Context(), sc, budget, b.TempDir(), 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(r.Totals.Cost/base.Totals.Cost, fmt.Sprintf("cost×@%d", budget))
+					b.ReportMetric(float64(r.Totals.InputTokens)/float64(base.Totals.InputTokens), fmt.Sprintf("input×@%d", budget))
+				}
+			}
+		})
 	}
 }

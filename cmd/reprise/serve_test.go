@@ -184,7 +184,7 @@ func TestBenchTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reprise bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "demo: billed input, no compaction"} {
+	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "Compaction cost on scripted sessions", "investigation"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
