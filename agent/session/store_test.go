@@ -4,9 +4,15 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 func TestCheckID(t *testing.T) {
@@ -78,5 +84,35 @@ func TestLoadStaysInTheStore(t *testing.T) {
 		if _, _, err := st.Resume(id); !errors.Is(err, ErrNotFound) {
 			t.Errorf("Resume(%q) = %v, want ErrNotFound", id, err)
 		}
+	}
+}
+
+// TestReplayKeepsSummaryBlocks: a compaction record holds the head's summary blocks; one written
+// before blocks existed (a merged summary) is read as one block, and an undo restores the blocks
+// the compaction replaced.
+func TestReplayKeepsSummaryBlocks(t *testing.T) {
+	msg := func(role, text string) *genai.Content {
+		return &genai.Content{Role: role, Parts: []*genai.Part{{Text: text}}}
+	}
+	appendRecs := func(cs ...*genai.Content) []Record {
+		var out []Record
+		for _, c := range cs {
+			out = append(out, Record{Kind: KindAppend, Content: c})
+		}
+		return out
+	}
+	recs := appendRecs(msg("user", "task"), msg("model", "a"), msg("user", "b"), msg("model", "c"), msg("user", "d"))
+	legacy := append(slices.Clone(recs), Record{Kind: KindCompaction, Compaction: &Compaction{Head: msg("user", "head"), Split: 3, Summary: "old", Covered: 2, Requests: []string{"b"}}})
+	if got, want := Replay(legacy).Blocks, []contextwin.SummaryBlock{{From: 1, To: 2, Requests: []string{"b"}, Summary: "old"}}; !cmp.Equal(got, want) {
+		t.Errorf("legacy record: blocks %+v, want %+v", got, want)
+	}
+	blocks := []contextwin.SummaryBlock{{From: 1, To: 2, Summary: "one"}, {From: 3, To: 4, Summary: "two"}}
+	current := append(slices.Clone(recs), Record{Kind: KindCompaction, Compaction: &Compaction{Head: msg("user", "head"), Split: 3, Blocks: blocks}})
+	snap := Replay(current)
+	if !cmp.Equal(snap.Blocks, blocks) {
+		t.Errorf("blocks %+v, want %+v", snap.Blocks, blocks)
+	}
+	if undone := Replay(append(current, Record{Kind: KindUndo})); undone.Blocks != nil || len(undone.History) != 5 {
+		t.Errorf("after undo: blocks %+v, %d messages; want none and the 5 messages", undone.Blocks, len(undone.History))
 	}
 }
