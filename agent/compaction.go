@@ -89,7 +89,7 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 	}
 	headKept := est.Tokens(contextwin.EstimateText(s.task))
 	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(s.stateLocked().Render()))
-	if blocks <= s.mergeAbove() {
+	if !contextwin.MergesBlocks(s.blocks, &est, s.mergeAbove()) {
 		headKept += blocks
 		newHead += blocks
 	}

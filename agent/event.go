@@ -96,7 +96,6 @@ type CallRecord struct {
 	Output   int    `json:"output"`
 	Tool     string `json:"tool,omitempty"`   // tools the model called, comma-separated
 	Detail   string `json:"detail,omitempty"` // e.g. the command run
-	Note     string `json:"note,omitempty"`   // e.g. "4108 > 0.7 × 5000: compacting 12 messages"
 	Attempts int    `json:"attempts"`
 }
 

@@ -97,7 +97,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, e
 			return StopError, err
 		}
 		fcs := functionCalls(resp.Content)
-		rec := s.record(ctx, resp, fcs, attempts)
+		rec := s.record(resp, fcs, attempts)
 		em.send(Event{Type: EventModelCall, Call: &rec})
 		s.sendUsage(em)
 		if len(fcs) == 0 {
@@ -263,9 +263,8 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 	return nil, attempts, errors.New("model call: the stream ended without a response")
 }
 
-// record appends the model's reply, learns from its usage and starts a compaction when the
-// reported prompt passed compactAt.
-func (s *Session) record(ctx context.Context, resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) CallRecord {
+// record appends the model's reply and learns from its usage.
+func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) CallRecord {
 	u := contextwin.CallUsage{Prompt: resp.Usage.Prompt, Cached: resp.Usage.Cached, Candidates: resp.Usage.Candidates, Thoughts: resp.Usage.Thoughts}
 	content := resp.Content
 	if content.Role == "" {

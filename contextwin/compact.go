@@ -36,21 +36,7 @@ type Summarizer func(ctx context.Context, req SummaryRequest) (string, error)
 // the task (or the previous head) and is never part of the cut range. ok is false when there is
 // nothing before the kept turns.
 func SplitPoint(history []*genai.Content, keep int) (split int, ok bool) {
-	keep = max(keep, 1)
-	seen := 0
-	for i := len(history) - 1; i > 0; i-- {
-		if history[i] != nil && history[i].Role == genai.RoleModel {
-			seen++
-			if seen == keep {
-				split = i
-				break
-			}
-		}
-	}
-	if seen < keep || split <= 1 {
-		return 0, false
-	}
-	return split, true
+	return splitBy(len(history), func(i int) bool { return history[i] != nil && history[i].Role == genai.RoleModel }, keep)
 }
 
 // Request is one compaction to perform.
@@ -101,7 +87,7 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 	}
 	prev := Covered(req.Blocks)
 	covered := prev + len(old)
-	merge := len(req.Blocks) > 0 && blocksTokens(req.Blocks, est) > req.MergeAbove
+	merge := MergesBlocks(req.Blocks, est, req.MergeAbove)
 	summary, fallback, merged, err := summarizeAll(ctx, req, split, merge, summarize, est)
 	if err != nil {
 		return Result{}, err
@@ -126,6 +112,12 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 		Title:    Title(summary),
 		Fallback: fallback,
 	}, nil
+}
+
+// MergesBlocks tells whether the next compaction merges the head's summaries into one rather than
+// appending a new one: when they are larger than mergeAbove tokens.
+func MergesBlocks(blocks []SummaryBlock, est *Estimator, mergeAbove int) bool {
+	return len(blocks) > 0 && blocksTokens(blocks, est) > mergeAbove
 }
 
 func blocksTokens(blocks []SummaryBlock, est *Estimator) int {
@@ -167,16 +159,19 @@ func summarizeAll(ctx context.Context, req Request, split int, merge bool, summa
 		return "", "", false, fmt.Errorf("compaction cancelled: %w", ctx.Err())
 	}
 	out = strings.TrimSpace(out)
-	merged = merge
+	// The deterministic summary restates the earlier summaries, so it replaces them.
+	why := ""
 	switch {
 	case serr != nil:
-		return Deterministic(req, old), "summarizer failed: " + serr.Error(), len(req.Blocks) > 0, nil
+		why = "summarizer failed: " + serr.Error()
 	case out == "":
-		return Deterministic(req, old), "summarizer returned nothing", len(req.Blocks) > 0, nil
+		why = "summarizer returned nothing"
 	case est.Tokens(EstimateText(out)) >= replaced:
-		return Deterministic(req, old), "summary was not smaller than what it replaced", len(req.Blocks) > 0, nil
+		why = "summary was not smaller than what it replaced"
+	default:
+		return out, "", merge, nil
 	}
-	return out, "", merged, nil
+	return Deterministic(req, old), why, len(req.Blocks) > 0, nil
 }
 
 // chunkTranscripts renders old as one transcript, or as several at message boundaries when it

@@ -87,6 +87,7 @@ func PlanCompaction(history []int, roles func(i int) bool, in PlanInput) (Plan, 
 
 // splitBy is SplitPoint over a history known by its length and which messages are the model's.
 func splitBy(n int, isModel func(i int) bool, keep int) (int, bool) {
+	keep = max(keep, 1)
 	seen := 0
 	for i := n - 1; i > 0; i-- {
 		if isModel(i) {

@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent"
-	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -35,13 +33,6 @@ type scenarioRun struct {
 // bills implicit caching as the API does. summaryDelay holds every summary back that long, so
 // that a background compaction ends later in the session.
 func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration) (scenarioRun, error) {
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return scenarioRun{}, err
-	}
-	if err := sc.Workspace(ws); err != nil {
-		return scenarioRun{}, err
-	}
 	script := sc.Script()
 	if summaryDelay > 0 {
 		for i := range script.Turns {
@@ -50,22 +41,11 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 			}
 		}
 	}
-	srv := geminitest.New(script)
-	defer srv.Close()
-	client, err := gemini.New(ctx, gemini.Config{APIKey: "bench", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
+	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard)
 	if err != nil {
 		return scenarioRun{}, err
 	}
-	policy := contextwin.DefaultPolicy()
-	policy.ContextBudget = budget
-	s, err := newSession(os.Getenv, sessionSetup{
-		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
-		policy: policy, approver: scriptedUser{out: io.Discard}, stream: true, stateDir: filepath.Join(dir, "session"),
-	})
-	if err != nil {
-		return scenarioRun{}, err
-	}
-	defer s.Close()
+	defer closeAll()
 	run := scenarioRun{Budget: budget}
 	for ev, err := range s.Run(ctx, sc.Task) {
 		switch {

@@ -50,7 +50,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintf(stdout, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", len(cps), cps[len(cps)-1].Title)
 		fmt.Fprintln(stdout, indent(contextwin.HeadText(s.History()[0]), "  │ "))
 	}
-	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), 1_000_000, io.Discard, false)
+	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), noCompaction, io.Discard, false)
 	if err != nil {
 		return fmt.Errorf("demo without compaction: %w", err)
 	}
@@ -64,26 +64,11 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 
 // demoRun plays the script once in a fresh copy of the workspace.
 func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verbose bool) (contextwin.Totals, *agent.Session, error) {
-	ws := filepath.Join(dir, "workspace")
-	if err := demo.CopyWorkspace(ws); err != nil {
-		return contextwin.Totals{}, nil, err
-	}
-	srv := geminitest.New(demo.Script())
-	defer srv.Close()
-	client, err := gemini.New(ctx, gemini.Config{APIKey: "demo", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
+	s, closeAll, err := scriptedSession(ctx, dir, demo.CopyWorkspace, demo.Script(), budget, stdout)
 	if err != nil {
 		return contextwin.Totals{}, nil, err
 	}
-	policy := contextwin.DefaultPolicy()
-	policy.ContextBudget = budget
-	s, err := newSession(os.Getenv, sessionSetup{
-		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
-		policy: policy, approver: scriptedUser{out: stdout}, stream: true, stateDir: filepath.Join(dir, "session"),
-	})
-	if err != nil {
-		return contextwin.Totals{}, nil, err
-	}
-	defer s.Close()
+	defer closeAll()
 	end, err := printRun(ctx, s.Session, demo.Task, stdout, verbose)
 	if err != nil {
 		return contextwin.Totals{}, nil, err
@@ -92,6 +77,36 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 		return contextwin.Totals{}, nil, fmt.Errorf("the demo stopped: %s", end.StopReason)
 	}
 	return end.Totals, s.Session, nil
+}
+
+// scriptedSession starts a session, at budget, on a workspace that workspace writes under dir,
+// with the real genai client against a fake Gemini playing script (implicit caching billed);
+// the scripted user's refusals are told to approvals. closeAll ends the session and the server.
+func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer) (s *headless, closeAll func(), err error) {
+	ws := filepath.Join(dir, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return nil, nil, err
+	}
+	if err := workspace(ws); err != nil {
+		return nil, nil, err
+	}
+	srv := geminitest.New(script)
+	client, err := gemini.New(ctx, gemini.Config{APIKey: "scripted", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	policy := contextwin.DefaultPolicy()
+	policy.ContextBudget = budget
+	s, err = newSession(os.Getenv, sessionSetup{
+		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
+		policy: policy, approver: scriptedUser{out: approvals}, stream: true, stateDir: filepath.Join(dir, "session"),
+	})
+	if err != nil {
+		srv.Close()
+		return nil, nil, err
+	}
+	return s, func() { s.Close(); srv.Close() }, nil
 }
 
 // scriptedUser stands for the user in the demo: it refuses what the policy does not allow, as a

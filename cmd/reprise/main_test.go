@@ -155,7 +155,7 @@ func BenchmarkDemoBilledInput(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		without, _, err := demoRun(context.Background(), filepath.Join(dir, "b"), 1_000_000, &bytes.Buffer{}, false)
+		without, _, err := demoRun(context.Background(), filepath.Join(dir, "b"), noCompaction, &bytes.Buffer{}, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -39,9 +39,6 @@ func (t *table) handle(ev agent.Event) {
 	case agent.EventModelCall:
 		t.flush()
 		t.row = ev.Call
-		if ev.Call.Note != "" {
-			t.notes = append(t.notes, ev.Call.Note)
-		}
 		if s := strings.TrimSpace(t.text.String()); s != "" {
 			t.answer = s
 			if t.verbose && ev.Call.Tool != "" {
