@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/reprise-dev/reprise"
+
+// layer ranks the module's packages: a package may depend only on packages of its own rank or
+// lower (cmd → lsp → agent → contextwin). Editors' Go files are clients, like cmd.
+func layer(pkg string) (rank int, name string) {
+	rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+	top, _, _ := strings.Cut(rel, "/")
+	switch top {
+	case "contextwin":
+		return 0, top
+	case "agent":
+		return 1, top
+	case "lsp":
+		return 2, top
+	case "cmd", "editors":
+		return 3, top
+	}
+	return -1, rel
+}
+
+// testOnly are packages that exist for tests and the offline demo: no library package may link
+// them, so a fake can never be wired into the server.
+var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest"}
+
+// TestLayering holds the dependency direction of the design to what the go command sees
+// (non-test dependencies, transitively).
+func TestLayering(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}} {{join .Deps " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 10 {
+		t.Fatalf("go list listed %d packages", len(lines))
+	}
+	for _, line := range lines {
+		fields := strings.Fields(line)
+		pkg, deps := fields[0], fields[1:]
+		rank, name := layer(pkg)
+		if rank < 0 {
+			t.Errorf("%s is in no layer: give it one in layer()", name)
+			continue
+		}
+		for _, d := range deps {
+			if !strings.HasPrefix(d, module+"/") {
+				continue
+			}
+			if dr, dn := layer(d); dr > rank {
+				t.Errorf("%s depends on %s: %s may not depend on %s", pkg, d, name, dn)
+			}
+			for _, fake := range testOnly {
+				if d == fake && rank < 3 && !slices.Contains(testOnly, pkg) {
+					t.Errorf("%s links %s, a package for tests", pkg, fake)
+				}
+			}
+		}
+	}
+}
