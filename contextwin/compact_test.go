@@ -141,7 +141,7 @@ func TestSummaryRequestInContext(t *testing.T) {
 	var got SummaryRequest
 	res, err := Compact(t.Context(), Request{History: h, Task: "t", Focus: "keep the exact error strings", KeepRecentTurns: 2, MaxInputTokens: 100_000}, func(_ context.Context, r SummaryRequest) (string, error) {
 		got = r
-		return okSummary(nil, r)
+		return okSummary(t.Context(), r)
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +184,7 @@ func TestSummaryPromptStandalone(t *testing.T) {
 			t.Errorf("a history over MaxInputTokens got an in-context request")
 		}
 		prompts = append(prompts, promptOf(r))
-		return okSummary(nil, r)
+		return okSummary(t.Context(), r)
 	})
 	if err != nil {
 		t.Fatal(err)

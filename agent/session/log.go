@@ -40,8 +40,9 @@ func openLog(dir string) (*Log, error) {
 		lock.Close()
 		return nil, fmt.Errorf("%w (pid %s): %s", ErrLocked, strings.TrimSpace(string(holder)), filepath.Base(dir))
 	}
-	lock.Truncate(0)
-	lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	// The holder's pid, for the message another process gets; the lock works without it.
+	_ = lock.Truncate(0)
+	_, _ = lock.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	f, err := os.OpenFile(filepath.Join(dir, "events.jsonl"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		lock.Close()
@@ -92,8 +93,9 @@ func (l *Log) Append(r Record) error {
 	if l.f == nil {
 		return errors.New("append to a closed session log")
 	}
-	l.w.Write(b)
-	l.w.WriteByte('\n')
+	// bufio's error is sticky: the Flush below reports any of these.
+	_, _ = l.w.Write(b)
+	_ = l.w.WriteByte('\n')
 	if err := l.w.Flush(); err != nil {
 		return fmt.Errorf("append %s record: %w", r.Kind, err)
 	}

@@ -197,7 +197,7 @@ func (s *Snapshot) ModifiedFiles() []string {
 	return out
 }
 
-// Summary describes the snapshot for a list.
+// Brief is the snapshot's summary, for a list.
 func (s *Snapshot) Brief() Summary {
 	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt, Checkpoints: len(s.Checkpoints)}
 }

@@ -34,7 +34,7 @@ func OpenStore(dir string) (*Store, error) {
 		return nil, fmt.Errorf("open session store: %w", err)
 	}
 	st := &Store{dir: dir}
-	st.CleanTemps()
+	_, _ = st.CleanTemps() // what cannot be removed now is tried again at the next start
 	return st, nil
 }
 
@@ -66,13 +66,12 @@ func (st *Store) Create(m Meta) (*Log, error) {
 		return nil, fmt.Errorf("create session %s: %w", m.ID, err)
 	}
 	if err := l.Append(Record{Time: m.Created, Kind: KindMeta, Meta: &m}); err != nil {
-		l.Close()
-		return nil, err
+		return nil, errors.Join(err, l.Close())
 	}
 	return l, nil
 }
 
-// ErrNotFound: no such session in this workspace.
+// ErrNotFound is returned for a session this workspace does not have.
 var ErrNotFound = errors.New("no such session")
 
 // Resume loads session id and opens its log for appending. A second process gets ErrLocked.
@@ -89,8 +88,7 @@ func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
 	}
 	snap, err := st.Load(id)
 	if err != nil {
-		l.Close()
-		return nil, nil, err
+		return nil, nil, errors.Join(err, l.Close())
 	}
 	return l, snap, nil
 }

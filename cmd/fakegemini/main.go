@@ -71,7 +71,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		// Ends when stdin reaches EOF or fails; if a signal comes first, the process exits with
 		// it still blocked on the read, which is harmless.
 		go func() {
-			io.Copy(io.Discard, stdin)
+			_, _ = io.Copy(io.Discard, stdin) // end of input or a broken pipe: the parent is gone either way
 			stop()
 		}()
 	}

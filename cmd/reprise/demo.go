@@ -106,7 +106,11 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 		srv.Close()
 		return nil, nil, err
 	}
-	return s, func() { s.Close(); srv.Close() }, nil
+	return s, func() {
+		// The demo's log is a temporary directory's, removed with it.
+		_ = s.Close()
+		srv.Close()
+	}, nil
 }
 
 // scriptedUser stands for the user in the demo: it refuses what the policy does not allow, as a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -30,15 +31,15 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
 // runFlags are the settings of a headless run.
 type runFlags struct {
-	workspace, model  string
-	policy            contextwin.Policy
-	allow             listFlag
-	yes, verbose, raw bool
-	stream            bool
-	prices            string
-	resume            string
-	sandbox           string
-	allowNetwork      bool
+	workspace, model string
+	policy           contextwin.Policy
+	allow            listFlag
+	yes, verbose     bool
+	stream           bool
+	prices           string
+	resume           string
+	sandbox          string
+	allowNetwork     bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -133,7 +134,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	defer s.Close()
+	defer func() {
+		if err := s.Close(); err != nil {
+			fmt.Fprintln(stderr, "reprise: warning: the session log may lack the last records:", err)
+		}
+	}()
 	for _, w := range s.warnings {
 		fmt.Fprintln(stderr, "reprise: warning:", w)
 	}
@@ -214,8 +219,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(set.resume), log, log
 		s, err := agent.Resume(opts, snap)
 		if err != nil {
-			log.Close()
-			return nil, err
+			return nil, errors.Join(err, log.Close())
 		}
 		return &headless{Session: s, log: log, warnings: snap.Warnings, sandbox: box}, nil
 	}
@@ -227,8 +231,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(opts.ID), log, log
 	s, err := agent.New(opts)
 	if err != nil {
-		log.Close()
-		return nil, err
+		return nil, errors.Join(err, log.Close())
 	}
 	return &headless{Session: s, log: log, sandbox: box}, nil
 }
@@ -241,10 +244,10 @@ type headless struct {
 	sandbox  *sandbox.Sandbox
 }
 
-// Close stops background work and closes the log.
-func (h *headless) Close() {
+// Close stops background work and closes the log; an error means its last records may be lost.
+func (h *headless) Close() error {
 	h.Session.Close()
-	h.log.Close()
+	return h.log.Close()
 }
 
 // loadPrices reads a price file and merges it over the default table.
