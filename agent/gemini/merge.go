@@ -82,15 +82,6 @@ func (m *merger) content() *genai.Content {
 	return &genai.Content{Role: genai.RoleModel, Parts: m.parts}
 }
 
-// mergeParts merges a whole sequence at once; see merger.add for the rules.
-func mergeParts(parts []*genai.Part) []*genai.Part {
-	var m merger
-	for _, p := range parts {
-		m.add(p)
-	}
-	return m.content().Parts
-}
-
 // plainText reports whether p holds nothing but text, a thought flag and a signature. It looks
 // at every field, not a list of known ones, so that a part kind added to the SDK later is kept
 // whole instead of being merged into text and lost.

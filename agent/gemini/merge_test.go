@@ -137,3 +137,12 @@ func BenchmarkMerge1000(b *testing.B) {
 		mergeParts(parts)
 	}
 }
+
+// mergeParts merges a whole sequence at once, as a stream's chunks are; see merger.add for the rules.
+func mergeParts(parts []*genai.Part) []*genai.Part {
+	var m merger
+	for _, p := range parts {
+		m.add(p)
+	}
+	return m.content().Parts
+}

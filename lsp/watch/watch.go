@@ -137,10 +137,6 @@ func New(root string, opts Options) (*Watcher, error) {
 	return w, nil
 }
 
-// Watches is the number of directories watched now: it shows how close the workspace is to
-// MaxWatches.
-func (w *Watcher) Watches() int { return int(w.count.Load()) }
-
 // Run delivers batches to onBatch, from Run's own goroutine, until ctx is done (returning
 // ctx.Err()) or Close is called (returning nil). A batch still open then is dropped: the caller
 // is shutting down. Run closes the Watcher when it returns, and may be called only once.

@@ -210,7 +210,7 @@ func TestWatch(t *testing.T) {
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("changes (-got +want):\n%s", diff)
 			}
-			if got := w.Watches(); got != tt.wantWatches {
+			if got := w.watches(); got != tt.wantWatches {
 				t.Errorf("Watches() = %d, want %d", got, tt.wantWatches)
 			}
 		})
@@ -262,14 +262,14 @@ func TestMaxWatches(t *testing.T) {
 	var logs logBuf
 	opts := Options{MaxWatches: 5, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	w, batches := start(t, root, opts)
-	if got := w.Watches(); got != 5 {
+	if got := w.watches(); got != 5 {
 		t.Errorf("Watches() after New = %d, want 5", got)
 	}
 
 	// A directory made later is not watched either, and the limit is not logged again.
 	mk(t, root, "late/a.go", sentinel)
 	until(t, batches, sentinel)
-	if got := w.Watches(); got != 5 {
+	if got := w.watches(); got != 5 {
 		t.Errorf("Watches() after a new directory = %d, want 5", got)
 	}
 	var lines []string
@@ -294,7 +294,7 @@ func TestRootRemoved(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("changes (-got +want):\n%s", diff)
 	}
-	if got := w.Watches(); got != 0 {
+	if got := w.watches(); got != 0 {
 		t.Errorf("Watches() = %d, want 0", got)
 	}
 }
@@ -416,3 +416,6 @@ func TestOverflow(t *testing.T) {
 		}
 	}
 }
+
+// watches is the number of directories watched now.
+func (w *Watcher) watches() int { return int(w.count.Load()) }
