@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -40,6 +41,12 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	fmt.Fprintln(stdout, "Reprise demo — offline. The model is SCRIPTED: a fake Gemini server replays a fixed session")
 	fmt.Fprintln(stdout, "through the real genai client. The tools, the workspace, the token counts (characters/4 of what")
 	fmt.Fprintln(stdout, "is actually sent), truncation and compaction are real.")
+	// A release archive runs on machines without Go, where the workspace's `go test` cannot run:
+	// the scripted model, which cannot see that, would still report the tests passing.
+	if _, err := exec.LookPath("go"); err != nil {
+		fmt.Fprintln(stdout, "\nGo is not on PATH: the demo's `go test` commands fail (\"go: not found\") though the scripted model")
+		fmt.Fprintln(stdout, "reports them passing, and the figures differ from a run with Go (https://go.dev/dl).")
+	}
 	fmt.Fprintf(stdout, "\nTask: %s\nBudget %d tokens · compact at 0.7 · keep 3 recent turns\n\n", demo.Task, demo.Budget)
 
 	withCompaction, s, err := demoRun(ctx, filepath.Join(dir, "compacted"), demo.Budget, stdout, *verbose)

@@ -14,9 +14,6 @@ import (
 	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
-// version is set at build time with -ldflags "-X main.version=…".
-var version = "dev"
-
 const usage = `reprise — an editor backend for an AI coding agent (Gemini)
 
 Usage:
@@ -25,7 +22,7 @@ Usage:
   reprise demo                 the same, offline: a sample workspace and a scripted model
   reprise sessions [list | show ID | checkpoints ID [N]]   saved sessions of this workspace
   reprise bench                measure start-up, memory, throughput and the demo's token savings
-  reprise version              print the version
+  reprise version              print the version, the commit and the Go version
 
 Run "reprise run -h" for the flags. The model is configured by GEMINI_API_KEY (or
 GOOGLE_API_KEY, or Vertex AI's GOOGLE_GENAI_USE_VERTEXAI/GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION)
@@ -74,7 +71,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "bench":
 		err = benchCmd(ctx, stdout)
 	case "version", "--version", "-v":
-		fmt.Fprintln(stdout, "reprise", version)
+		fmt.Fprintln(stdout, currentBuild())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 	default:

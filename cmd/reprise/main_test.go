@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -46,6 +47,9 @@ func TestDemo(t *testing.T) {
 			t.Errorf("demo output lacks %q", want)
 		}
 	}
+	if strings.Contains(out, "Go is not on PATH") {
+		t.Error("the demo says Go is missing though the tests ran")
+	}
 	// The demo's prompts pass Flash's 1,024-token minimum: the fake bills part of them cached.
 	closing := regexp.MustCompile(`status completed · 13 turns · ([\d,]+) input tokens \(([\d,]+) cached\) · [\d,]+ output · \$\d+\.\d{4}\n`).FindStringSubmatch(out)
 	if closing == nil {
@@ -65,6 +69,30 @@ func TestDemo(t *testing.T) {
 	t.Logf("demo billed input: %d with compaction, %d without", with, without)
 	if !regexp.MustCompile(`Cost, prefix cache included: \$[\d.]+ with compaction \([\d,]+ of its input cached\), \$[\d.]+ without \([\d,]+ cached\): (\d+ % saved|compaction costs [\d.]+× as much)\.`).MatchString(out) {
 		t.Errorf("no cost comparison line in:\n%s", out)
+	}
+}
+
+// TestDemoWithoutGo is the demo as run from a release archive on a machine without Go: it still
+// completes, and says that its `go test` results are not real.
+func TestDemoWithoutGo(t *testing.T) {
+	var dirs []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		if _, err := os.Stat(filepath.Join(dir, "go")); err != nil {
+			dirs = append(dirs, dir)
+		}
+	}
+	t.Setenv("PATH", strings.Join(dirs, string(filepath.ListSeparator)))
+	if _, err := exec.LookPath("go"); err == nil {
+		t.Skip("go is still on PATH")
+	}
+	code, out, errOut := runMain(t, []string{"demo"}, env(nil))
+	if code != 0 {
+		t.Fatalf("demo exited %d: %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"Go is not on PATH", "status completed · 13 turns"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

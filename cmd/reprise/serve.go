@@ -52,7 +52,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		closer = io.NopCloser(nil)
 	}
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
-		Version:      version,
+		Version:      currentBuild().Version,
 		NewModel:     geminiFactory(getenv, logger),
 		StateHome:    home,
 		Logger:       logger,

@@ -265,3 +265,25 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox 
     error(err, 0)
   end
 end)
+
+h.test(':checkhealth reprise without the binary says how to install it', function()
+  local config = require('reprise.config')
+  local saved = config.options
+  local missing = vim.fn.tempname() .. '/reprise'
+  config.options = vim.tbl_extend('force', vim.deepcopy(saved), { cmd = { missing, 'serve', '--stdio' } })
+  local ok, err = pcall(function()
+    vim.cmd('silent checkhealth reprise')
+    local text = h.text(vim.api.nvim_get_current_buf())
+    vim.cmd('tabclose')
+    h.truthy(text:find('ERROR'), 'an error:\n' .. text)
+    h.contains(text, 'reprise not found', 'what is missing')
+    h.contains(text, 'https://github.com/reprise-dev/reprise/releases', 'release archives')
+    h.contains(text, 'go install github.com/reprise-dev/reprise/cmd/reprise@latest', 'go install')
+    h.contains(text, "setup({ cmd = { '/path/to/reprise', 'serve', '--stdio' } })", 'the cmd option')
+    h.truthy(not text:find('server starts'), 'no server started:\n' .. text)
+  end)
+  config.options = saved
+  if not ok then
+    error(err, 0)
+  end
+end)

@@ -39,6 +39,8 @@ export class Server implements vscode.Disposable {
   constructor(
     private readonly output: vscode.OutputChannel,
     private readonly handlers: Handlers,
+    /** The extension's folder, where a platform package keeps the server (bin/). */
+    private readonly extensionPath: string,
   ) {}
 
   get running(): boolean {
@@ -51,7 +53,7 @@ export class Server implements vscode.Disposable {
     // The binary and its environment come from the user's settings only (settings.ts, machineKeys).
     const launch = launchSettings(cfg);
     const env = { ...process.env, ...launch.env };
-    const found = findBinary(launch.path, env.PATH);
+    const found = findBinary({ setting: launch.path, extensionPath: this.extensionPath, envPath: env.PATH ?? env.Path });
     if (!found.path) {
       this.output.appendLine(`${found.problem} ${installHint}`);
       void vscode.window
@@ -102,7 +104,8 @@ export class Server implements vscode.Disposable {
     this.client = client;
     try {
       await client.start();
-      this.output.appendLine(`Reprise server started: ${found.path}`);
+      // Which of the three places won: a stale reprise.path would otherwise hide the bundled server.
+      this.output.appendLine(`Reprise server started: ${found.path} (${sourceLabel[found.source!]})`);
       return true;
     } catch (err) {
       void vscode.window.showErrorMessage(`Reprise: the server did not start: ${message(err)}. See the Reprise output.`);
@@ -139,6 +142,8 @@ export class Server implements vscode.Disposable {
     void this.stop();
   }
 }
+
+const sourceLabel = { setting: 'reprise.path', bundled: 'bundled with the extension', PATH: 'from PATH' } as const;
 
 function scope(uri: string | null | undefined): vscode.Uri | undefined {
   return uri ? vscode.Uri.parse(uri) : undefined;

@@ -14,7 +14,7 @@ let server: Server | undefined;
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Reprise');
   const store = new Store();
-  server = new Server(output, { usage: (u) => store.setUsage(u), update: (p) => store.update(p) });
+  server = new Server(output, { usage: (u) => store.setUsage(u), update: (p) => store.update(p) }, ctx.extensionPath);
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.
   let chat: ChatView | undefined;

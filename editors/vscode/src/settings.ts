@@ -89,18 +89,44 @@ export function configurationValue(section: string | null | undefined, read: () 
   return clientAnswer;
 }
 
-/** findBinary returns the server's path: the setting when given, else `reprise` on PATH. */
-export function findBinary(setting: string | undefined, envPath: string | undefined, exists = isExecutable): { path?: string; problem?: string } {
-  if (setting && setting.trim() !== '') {
-    const p = setting.trim();
-    return exists(p) ? { path: p } : { problem: `reprise.path is set to ${p}, which is not an executable file.` };
+/** Where findBinary looks, first to last. */
+export interface BinarySearch {
+  /** reprise.path from the user's settings. */
+  setting?: string;
+  /** The extension's own folder: a platform package carries the server in bin/. */
+  extensionPath?: string;
+  /** PATH of the server's environment. */
+  envPath?: string;
+  /** process.platform; a parameter so the Windows names are testable anywhere. */
+  platform?: NodeJS.Platform;
+}
+
+/**
+ * findBinary returns the server's path and where it came from: `reprise.path` when set (an
+ * explicit choice wins, and a wrong one is reported rather than passed over), else the binary
+ * bundled in the extension's bin/, else `reprise` on PATH.
+ */
+export function findBinary(
+  where: BinarySearch,
+  exists: (p: string) => boolean = isExecutable,
+): { path?: string; source?: 'setting' | 'bundled' | 'PATH'; problem?: string } {
+  const win = (where.platform ?? process.platform) === 'win32';
+  const p = win ? path.win32 : path.posix;
+  const exe = win ? 'reprise.exe' : 'reprise';
+  const setting = where.setting?.trim();
+  if (setting) {
+    return exists(setting) ? { path: setting, source: 'setting' } : { problem: `reprise.path is set to ${setting}, which is not an executable file.` };
   }
-  for (const dir of (envPath ?? '').split(path.delimiter)) {
+  if (where.extensionPath) {
+    const bundled = p.join(where.extensionPath, 'bin', exe);
+    if (exists(bundled)) return { path: bundled, source: 'bundled' };
+  }
+  for (const dir of (where.envPath ?? '').split(p.delimiter)) {
     if (!dir) continue;
-    const p = path.join(dir, 'reprise');
-    if (exists(p)) return { path: p };
+    const candidate = p.join(dir, exe);
+    if (exists(candidate)) return { path: candidate, source: 'PATH' };
   }
-  return { problem: 'The reprise binary was not found on PATH.' };
+  return { problem: `The ${exe} binary was not found on PATH.` };
 }
 
 function isExecutable(p: string): boolean {
@@ -116,7 +142,7 @@ function isExecutable(p: string): boolean {
 
 /** installHint is the fix offered with a missing binary. */
 export const installHint =
-  'Install it with `go install github.com/reprise-dev/reprise/cmd/reprise@latest` (then make sure $(go env GOPATH)/bin is on PATH) or set `reprise.path` to the binary.';
+  'Install the extension for your platform (it carries the server), or put the binary from a release archive (https://github.com/reprise-dev/reprise/releases) on PATH, or run `go install github.com/reprise-dev/reprise/cmd/reprise@latest` (then make sure $(go env GOPATH)/bin is on PATH), or set `reprise.path` to the binary.';
 
 /** keyHint is the fix offered when the server cannot build the model. */
 export const keyHint =

@@ -22,6 +22,16 @@ local function env(name)
   return v ~= nil and v ~= '' and v or nil
 end
 
+--- The ways to get the binary, offered when it is missing (:help reprise-install).
+M.install_advice = {
+  'Download the archive for your platform from https://github.com/reprise-dev/reprise/releases '
+    .. '(reprise_VERSION_OS_ARCH.tar.gz, .zip on Windows) and put `reprise` in a folder on $PATH',
+  'Or build it with Go: `go install github.com/reprise-dev/reprise/cmd/reprise@latest` '
+    .. '(it lands in $(go env GOPATH)/bin, which must be on $PATH)',
+  'Or give its path in your own configuration: '
+    .. "require('reprise').setup({ cmd = { '/path/to/reprise', 'serve', '--stdio' } })",
+}
+
 --- Starts the server, sends initialize and waits for the answer.
 ---@param cmd string[]
 ---@param timeout integer ms
@@ -75,8 +85,7 @@ function M.check()
   start('reprise')
   local bin = cmd[1]
   if vim.fn.executable(bin) ~= 1 then
-    err(string.format('%s not found (options.cmd = %s)', bin, vim.inspect(cmd)),
-      { 'Install it with `go install ./cmd/reprise` or set cmd in require("reprise").setup()' })
+    err(string.format('%s not found (options.cmd = %s)', bin, vim.inspect(cmd)), M.install_advice)
     return
   end
   ok('binary: ' .. vim.fn.exepath(bin))

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -19,11 +20,45 @@ import type { ContextResult } from '../../src/protocol';
 import { usage } from './fixtures';
 
 describe('findBinary', () => {
-  const exists = (p: string) => p === '/opt/reprise' || p === '/usr/local/bin/reprise';
-  it('takes the setting first', () => expect(findBinary('/opt/reprise', '/usr/local/bin', exists)).toEqual({ path: '/opt/reprise' }));
-  it('names a wrong setting', () => expect(findBinary('/nope', '/usr/local/bin', exists).problem).toContain('reprise.path is set to /nope'));
-  it('searches PATH', () => expect(findBinary('', '/usr/bin:/usr/local/bin', exists)).toEqual({ path: '/usr/local/bin/reprise' }));
-  it('says when it is nowhere', () => expect(findBinary(undefined, '/usr/bin', exists).problem).toContain('not found on PATH'));
+  const ext = '/home/u/.vscode/extensions/reprise-dev.reprise-0.2.0-linux-x64';
+  const all = new Set(['/opt/reprise', `${ext}/bin/reprise`, '/usr/local/bin/reprise']);
+  const only = (...present: string[]) => (p: string) => present.includes(p) && all.has(p);
+  const where = { setting: '/opt/reprise', extensionPath: ext, envPath: '/usr/bin:/usr/local/bin', platform: 'linux' as const };
+  it('takes reprise.path first, over the bundled binary', () =>
+    expect(findBinary(where, (p) => all.has(p))).toEqual({ path: '/opt/reprise', source: 'setting' }));
+  it('names a wrong reprise.path instead of passing it over', () =>
+    expect(findBinary({ ...where, setting: '/nope' }, (p) => all.has(p)).problem).toContain('reprise.path is set to /nope'));
+  it('then the binary bundled in the extension', () => {
+    for (const setting of [undefined, '', '  ']) {
+      expect(findBinary({ ...where, setting }, (p) => all.has(p))).toEqual({ path: `${ext}/bin/reprise`, source: 'bundled' });
+    }
+  });
+  it('then PATH', () => {
+    expect(findBinary({ ...where, setting: '' }, only('/usr/local/bin/reprise'))).toEqual({ path: '/usr/local/bin/reprise', source: 'PATH' });
+    expect(findBinary({ envPath: '/usr/bin:/usr/local/bin', platform: 'linux' }, (p) => all.has(p)).source).toBe('PATH');
+  });
+  it('says when it is nowhere', () => expect(findBinary({ ...where, setting: '' }, only()).problem).toContain('not found on PATH'));
+  it('looks for reprise.exe on Windows', () => {
+    const winExt = 'C:\\Users\\u\\.vscode\\extensions\\reprise-dev.reprise-0.2.0-win32-x64';
+    const win = { extensionPath: winExt, envPath: 'C:\\Windows;C:\\tools', platform: 'win32' as const };
+    const present = (...ps: string[]) => (p: string) => ps.includes(p);
+    expect(findBinary(win, present(`${winExt}\\bin\\reprise.exe`))).toEqual({ path: `${winExt}\\bin\\reprise.exe`, source: 'bundled' });
+    expect(findBinary(win, present('C:\\tools\\reprise.exe'))).toEqual({ path: 'C:\\tools\\reprise.exe', source: 'PATH' });
+    expect(findBinary(win, present(`${winExt}\\bin\\reprise`, 'C:\\tools\\reprise')).problem).toContain('reprise.exe binary was not found');
+  });
+  it('checks the bundled binary is executable, on disk', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'reprise-ext-'));
+    try {
+      mkdirSync(join(dir, 'bin'));
+      const bin = join(dir, 'bin', process.platform === 'win32' ? 'reprise.exe' : 'reprise');
+      writeFileSync(bin, '#!/bin/sh\n', { mode: 0o644 });
+      if (process.platform !== 'win32') expect(findBinary({ extensionPath: dir, envPath: '' }).source).toBeUndefined();
+      chmodSync(bin, 0o755);
+      expect(findBinary({ extensionPath: dir, envPath: '' })).toEqual({ path: bin, source: 'bundled' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 const pkg = JSON.parse(readFileSync(join(__dirname, '../../package.json'), 'utf8'));
