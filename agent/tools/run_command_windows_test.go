@@ -244,3 +244,20 @@ func TestRunCommandPowerShell(t *testing.T) {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
 }
+
+// TestCommandEnvWindows: Windows reads variable names case-insensitively, so a secret set in
+// another case is still the secret.
+func TestCommandEnvWindows(t *testing.T) {
+	t.Setenv("Gemini_Api_Key", "sekret")
+	t.Setenv("REPRISE_TEST_VISIBLE", "visible")
+	var names []string
+	for _, kv := range commandEnv() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.EqualFold(name, "GEMINI_API_KEY") || name == "REPRISE_TEST_VISIBLE" {
+			names = append(names, name)
+		}
+	}
+	if diff := cmp.Diff(names, []string{"REPRISE_TEST_VISIBLE"}); diff != "" {
+		t.Errorf("variables passed (-got +want):\n%s", diff)
+	}
+}
