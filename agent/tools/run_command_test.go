@@ -1,12 +1,10 @@
 package tools
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/sandbox"
@@ -65,19 +63,4 @@ func runCmd(t *testing.T, env *Env, command string, extra ...any) Result {
 		args[extra[i].(string)] = extra[i+1]
 	}
 	return Run(t.Context(), env, Call{ID: "call-1", Name: "run_command", Args: args})
-}
-
-// approver is a scripted Approver that records what it is asked.
-type approver struct {
-	mu       sync.Mutex
-	decision Decision
-	err      error
-	asked    []ApprovalRequest
-}
-
-func (a *approver) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.asked = append(a.asked, req)
-	return a.decision, a.err
 }

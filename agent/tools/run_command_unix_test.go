@@ -3,11 +3,13 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -111,6 +113,21 @@ func TestRunCommandSaved(t *testing.T) {
 	if small.SavedPath != "" || strings.HasPrefix(small.Output, "[output of") {
 		t.Errorf("an output of exactly the threshold was saved: %q", small.SavedPath)
 	}
+}
+
+// approver is a scripted Approver that records what it is asked.
+type approver struct {
+	mu       sync.Mutex
+	decision Decision
+	err      error
+	asked    []ApprovalRequest
+}
+
+func (a *approver) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.asked = append(a.asked, req)
+	return a.decision, a.err
 }
 
 func TestRunCommandPolicy(t *testing.T) {

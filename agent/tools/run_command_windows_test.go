@@ -239,7 +239,7 @@ func TestRunCommandPowerShell(t *testing.T) {
 		t.Skipf("no working PowerShell at %s (%v, %q)", installedPowerShell().path, err, out)
 	}
 	env := &Env{Workspace: tempDir(t), Policy: &Policy{AllowAll: true}, Sandbox: sandbox.New(sandbox.Config{Mode: sandbox.Off})}
-	r := Run(t.Context(), env, Call{ID: "c", Name: "run_command", Args: map[string]any{"command": `Write-Output "a b"; exit 3`}})
+	r := runCmd(t, env, `Write-Output "a b"; exit 3`)
 	if diff := cmp.Diff([]any{r.Output, r.ExitCode}, []any{"a b\r\nexit status 3", 3}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)
 	}
