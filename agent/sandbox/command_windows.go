@@ -35,7 +35,13 @@ func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, er
 	cmd.SysProcAttr = &syscall.SysProcAttr{CreationFlags: windows.CREATE_SUSPENDED | windows.CREATE_NO_WINDOW}
 	cmd.Cancel = j.kill
 	c := &Cmd{Cmd: cmd}
-	c.started = func() error { return j.adopt(cmd.Process.Pid) }
+	c.started = func() error {
+		err := j.adopt(cmd.Process.Pid)
+		if err != nil {
+			_ = cmd.Process.Kill() // it never ran: nothing of it is outside the job
+		}
+		return err
+	}
 	c.ended = j.close
 	return c, nil
 }
@@ -74,7 +80,7 @@ func newJob() (*job, error) {
 }
 
 // adopt puts the suspended process pid in the job, then lets it run; if the job was killed
-// meanwhile, the process dies there instead. On failure the process is killed.
+// meanwhile, the process dies there instead.
 func (j *job) adopt(pid int) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
@@ -85,13 +91,13 @@ func (j *job) adopt(pid int) error {
 	}
 	defer func() { _ = windows.CloseHandle(p) }()
 	if err := windows.AssignProcessToJobObject(j.h, p); err != nil {
-		return errors.Join(fmt.Errorf("sandbox: put the command in its job: %w", err), windows.TerminateProcess(p, killedCode))
+		return fmt.Errorf("sandbox: put the command in its job: %w", err)
 	}
 	if j.killed {
 		return windows.TerminateJobObject(j.h, killedCode)
 	}
 	if err := resume(uint32(pid)); err != nil {
-		return errors.Join(fmt.Errorf("sandbox: resume the command: %w", err), windows.TerminateJobObject(j.h, killedCode))
+		return fmt.Errorf("sandbox: resume the command: %w", err)
 	}
 	return nil
 }
