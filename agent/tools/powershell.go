@@ -69,11 +69,12 @@ func parsePowerShell(line string) (cmds [][]word, complex bool) {
 }
 
 // plainPowerShell returns the words of a line PowerShell passes on as written, or false. Besides
-// the characters it allows, it refuses what PowerShell itself may rewrite: `--`, which Windows
-// PowerShell 5.1 drops before a program's arguments (what follows would become options: `npm
-// run test -- --script-shell=x`); an option holding . : / \ or +, which it may split in two
-// (`-exec.x` becomes `-exec .x`); a leading `.`, which runs the next word; and `\\` or `//`, a
-// network path that would send the user's credentials to its server.
+// the characters it allows, it refuses what PowerShell itself may rewrite: `--`, which it
+// consumes before a script's arguments (npm is npm.ps1 when that is installed: `npm run test --
+// --script-shell=x` would reach npm as its own option, npm/cli#4903); an option holding
+// . : / \ or +, which it may split in two (`-exec.x` reaches the program as `-exec` `.x`,
+// PowerShell#6291); a leading `.`, which runs the next word; and `\\` or `//`, a network path
+// that would send the user's credentials to its server.
 func plainPowerShell(line string) ([]string, bool) {
 	for i := 0; i < len(line); i++ {
 		c := line[i]
