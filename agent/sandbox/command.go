@@ -18,12 +18,21 @@ type Cmd struct {
 	*exec.Cmd
 	status *os.File // read end of the supervisor's report; nil when there is no supervisor
 	report *os.File // its write end, handed to the supervisor
+	// started finishes Start where the process must exist before it may run: Windows puts the
+	// suspended process in its job, then resumes it. Nil elsewhere.
+	started func() error
+	// ended runs once the command has exited, or failed to start, where no supervisor does its
+	// work: it kills whatever the command left running. killed reports whether Cancel killed the
+	// command itself, which Windows's exit status cannot tell. Nil on Linux.
+	ended func() (killed bool)
 }
 
 // Status is how the command (not its supervisor) ended.
 type Status struct {
-	Code   int            // exit status; -1 when killed by a signal
-	Signal syscall.Signal // the signal that ended it, if any
+	Code int // exit status; -1 when killed by a signal
+	// Signal is the signal that ended it, if any. Windows has no signals: a command whose job
+	// Reprise terminated reports SIGKILL, what the same act is on Unix.
+	Signal syscall.Signal
 }
 
 // Signaled reports whether a signal ended the command.
@@ -46,6 +55,14 @@ func (c *Cmd) Start() error {
 		c.status.Close()
 		c.status = nil
 	}
+	if err == nil && c.started != nil {
+		if err = c.started(); err != nil {
+			_ = c.Cmd.Wait() // started killed it; reap it: the caller will not Wait
+		}
+	}
+	if err != nil && c.ended != nil {
+		c.ended()
+	}
 	return err
 }
 
@@ -53,11 +70,15 @@ func (c *Cmd) Start() error {
 // this OS, or the supervisor was killed), the status is the process's own.
 func (c *Cmd) Wait() (Status, error) {
 	err := c.Cmd.Wait()
+	killed := c.ended != nil && c.ended()
 	var exitErr *exec.ExitError
 	ended := errors.As(err, &exitErr) || errors.Is(err, exec.ErrWaitDelay) ||
 		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) // cancelled, yet it ran
 	if err != nil && !ended {
 		return Status{Code: -1}, err
+	}
+	if killed {
+		return Status{Code: -1, Signal: syscall.SIGKILL}, nil
 	}
 	if c.status != nil {
 		defer c.status.Close()
@@ -73,16 +94,6 @@ func (c *Cmd) Wait() (Status, error) {
 		}
 	}
 	return processStatus(c.ProcessState), nil
-}
-
-func processStatus(ps *os.ProcessState) Status {
-	if ps == nil {
-		return Status{Code: -1}
-	}
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return Status{Code: -1, Signal: ws.Signal()}
-	}
-	return Status{Code: ps.ExitCode()}
 }
 
 // Command prepares argv to run under the sandbox. Cancelling ctx ends the command and everything

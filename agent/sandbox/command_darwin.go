@@ -17,7 +17,8 @@ func probe(Config) string {
 }
 
 // command runs argv under sandbox-exec when confined, in a process group of its own that
-// cancelling kills (macOS has no child subreaper: a process that leaves the group survives).
+// cancelling kills, and so does the command's end: what it left in the background dies with it
+// (macOS has no child subreaper: a process that leaves the group survives).
 func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	if sp.Confine {
 		argv = append([]string{sandboxExec, "-p", seatbeltProfile(sp)}, argv...)
@@ -25,7 +26,16 @@ func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, er
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	return &Cmd{Cmd: cmd}, nil
+	c := &Cmd{Cmd: cmd}
+	c.ended = func() bool {
+		// The leader is reaped, but its group lives on while a member does, and its id is not
+		// reused meanwhile; when none is left there is nothing to kill (ESRCH).
+		if cmd.Process != nil {
+			_ = killGroup(cmd.Process.Pid)
+		}
+		return false
+	}
+	return c, nil
 }
 
 func supervise([]string) int { return fail("no supervisor on this OS") }

@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"path"
 	"regexp"
 	"slices"
 	"strings"
@@ -44,9 +43,6 @@ func dropAssignments(cmd []word) []word {
 	return cmd
 }
 
-// program is the name a command is known by: its basename, so /usr/bin/git is git.
-func program(name string) string { return path.Base(name) }
-
 func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 	cmd = dropAssignments(cmd)
 	if len(cmd) == 0 {
@@ -60,17 +56,18 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 	if cmd[0].dyn {
 		return
 	}
-	// line follows a shell line given as one argument.
-	line := func(via string, w word) {
+	// read follows a command line given as one argument, in shell k's language; line, in sh's.
+	read := func(k shellKind, via string, w word) {
 		if w.dyn {
 			*out = append(*out, invocation{argv: cmd, via: via, hidden: w.s})
 			return
 		}
-		inner, _ := parseLine(w.s)
+		inner, _ := k.parse(w.s)
 		for _, c := range inner {
 			collect(c, via, false, depth+1, out)
 		}
 	}
+	line := func(via string, w word) { read(posixShell, via, w) }
 	name := program(cmd[0].s)
 	args := cmd[1:]
 	switch {
@@ -81,6 +78,10 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 	case shells[name]:
 		if w, ok := shellCommand(args); ok {
 			line(name+" -c", w)
+		}
+	case isOSShell(name):
+		if w, ok := osShellLine(name, args); ok {
+			read(powerShell, name, w)
 		}
 	case name == "eval" && len(args) > 0:
 		line("eval", joinWord(args))

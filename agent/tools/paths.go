@@ -69,6 +69,10 @@ func (e *Env) locate(given string, allowSpill bool) (p *place, problem string) {
 		} else {
 			return nil, outside(given)
 		}
+	case filepath.VolumeName(given) != "" || os.IsPathSeparator(given[0]):
+		// Windows: C:x is relative to drive C's current directory, \x to the current drive's
+		// root; neither is the workspace.
+		return nil, outside(given)
 	default:
 		rel = filepath.Clean(given)
 	}

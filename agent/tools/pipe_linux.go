@@ -9,13 +9,19 @@ import (
 // our reader take turns too often.
 const pipeSize = 1 << 20
 
-// growPipe enlarges the pipe behind f when the system lets us (pipe-max-size); failing is fine.
-func growPipe(f *os.File) {
-	rc, err := f.SyscallConn()
+// outputPipe is a command's output pipe, enlarged when the system lets us (pipe-max-size;
+// failing is fine).
+func outputPipe() (r, w *os.File, err error) {
+	r, w, err = os.Pipe()
 	if err != nil {
-		return
+		return nil, nil, err
 	}
-	rc.Control(func(fd uintptr) {
-		syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
+	rc, err := w.SyscallConn()
+	if err != nil {
+		return r, w, nil
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_SETPIPE_SZ, pipeSize)
 	})
+	return r, w, nil
 }

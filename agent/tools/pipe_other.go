@@ -1,8 +1,8 @@
-//go:build !linux
+//go:build !linux && !windows
 
 package tools
 
 import "os"
 
-// growPipe is a no-op where pipes cannot be resized.
-func growPipe(*os.File) {}
+// outputPipe is a command's output pipe (its size cannot be changed here).
+func outputPipe() (r, w *os.File, err error) { return os.Pipe() }

@@ -112,6 +112,8 @@ type Policy struct {
 	// policy is shared.
 	AllowAll bool
 
+	shell shellKind // the language of the lines; the zero value is run_command's on this OS
+
 	once  sync.Once // fills allow and deny with the defaults in a Policy not made by NewPolicy
 	built bool      // made by NewPolicy
 	allow []rule
@@ -159,8 +161,11 @@ func (p *Policy) lists() (allow, deny []rule) {
 // it goes to Ask. So does a command whose name the shell computes (`$X`, a glob, `$(…)`): the
 // denylist cannot read it, so it is asked, refused when its arguments fit a denylist entry
 // (`$G push`), and refused under AllowAll, where nobody would be asked.
+//
+// On Windows the line is PowerShell's, and only a line of plain words counts as one command (see
+// parsePowerShell): anything else is complex.
 func (p *Policy) Check(command string) Verdict {
-	cmds, complex := parseLine(command)
+	cmds, complex := p.shell.parse(command)
 	allow, deny := p.lists()
 	var invs []invocation
 	for _, c := range cmds {
@@ -187,7 +192,7 @@ func (p *Policy) Check(command string) Verdict {
 	}
 	switch {
 	case complex:
-		return Verdict{Ask, "uses shell operators, redirections or substitutions"}
+		return Verdict{Ask, p.shell.complexReason()}
 	case len(cmds) == 0:
 		return Verdict{Ask, "not in the allowlist"}
 	case hidden != "":
@@ -213,7 +218,7 @@ func (p *Policy) Check(command string) Verdict {
 // AllowAlways lets command run without asking for the rest of the session; the rule it adds is
 // the one RuleFor describes. The denylist still wins.
 func (p *Policy) AllowAlways(command string) {
-	r, ok := alwaysRule(command)
+	r, ok := p.alwaysRule(command)
 	if !ok {
 		return
 	}
@@ -236,7 +241,7 @@ func (p *Policy) AllowPattern(pattern string) {
 
 // RuleFor says what AllowAlways(command) would remember, for the approval question.
 func (p *Policy) RuleFor(command string) string {
-	r, ok := alwaysRule(command)
+	r, ok := p.alwaysRule(command)
 	switch {
 	case !ok:
 		return ""
@@ -252,8 +257,8 @@ func (p *Policy) RuleFor(command string) string {
 // the prefix never allows `git diff --output=…`. Never for wrappers, shells, interpreters,
 // find, xargs or env (their arguments are other commands), nor for `git -c` or `npm run lint`
 // (a script name says nothing of the next one).
-func alwaysRule(command string) (rule, bool) {
-	cmds, complex := parseLine(command)
+func (p *Policy) alwaysRule(command string) (rule, bool) {
+	cmds, complex := p.shell.parse(command)
 	line := strings.TrimSpace(command)
 	switch {
 	case line == "":

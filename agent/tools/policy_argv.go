@@ -26,7 +26,7 @@ func argvRisk(cmd []word) string {
 	switch {
 	case wrappers[name] != nil || name == "eval" || name == "watch":
 		return name + " runs another command"
-	case shells[name]:
+	case shells[name] || isOSShell(name):
 		return name + " runs a shell"
 	}
 	if f := argvRules[name]; f != nil {

@@ -9,8 +9,16 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// shPolicy is NewPolicy reading sh: the lines of these tests are sh's, whatever shell this OS
+// runs (PowerShell's reading has its own tests).
+func shPolicy(allow, deny []string) *Policy {
+	p := NewPolicy(allow, deny)
+	p.shell = posixShell
+	return p
+}
+
 func TestPolicyDefaults(t *testing.T) {
-	p := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
 	tests := []struct {
 		command string
 		want    Action
@@ -110,7 +118,7 @@ func TestPolicyDefaults(t *testing.T) {
 }
 
 func TestPolicyExtrasAndAllowAll(t *testing.T) {
-	p := NewPolicy([]string{"bun test", "docker compose * config", "  "}, []string{"rm -rf build", "npm publish*"})
+	p := shPolicy([]string{"bun test", "docker compose * config", "  "}, []string{"rm -rf build", "npm publish*"})
 	tests := []struct {
 		command string
 		want    Action
@@ -133,7 +141,7 @@ func TestPolicyExtrasAndAllowAll(t *testing.T) {
 		}
 	}
 
-	yes := NewPolicy(nil, nil)
+	yes := shPolicy(nil, nil)
 	yes.AllowAll = true
 	for cmd, want := range map[string]Action{
 		"git diff":             Allow,
@@ -156,7 +164,7 @@ func TestPolicyExtrasAndAllowAll(t *testing.T) {
 }
 
 func TestPolicyAllowAlways(t *testing.T) {
-	p := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
 	p.AllowAlways("git  diff")
 	p.AllowAlways("go test ./... | tail -5")
 	p.AllowAlways("sudo ls")
@@ -212,7 +220,7 @@ func TestPolicyAllowAlways(t *testing.T) {
 }
 
 func TestPolicyAllowPattern(t *testing.T) {
-	p := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
 	p.AllowPattern("bun test")
 	p.AllowPattern("docker compose * config")
 	for cmd, want := range map[string]Action{
@@ -464,8 +472,8 @@ func TestPolicyBypasses(t *testing.T) {
 		{"pytest tests/*.py", Allow, Allow},
 		{"ls ~/src", Allow, Allow},
 	}
-	p := NewPolicy(nil, nil)
-	yes := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
+	yes := shPolicy(nil, nil)
 	yes.AllowAll = true
 	for _, tt := range tests {
 		got, gotYes := p.Check(tt.command), yes.Check(tt.command)
@@ -479,8 +487,8 @@ func TestPolicyBypasses(t *testing.T) {
 }
 
 func TestPolicyReasons(t *testing.T) {
-	p := NewPolicy(nil, nil)
-	yes := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
+	yes := shPolicy(nil, nil)
 	yes.AllowAll = true
 	tests := []struct {
 		policy  *Policy
@@ -508,7 +516,7 @@ func TestPolicyReasons(t *testing.T) {
 }
 
 func TestPolicyRuleFor(t *testing.T) {
-	p := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
 	tests := []struct{ command, want string }{
 		{"git diff HEAD~1", "git diff (and any arguments)"},
 		{"git  show --stat", "git show (and any arguments)"},
@@ -536,7 +544,7 @@ func TestPolicyRuleFor(t *testing.T) {
 // TestPolicyKeepsTheUsualLoop: what the word-prefix allowlist allowed for the everyday loop is
 // still allowed, alone and with the tolerated 2>&1.
 func TestPolicyKeepsTheUsualLoop(t *testing.T) {
-	p := NewPolicy(nil, nil)
+	p := shPolicy(nil, nil)
 	for _, c := range []string{
 		"go test ./...", "go test -race -count=1 ./agent/...", "go test -run TestX -v ./x", "go vet ./...",
 		"go build ./...", "go list -m all", "go version", "gofmt -l .", "gofmt -l -s .",
@@ -563,12 +571,12 @@ func FuzzPolicy(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		p := NewPolicy(nil, nil)
+		p := shPolicy(nil, nil)
 		v := p.Check(line)
 		if v.Reason == "" {
 			t.Errorf("Check(%q) gives no reason", line)
 		}
-		yes := NewPolicy(nil, nil)
+		yes := shPolicy(nil, nil)
 		yes.AllowAll = true
 		if v.Action == Deny && yes.Check(line).Action != Deny {
 			t.Errorf("Check(%q) is denied but not under AllowAll", line)

@@ -18,7 +18,7 @@ import (
 )
 
 // waitDelay bounds how long output is still read once the command is over and its process group
-// killed: only a process that left the group (setsid) can hold the pipe open that long.
+// (Windows: job) killed: only a process that left it (setsid) can hold the pipe open that long.
 const waitDelay = 2 * time.Second
 
 // hiddenEnv are not passed to commands: reprise's own credentials would otherwise be one `env`
@@ -28,10 +28,9 @@ var hiddenEnv = append(slices.Clone(secret.Vars), secret.CredentialsVar)
 var runCommandTool = tool{
 	decl: func() *genai.FunctionDeclaration {
 		return &genai.FunctionDeclaration{
-			Description: "Run a shell command (sh -c) in the workspace; stdout+stderr merged, long output " +
+			Description: shellIntro() + " in the workspace; stdout+stderr merged, long output " +
 				"cut in the middle. Commands outside an allowlist need the user's approval. " +
-				"Background processes are killed when it ends. It may run sandboxed: writing outside the " +
-				"workspace and temp dir, or using the network, then fails.",
+				"Background processes are killed when it ends." + sandboxNote,
 			ParametersJsonSchema: object(map[string]any{
 				"command":   prop("string", "The command line."),
 				"timeout_s": prop("integer", "Default 120, max 600."),
@@ -47,9 +46,10 @@ var runCommandTool = tool{
 }
 
 // runCommand asks the policy (and maybe the user), then runs the command in the sandbox with stdin
-// from /dev/null. Everything it started is killed with SIGKILL, at once, on timeout or
-// cancellation — a test runner gets no grace, the turn is waiting — and also when the shell
-// exits, so nothing the command started in the background (setsid included) outlives the call.
+// from the null device. Everything it started is killed with SIGKILL (on Windows, its job is
+// terminated), at once, on timeout or cancellation — a test runner gets no grace, the turn is
+// waiting — and also when the shell exits, so nothing the command started in the background
+// (setsid included) outlives the call.
 // Output streams through a capture: memory stays bounded whatever it prints.
 //
 // A denied command and one the user did not approve both return "refused by policy: COMMAND",
@@ -86,7 +86,7 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	if guardVCS {
 		vcsBefore = sb.VCSSnapshot()
 	}
-	run := execute(ctx, sb, trust, env.Workspace, command, timeout, c)
+	run := execute(ctx, sb, trust, env.Workspace, shellArgv(command), timeout, c)
 	res = Result{Command: command, ExitCode: run.exitCode}
 	var status string
 	switch {
@@ -182,23 +182,22 @@ type ran struct {
 
 var errTimedOut = errors.New("timed out")
 
-// execute runs command under sb and streams its output into c until every writer is gone. The
-// sandbox's supervisor kills whatever the command left running once it ends, and everything on
-// timeout or cancellation.
-func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir, command string, timeout time.Duration, c *capture) ran {
+// execute runs argv under sb and streams its output into c until every writer is gone. The
+// sandbox (its supervisor, or the OS's process group or job) kills whatever the command left
+// running once it ends, and everything on timeout or cancellation.
+func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir string, argv []string, timeout time.Duration, c *capture) ran {
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
 	stopped := func() ran {
 		timedOut := errors.Is(context.Cause(runCtx), errTimedOut)
 		return ran{exitCode: -1, cancelled: !timedOut, timedOut: timedOut}
 	}
-	pr, pw, err := os.Pipe()
+	pr, pw, err := outputPipe()
 	if err != nil {
 		return ran{exitCode: -1, startErr: err}
 	}
 	defer pr.Close()
-	growPipe(pw)
-	cmd, err := sb.Command(runCtx, trust, "/bin/sh", "-c", command)
+	cmd, err := sb.Command(runCtx, trust, argv...)
 	if err != nil {
 		pw.Close()
 		return ran{exitCode: -1, startErr: err}
@@ -247,7 +246,7 @@ func commandEnv() []string {
 		name, _, _ := strings.Cut(kv, "=")
 		hidden := false
 		for _, h := range hiddenEnv {
-			hidden = hidden || name == h
+			hidden = hidden || sameEnvName(name, h)
 		}
 		if !hidden {
 			env = append(env, kv)

@@ -16,7 +16,8 @@ import (
 // version-control directory. p.rel is already cleaned of `..` and free of symlinks (locate
 // resolved them), so `a/../.git/config` and a link to .git are caught too. The comparison ignores
 // case and the characters HFS+ ignores in names, as git itself does (CVE-2014-9390): on macOS
-// `.GIT` and `.g\u200cit` are the same directory.
+// `.GIT` and `.g\u200cit` are the same directory; on Windows, so are `.git.`, `GIT~1` and
+// `.git::$INDEX_ALLOCATION` (see fsName).
 func vcsRefusal(p *place, given string) (Result, bool) {
 	if p.spill {
 		return Result{}, false
@@ -32,12 +33,12 @@ func vcsRefusal(p *place, given string) (Result, bool) {
 }
 
 func isVCSDir(name string) bool {
-	name = strings.Map(func(r rune) rune {
+	name = fsName(strings.Map(func(r rune) rune {
 		if hfsIgnored(r) {
 			return -1
 		}
 		return r
-	}, name)
+	}, name))
 	for _, d := range sandbox.VCSDirs {
 		if strings.EqualFold(name, d) {
 			return true
