@@ -283,7 +283,7 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 		s.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {
-		s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: StopCancelled})
+		s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: string(StopCancelled)})
 		s.sync()
 	}
 	return s, nil

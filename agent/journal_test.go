@@ -83,7 +83,7 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 		t.Errorf("transcript differs (-live +resumed):\n%s", diff)
 	}
 	tr := s.Transcript()
-	kinds := map[string]int{}
+	kinds := map[EntryKind]int{}
 	for _, e := range tr {
 		kinds[e.Kind]++
 	}

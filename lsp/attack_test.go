@@ -397,7 +397,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 	}
 	// Every command but the two without arguments is covered: a new command taking a sessionId
 	// must be added above.
-	for _, c := range Commands {
+	for _, c := range serverCommands {
 		if !takesSession[c] && c != CommandSessions && c != CommandNewSession {
 			t.Errorf("%s is not covered by this test", c)
 		}

@@ -16,7 +16,7 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// executeCommand runs one of the commands in Commands. Arguments are [ {…} ]; anything wrong with
+// executeCommand runs one of the commands in serverCommands. Arguments are [ {…} ]; anything wrong with
 // them is InvalidParams with a message that names the problem.
 func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
@@ -149,7 +149,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		defer s.sessions.release(l)
-		return HistoryResult{SessionID: l.s.ID(), Entries: l.s.Transcript()}, nil
+		return HistoryResult{SessionID: l.s.ID(), Entries: historyOf(l.s.Transcript())}, nil
 	case CommandShowContext:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {
@@ -160,7 +160,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}
-	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(Commands, ", "))
+	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(serverCommands, ", "))
 }
 
 // checkSessionID refuses a sessionId that could not be one, whatever the command: ids end up in
@@ -264,7 +264,7 @@ func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
 	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, kilo(before), kilo(after.Used)))
 	s.emitUsage(l.s.ID(), after)
 	if s.client.reprise {
-		s.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: l.s.ID(), Update: Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: "manual", Checkpoint: &cp})}})
+		s.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: l.s.ID(), Update: Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})}})
 	} else {
 		// Plain clients drop a code action's command result: say it.
 		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, kilo(before), kilo(after.Used)))

@@ -17,7 +17,7 @@ func (s *Server) contextReport(l *live) ContextResult {
 		Rereads:            r.Rereads,
 		Checkpoints:        r.Checkpoints,
 		State:              r.State,
-		Status:             r.Status,
+		Status:             wire(statusNames, r.Status),
 		FixedTokens:        r.FixedTokens,
 		Largest:            []LargeItem{},
 	}

@@ -85,7 +85,7 @@ func (s *Server) initialize(raw json.RawMessage) (any, error) {
 				"change":    protocol.TextDocumentSyncKindFull,
 				"save":      map[string]any{"includeText": false},
 			},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: serverCommands},
 			CodeActionProvider:     true,
 			Experimental:           map[string]any{ExperimentalCapability: map[string]any{"protocolVersion": ProtocolVersion}},
 		},

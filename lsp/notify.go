@@ -54,10 +54,10 @@ func (o *turnOutput) update(u Update) {
 func (o *turnOutput) richEvent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventText, agent.EventThought:
-		o.update(Update{SessionUpdate: string(ev.Type), Content: &TextContent{Type: "text", Text: ev.Text}})
+		o.update(Update{SessionUpdate: wire(updateNames, ev.Type), Content: &TextContent{Type: "text", Text: ev.Text}})
 	case agent.EventToolCall, agent.EventToolUpdate:
 		t := ev.Tool
-		u := Update{SessionUpdate: string(ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: t.Kind, Status: t.Status}
+		u := Update{SessionUpdate: wire(updateNames, ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: wire(toolKindNames, t.Kind), Status: wire(toolStatusNames, t.Status)}
 		if ev.Type == agent.EventToolCall {
 			u.RawInput = t.Args
 		} else {
@@ -65,14 +65,14 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 		}
 		o.update(u)
 	case agent.EventCompaction:
-		o.update(Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(ev.Compaction)})
+		o.update(Update{SessionUpdate: wire(updateNames, ev.Type), Compaction: compactionUpdate(ev.Compaction)})
 	case agent.EventRetry:
-		o.update(Update{SessionUpdate: UpdateRetry, Retry: ev.Retry})
+		o.update(Update{SessionUpdate: wire(updateNames, ev.Type), Retry: ev.Retry})
 	case agent.EventUsage:
 		o.srv.emitUsage(o.sessionID, *ev.Usage)
 	case agent.EventTurnEnd:
 		e := ev.End
-		o.update(Update{SessionUpdate: UpdateTurnEnd, StopReason: e.StopReason, Error: e.Err, Turn: &Figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
+		o.update(Update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &Figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
 	}
 }
 
@@ -126,7 +126,7 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		case agent.StopError:
 			srv.showMessage(protocol.MessageTypeError, "Reprise: "+e.Err)
 		default:
-			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+e.StopReason+" · "+msg)
+			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+wire(stopNames, e.StopReason)+" · "+msg)
 		}
 	}
 }
@@ -146,10 +146,10 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) Co
 		Used:       u.Used,
 		Size:       u.Size,
 		Percent:    u.Percent,
-		Source:     u.Source,
+		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
 		Totals:     totalsOf(u.Totals),
-		Compaction: CompactionState{State: u.Compaction, Count: u.Compactions},
+		Compaction: CompactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,
 	}
@@ -165,7 +165,7 @@ func meterText(u agent.Usage) string {
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", e.StopReason, e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
+	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", wire(stopNames, e.StopReason), e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
 }
 
 func percentOf(u agent.Usage) uint32 {

@@ -44,7 +44,7 @@ func TestInitialize(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Commands, res.Capabilities.ExecuteCommandProvider.Commands); diff != "" {
+	if diff := cmp.Diff(serverCommands, res.Capabilities.ExecuteCommandProvider.Commands); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	if !res.Capabilities.TextDocumentSync.OpenClose || res.Capabilities.TextDocumentSync.Change != 1 || res.ServerInfo.Name != "reprise" || res.Capabilities.Experimental[ExperimentalCapability] == nil {

@@ -11,7 +11,7 @@ type ContextUsageParams struct {
 	Used       int                  `json:"used"`
 	Size       int                  `json:"size"`
 	Percent    float64              `json:"percent"`
-	Source     string               `json:"source"` // "usage" (the model's count) or "estimate"
+	Source     string               `json:"source"` // SourceUsage or SourceEstimate
 	Breakdown  contextwin.Breakdown `json:"breakdown"`
 	Totals     Totals               `json:"totals"`
 	Compaction CompactionState      `json:"compaction"`
@@ -35,7 +35,7 @@ type Cost struct {
 
 // CompactionState says whether a compaction is running and how many happened.
 type CompactionState struct {
-	State string `json:"state"` // idle, running or blocking
+	State string `json:"state"` // CompactionIdle, CompactionRunning or CompactionBlocking
 	Count int    `json:"count"`
 }
 
@@ -83,7 +83,7 @@ type ToolOutput struct {
 
 // CompactionUpdate reports a compaction starting, blocking the loop, or ending.
 type CompactionUpdate struct {
-	State      string          `json:"state"` // running, blocking, done, cancelled, skipped
+	State      string          `json:"state"` // a Compaction* name
 	Trigger    string          `json:"trigger"`
 	Note       string          `json:"note,omitempty"`
 	Checkpoint *CheckpointInfo `json:"checkpoint,omitempty"`
@@ -197,7 +197,7 @@ func totalsOf(t contextwin.Totals) Totals {
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {
-	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: cp.Trigger, Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
+	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: wire(triggerNames, cp.Trigger), Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
 	if !cp.Time.IsZero() {
 		info.Time = cp.Time.UTC().Format("2006-01-02T15:04:05Z")
 	}
@@ -205,7 +205,7 @@ func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {
 }
 
 func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
-	u := &CompactionUpdate{State: c.State, Trigger: c.Trigger, Note: c.Note}
+	u := &CompactionUpdate{State: wire(compactionNames, c.State), Trigger: wire(triggerNames, c.Trigger), Note: c.Note}
 	if c.Checkpoint != nil {
 		info := checkpointInfo(*c.Checkpoint)
 		u.Checkpoint = &info
@@ -215,6 +215,34 @@ func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
 
 // HistoryResult answers reprise.history: the conversation since the session began.
 type HistoryResult struct {
-	SessionID string                  `json:"sessionId"`
-	Entries   []agent.TranscriptEntry `json:"entries"`
+	SessionID string         `json:"sessionId"`
+	Entries   []historyEntry `json:"entries"`
+}
+
+// historyEntry is one step of the conversation (agent.TranscriptEntry with wire names).
+type historyEntry struct {
+	Turn       int    `json:"turn"`
+	Kind       string `json:"kind"`
+	Text       string `json:"text,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Title      string `json:"title,omitempty"`
+	ToolKind   string `json:"toolKind,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Output     string `json:"output,omitempty"`
+	Checkpoint int    `json:"checkpoint,omitempty"`
+}
+
+func historyOf(entries []agent.TranscriptEntry) []historyEntry {
+	out := make([]historyEntry, 0, len(entries))
+	for _, e := range entries {
+		h := historyEntry{Turn: e.Turn, Kind: wire(entryNames, e.Kind), Text: e.Text, ToolCallID: e.ToolCallID, Title: e.Title, Output: e.Output, Checkpoint: e.Checkpoint}
+		if e.ToolKind != "" {
+			h.ToolKind = wire(toolKindNames, e.ToolKind)
+		}
+		if e.Status != "" {
+			h.Status = wire(toolStatusNames, e.Status)
+		}
+		out = append(out, h)
+	}
+	return out
 }
