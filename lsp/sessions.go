@@ -19,9 +19,9 @@ import (
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once. At most
-// Limits.MaxSessions are open: each holds a log, its lock and its history.
+// limits.MaxSessions are open: each holds a log, its lock and its history.
 type sessionSet struct {
-	srv   *Server
+	srv   *server
 	store *session.Store // nil when the state directory is unusable: sessions are not saved
 	// mu guards byID, current, admitted, models and each live's cancel, done, title, users and
 	// touched.
@@ -93,7 +93,7 @@ func (l *live) activity() time.Time {
 	return l.touched
 }
 
-func newSessionSet(srv *Server) *sessionSet {
+func newSessionSet(srv *server) *sessionSet {
 	return &sessionSet{srv: srv, byID: map[string]*live{}, models: map[string]modelEntry{}}
 }
 
@@ -188,7 +188,7 @@ func (ss *sessionSet) add(l *live) {
 // session, which stays saved for reprise.resume; if every session is busy (a turn running, or a
 // command using it) the new one is refused. The caller then calls add, or unadmit on failure.
 func (ss *sessionSet) admit() error {
-	limit := ss.srv.opts.Limits.MaxSessions
+	limit := ss.srv.opts.limits.MaxSessions
 	ss.mu.Lock()
 	var victim *live
 	if len(ss.byID)+ss.admitted >= limit {
