@@ -86,7 +86,7 @@ func TestTornAndGarbledLogs(t *testing.T) {
 	other, _ := st.Create(session.Meta{ID: "other-1", Created: time.Now()})
 	other.Close()
 	os.WriteFile(filepath.Join(st.Dir("other-1"), "events.jsonl"), []byte("\x00\x01garbage"), 0o600)
-	list, err := st.List()
+	list, err := st.List(nil)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("list = %+v, %v", list, err)
 	}

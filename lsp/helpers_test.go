@@ -90,6 +90,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 
 func fakeModel(url string, c gemini.Config) func(ctx context.Context, model string) (agent.Model, int, error) {
 	return func(ctx context.Context, model string) (agent.Model, int, error) {
+		c := c // each call its own: two may run at once
 		c.APIKey, c.BaseURL, c.Model = "test-key", url, model
 		if c.BaseDelay == 0 {
 			c.BaseDelay, c.MaxDelay = time.Millisecond, 10*time.Millisecond

@@ -2,6 +2,8 @@ package session
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -60,7 +62,33 @@ func BenchmarkList(b *testing.B) {
 		writeSession(b, st, fmt.Sprintf("s%03d", i), 10)
 	}
 	for b.Loop() {
-		list, err := st.List()
+		list, err := st.List(nil)
+		if err != nil || len(list) != n {
+			b.Fatalf("listed %d sessions (%v), want %d", len(list), err, n)
+		}
+	}
+}
+
+// BenchmarkListLegacy lists the same sessions with no summary on disk, as logs written before
+// summaries existed: each is replayed, and its summary written for the next listing.
+func BenchmarkListLegacy(b *testing.B) {
+	st, err := OpenStore(b.TempDir())
+	if err != nil {
+		b.Fatal(err)
+	}
+	const n = 200
+	for i := range n {
+		writeSession(b, st, fmt.Sprintf("s%03d", i), 10)
+	}
+	for b.Loop() {
+		b.StopTimer()
+		for i := range n {
+			if err := os.Remove(filepath.Join(st.Dir(fmt.Sprintf("s%03d", i)), SummaryFile)); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+		list, err := st.List(nil)
 		if err != nil || len(list) != n {
 			b.Fatalf("listed %d sessions (%v), want %d", len(list), err, n)
 		}
