@@ -435,3 +435,24 @@ func TestProtocolDocNames(t *testing.T) {
 		}
 	}
 }
+
+// TestLSPTestNames: the fake editor's copies of the names (lowercase, so it stays a plain client)
+// are protocol.go's strings.
+func TestLSPTestNames(t *testing.T) {
+	names := protocolNames(t)
+	copies := goConsts(t, "lsptest", "", "")
+	n := 0
+	for name, v := range copies {
+		want, ok := names[strings.ToUpper(name[:1])+name[1:]]
+		if !ok {
+			continue // a constant of its own
+		}
+		n++
+		if v != want {
+			t.Errorf("lsptest: %s is %q, lsp/protocol.go says %q", name, v, want)
+		}
+	}
+	if n < 4 {
+		t.Errorf("found %d of lsptest's copies of protocol names, want at least 4", n)
+	}
+}

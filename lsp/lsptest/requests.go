@@ -44,7 +44,7 @@ func (e *Editor) initializeParams() map[string]any {
 		},
 	}
 	if e.opts.Experimental {
-		capabilities["experimental"] = map[string]any{"reprise": true}
+		capabilities["experimental"] = map[string]any{experimentalCapability: true}
 	}
 	params := map[string]any{
 		"processId":        os.Getpid(),
