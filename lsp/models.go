@@ -42,13 +42,7 @@ func (c *modelCache) get(ctx context.Context, name string) (agent.Model, int, er
 		}
 		c.mu.Unlock()
 		if !ok {
-			e.m, e.limit, e.err = c.build(ctx, name)
-			if e.err != nil {
-				c.mu.Lock()
-				delete(c.byName, name)
-				c.mu.Unlock()
-			}
-			close(e.done)
+			c.fill(ctx, name, e)
 			return e.m, e.limit, e.err
 		}
 		select {
@@ -62,3 +56,20 @@ func (c *modelCache) get(ctx context.Context, name string) (agent.Model, int, er
 		}
 	}
 }
+
+// fill builds e. done closes whatever happens, a panic included (the request's handler recovers
+// it), so no waiter is left hanging; a failure is forgotten.
+func (c *modelCache) fill(ctx context.Context, name string, e *modelEntry) {
+	defer func() {
+		if e.err != nil {
+			c.mu.Lock()
+			delete(c.byName, name)
+			c.mu.Unlock()
+		}
+		close(e.done)
+	}()
+	e.err = errBuildPanicked // until build returns
+	e.m, e.limit, e.err = c.build(ctx, name)
+}
+
+var errBuildPanicked = errors.New("building the model client failed unexpectedly; see the server log")

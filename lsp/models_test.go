@@ -96,6 +96,39 @@ func TestModelCacheForgetsFailures(t *testing.T) {
 	}
 }
 
+// TestModelCacheBuildPanics: a build that panics (the request's handler recovers it) releases
+// those waiting for it.
+func TestModelCacheBuildPanics(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	c := newModelCache(func(ctx context.Context, name string) (agent.Model, int, error) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-release
+			panic("broken client")
+		}
+		return &chunkModel{}, 1, nil
+	})
+	panicked := make(chan any, 1)
+	go func() { // ends when its build panics, once release is closed
+		defer func() { panicked <- recover() }()
+		_, _, _ = c.get(t.Context(), "m")
+	}()
+	<-entered
+	waiter := make(chan error, 1)
+	go func() { // ends when the build it waits for, or its own, returns
+		_, _, err := c.get(t.Context(), "m")
+		waiter <- err
+	}()
+	close(release)
+	if p := <-panicked; p == nil {
+		t.Error("the build's panic did not reach its caller")
+	}
+	if err := <-waiter; err != nil && !errors.Is(err, errBuildPanicked) {
+		t.Errorf("the waiter got %v", err)
+	}
+}
+
 // TestConcurrentSessionsShareOneClient: sessions created at once on a fresh server share one
 // model client (the server goes through the cache; TestModelCacheBuildsOnce holds the race).
 func TestConcurrentSessionsShareOneClient(t *testing.T) {
