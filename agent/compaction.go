@@ -17,14 +17,15 @@ import (
 // compactionJob is one compaction running in the background over a snapshot of the history. The
 // session owns it: cancel stops it, done closes when its goroutine ends.
 type compactionJob struct {
-	trigger, focus, note string
-	snapshot             int // history length when it started; only appends happen meanwhile
-	turn, call           int // the turn and its model call before which an automatic one started
-	before               int // tokens used when it started
-	cancel               context.CancelFunc
-	done                 chan struct{}
-	res                  contextwin.Result
-	err                  error
+	trigger     contextwin.Trigger
+	focus, note string
+	snapshot    int // history length when it started; only appends happen meanwhile
+	turn, call  int // the turn and its model call before which an automatic one started
+	before      int // tokens used when it started
+	cancel      context.CancelFunc
+	done        chan struct{}
+	res         contextwin.Result
+	err         error
 }
 
 // canCompactLocked tells whether an automatic compaction is worth starting: not when the last
@@ -35,7 +36,7 @@ func (s *Session) canCompactLocked() bool {
 
 // startJobLocked starts a compaction of the current history as plan cuts it. It runs on its own
 // context (a turn that ends does not stop it; a cancelled turn or Close does, through job.cancel).
-func (s *Session) startJobLocked(ctx context.Context, trigger, focus, note string, plan contextwin.Plan) {
+func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	used, _ := s.ledger.Used()
 	est := s.ledger.Estimator
@@ -119,7 +120,7 @@ func (s *Session) worthLocked(plan contextwin.Plan, calls int) bool {
 
 // applyJob installs a finished compaction: the new head and kept messages, then whatever was
 // appended while it ran. It returns a stop reason when the loop guard trips.
-func (s *Session) applyJob(em *emitter) string {
+func (s *Session) applyJob(em *emitter) StopReason {
 	s.mu.Lock()
 	job := s.job
 	if job == nil {
@@ -134,7 +135,7 @@ func (s *Session) applyJob(em *emitter) string {
 	}
 	s.job = nil
 	ev := &CompactionEvent{Trigger: job.trigger, Note: job.note}
-	stop := ""
+	var stop StopReason
 	switch {
 	case errors.Is(job.err, contextwin.ErrNothingToCompact):
 		ev.State = CompactionSkipped
@@ -255,7 +256,7 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 	if !ok {
 		plan.Keep = s.opts.Policy.KeepRecentTurns
 	}
-	s.startJobLocked(ctx, "manual", focus, "", plan)
+	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan)
 	job := s.job
 	s.mu.Unlock()
 	select {

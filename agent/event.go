@@ -3,11 +3,13 @@ package agent
 import (
 	"time"
 
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// EventType names what happened. The names of the streamed updates follow the Agent Client
-// Protocol's session/update so a server can forward them as they are.
+// EventType names what happened. The values are the agent's own: lsp maps each to its wire name
+// (after the Agent Client Protocol's session/update), so renaming one here cannot change the
+// protocol.
 type EventType string
 
 // Event types.
@@ -23,16 +25,20 @@ const (
 	EventRetry      EventType = "retry"      // the model call is retried; Discard voids streamed text
 )
 
+// StopReason says why a turn ended. The values are saved in session logs; what an editor sees is
+// lsp's wire name for each.
+type StopReason string
+
 // Stop reasons of a turn.
 const (
-	StopEndTurn         = "end_turn"
-	StopCancelled       = "cancelled"
-	StopCapped          = "capped"
-	StopError           = "error"
-	StopMaxTurnRequests = "max_turn_requests"
+	StopEndTurn         StopReason = "end_turn"
+	StopCancelled       StopReason = "cancelled"
+	StopCapped          StopReason = "capped"
+	StopError           StopReason = "error"
+	StopMaxTurnRequests StopReason = "max_turn_requests"
 	// StopCompactionLimit: compaction kept failing to bring the context under compactAt; the
 	// session hands off instead of compacting forever.
-	StopCompactionLimit = "compaction_limit"
+	StopCompactionLimit StopReason = "compaction_limit"
 )
 
 // Event is one step of a turn. Exactly one of the pointer fields is set, matching Type; Text
@@ -48,12 +54,14 @@ type Event struct {
 	End        *TurnEnd
 }
 
-// Tool call statuses, as in the Agent Client Protocol.
+// ToolStatus is where a tool call is, after the Agent Client Protocol's statuses.
+type ToolStatus string
+
+// Tool call statuses.
 const (
-	ToolPending    = "pending"
-	ToolInProgress = "in_progress"
-	ToolCompleted  = "completed"
-	ToolFailed     = "failed"
+	ToolInProgress ToolStatus = "in_progress"
+	ToolCompleted  ToolStatus = "completed"
+	ToolFailed     ToolStatus = "failed"
 )
 
 // ToolEvent is a tool call or its update.
@@ -61,8 +69,8 @@ type ToolEvent struct {
 	ID     string         `json:"toolCallId"`
 	Name   string         `json:"name"`
 	Title  string         `json:"title"`
-	Kind   string         `json:"kind"`
-	Status string         `json:"status"`
+	Kind   tools.Kind     `json:"kind"`
+	Status ToolStatus     `json:"status"`
 	Args   map[string]any `json:"rawInput,omitempty"`
 	// Set on the final update.
 	Output    string `json:"output,omitempty"` // what the model got
@@ -71,19 +79,24 @@ type ToolEvent struct {
 	Refused   bool   `json:"refused,omitempty"`
 }
 
+// CompactionState is where a compaction is: a CompactionEvent's state, and in Usage whether one
+// is under way (idle, running or blocking).
+type CompactionState string
+
 // Compaction states.
 const (
-	CompactionRunning   = "running"
-	CompactionBlocking  = "blocking" // the loop waits for it
-	CompactionDone      = "done"
-	CompactionCancelled = "cancelled"
-	CompactionSkipped   = "skipped" // nothing to compact
+	CompactionIdle      CompactionState = "idle" // none under way (Usage only)
+	CompactionRunning   CompactionState = "running"
+	CompactionBlocking  CompactionState = "blocking" // the loop waits for it
+	CompactionDone      CompactionState = "done"
+	CompactionCancelled CompactionState = "cancelled"
+	CompactionSkipped   CompactionState = "skipped" // nothing to compact
 )
 
 // CompactionEvent reports a compaction starting, blocking the loop, or ending.
 type CompactionEvent struct {
-	State      string                 `json:"state"`
-	Trigger    string                 `json:"trigger"` // auto or manual
+	State      CompactionState        `json:"state"`
+	Trigger    contextwin.Trigger     `json:"trigger"`
 	Note       string                 `json:"note,omitempty"`
 	Checkpoint *contextwin.Checkpoint `json:"checkpoint,omitempty"`
 }
@@ -109,7 +122,7 @@ type RetryEvent struct {
 
 // TurnEnd closes a turn with its figures.
 type TurnEnd struct {
-	StopReason string            `json:"stopReason"`
+	StopReason StopReason        `json:"stopReason"`
 	Err        string            `json:"error,omitempty"`
 	Calls      int               `json:"calls"` // model calls in this turn
 	Totals     contextwin.Totals `json:"totals"`
@@ -120,9 +133,9 @@ type Usage struct {
 	Used        int                  `json:"used"`
 	Size        int                  `json:"size"`
 	Percent     float64              `json:"percent"`
-	Source      string               `json:"source"` // "usage" or "estimate"
+	Source      contextwin.Source    `json:"source"`
 	Breakdown   contextwin.Breakdown `json:"breakdown"`
 	Totals      contextwin.Totals    `json:"totals"`
-	Compaction  string               `json:"compactionState"` // idle, running or blocking
+	Compaction  CompactionState      `json:"compactionState"` // idle, running or blocking
 	Compactions int                  `json:"compactions"`
 }

@@ -61,7 +61,7 @@ func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] 
 }
 
 // turn runs the loop and returns why it stopped.
-func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, error) {
+func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReason, error) {
 	text = s.opts.Secrets.String(text) // a pasted key goes no further than the session
 	s.mu.Lock()
 	if s.capped {
@@ -110,7 +110,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (string, e
 
 // finish waits for a compaction still running (so its result is applied and reported within the
 // turn), then closes the turn.
-func (s *Session) finish(ctx context.Context, em *emitter, reason string, err error) {
+func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, err error) {
 	if reason == StopCancelled {
 		s.cancelJob()
 	}
@@ -130,7 +130,7 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason string, err er
 	}
 	end := &TurnEnd{StopReason: reason, Totals: s.totals, Calls: s.calls}
 	s.mu.Unlock()
-	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: reason})
+	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: string(reason)})
 	s.sync()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
 	s.mu.Lock()
@@ -149,7 +149,7 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason string, err er
 // (it must), or earlier, past compactAt, when it pays for itself over the calls the turn is
 // expected to make (calls is how many it made): each compaction costs a summary call and the
 // cache of the prefix it rewrites, which small savings do not repay.
-func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string {
+func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopReason {
 	if stop := s.applyJob(em); stop != "" {
 		return stop
 	}
@@ -163,9 +163,9 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string
 	th := s.opts.Policy.Check(used, window)
 	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
 		if plan, ok := s.planLocked(); ok && (th == contextwin.Block || s.worthLocked(plan, calls)) {
-			s.startJobLocked(ctx, "auto", "", s.thresholdNote(used, window), plan)
+			s.startJobLocked(ctx, contextwin.TriggerAuto, "", s.thresholdNote(used, window), plan)
 			s.job.turn, s.job.call = s.turns, calls
-			ev := &CompactionEvent{State: CompactionRunning, Trigger: "auto", Note: s.job.note}
+			ev := &CompactionEvent{State: CompactionRunning, Trigger: contextwin.TriggerAuto, Note: s.job.note}
 			s.mu.Unlock()
 			em.send(Event{Type: EventCompaction, Compaction: ev})
 			s.mu.Lock()
@@ -177,7 +177,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) string
 	// An early compaction overlaps one step (the model call it was started before, and its
 	// tools); the next call waits for it. Its summary takes about as long as that call, so the
 	// wait is short, and the saving starts at a known call instead of whenever it lands.
-	overlapped := job != nil && job.trigger == "auto" && job.turn == s.turns && job.call < calls
+	overlapped := job != nil && job.trigger == contextwin.TriggerAuto && job.turn == s.turns && job.call < calls
 	s.mu.Unlock()
 	if job == nil || th != contextwin.Block && !overlapped {
 		return ""

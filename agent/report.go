@@ -17,22 +17,32 @@ type Report struct {
 	Rereads     int               `json:"rereads"` // files read again after a compaction
 	Checkpoints int               `json:"checkpoints"`
 	State       contextwin.State  `json:"state"`
-	Status      string            `json:"status"`      // idle, running or capped
+	Status      Status            `json:"status"`
 	FixedTokens int               `json:"fixedTokens"` // what every request carries: system + tools
 	Policy      contextwin.Policy `json:"policy"`
 	Factor      float64           `json:"estimateFactor"`
 }
 
+// Status is what a session is doing.
+type Status string
+
+// Session statuses.
+const (
+	StatusIdle    Status = "idle"
+	StatusRunning Status = "running"
+	StatusCapped  Status = "capped" // it reached its token or cost cap: every turn ends at once
+)
+
 // Context reports the session's context usage with its breakdown and largest items.
 func (s *Session) Context() Report {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	status := "idle"
+	status := StatusIdle
 	switch {
 	case s.capped:
-		status = "capped"
+		status = StatusCapped
 	case s.running:
-		status = "running"
+		status = StatusRunning
 	}
 	f := s.prompt.fixed(&s.ledger.Estimator)
 	return Report{
@@ -63,12 +73,12 @@ func (s *Session) usageLocked() Usage {
 	used, src := s.ledger.Used()
 	window := s.Window()
 	fixed := s.prompt.fixed(&s.ledger.Estimator)
-	state := "idle"
+	state := CompactionIdle
 	switch {
 	case s.blocking:
-		state = "blocking"
+		state = CompactionBlocking
 	case s.job != nil:
-		state = "running"
+		state = CompactionRunning
 	}
 	return Usage{
 		Used:        used,

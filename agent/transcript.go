@@ -8,17 +8,29 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
+// EntryKind is what a transcript entry holds.
+type EntryKind string
+
+// Transcript entry kinds.
+const (
+	EntryUser       EntryKind = "user"
+	EntryAgent      EntryKind = "agent"
+	EntryThought    EntryKind = "thought"
+	EntryTool       EntryKind = "tool"
+	EntryCompaction EntryKind = "compaction"
+)
+
 // TranscriptEntry is one step of the conversation as a person reads it.
 type TranscriptEntry struct {
-	Turn       int    `json:"turn"`
-	Kind       string `json:"kind"` // user, agent, thought, tool, compaction
-	Text       string `json:"text,omitempty"`
-	ToolCallID string `json:"toolCallId,omitempty"`
-	Title      string `json:"title,omitempty"`
-	ToolKind   string `json:"toolKind,omitempty"`
-	Status     string `json:"status,omitempty"`
-	Output     string `json:"output,omitempty"`
-	Checkpoint int    `json:"checkpoint,omitempty"`
+	Turn       int        `json:"turn"`
+	Kind       EntryKind  `json:"kind"`
+	Text       string     `json:"text,omitempty"`
+	ToolCallID string     `json:"toolCallId,omitempty"`
+	Title      string     `json:"title,omitempty"`
+	ToolKind   tools.Kind `json:"toolKind,omitempty"`
+	Status     ToolStatus `json:"status,omitempty"`
+	Output     string     `json:"output,omitempty"`
+	Checkpoint int        `json:"checkpoint,omitempty"`
 }
 
 // Transcript is the whole conversation since the session began, compacted parts included: what an
@@ -31,7 +43,7 @@ func (s *Session) Transcript() []TranscriptEntry {
 	open := map[string]int{} // call key → index in out, until answered
 	for i, e := range entries {
 		if cp := e.Checkpoint; cp != nil {
-			out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "compaction", Title: cp.Title, Checkpoint: cp.N})
+			out = append(out, TranscriptEntry{Turn: e.Turn, Kind: EntryCompaction, Title: cp.Title, Checkpoint: cp.N})
 			continue
 		}
 		c := e.Content
@@ -45,7 +57,7 @@ func (s *Session) Transcript() []TranscriptEntry {
 				}
 				title, kind := tools.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
 				open[contextwin.CallKey(fc.ID, fc.Name)] = len(out)
-				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "tool", ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
+				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: EntryTool, ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
 			case p.FunctionResponse != nil:
 				fr := p.FunctionResponse
 				k := contextwin.CallKey(fr.ID, fr.Name)
@@ -61,11 +73,11 @@ func (s *Session) Transcript() []TranscriptEntry {
 					out[idx].Output, _ = fr.Response["output"].(string)
 				}
 			case p.Thought && p.Text != "":
-				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: "thought", Text: p.Text})
+				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: EntryThought, Text: p.Text})
 			case p.Text != "":
-				kind := "agent"
+				kind := EntryAgent
 				if c.Role == "user" {
-					kind = "user"
+					kind = EntryUser
 				}
 				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: kind, Text: p.Text})
 			}

@@ -7,13 +7,22 @@ import (
 	"unicode"
 )
 
+// Trigger says what started a compaction. Checkpoints save it.
+type Trigger string
+
+// Compaction triggers.
+const (
+	TriggerAuto   Trigger = "auto"   // the context passed a threshold
+	TriggerManual Trigger = "manual" // the user asked
+)
+
 // Checkpoint is one compaction, numbered and titled like Copilot's /session checkpoints, in a form
 // that can be saved and listed later.
 type Checkpoint struct {
 	N            int       `json:"n"`
 	Title        string    `json:"title"`
 	Summary      string    `json:"summary"`
-	Trigger      string    `json:"trigger"` // "auto" or "manual"
+	Trigger      Trigger   `json:"trigger"`
 	Focus        string    `json:"focus,omitempty"`
 	From         int       `json:"from"` // replaced messages [From, To) of the history before
 	To           int       `json:"to"`

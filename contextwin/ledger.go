@@ -69,17 +69,26 @@ func (l *Ledger) Extend(tokens int) {
 	l.anchorEst = l.fixed + l.total
 }
 
+// Source says where a prompt size comes from.
+type Source string
+
+// Sources of a prompt size.
+const (
+	SourceUsage    Source = "usage"    // the model's own count
+	SourceEstimate Source = "estimate" // partly estimated: content appended since the last count
+)
+
 // Used returns the tokens the next prompt will take and whether that figure is the model's own
-// count ("usage") or partly estimated ("estimate").
-func (l *Ledger) Used() (tokens int, source string) {
+// count or partly estimated.
+func (l *Ledger) Used() (tokens int, source Source) {
 	est := l.fixed + l.total
 	if !l.anchored {
-		return l.Tokens(est), "estimate"
+		return l.Tokens(est), SourceEstimate
 	}
 	if est == l.anchorEst {
-		return l.anchorTokens, "usage"
+		return l.anchorTokens, SourceUsage
 	}
-	return l.anchorTokens + l.Tokens(est-l.anchorEst), "estimate"
+	return l.anchorTokens + l.Tokens(est-l.anchorEst), SourceEstimate
 }
 
 // Len is the number of messages recorded.

@@ -13,7 +13,7 @@ import (
 // client shows (VS Code as a notification with buttons, Neovim with vim.ui.select, LSP4IJ as a
 // balloon). No answer or null is a rejection; a cancelled turn withdraws the question.
 type approver struct {
-	srv       *Server
+	srv       *server
 	sessionID string
 }
 

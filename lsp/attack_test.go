@@ -31,7 +31,7 @@ func floodRequests(first, n int) []byte {
 }
 
 // waitHook makes s report, on the returned channel, that its reader waits for a free call slot.
-func waitHook(s *Server) <-chan struct{} {
+func waitHook(s *server) <-chan struct{} {
 	waiting := make(chan struct{}, 1)
 	s.calls.onWait = func() {
 		select {
@@ -47,9 +47,9 @@ func waitHook(s *Server) <-chan struct{} {
 // reading once MaxInflightCalls replies are waiting, and catches up once the editor reads.
 func TestAttackUnreadReplies(t *testing.T) {
 	const limit, flood = 4, 2000
-	var srv *Server
+	var srv *server
 	var waiting <-chan struct{}
-	e := newEnv(t, envOpts{limits: Limits{MaxInflightCalls: limit}, server: func(s *Server) {
+	e := newEnv(t, envOpts{limits: limits{MaxInflightCalls: limit}, server: func(s *server) {
 		srv, waiting = s, waitHook(s)
 	}})
 	if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil {
@@ -103,7 +103,7 @@ func TestAttackUnreadReplies(t *testing.T) {
 // an editor that sends it in a loop and never answers used to cost a goroutine per notification.
 func TestAttackConfigurationFlood(t *testing.T) {
 	var waiting <-chan struct{}
-	e := newEnv(t, envOpts{limits: Limits{MaxInflightCalls: 1}, server: func(s *Server) { waiting = waitHook(s) }})
+	e := newEnv(t, envOpts{limits: limits{MaxInflightCalls: 1}, server: func(s *server) { waiting = waitHook(s) }})
 	if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +184,7 @@ func (e *env) newSession() string {
 // resumable.
 func TestAttackSessionFlood(t *testing.T) {
 	const limit, flood = 3, 20
-	e := newEnv(t, envOpts{limits: Limits{MaxSessions: limit}, newModel: blockingModel()})
+	e := newEnv(t, envOpts{limits: limits{MaxSessions: limit}, newModel: blockingModel()})
 	var ids []string
 	fds := -1
 	for i := range flood {
@@ -228,7 +228,7 @@ func TestAttackSessionFlood(t *testing.T) {
 // a new one is refused with a clear error; once one is idle again, there is room.
 func TestAttackSessionFloodAllBusy(t *testing.T) {
 	const limit = 2
-	e := newEnv(t, envOpts{limits: Limits{MaxSessions: limit}, newModel: blockingModel(), editor: lsptest.Options{Experimental: true}})
+	e := newEnv(t, envOpts{limits: limits{MaxSessions: limit}, newModel: blockingModel(), editor: lsptest.Options{Experimental: true}})
 	var ids []string
 	for range limit {
 		id := e.newSession()
@@ -260,10 +260,10 @@ func TestAttackSessionFloodAllBusy(t *testing.T) {
 // user is warned once, and closing buffers makes room again.
 func TestAttackBufferFlood(t *testing.T) {
 	const limit = 1000
-	var srv *Server
+	var srv *server
 	e := newEnv(t, envOpts{
-		limits: Limits{MaxBufferBytes: limit},
-		server: func(s *Server) { srv = s },
+		limits: limits{MaxBufferBytes: limit},
+		server: func(s *server) { srv = s },
 		files:  map[string]string{"a.txt": "disk a\n", "b.txt": "disk b\n"},
 		editor: lsptest.Options{Experimental: true},
 	},
@@ -373,10 +373,10 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 	}{
 		{CommandAsk, func(id string) any { return AskArgs{Text: "hi", SessionID: id} }},
 		{CommandCancel, func(id string) any { return SessionArgs{SessionID: id} }},
-		{CommandCompact, func(id string) any { return CompactArgs{SessionID: id} }},
+		{CommandCompact, func(id string) any { return compactArgs{SessionID: id} }},
 		{CommandContext, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandCheckpoints, func(id string) any { return SessionArgs{SessionID: id} }},
-		{CommandCheckpoint, func(id string) any { return CheckpointArgs{SessionID: id, N: 1} }},
+		{CommandCheckpoint, func(id string) any { return checkpointArgs{SessionID: id, N: 1} }},
 		{CommandResume, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandRestore, func(id string) any { return RestoreArgs{SessionID: id, Turn: 1} }},
 		{CommandUndoCompaction, func(id string) any { return SessionArgs{SessionID: id} }},
@@ -397,7 +397,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 	}
 	// Every command but the two without arguments is covered: a new command taking a sessionId
 	// must be added above.
-	for _, c := range Commands {
+	for _, c := range serverCommands {
 		if !takesSession[c] && c != CommandSessions && c != CommandNewSession {
 			t.Errorf("%s is not covered by this test", c)
 		}

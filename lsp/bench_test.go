@@ -108,7 +108,7 @@ func BenchmarkNotificationThroughput(b *testing.B) {
 		elapsed := time.Since(start)
 		count := 0
 		for _, raw := range ed.Notifications(MethodSessionUpdate) {
-			var p SessionUpdateParams
+			var p sessionUpdateParams
 			if json.Unmarshal(raw, &p) == nil && p.Update.SessionUpdate == UpdateMessageChunk {
 				count++
 			}
@@ -127,14 +127,14 @@ func BenchmarkInflightAccounting(b *testing.B) {
 	_, cancel := context.WithCancel(b.Context())
 	defer cancel()
 	b.Run("table", func(b *testing.B) {
-		f := newInflight(DefaultMaxInflightCalls)
+		f := newInflight(defaultMaxInflightCalls)
 		for b.Loop() {
 			f.add("n:1", cancel)
 			f.remove("n:1")
 		}
 	})
 	b.Run("table+slot", func(b *testing.B) {
-		f := newInflight(DefaultMaxInflightCalls)
+		f := newInflight(defaultMaxInflightCalls)
 		ctx := b.Context()
 		for b.Loop() {
 			f.acquire(ctx)
@@ -144,7 +144,7 @@ func BenchmarkInflightAccounting(b *testing.B) {
 		}
 	})
 	b.Run("table+slot-parallel", func(b *testing.B) {
-		f := newInflight(DefaultMaxInflightCalls)
+		f := newInflight(defaultMaxInflightCalls)
 		ctx := b.Context()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {

@@ -13,19 +13,19 @@ import (
 	"go.lsp.dev/protocol"
 )
 
-// CodeActionKind is the kind of every Reprise code action. A plain client (LSP4IJ, eglot) cannot
+// codeActionKind is the kind of every Reprise code action. A plain client (LSP4IJ, eglot) cannot
 // type a prompt, so the server's commands come to it as code actions. Not "quickfix": LSP4IJ
 // keeps quick fixes for diagnostics and drops them from its intentions. Not "source": VS Code
 // leaves source actions out of the light bulb. Under "refactor", every client lists them by
 // default, and a key binding can ask for this kind alone (eglot: (eglot-code-actions beg end
 // "refactor.reprise" t)).
-const CodeActionKind = "refactor.reprise"
+const codeActionKind = "refactor.reprise"
 
-// CommentPrefix marks a comment the user wants to send as a prompt: "// reprise: add a test".
-const CommentPrefix = "reprise:"
+// commentPrefix marks a comment the user wants to send as a prompt: "// reprise: add a test".
+const commentPrefix = "reprise:"
 
-// DefaultSelectionQuestion is asked about a selection by the "ask about the selection" action.
-const DefaultSelectionQuestion = "Explain this code and point out problems."
+// defaultSelectionQuestion is asked about a selection by the "ask about the selection" action.
+const defaultSelectionQuestion = "Explain this code and point out problems."
 
 const (
 	maxCommentActions = 5        // reprise: comments turned into actions per request
@@ -63,13 +63,13 @@ type lspPosition struct {
 // codeActions offers the server's commands where the client has no other way to reach them: an
 // action per "reprise:" comment in the range, one for a non-empty selection, and Compact session
 // and Show context everywhere. It answers [] rather than null when nothing applies.
-func (s *Server) codeActions(ctx context.Context, params json.RawMessage) (any, error) {
+func (s *server) codeActions(ctx context.Context, params json.RawMessage) (any, error) {
 	var p codeActionParams
 	if err := json.Unmarshal(params, &p); err != nil {
 		return nil, invalidParams("textDocument/codeAction: %v", err)
 	}
 	actions := []protocol.CodeAction{}
-	if !kindWanted(CodeActionKind, p.Context.Only) {
+	if !kindWanted(codeActionKind, p.Context.Only) {
 		return actions, nil
 	}
 	if name, text, ok := s.documentText(p.TextDocument.URI); ok {
@@ -82,7 +82,7 @@ func (s *Server) codeActions(ctx context.Context, params json.RawMessage) (any, 
 	// {}: Emacs reads an empty object as nil and sends it back as null, which reprise.compact
 	// refuses.
 	actions = append(actions,
-		commandAction(compactTitle, CommandCompact, CompactArgs{}),
+		commandAction(compactTitle, CommandCompact, compactArgs{}),
 		commandAction(showContextTitle, CommandShowContext, SessionArgs{}),
 	)
 	return actions, nil
@@ -90,7 +90,7 @@ func (s *Server) codeActions(ctx context.Context, params json.RawMessage) (any, 
 
 // documentText returns a document's name for prompts (workspace-relative when inside it) and its
 // text: the editor's buffer when open, else the file on disk.
-func (s *Server) documentText(uri string) (name, text string, ok bool) {
+func (s *server) documentText(uri string) (name, text string, ok bool) {
 	path, err := uriToPath(uri)
 	if err != nil {
 		return "", "", false
@@ -129,7 +129,7 @@ func kindWanted(kind string, only []string) bool {
 func commandAction(title, command string, arg any) protocol.CodeAction {
 	return protocol.CodeAction{
 		Title:   title,
-		Kind:    CodeActionKind,
+		Kind:    codeActionKind,
 		Command: &protocol.Command{Title: title, Command: command, Arguments: []any{arg}},
 	}
 }
@@ -173,7 +173,7 @@ var commentClosers = []string{"*/", "-->", "*)", "-}"}
 // the line or follows code and a space ("x := 1 // reprise: why?"). A leader may be repeated or
 // extended ("///", ";;", "#!", "/**"). The prefix is matched case-insensitively.
 func commentPrompt(line string) (string, bool) {
-	i := strings.Index(strings.ToLower(line), CommentPrefix)
+	i := strings.Index(strings.ToLower(line), commentPrefix)
 	if i < 0 {
 		return "", false
 	}
@@ -181,7 +181,7 @@ func commentPrompt(line string) (string, bool) {
 	if len(fields) == 0 || !isCommentLeader(fields[len(fields)-1]) {
 		return "", false
 	}
-	prompt := strings.TrimSpace(line[i+len(CommentPrefix):])
+	prompt := strings.TrimSpace(line[i+len(commentPrefix):])
 	for _, c := range commentClosers {
 		prompt = strings.TrimSpace(strings.TrimSuffix(prompt, c))
 	}
@@ -221,11 +221,11 @@ func selectionAction(name, text string, r lspRange) (protocol.CodeAction, bool) 
 	}
 	var prompt string
 	if len(selected) > maxQuotedBytes {
-		prompt = fmt.Sprintf("%s\n\nThe code is %s (%d bytes, too long to quote here: read those lines).", DefaultSelectionQuestion, where, len(selected))
+		prompt = fmt.Sprintf("%s\n\nThe code is %s (%d bytes, too long to quote here: read those lines).", defaultSelectionQuestion, where, len(selected))
 	} else {
 		fence := codeFence(selected)
 		lang := strings.TrimPrefix(filepath.Ext(name), ".")
-		prompt = fmt.Sprintf("%s\n\n%s\n%s%s\n%s\n%s", DefaultSelectionQuestion, where, fence, lang, strings.TrimSuffix(selected, "\n"), fence)
+		prompt = fmt.Sprintf("%s\n\n%s\n%s%s\n%s\n%s", defaultSelectionQuestion, where, fence, lang, strings.TrimSuffix(selected, "\n"), fence)
 	}
 	return commandAction(selectionTitle, CommandAsk, AskArgs{Text: prompt}), true
 }
@@ -283,7 +283,7 @@ func utf16Len(r rune) int {
 }
 
 // showContext shows the /context view as a message and returns it.
-func (s *Server) showContext(l *live) ContextResult {
+func (s *server) showContext(l *live) contextResult {
 	r := s.contextReport(l)
 	s.showMessage(protocol.MessageTypeInfo, r.Text)
 	return r

@@ -74,7 +74,7 @@ func summary(actions []action) []string {
 				s += " " + text
 			}
 		}
-		if a.Kind != CodeActionKind {
+		if a.Kind != codeActionKind {
 			s += " (kind " + a.Kind + ")"
 		}
 		out = append(out, s)
@@ -139,7 +139,7 @@ func TestCodeActionsOnSeveralLines(t *testing.T) {
 	want := []string{
 		`Reprise: ask "first" → reprise.ask first (from a.go:1)`,
 		`Reprise: ask "second" → reprise.ask second (from a.go:2)`,
-		"Reprise: ask about the selection → reprise.ask " + DefaultSelectionQuestion + "\n\na.go:1-2\n```go\n// reprise: first\n// reprise: second\n```",
+		"Reprise: ask about the selection → reprise.ask " + defaultSelectionQuestion + "\n\na.go:1-2\n```go\n// reprise: first\n// reprise: second\n```",
 	}
 	if diff := cmp.Diff(got, append(want, always...)); diff != "" {
 		t.Errorf("actions (-got +want):\n%s", diff)
@@ -182,7 +182,7 @@ func TestCodeActionOnSelection(t *testing.T) {
 			}
 			var want []string
 			if tt.quoted != "" {
-				want = []string{DefaultSelectionQuestion + "\n\n" + tt.where + "\n" + codeFence(tt.quoted) + "go\n" + tt.quoted + "\n" + codeFence(tt.quoted)}
+				want = []string{defaultSelectionQuestion + "\n\n" + tt.where + "\n" + codeFence(tt.quoted) + "go\n" + tt.quoted + "\n" + codeFence(tt.quoted)}
 			}
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("selection prompt (-got +want):\n%s", diff)
@@ -200,7 +200,7 @@ func TestCodeActionsOnly(t *testing.T) {
 		{nil, 3},
 		{[]string{}, 3},
 		{[]string{"refactor"}, 3},
-		{[]string{CodeActionKind}, 3},
+		{[]string{codeActionKind}, 3},
 		{[]string{"quickfix"}, 0},
 		{[]string{"source", "refactor.extract"}, 0},
 		{[]string{"quickfix", "refactor"}, 3},
@@ -340,7 +340,7 @@ func TestCodeActionsEndToEnd(t *testing.T) {
 		t.Fatalf("no %s action", command)
 		return nil
 	}
-	var view ContextResult
+	var view contextResult
 	if err := run(CommandShowContext, &view); err != nil {
 		t.Fatal(err)
 	}

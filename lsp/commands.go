@@ -16,9 +16,9 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// executeCommand runs one of the commands in Commands. Arguments are [ {…} ]; anything wrong with
+// executeCommand runs one of the commands in serverCommands. Arguments are [ {…} ]; anything wrong with
 // them is InvalidParams with a message that names the problem.
-func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
+func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		Command   string            `json:"command"`
 		Arguments []json.RawMessage `json:"arguments"`
@@ -48,7 +48,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		defer s.sessions.release(l)
 		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
 	case CommandCompact:
-		var a CompactArgs // every field optional: some clients send {} back as null
+		var a compactArgs // every field optional: some clients send {} back as null
 		if err := decodeArg(p.Command, arg, &a, false); err != nil {
 			return nil, err
 		}
@@ -75,7 +75,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		return out, nil
 	case CommandCheckpoint:
-		var a CheckpointArgs
+		var a checkpointArgs
 		if err := decodeArg(p.Command, arg, &a, true); err != nil {
 			return nil, err
 		}
@@ -87,7 +87,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, invalidParams("%s: no checkpoint %d in session %s (it has %d)", p.Command, a.N, id, len(cps))
 		}
 		cp := cps[a.N-1]
-		return CheckpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
+		return checkpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
 	case CommandSessions:
 		return s.sessions.list(), nil
 	case CommandNewSession:
@@ -149,7 +149,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		defer s.sessions.release(l)
-		return HistoryResult{SessionID: l.s.ID(), Entries: l.s.Transcript()}, nil
+		return historyResult{SessionID: l.s.ID(), Entries: historyOf(l.s.Transcript())}, nil
 	case CommandShowContext:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {
@@ -160,7 +160,7 @@ func (s *Server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}
-	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(Commands, ", "))
+	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(serverCommands, ", "))
 }
 
 // checkSessionID refuses a sessionId that could not be one, whatever the command: ids end up in
@@ -203,7 +203,7 @@ func decodeArg(command string, raw json.RawMessage, v any, required bool) error 
 
 // sessionArg reads {sessionId} (empty means the current session) and returns that session in
 // use: the caller releases it.
-func (s *Server) sessionArg(command string, arg json.RawMessage) (*live, error) {
+func (s *server) sessionArg(command string, arg json.RawMessage) (*live, error) {
 	var a SessionArgs
 	if err := decodeArg(command, arg, &a, false); err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func (s *Server) sessionArg(command string, arg json.RawMessage) (*live, error) 
 }
 
 // ask starts a turn and answers at once with the session id; the turn streams.
-func (s *Server) ask(ctx context.Context, a AskArgs) (any, error) {
+func (s *server) ask(ctx context.Context, a AskArgs) (any, error) {
 	if strings.TrimSpace(a.Text) == "" {
 		return nil, invalidParams("%s: text is required", CommandAsk)
 	}
@@ -235,7 +235,7 @@ func (s *Server) ask(ctx context.Context, a AskArgs) (any, error) {
 
 // compact runs a manual compaction with work-done progress; cancelling the progress or the
 // request abandons it and leaves the history as it was.
-func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
+func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	l, err := s.sessions.use(a.SessionID)
 	if err != nil {
 		return nil, err
@@ -264,17 +264,17 @@ func (s *Server) compact(ctx context.Context, a CompactArgs) (any, error) {
 	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, kilo(before), kilo(after.Used)))
 	s.emitUsage(l.s.ID(), after)
 	if s.client.reprise {
-		s.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: l.s.ID(), Update: Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: "manual", Checkpoint: &cp})}})
+		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})}})
 	} else {
 		// Plain clients drop a code action's command result: say it.
 		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, kilo(before), kilo(after.Used)))
 	}
-	return CompactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
+	return compactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
 }
 
 // checkpointsOf returns a session's checkpoints: a live session's, or a saved one's read from
 // its log without loading it (an editor reopening a checkpoint preview after a restart).
-func (s *Server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, error) {
+func (s *server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, error) {
 	l, err := s.sessions.use(id)
 	if err == nil {
 		defer s.sessions.release(l)

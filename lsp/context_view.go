@@ -6,23 +6,23 @@ import (
 )
 
 // contextReport is the /context view of a session, structured and as text.
-func (s *Server) contextReport(l *live) ContextResult {
+func (s *server) contextReport(l *live) contextResult {
 	r := l.s.Context()
 	p := r.Policy
-	out := ContextResult{
-		ContextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
+	out := contextResult{
+		contextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
 		Model:              r.Model,
 		LastPrompt:         r.LastPrompt,
 		Calls:              r.Calls,
 		Rereads:            r.Rereads,
 		Checkpoints:        r.Checkpoints,
 		State:              r.State,
-		Status:             r.Status,
+		Status:             wire(statusNames, r.Status),
 		FixedTokens:        r.FixedTokens,
-		Largest:            []LargeItem{},
+		Largest:            []largeItem{},
 	}
 	for _, it := range r.Largest {
-		out.Largest = append(out.Largest, LargeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
+		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
 	}
 	out.Text = renderContext(out)
 	return out
@@ -30,7 +30,7 @@ func (s *Server) contextReport(l *live) ContextResult {
 
 // renderContext writes the view like Copilot's /context: the window, each category with its share,
 // then the largest items and the session's totals.
-func renderContext(c ContextResult) string {
+func renderContext(c contextResult) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", c.Model, kilo(c.Used), kilo(c.Size), c.Percent, c.Source)
 	row := func(name string, n int) {

@@ -17,10 +17,10 @@ import (
 // (a compaction) never holds up the next message. Notifications are handled in order, inline:
 // they are quick, and text synchronisation depends on their order.
 //
-// A call holds one of Limits.MaxInflightCalls slots until its reply is written. With every slot
+// A call holds one of limits.MaxInflightCalls slots until its reply is written. With every slot
 // taken, handle waits, and so does the read loop: the client's writes then block instead of the
 // server piling up goroutines and replies it cannot deliver.
-func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
+func (s *server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 	call, isCall := req.(*jsonrpc2.Call)
 	r := replyOnce(reply, s)
 	defer func() {
@@ -59,7 +59,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	if !s.calls.acquire(s.ctx) {
 		return nil // the connection is ending: nobody will read an answer
 	}
-	key := IDKey(call.ID())
+	key := idKey(call.ID())
 	cctx, cancel := context.WithCancel(s.ctx)
 	s.calls.add(key, cancel)
 	spawned := s.spawn(func() { // ends when the call is answered
@@ -88,7 +88,7 @@ func (s *Server) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 
 // replyOnce wraps a replier so a second reply is dropped (and logged) instead of corrupting the
 // stream, and every error goes out with a JSON-RPC code (a plain Go error would go out as 0).
-func replyOnce(reply jsonrpc2.Replier, s *Server) func(result any, err error) {
+func replyOnce(reply jsonrpc2.Replier, s *server) func(result any, err error) {
 	var once sync.Once
 	return func(result any, err error) {
 		done := false
@@ -115,7 +115,7 @@ func replyOnce(reply jsonrpc2.Replier, s *Server) func(result any, err error) {
 var testHookCall func(method string)
 
 // call answers one request.
-func (s *Server) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
+func (s *server) call(ctx context.Context, method string, params json.RawMessage) (any, error) {
 	if testHookCall != nil {
 		testHookCall(method)
 	}
@@ -131,14 +131,14 @@ func (s *Server) call(ctx context.Context, method string, params json.RawMessage
 }
 
 // notification handles one notification, in arrival order.
-func (s *Server) notification(method string, params json.RawMessage) {
+func (s *server) notification(method string, params json.RawMessage) {
 	var err error
 	switch method {
 	case "initialized":
 		s.initialized()
 	case "$/cancelRequest":
 		var key string
-		if key, err = ParseCancelID(params); err == nil {
+		if key, err = parseCancelID(params); err == nil {
 			s.calls.cancel(key)
 		}
 	case "$/setTrace":
@@ -176,7 +176,7 @@ func (s *Server) notification(method string, params json.RawMessage) {
 // that bound how many there are.
 type inflight struct {
 	// slots holds one token per call from the moment it is read until its reply is written; its
-	// capacity is Limits.MaxInflightCalls.
+	// capacity is limits.MaxInflightCalls.
 	slots chan struct{}
 	// onWait, set by tests before the first message, is called when the reader waits for a slot.
 	onWait func()

@@ -58,7 +58,7 @@ func FuzzServe(f *testing.F) {
 				StateHome:       t.TempDir(),
 				Logger:          slog.New(slog.DiscardHandler),
 				NoWatch:         true,
-				MaxMessageBytes: 1 << 20,
+				maxMessageBytes: 1 << 20,
 			})
 		}()
 		select {

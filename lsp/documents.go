@@ -14,7 +14,7 @@ import (
 // as a marker without its text (the agent reads the disk, and is refused writes to that file).
 type documents struct {
 	root  string // set by initialize, then only read
-	limit int64  // the cap on total, Limits.MaxBufferBytes
+	limit int64  // the cap on total, limits.MaxBufferBytes
 	log   *slog.Logger
 
 	mu sync.Mutex // guards open, total and warned

@@ -19,29 +19,29 @@ import (
 	"go.lsp.dev/jsonrpc2"
 )
 
-// Defaults for StreamOptions. A message limit of 64 MiB leaves room for the largest didOpen an
+// Defaults for streamOptions. A message limit of 64 MiB leaves room for the largest didOpen an
 // editor sends (a generated file of tens of MiB) while bounding what one client message can cost.
 const (
-	DefaultMaxMessageBytes = 64 << 20
-	DefaultMaxHeaderBytes  = 8 << 10
+	defaultMaxMessageBytes = 64 << 20
+	defaultMaxHeaderBytes  = 8 << 10
 )
 
-// StreamOptions bounds what a single client message may cost the server. The zero value is
+// streamOptions bounds what a single client message may cost the server. The zero value is
 // usable: every field has a default.
-type StreamOptions struct {
+type streamOptions struct {
 	// MaxMessageBytes caps a message body. A longer one is skipped without ever being held in
-	// memory, and answered with InvalidRequest. Zero or less means DefaultMaxMessageBytes.
+	// memory, and answered with InvalidRequest. Zero or less means defaultMaxMessageBytes.
 	MaxMessageBytes int64
 	// MaxHeaderBytes caps one header line; a whole header block may take four times as much.
-	// Zero or less means DefaultMaxHeaderBytes.
+	// Zero or less means defaultMaxHeaderBytes.
 	MaxHeaderBytes int
 	// Logger gets one record for every message the stream drops or answers itself, with the
 	// reason and at most a short excerpt of the body. Nil discards them.
 	Logger *slog.Logger
 }
 
-// NewStream returns the LSP-framed stream the server runs jsonrpc2.NewConn on, instead of
-// jsonrpc2.NewStream. jsonrpc2.Conn closes the whole connection on any Read error, and the stock
+// newStream returns the LSP-framed stream the server runs jsonrpc2.NewConn on, instead of
+// jsonrpc2.newStream. jsonrpc2.Conn closes the whole connection on any Read error, and the stock
 // stream returns one for every malformed frame, reads header lines of any length and allocates
 // whatever Content-Length claims (up to 2 GiB). This one returns only valid messages, io.EOF
 // when the input ends between messages and io.ErrUnexpectedEOF when it ends inside one (or a
@@ -76,7 +76,7 @@ type StreamOptions struct {
 // so a caller that must stop closes the stream (jsonrpc2.Conn.Close does). Error answers are
 // written from Read, under the same lock as Write, so frames never interleave; like any write
 // they block while the peer is not reading.
-func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) jsonrpc2.Stream {
+func newStream(rwc io.ReadWriteCloser, opts streamOptions) jsonrpc2.Stream {
 	s := &frameStream{
 		rwc:        rwc,
 		in:         bufio.NewReaderSize(rwc, 32<<10),
@@ -85,12 +85,12 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) jsonrpc2.Stream {
 		log:        opts.Logger,
 	}
 	if s.maxMessage <= 0 {
-		s.maxMessage = DefaultMaxMessageBytes
+		s.maxMessage = defaultMaxMessageBytes
 	}
 	// A body is one []byte: keep the limit representable on 32-bit platforms.
 	s.maxMessage = min(s.maxMessage, math.MaxInt)
 	if s.maxHeader <= 0 {
-		s.maxHeader = DefaultMaxHeaderBytes
+		s.maxHeader = defaultMaxHeaderBytes
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -98,7 +98,7 @@ func NewStream(rwc io.ReadWriteCloser, opts StreamOptions) jsonrpc2.Stream {
 	return s
 }
 
-// frameStream is the jsonrpc2.Stream NewStream returns.
+// frameStream is the jsonrpc2.Stream newStream returns.
 type frameStream struct {
 	rwc        io.ReadWriteCloser
 	maxMessage int64
@@ -133,7 +133,7 @@ type frameRejection struct {
 	answer bool // whether to write an error response
 }
 
-// Read implements jsonrpc2.Stream; see NewStream for what it accepts.
+// Read implements jsonrpc2.Stream; see newStream for what it accepts.
 func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
 	var total int64
 	for {
@@ -620,10 +620,10 @@ func (s *frameStream) Close() error {
 	return s.closeErr
 }
 
-// IDKey is a map key for a request id, for the dispatcher's table of requests in flight:
+// idKey is a map key for a request id, for the dispatcher's table of requests in flight:
 // jsonrpc2.ID hides its fields, and numeric and string ids must stay distinct ("n:5" and
 // "s:5"). jsonrpc2 itself decodes the string id "" as the number 0, so it gets "n:0".
-func IDKey(id jsonrpc2.ID) string {
+func idKey(id jsonrpc2.ID) string {
 	// With the q verb, ID formats a number as #5 and a string Go-quoted, which unquotes exactly.
 	q := fmt.Sprintf("%q", id)
 	if rest, ok := strings.CutPrefix(q, "#"); ok {
@@ -636,10 +636,10 @@ func IDKey(id jsonrpc2.ID) string {
 	return "s:" + name
 }
 
-// ParseCancelID decodes $/cancelRequest params into the IDKey of the request to cancel. It
+// parseCancelID decodes $/cancelRequest params into the idKey of the request to cancel. It
 // exists because jsonrpc2.CancelHandler decodes the id as a float64 and so never matches the
 // numeric ids VS Code, Neovim and LSP4J send. 5, 5.0 and 5e0 all give "n:5"; "5" gives "s:5".
-func ParseCancelID(params json.RawMessage) (key string, err error) {
+func parseCancelID(params json.RawMessage) (key string, err error) {
 	var p struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -650,7 +650,7 @@ func ParseCancelID(params json.RawMessage) (key string, err error) {
 	if err != nil {
 		return "", fmt.Errorf("decode $/cancelRequest params: %w", err)
 	}
-	return IDKey(id), nil
+	return idKey(id), nil
 }
 
 // parseRequestID decodes a JSON id into the jsonrpc2.ID a request with that id was given.

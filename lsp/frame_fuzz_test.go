@@ -73,7 +73,7 @@ func FuzzStream(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		s := NewStream(&fuzzRWC{t: t, r: bytes.NewReader(data)}, StreamOptions{MaxMessageBytes: 1 << 20, MaxHeaderBytes: 256})
+		s := newStream(&fuzzRWC{t: t, r: bytes.NewReader(data)}, streamOptions{MaxMessageBytes: 1 << 20, MaxHeaderBytes: 256})
 		before := fuzzHeapAllocs()
 		for i := 0; ; i++ {
 			if i > len(data) {

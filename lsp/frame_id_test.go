@@ -25,7 +25,7 @@ func TestIDKey(t *testing.T) {
 		{jsonrpc2.NewStringID(""), "n:0"}, // jsonrpc2.ID cannot tell "" from 0
 	}
 	for _, tt := range tests {
-		if got := IDKey(tt.id); got != tt.want {
+		if got := idKey(tt.id); got != tt.want {
 			t.Errorf("IDKey(%q) = %q, want %q", tt.id, got, tt.want)
 		}
 	}
@@ -58,7 +58,7 @@ func TestParseCancelID(t *testing.T) {
 		{params: `[5]`, wantErr: true},
 	}
 	for _, tt := range tests {
-		got, err := ParseCancelID(json.RawMessage(tt.params))
+		got, err := parseCancelID(json.RawMessage(tt.params))
 		if (err != nil) != tt.wantErr {
 			t.Errorf("ParseCancelID(%s) error = %v, want error %t", tt.params, err, tt.wantErr)
 			continue
@@ -91,16 +91,16 @@ func TestCancelIDMatchesRequest(t *testing.T) {
 		if !ok {
 			t.Fatalf("request with id %s decoded as %T", tt.id, msg)
 		}
-		key, err := ParseCancelID(json.RawMessage(`{"id":` + tt.cancelID + `}`))
+		key, err := parseCancelID(json.RawMessage(`{"id":` + tt.cancelID + `}`))
 		if err != nil {
 			t.Fatalf("ParseCancelID(%s): %v", tt.cancelID, err)
 		}
-		if got := IDKey(call.ID()); got != key {
+		if got := idKey(call.ID()); got != key {
 			t.Errorf("request id %s has key %q, its cancel with id %s has %q", tt.id, got, tt.cancelID, key)
 		}
 	}
-	number, _ := ParseCancelID(json.RawMessage(`{"id":5}`))
-	str, _ := ParseCancelID(json.RawMessage(`{"id":"5"}`))
+	number, _ := parseCancelID(json.RawMessage(`{"id":5}`))
+	str, _ := parseCancelID(json.RawMessage(`{"id":"5"}`))
 	if number == str {
 		t.Errorf("ids 5 and \"5\" share the key %q", number)
 	}
@@ -128,7 +128,7 @@ func BenchmarkStreamReadWrite(b *testing.B) {
 		name string
 		new  func(io.ReadWriteCloser) jsonrpc2.Stream
 	}{
-		{"frame", func(rwc io.ReadWriteCloser) jsonrpc2.Stream { return NewStream(rwc, StreamOptions{}) }},
+		{"frame", func(rwc io.ReadWriteCloser) jsonrpc2.Stream { return newStream(rwc, streamOptions{}) }},
 		{"stock", jsonrpc2.NewStream},
 	}
 	for _, st := range streams {

@@ -155,8 +155,8 @@ type streamRun struct {
 // errTestDone ends the client goroutine of runStream when the stream stopped reading early.
 var errTestDone = errors.New("test done")
 
-// runStream writes chunks, one pipe write each, to a NewStream and reads until an error.
-func runStream(t *testing.T, opts StreamOptions, chunks [][]byte) streamRun {
+// runStream writes chunks, one pipe write each, to a newStream and reads until an error.
+func runStream(t *testing.T, opts streamOptions, chunks [][]byte) streamRun {
 	t.Helper()
 	pr, pw := io.Pipe()
 	written := make(chan error, 1)
@@ -171,7 +171,7 @@ func runStream(t *testing.T, opts StreamOptions, chunks [][]byte) streamRun {
 	}()
 	var out, logs lockedBuffer
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-	s := NewStream(&scriptedRWC{r: pr, w: &out}, opts)
+	s := newStream(&scriptedRWC{r: pr, w: &out}, opts)
 	var run streamRun
 	for {
 		msg, _, err := s.Read(t.Context())
@@ -211,7 +211,7 @@ func TestStreamRead(t *testing.T) {
 	longLine := "X-Junk: " + strings.Repeat("a", 1<<20) + "\r\n"
 	tests := []struct {
 		name        string
-		opts        StreamOptions
+		opts        streamOptions
 		input       string
 		big         bool // too large to replay in tiny writes
 		wantMsgs    []string
@@ -328,7 +328,7 @@ func TestStreamRead(t *testing.T) {
 		},
 		{
 			name:        "header block too long",
-			opts:        StreamOptions{MaxHeaderBytes: 64},
+			opts:        streamOptions{MaxHeaderBytes: 64},
 			input:       strings.Repeat("X-Filler: 0123456789\r\n", 20) + "Content-Length: 2\r\n\r\n{}" + frameOf(frameNote),
 			wantMsgs:    []string{frameNoteWant},
 			wantErr:     io.EOF,
@@ -336,7 +336,7 @@ func TestStreamRead(t *testing.T) {
 		},
 		{
 			name:        "body over the limit",
-			opts:        StreamOptions{MaxMessageBytes: 20},
+			opts:        streamOptions{MaxMessageBytes: 20},
 			input:       frameOf(frameCall) + frameOf(`{"method":"a"}`) + frameOf(frameNote),
 			wantMsgs:    []string{`notification {"jsonrpc":"2.0","method":"a","params":null}`},
 			wantErr:     io.EOF,
@@ -470,7 +470,7 @@ func TestStreamRead(t *testing.T) {
 		},
 		{
 			name:    "end while skipping an oversized body",
-			opts:    StreamOptions{MaxMessageBytes: 10},
+			opts:    streamOptions{MaxMessageBytes: 10},
 			input:   "Content-Length: 50\r\n\r\n{\"jsonrpc\"",
 			wantErr: io.ErrUnexpectedEOF,
 		},
@@ -509,13 +509,13 @@ func TestStreamRead(t *testing.T) {
 	}
 }
 
-// frameConnPair connects two jsonrpc2 connections through NewStream over net.Pipe. Each end
+// frameConnPair connects two jsonrpc2 connections through newStream over net.Pipe. Each end
 // serves with its handler until the test ends; cleanup closes both and waits for them.
 func frameConnPair(t *testing.T, server, client jsonrpc2.Handler) (jsonrpc2.Conn, jsonrpc2.Conn) {
 	t.Helper()
 	a, b := net.Pipe()
-	sc := jsonrpc2.NewConn(NewStream(a, StreamOptions{}))
-	cc := jsonrpc2.NewConn(NewStream(b, StreamOptions{}))
+	sc := jsonrpc2.NewConn(newStream(a, streamOptions{}))
+	cc := jsonrpc2.NewConn(newStream(b, streamOptions{}))
 	sc.Go(t.Context(), server)
 	cc.Go(t.Context(), client)
 	t.Cleanup(func() {
@@ -569,7 +569,7 @@ func TestStreamConnRoundTrip(t *testing.T) {
 // connection at the first bad frame; this one answers each and then serves the call after them.
 func TestStreamKeepsConnAlive(t *testing.T) {
 	a, b := net.Pipe()
-	server := jsonrpc2.NewConn(NewStream(a, StreamOptions{MaxMessageBytes: 1 << 10}))
+	server := jsonrpc2.NewConn(newStream(a, streamOptions{MaxMessageBytes: 1 << 10}))
 	server.Go(t.Context(), func(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc2.Request) error {
 		return reply(ctx, "pong:"+req.Method(), nil)
 	})
@@ -643,7 +643,7 @@ func TestStreamKeepsConnAlive(t *testing.T) {
 func TestStreamConcurrentWrites(t *testing.T) {
 	const writers, perWriter, badFrames = 16, 40, 50
 	a, b := net.Pipe()
-	s := NewStream(a, StreamOptions{})
+	s := newStream(a, streamOptions{})
 	t.Cleanup(func() { // ends every goroutine below, should the test stop early
 		a.Close()
 		b.Close()
@@ -785,7 +785,7 @@ func TestStreamBoundedAllocation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := NewStream(&scriptedRWC{r: strings.NewReader(tt.input), w: io.Discard}, StreamOptions{})
+			s := newStream(&scriptedRWC{r: strings.NewReader(tt.input), w: io.Discard}, streamOptions{})
 			before := heapAllocated()
 			_, _, err := s.Read(t.Context())
 			allocated := heapAllocated() - before
@@ -811,7 +811,7 @@ func TestStreamDiscardsOversizedBody(t *testing.T) {
 	chunks = append(chunks, []byte(frameOf(frameNote)))
 
 	before := heapAllocated()
-	run := runStream(t, StreamOptions{}, chunks)
+	run := runStream(t, streamOptions{}, chunks)
 	allocated := heapAllocated() - before
 	t.Logf("reading 70 MiB allocated %d bytes", allocated)
 
@@ -833,7 +833,7 @@ func TestStreamDiscardsOversizedBody(t *testing.T) {
 func TestStreamReadHonoursCancelledContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	s := NewStream(&scriptedRWC{r: strings.NewReader(frameOf(frameNote)), w: io.Discard}, StreamOptions{})
+	s := newStream(&scriptedRWC{r: strings.NewReader(frameOf(frameNote)), w: io.Discard}, streamOptions{})
 	if _, _, err := s.Read(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read with a cancelled context: error %v, want context.Canceled", err)
 	}
@@ -849,7 +849,7 @@ func TestStreamReadHonoursCancelledContext(t *testing.T) {
 func TestStreamWriteFrame(t *testing.T) {
 	var out lockedBuffer
 	rwc := &scriptedRWC{r: strings.NewReader(""), w: &out}
-	s := NewStream(rwc, StreamOptions{})
+	s := newStream(rwc, streamOptions{})
 	call, err := jsonrpc2.NewCall(jsonrpc2.NewStringID("a1"), "workspace/configuration", map[string]any{"items": []any{}})
 	if err != nil {
 		t.Fatal(err)

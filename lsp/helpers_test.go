@@ -38,9 +38,9 @@ type envOpts struct {
 	retries gemini.Config // delays for the model client
 	// newModel replaces the fake model's factory.
 	newModel func(ctx context.Context, model string) (agent.Model, int, error)
-	limits   Limits
+	limits   limits
 	// server is called with the server before it reads its first message.
-	server func(*Server)
+	server func(*server)
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -70,7 +70,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 			StateHome: home,
 			Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
 			NoWatch:   !o.watch,
-			Limits:    o.limits,
+			limits:    o.limits,
 
 			testServer: o.server,
 		})
@@ -90,6 +90,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 
 func fakeModel(url string, c gemini.Config) func(ctx context.Context, model string) (agent.Model, int, error) {
 	return func(ctx context.Context, model string) (agent.Model, int, error) {
+		c := c // each call its own: two may run at once
 		c.APIKey, c.BaseURL, c.Model = "test-key", url, model
 		if c.BaseDelay == 0 {
 			c.BaseDelay, c.MaxDelay = time.Millisecond, 10*time.Millisecond
@@ -124,13 +125,13 @@ func (e *env) ask(text, sessionID string) string {
 }
 
 // turnEnd waits for the session's next turn_end and decodes it.
-func (e *env) turnEnd(id string) SessionUpdateParams {
+func (e *env) turnEnd(id string) sessionUpdateParams {
 	e.t.Helper()
 	raw, err := e.ed.AwaitTurnEnd(e.ctx, id)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	var p SessionUpdateParams
+	var p sessionUpdateParams
 	if err := json.Unmarshal(raw, &p); err != nil {
 		e.t.Fatal(err)
 	}
@@ -138,10 +139,10 @@ func (e *env) turnEnd(id string) SessionUpdateParams {
 }
 
 // updates returns the session's sessionUpdate notifications of a kind.
-func (e *env) updates(id, kind string) []Update {
-	var out []Update
+func (e *env) updates(id, kind string) []update {
+	var out []update
 	for _, raw := range e.ed.Notifications(MethodSessionUpdate) {
-		var p SessionUpdateParams
+		var p sessionUpdateParams
 		if json.Unmarshal(raw, &p) == nil && p.SessionID == id && (kind == "" || p.Update.SessionUpdate == kind) {
 			out = append(out, p.Update)
 		}
@@ -149,10 +150,10 @@ func (e *env) updates(id, kind string) []Update {
 	return out
 }
 
-func (e *env) usages(id string) []ContextUsageParams {
-	var out []ContextUsageParams
+func (e *env) usages(id string) []contextUsageParams {
+	var out []contextUsageParams
 	for _, raw := range e.ed.Notifications(MethodContextUsage) {
-		var p ContextUsageParams
+		var p contextUsageParams
 		if json.Unmarshal(raw, &p) == nil && p.SessionID == id {
 			out = append(out, p)
 		}

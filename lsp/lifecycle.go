@@ -44,7 +44,7 @@ type clientCaps struct {
 }
 
 // initialize answers the initialize request.
-func (s *Server) initialize(raw json.RawMessage) (any, error) {
+func (s *server) initialize(raw json.RawMessage) (any, error) {
 	if initialized, _ := s.life.state(); initialized {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, "initialize was already received")
 	}
@@ -85,16 +85,16 @@ func (s *Server) initialize(raw json.RawMessage) (any, error) {
 				"change":    protocol.TextDocumentSyncKindFull,
 				"save":      map[string]any{"includeText": false},
 			},
-			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: Commands},
+			ExecuteCommandProvider: &protocol.ExecuteCommandOptions{Commands: serverCommands},
 			CodeActionProvider:     true,
-			Experimental:           map[string]any{ExperimentalCapability: map[string]any{"protocolVersion": ProtocolVersion}},
+			Experimental:           map[string]any{ExperimentalCapability: map[string]any{"protocolVersion": protocolVersion}},
 		},
 		ServerInfo: &protocol.ServerInfo{Name: ServerName, Version: s.opts.Version},
 	}, nil
 }
 
-// ProtocolVersion is the version of PROTOCOL.md this server speaks.
-const ProtocolVersion = 1
+// protocolVersion is the version of PROTOCOL.md this server speaks.
+const protocolVersion = 1
 
 // workspaceRoot picks the first workspace folder, else rootUri, else rootPath, else the current
 // directory.
@@ -150,7 +150,7 @@ func uriToPath(u string) (string, error) {
 
 // initialized starts what needs the client: pulling the configuration and watching files. Only
 // the first initialized counts: each would start another watcher.
-func (s *Server) initialized() {
+func (s *server) initialized() {
 	s.life.mu.Lock()
 	again := s.life.started
 	s.life.started = true
@@ -171,7 +171,7 @@ func (s *Server) initialized() {
 }
 
 // shutdown cancels every turn; the client then sends exit.
-func (s *Server) shutdown() any {
+func (s *server) shutdown() any {
 	s.life.mu.Lock()
 	s.life.shutdown = true
 	s.life.mu.Unlock()
@@ -181,7 +181,7 @@ func (s *Server) shutdown() any {
 
 // didChangeConfiguration applies settings pushed with the notification, then pulls the section
 // (most clients send an empty notification and expect the pull).
-func (s *Server) didChangeConfiguration(raw json.RawMessage) {
+func (s *server) didChangeConfiguration(raw json.RawMessage) {
 	var p struct {
 		Settings json.RawMessage `json:"settings"`
 	}
@@ -199,7 +199,7 @@ func (s *Server) didChangeConfiguration(raw json.RawMessage) {
 // pull asks the client for the configuration on a goroutine of its own. Pulls asked for while one
 // runs are merged into one more afterwards: a client sending didChangeConfiguration in a loop
 // without answering costs one goroutine, not one per notification.
-func (s *Server) pull() {
+func (s *server) pull() {
 	if !s.cfg.startPull() {
 		return
 	}
@@ -214,7 +214,7 @@ func (s *Server) pull() {
 }
 
 // pullConfiguration asks the client for the "reprise" section.
-func (s *Server) pullConfiguration() {
+func (s *server) pullConfiguration() {
 	if !s.client.configuration {
 		return
 	}
@@ -232,7 +232,7 @@ func (s *Server) pullConfiguration() {
 }
 
 // applySettings applies new settings to the server and every session, and re-emits usage.
-func (s *Server) applySettings(raw json.RawMessage) {
+func (s *server) applySettings(raw json.RawMessage) {
 	settings, err := parseSettings(raw)
 	if err == nil {
 		var changed bool
@@ -247,6 +247,6 @@ func (s *Server) applySettings(raw json.RawMessage) {
 }
 
 // showMessage shows a message to the user.
-func (s *Server) showMessage(typ protocol.MessageType, msg string) {
+func (s *server) showMessage(typ protocol.MessageType, msg string) {
 	s.notify("window/showMessage", protocol.ShowMessageParams{Type: typ, Message: strings.TrimSpace(msg)})
 }

@@ -1,24 +1,24 @@
 package lsp
 
-// Defaults for Limits, chosen so that no editor in normal use comes near them while one
+// Defaults for limits, chosen so that no editor in normal use comes near them while one
 // connection's cost stays bounded.
 const (
-	// DefaultMaxInflightCalls: editors keep a handful of requests open at once (a compaction, a
+	// defaultMaxInflightCalls: editors keep a handful of requests open at once (a compaction, a
 	// code action, a context view); 64 leaves room for bursts, and 64 replies held back by a
 	// client that does not read are a few MiB at most.
-	DefaultMaxInflightCalls = 64
-	// DefaultMaxSessions: more sessions than a user follows at once, far below the process's
+	defaultMaxInflightCalls = 64
+	// defaultMaxSessions: more sessions than a user follows at once, far below the process's
 	// file descriptor limit (each open session holds its log and its lock).
-	DefaultMaxSessions = 32
-	// DefaultMaxBufferBytes caps the open buffers kept in memory: as much as the largest single
-	// message (DefaultMaxMessageBytes).
-	DefaultMaxBufferBytes = 64 << 20
+	defaultMaxSessions = 32
+	// defaultMaxBufferBytes caps the open buffers kept in memory: as much as the largest single
+	// message (defaultMaxMessageBytes).
+	defaultMaxBufferBytes = 64 << 20
 )
 
-// Limits bound what one connection can make the server hold. They are server options, not
-// settings: a limit the client could raise would not protect the server from that client.
-// Zero or negative fields take the defaults.
-type Limits struct {
+// limits bound what one connection can make the server hold. They are the server's, not
+// settings: a limit the client could raise would not protect the server from that client. Zero
+// or negative fields take the defaults; tests lower them.
+type limits struct {
 	// MaxInflightCalls caps the client's requests being handled or waiting to write their reply.
 	// At the cap the server stops reading the stream until one is answered, so a client that
 	// floods requests, or never reads the replies, is slowed down instead of growing the server.
@@ -34,15 +34,15 @@ type Limits struct {
 }
 
 // withDefaults fills the zero fields.
-func (l Limits) withDefaults() Limits {
+func (l limits) withDefaults() limits {
 	if l.MaxInflightCalls <= 0 {
-		l.MaxInflightCalls = DefaultMaxInflightCalls
+		l.MaxInflightCalls = defaultMaxInflightCalls
 	}
 	if l.MaxSessions <= 0 {
-		l.MaxSessions = DefaultMaxSessions
+		l.MaxSessions = defaultMaxSessions
 	}
 	if l.MaxBufferBytes <= 0 {
-		l.MaxBufferBytes = DefaultMaxBufferBytes
+		l.MaxBufferBytes = defaultMaxBufferBytes
 	}
 	return l
 }

@@ -24,7 +24,7 @@ func (t *traceLevel) get() string {
 // warnings and errors always, the rest when the client turned tracing on.
 type clientLogHandler struct {
 	next  slog.Handler
-	srv   *Server
+	srv   *server
 	attrs []slog.Attr
 }
 

@@ -14,7 +14,7 @@ import (
 // standard LSP (a $/progress meter, window/logMessage and window/showMessage), so a plain client
 // such as LSP4IJ or eglot still sees the usage and the answer. Used by one goroutine.
 type turnOutput struct {
-	srv       *Server
+	srv       *server
 	sessionID string
 	rich      bool
 	token     *progressToken // plain clients: the turn's progress meter
@@ -23,7 +23,7 @@ type turnOutput struct {
 	usage     agent.Usage // the latest
 }
 
-func (s *Server) newTurnOutput(sessionID string) *turnOutput {
+func (s *server) newTurnOutput(sessionID string) *turnOutput {
 	return &turnOutput{srv: s, sessionID: sessionID, rich: s.client.reprise}
 }
 
@@ -47,32 +47,32 @@ func (o *turnOutput) event(ev agent.Event) {
 	o.plainEvent(ev)
 }
 
-func (o *turnOutput) update(u Update) {
-	o.srv.notify(MethodSessionUpdate, SessionUpdateParams{SessionID: o.sessionID, Update: u})
+func (o *turnOutput) update(u update) {
+	o.srv.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: o.sessionID, Update: u})
 }
 
 func (o *turnOutput) richEvent(ev agent.Event) {
 	switch ev.Type {
 	case agent.EventText, agent.EventThought:
-		o.update(Update{SessionUpdate: string(ev.Type), Content: &TextContent{Type: "text", Text: ev.Text}})
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Content: &textContent{Type: "text", Text: ev.Text}})
 	case agent.EventToolCall, agent.EventToolUpdate:
 		t := ev.Tool
-		u := Update{SessionUpdate: string(ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: t.Kind, Status: t.Status}
+		u := update{SessionUpdate: wire(updateNames, ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: wire(toolKindNames, t.Kind), Status: wire(toolStatusNames, t.Status)}
 		if ev.Type == agent.EventToolCall {
 			u.RawInput = t.Args
 		} else {
-			u.RawOutput = &ToolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
+			u.RawOutput = &toolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
 		}
 		o.update(u)
 	case agent.EventCompaction:
-		o.update(Update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdate(ev.Compaction)})
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Compaction: compactionUpdateOf(ev.Compaction)})
 	case agent.EventRetry:
-		o.update(Update{SessionUpdate: UpdateRetry, Retry: ev.Retry})
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Retry: ev.Retry})
 	case agent.EventUsage:
 		o.srv.emitUsage(o.sessionID, *ev.Usage)
 	case agent.EventTurnEnd:
 		e := ev.End
-		o.update(Update{SessionUpdate: UpdateTurnEnd, StopReason: e.StopReason, Error: e.Err, Turn: &Figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
 	}
 }
 
@@ -126,13 +126,13 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		case agent.StopError:
 			srv.showMessage(protocol.MessageTypeError, "Reprise: "+e.Err)
 		default:
-			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+e.StopReason+" · "+msg)
+			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+wire(stopNames, e.StopReason)+" · "+msg)
 		}
 	}
 }
 
 // emitUsage sends reprise/contextUsage to a client that takes it.
-func (s *Server) emitUsage(sessionID string, u agent.Usage) {
+func (s *server) emitUsage(sessionID string, u agent.Usage) {
 	if !s.client.reprise {
 		return
 	}
@@ -140,22 +140,22 @@ func (s *Server) emitUsage(sessionID string, u agent.Usage) {
 	s.notify(MethodContextUsage, usageParams(sessionID, u, p.CompactAt, p.BlockAt))
 }
 
-func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) ContextUsageParams {
-	return ContextUsageParams{
+func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) contextUsageParams {
+	return contextUsageParams{
 		SessionID:  sessionID,
 		Used:       u.Used,
 		Size:       u.Size,
 		Percent:    u.Percent,
-		Source:     u.Source,
+		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
 		Totals:     totalsOf(u.Totals),
-		Compaction: CompactionState{State: u.Compaction, Count: u.Compactions},
+		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,
 	}
 }
 
-func (s *Server) logMessage(typ protocol.MessageType, msg string) {
+func (s *server) logMessage(typ protocol.MessageType, msg string) {
 	s.notify("window/logMessage", protocol.LogMessageParams{Type: typ, Message: msg})
 }
 
@@ -165,7 +165,7 @@ func meterText(u agent.Usage) string {
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", e.StopReason, e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
+	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", wire(stopNames, e.StopReason), e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
 }
 
 func percentOf(u agent.Usage) uint32 {

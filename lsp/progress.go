@@ -39,7 +39,7 @@ type progressParams struct {
 
 // progressToken is one progress the server started.
 type progressToken struct {
-	srv   *Server
+	srv   *server
 	token string
 	ended atomic.Bool
 }
@@ -67,7 +67,7 @@ func (p *progressTokens) cancel(tokenJSON string) {
 
 // createProgress asks the client for a progress token and begins it; nil when the client does not
 // support work-done progress or refused. cancel, if set, is called when the user cancels it.
-func (s *Server) createProgress(title, message string, percent uint32, cancellable bool, cancel context.CancelFunc) *progressToken {
+func (s *server) createProgress(title, message string, percent uint32, cancellable bool, cancel context.CancelFunc) *progressToken {
 	if !s.client.progress {
 		return nil
 	}

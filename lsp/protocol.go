@@ -5,6 +5,15 @@
 // single source of truth, and the editor clients are tested against them.
 package lsp
 
+import (
+	"fmt"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
 // Custom notifications, server → client.
 const (
 	MethodContextUsage  = "reprise/contextUsage"
@@ -31,8 +40,8 @@ const (
 	CommandHistory = "reprise.history"
 )
 
-// Commands lists every command the server announces in executeCommandProvider.
-var Commands = []string{
+// serverCommands lists every command the server announces in executeCommandProvider.
+var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory,
@@ -64,6 +73,77 @@ const (
 	UpdateRetry          = "retry"
 )
 
+// Stop reasons (turn_end's stopReason).
+const (
+	StopEndTurn         = "end_turn"
+	StopCancelled       = "cancelled"
+	StopCapped          = "capped" // the session reached sessionTokenCap or maxCostUSD
+	StopError           = "error"
+	StopMaxTurnRequests = "max_turn_requests"
+	StopCompactionLimit = "compaction_limit" // compactions in a row left the context above compactAt
+)
+
+// Tool call statuses (tool_call and tool_call_update's status, and history entries').
+const (
+	ToolStatusInProgress = "in_progress"
+	ToolStatusCompleted  = "completed"
+	ToolStatusFailed     = "failed"
+)
+
+// Tool kinds (tool_call's kind, a history entry's toolKind), after the Agent Client Protocol's.
+const (
+	ToolKindRead    = "read"
+	ToolKindEdit    = "edit"
+	ToolKindSearch  = "search"
+	ToolKindExecute = "execute"
+	ToolKindOther   = "other"
+)
+
+// Compaction states: a compaction update's state, and contextUsage's compaction.state (idle,
+// running or blocking).
+const (
+	CompactionIdle      = "idle"
+	CompactionRunning   = "running"
+	CompactionBlocking  = "blocking"
+	CompactionDone      = "done"
+	CompactionCancelled = "cancelled"
+	CompactionSkipped   = "skipped"
+)
+
+// Compaction triggers (a compaction update's and a checkpoint's trigger).
+const (
+	TriggerAuto   = "auto"
+	TriggerManual = "manual"
+)
+
+// Usage sources (contextUsage's source): the model's own count, or partly estimated.
+const (
+	SourceUsage    = "usage"
+	SourceEstimate = "estimate"
+)
+
+// Session statuses (reprise.context's status).
+const (
+	StatusIdle    = "idle"
+	StatusRunning = "running"
+	StatusCapped  = "capped"
+)
+
+// History entry kinds (reprise.history's entries).
+const (
+	EntryUser       = "user"
+	EntryAgent      = "agent"
+	EntryThought    = "thought"
+	EntryTool       = "tool"
+	EntryCompaction = "compaction"
+)
+
+// Values of the sandbox setting.
+const (
+	SandboxWorkspaceWrite = "workspace-write"
+	SandboxOff            = "off"
+)
+
 // ServerName is reported in serverInfo.
 const ServerName = "reprise"
 
@@ -74,3 +154,95 @@ const (
 	// CodeRequestCancelled is LSP's RequestCancelled.
 	CodeRequestCancelled = -32800
 )
+
+// The agent's values, each mapped to its wire name: renaming an agent constant or changing its
+// value cannot change the protocol, and TestWireNamesCoverAgent fails when the agent gains a value
+// with no wire name here.
+var (
+	// updateNames: the events sent as reprise/sessionUpdate. "" marks the ones that are not.
+	updateNames = map[agent.EventType]string{
+		agent.EventText:       UpdateMessageChunk,
+		agent.EventThought:    UpdateThoughtChunk,
+		agent.EventToolCall:   UpdateToolCall,
+		agent.EventToolUpdate: UpdateToolCallUpdate,
+		agent.EventCompaction: UpdateCompaction,
+		agent.EventTurnEnd:    UpdateTurnEnd,
+		agent.EventRetry:      UpdateRetry,
+		agent.EventUsage:      "", // sent as reprise/contextUsage
+		agent.EventModelCall:  "", // a row of the command line's turn table
+	}
+	stopNames = map[agent.StopReason]string{
+		agent.StopEndTurn:         StopEndTurn,
+		agent.StopCancelled:       StopCancelled,
+		agent.StopCapped:          StopCapped,
+		agent.StopError:           StopError,
+		agent.StopMaxTurnRequests: StopMaxTurnRequests,
+		agent.StopCompactionLimit: StopCompactionLimit,
+	}
+	toolStatusNames = map[agent.ToolStatus]string{
+		agent.ToolInProgress: ToolStatusInProgress,
+		agent.ToolCompleted:  ToolStatusCompleted,
+		agent.ToolFailed:     ToolStatusFailed,
+	}
+	toolKindNames = map[tools.Kind]string{
+		tools.KindRead:    ToolKindRead,
+		tools.KindEdit:    ToolKindEdit,
+		tools.KindSearch:  ToolKindSearch,
+		tools.KindExecute: ToolKindExecute,
+		tools.KindOther:   ToolKindOther,
+	}
+	compactionNames = map[agent.CompactionState]string{
+		agent.CompactionIdle:      CompactionIdle,
+		agent.CompactionRunning:   CompactionRunning,
+		agent.CompactionBlocking:  CompactionBlocking,
+		agent.CompactionDone:      CompactionDone,
+		agent.CompactionCancelled: CompactionCancelled,
+		agent.CompactionSkipped:   CompactionSkipped,
+	}
+	triggerNames = map[contextwin.Trigger]string{
+		contextwin.TriggerAuto:   TriggerAuto,
+		contextwin.TriggerManual: TriggerManual,
+	}
+	sourceNames = map[contextwin.Source]string{
+		contextwin.SourceUsage:    SourceUsage,
+		contextwin.SourceEstimate: SourceEstimate,
+	}
+	statusNames = map[agent.Status]string{
+		agent.StatusIdle:    StatusIdle,
+		agent.StatusRunning: StatusRunning,
+		agent.StatusCapped:  StatusCapped,
+	}
+	entryNames = map[agent.EntryKind]string{
+		agent.EntryUser:       EntryUser,
+		agent.EntryAgent:      EntryAgent,
+		agent.EntryThought:    EntryThought,
+		agent.EntryTool:       EntryTool,
+		agent.EntryCompaction: EntryCompaction,
+	}
+	sandboxNames = map[sandbox.Mode]string{
+		sandbox.WorkspaceWrite: SandboxWorkspaceWrite,
+		sandbox.Off:            SandboxOff,
+	}
+)
+
+// wire is v's wire name in names. Every value the agent defines has one; a value that has none
+// (it could only come from a log written by another version) goes out as it is.
+func wire[V ~string](names map[V]string, v V) string {
+	if n, ok := names[v]; ok {
+		return n
+	}
+	return string(v)
+}
+
+// parseSandbox reads the sandbox setting; "" is the default.
+func parseSandbox(s string) (sandbox.Mode, error) {
+	if s == "" {
+		return sandbox.WorkspaceWrite, nil
+	}
+	for m, name := range sandboxNames {
+		if name == s {
+			return m, nil
+		}
+	}
+	return "", fmt.Errorf("sandbox must be %q or %q, got %q", SandboxWorkspaceWrite, SandboxOff, s)
+}

@@ -104,7 +104,7 @@ func TestNumericCancelRequest(t *testing.T) {
 	e.turnEnd(id)
 	ctx, cancel := context.WithCancel(e.ctx)
 	done := make(chan error, 1)
-	go func() { done <- e.ed.Execute(ctx, CommandCompact, CompactArgs{SessionID: id}, nil) }()
+	go func() { done <- e.ed.Execute(ctx, CommandCompact, compactArgs{SessionID: id}, nil) }()
 	// Cancel once the summarizer's request reached the model.
 	if err := e.ed.Await(e.ctx, "the compaction's progress report", func(msgs []lsptest.Message) bool {
 		for _, m := range msgs {
@@ -253,14 +253,14 @@ func TestWatchingTheWorkspace(t *testing.T) {
 	}
 	// The instructions reload re-emits usage with custom instructions counted.
 	raw, err := e.ed.AwaitNotification(e.ctx, MethodContextUsage, func(r json.RawMessage) bool {
-		var u ContextUsageParams
+		var u contextUsageParams
 		return json.Unmarshal(r, &u) == nil && u.Breakdown.CustomInstructions > 0
 	})
 	if err != nil {
 		t.Fatalf("no usage with instructions after AGENTS.md appeared (before: %s): %v", before, err)
 	}
 	_ = raw
-	var ctxRes ContextResult
+	var ctxRes contextResult
 	if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: id}, &ctxRes); err != nil {
 		t.Fatal(err)
 	}

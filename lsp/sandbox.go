@@ -8,7 +8,7 @@ import (
 
 // sandbox builds the commands' sandbox for settings c. When it cannot confine commands although
 // the settings ask for it, the user is told why once per connection: every command will be asked.
-func (s *Server) sandbox(c config) *sandbox.Sandbox {
+func (s *server) sandbox(c config) *sandbox.Sandbox {
 	sb := sandbox.New(c.sandboxConfig(s.root))
 	s.log.Debug(sb.Describe())
 	if ok, reason := sb.Confined(); !ok && sb.Mode() == sandbox.WorkspaceWrite {

@@ -27,8 +27,6 @@ type Options struct {
 	StateHome string
 	// Logger writes to stderr; stdout belongs to the protocol.
 	Logger *slog.Logger
-	// MaxMessageBytes bounds one incoming message (default 64 MiB).
-	MaxMessageBytes int64
 	// NoWatch turns the workspace watcher off (tests that do not need it).
 	NoWatch bool
 	// DefaultModel is used until a setting names another.
@@ -37,20 +35,22 @@ type Options struct {
 	// shown and logged once it is initialized; see startupWarnings.
 	Warnings []string
 
-	// Limits bound what the connection can make the server hold.
-	Limits Limits
-
-	// testServer, set by tests in this package, is called with the server before it reads its
-	// first message, to install hooks and observe its state.
-	testServer func(*Server)
+	// Set by tests in this package only: the server's bounds are its own (limits.go), lowered
+	// here to reach them in a test. maxMessageBytes bounds one incoming message (default 64 MiB);
+	// limits bound what the connection can make the server hold.
+	maxMessageBytes int64
+	limits          limits
+	// testServer is called with the server before it reads its first message, to install hooks
+	// and observe its state.
+	testServer func(*server)
 }
 
 // ErrExitWithoutShutdown is returned by Serve when the client sent exit before shutdown: the
 // process should exit with code 1, as LSP asks.
 var ErrExitWithoutShutdown = errors.New("exit without shutdown")
 
-// Server is one connection to one editor. It holds collaborators, each guarding its own state.
-type Server struct {
+// server is one connection to one editor. It holds collaborators, each guarding its own state.
+type server struct {
 	opts Options
 	log  *slog.Logger
 	conn jsonrpc2.Conn
@@ -89,24 +89,24 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if opts.NewModel == nil {
 		return errors.New("serve: no model factory")
 	}
-	opts.Limits = opts.Limits.withDefaults()
-	stream := NewStream(rwc, StreamOptions{MaxMessageBytes: opts.MaxMessageBytes, Logger: opts.Logger})
+	opts.limits = opts.limits.withDefaults()
+	stream := newStream(rwc, streamOptions{MaxMessageBytes: opts.maxMessageBytes, Logger: opts.Logger})
 	conn := jsonrpc2.NewConn(stream)
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Server{
+	s := &server{
 		opts:     opts,
 		conn:     conn,
 		ctx:      sctx,
 		cancel:   cancel,
 		life:     newLifecycle(),
-		calls:    newInflight(opts.Limits.MaxInflightCalls),
+		calls:    newInflight(opts.limits.MaxInflightCalls),
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
 		secrets:  secret.FromEnv(os.Getenv),
 		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy()}},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
-	s.docs = newDocuments(opts.Limits.MaxBufferBytes, s.log)
+	s.docs = newDocuments(opts.limits.MaxBufferBytes, s.log)
 	s.sessions = newSessionSet(s)
 	if opts.testServer != nil {
 		opts.testServer(s)
@@ -138,7 +138,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 
 // stop cancels every turn and request and waits for their goroutines. Nothing is spawned after it
 // starts, so the wait cannot race a late Add.
-func (s *Server) stop() {
+func (s *server) stop() {
 	s.spawnMu.Lock()
 	s.stopping = true
 	s.spawnMu.Unlock()
@@ -150,7 +150,7 @@ func (s *Server) stop() {
 
 // spawn runs f in a goroutine owned by the server: it ends when f returns (f watches s.ctx) and
 // stop waits for it. It reports false, and f never runs, once the server is stopping.
-func (s *Server) spawn(f func()) bool {
+func (s *server) spawn(f func()) bool {
 	s.spawnMu.Lock()
 	defer s.spawnMu.Unlock()
 	if s.stopping {
@@ -165,7 +165,7 @@ func (s *Server) spawn(f func()) bool {
 }
 
 // notify sends a notification; a failure means the connection is going away and is only logged.
-func (s *Server) notify(method string, params any) {
+func (s *server) notify(method string, params any) {
 	if err := s.conn.Notify(s.ctx, method, params); err != nil && s.ctx.Err() == nil {
 		s.opts.Logger.Debug("notify failed", "method", method, "error", err)
 	}

@@ -44,7 +44,7 @@ func TestInitialize(t *testing.T) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(Commands, res.Capabilities.ExecuteCommandProvider.Commands); diff != "" {
+	if diff := cmp.Diff(serverCommands, res.Capabilities.ExecuteCommandProvider.Commands); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	if !res.Capabilities.TextDocumentSync.OpenClose || res.Capabilities.TextDocumentSync.Change != 1 || res.ServerInfo.Name != "reprise" || res.Capabilities.Experimental[ExperimentalCapability] == nil {
@@ -106,7 +106,7 @@ func TestFullTurnAndUsage(t *testing.T) {
 		t.Errorf("breakdown sums to %d, want %d", sum, last.Size)
 	}
 	// The context view.
-	var ctxRes ContextResult
+	var ctxRes contextResult
 	if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: id}, &ctxRes); err != nil {
 		t.Fatal(err)
 	}
@@ -225,8 +225,8 @@ func TestCompactWithProgress(t *testing.T) {
 	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true}, files: files}, turns...)
 	id := e.ask("list files five times", "")
 	e.turnEnd(id)
-	var res CompactResult
-	if err := e.ed.Execute(e.ctx, CommandCompact, CompactArgs{SessionID: id, Focus: "the patterns"}, &res); err != nil {
+	var res compactResult
+	if err := e.ed.Execute(e.ctx, CommandCompact, compactArgs{SessionID: id, Focus: "the patterns"}, &res); err != nil {
 		t.Fatal(err)
 	}
 	if res.Checkpoint.N != 1 || res.Checkpoint.Title != "List the files" || res.After >= res.Before {
@@ -250,8 +250,8 @@ func TestCompactWithProgress(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandCheckpoints, SessionArgs{SessionID: id}, &cps); err != nil || len(cps) != 1 {
 		t.Fatalf("checkpoints: %v %v", cps, err)
 	}
-	var cp CheckpointResult
-	if err := e.ed.Execute(e.ctx, CommandCheckpoint, CheckpointArgs{SessionID: id, N: 1}, &cp); err != nil || !strings.Contains(cp.Markdown, "# Checkpoint 1: List the files") {
+	var cp checkpointResult
+	if err := e.ed.Execute(e.ctx, CommandCheckpoint, checkpointArgs{SessionID: id, N: 1}, &cp); err != nil || !strings.Contains(cp.Markdown, "# Checkpoint 1: List the files") {
 		t.Fatalf("checkpoint: %+v %v", cp, err)
 	}
 	if u := e.usages(id); u[len(u)-1].Compaction.Count != 1 {
@@ -302,7 +302,7 @@ func TestConfigurationPulledAndTrace(t *testing.T) {
 		if err := e.ed.Execute(e.ctx, CommandNewSession, nil, &s); err != nil {
 			t.Fatal(err)
 		}
-		var c ContextResult
+		var c contextResult
 		if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: s.SessionID}, &c); err != nil {
 			t.Fatal(err)
 		}
@@ -334,7 +334,7 @@ func TestHistoryOfAResumedSession(t *testing.T) {
 	)
 	id := e.ask("What does a.txt say?", "")
 	e.turnEnd(id)
-	var h HistoryResult
+	var h historyResult
 	if err := e.ed.Execute(e.ctx, CommandHistory, SessionArgs{SessionID: id}, &h); err != nil {
 		t.Fatal(err)
 	}

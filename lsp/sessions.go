@@ -19,40 +19,16 @@ import (
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once. At most
-// Limits.MaxSessions are open: each holds a log, its lock and its history.
+// limits.MaxSessions are open: each holds a log, its lock and its history.
 type sessionSet struct {
-	srv   *Server
-	store *session.Store // nil when the state directory is unusable: sessions are not saved
-	// mu guards byID, current, admitted, models and each live's cancel, done, title, users and
-	// touched.
+	srv    *server
+	store  *session.Store // nil when the state directory is unusable: sessions are not saved
+	models *modelCache    // the clients by model name
+	// mu guards byID, current, admitted and each live's cancel, done, title, users and touched.
 	mu       sync.Mutex
 	byID     map[string]*live
 	current  string
-	admitted int                   // sessions being created or loaded, counted against the cap
-	models   map[string]modelEntry // built clients by model name: one client and one Models.Get each
-}
-
-type modelEntry struct {
-	m     agent.Model
-	limit int
-}
-
-// model returns the client for a model name, building it once.
-func (ss *sessionSet) model(ctx context.Context, name string) (agent.Model, int, error) {
-	ss.mu.Lock()
-	e, ok := ss.models[name]
-	ss.mu.Unlock()
-	if ok {
-		return e.m, e.limit, nil
-	}
-	m, limit, err := ss.srv.opts.NewModel(ctx, name)
-	if err != nil {
-		return nil, 0, err // not cached: the user may set the key and try again
-	}
-	ss.mu.Lock()
-	ss.models[name] = modelEntry{m, limit}
-	ss.mu.Unlock()
-	return m, limit, nil
+	admitted int // sessions being created or loaded, counted against the cap
 }
 
 // live is one session and its running turn, if any.
@@ -93,8 +69,8 @@ func (l *live) activity() time.Time {
 	return l.touched
 }
 
-func newSessionSet(srv *Server) *sessionSet {
-	return &sessionSet{srv: srv, byID: map[string]*live{}, models: map[string]modelEntry{}}
+func newSessionSet(srv *server) *sessionSet {
+	return &sessionSet{srv: srv, byID: map[string]*live{}, models: newModelCache(srv.opts.NewModel)}
 }
 
 // errModelUnavailable wraps a failure to build the model client (e.g. no API key).
@@ -108,7 +84,7 @@ func (e errModelUnavailable) Unwrap() error { return e.err }
 func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	srv := ss.srv
 	c := srv.cfg.get()
-	model, limit, err := ss.model(ctx, c.model)
+	model, limit, err := ss.models.get(ctx, c.model)
 	if err != nil {
 		return nil, errModelUnavailable{err}
 	}
@@ -188,7 +164,7 @@ func (ss *sessionSet) add(l *live) {
 // session, which stays saved for reprise.resume; if every session is busy (a turn running, or a
 // command using it) the new one is refused. The caller then calls add, or unadmit on failure.
 func (ss *sessionSet) admit() error {
-	limit := ss.srv.opts.Limits.MaxSessions
+	limit := ss.srv.opts.limits.MaxSessions
 	ss.mu.Lock()
 	var victim *live
 	if len(ss.byID)+ss.admitted >= limit {
@@ -273,7 +249,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	if name == "" {
 		name = c.model
 	}
-	model, limit, err := ss.model(ctx, name)
+	model, limit, err := ss.models.get(ctx, name)
 	if err != nil {
 		log.Close()
 		return nil, errModelUnavailable{err}
@@ -430,34 +406,43 @@ func (ss *sessionSet) closeAll() {
 	}
 }
 
-// list describes the sessions, most recent activity first.
+// list describes the sessions, most recent activity first. Only the set of open sessions is
+// read under ss.mu: the sessions' own state and the saved ones' summaries on disk are read after,
+// so a listing never holds up a command or a turn that needs the set. A session opened or closed
+// meanwhile is listed as it was when the set was read, or as saved.
 func (ss *sessionSet) list() []SessionInfo {
+	type entry struct {
+		l                *live
+		title            string
+		running, current bool
+	}
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	out := make([]SessionInfo, 0, len(ss.byID))
+	open := make(map[string]entry, len(ss.byID))
 	for id, l := range ss.byID {
-		r := l.s.Context()
+		open[id] = entry{l: l, title: l.title, running: l.cancel != nil, current: id == ss.current}
+	}
+	ss.mu.Unlock()
+	out := make([]SessionInfo, 0, len(open))
+	for id, e := range open {
+		r := e.l.s.Context()
 		out = append(out, SessionInfo{
 			SessionID:    id,
-			Title:        l.title,
-			LastActivity: l.s.LastActivity().UTC().Format(time.RFC3339),
+			Title:        e.title,
+			LastActivity: e.l.s.LastActivity().UTC().Format(time.RFC3339),
 			Turns:        r.Calls,
 			Used:         r.Used,
 			Size:         r.Size,
 			Percent:      r.Percent,
-			Running:      l.cancel != nil,
-			Current:      id == ss.current,
+			Running:      e.running,
+			Current:      e.current,
 		})
 	}
 	if ss.store != nil {
-		saved, err := ss.store.List()
+		saved, err := ss.store.List(func(id string) bool { _, ok := open[id]; return ok })
 		if err != nil {
 			ss.srv.log.Warn("saved sessions not listed", "error", err)
 		}
 		for _, sv := range saved {
-			if _, live := ss.byID[sv.ID]; live {
-				continue
-			}
 			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err}
 			if !sv.LastActivity.IsZero() {
 				info.LastActivity = sv.LastActivity.UTC().Format(time.RFC3339)

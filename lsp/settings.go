@@ -87,7 +87,7 @@ func (c config) apply(s Settings) (config, error) {
 		n.allow = s.Allow
 	}
 	if s.Sandbox != nil {
-		m, err := sandbox.ParseMode(*s.Sandbox)
+		m, err := parseSandbox(*s.Sandbox)
 		if err != nil {
 			return c, err
 		}
@@ -96,7 +96,11 @@ func (c config) apply(s Settings) (config, error) {
 	if s.AllowNetwork != nil {
 		n.allowNetwork = *s.AllowNetwork
 	}
-	if s.Prices != nil {
+	switch {
+	case s.Prices == nil:
+	case len(s.Prices) == 0: // the defaults: what an editor sends when its setting is left empty
+		n.prices = nil
+	default:
 		n.prices = contextwin.DefaultPrices().Merge(s.Prices)
 	}
 	if err := n.policy.Validate(); err != nil {

@@ -11,7 +11,7 @@ import (
 // watch follows the workspace on disk: a file the agent read that changes behind it becomes stale
 // (the next model call is told), and a change to a custom-instructions file reloads it. Runs
 // until the connection ends.
-func (s *Server) watch() {
+func (s *server) watch() {
 	w, err := watch.New(s.root, watch.Options{Logger: s.opts.Logger})
 	if err != nil {
 		s.log.Warn("workspace watcher unavailable: changes on disk will not be noticed", "error", err)
@@ -24,7 +24,7 @@ func (s *Server) watch() {
 }
 
 // filesChanged handles one batch of changes.
-func (s *Server) filesChanged(changes []watch.Change) {
+func (s *server) filesChanged(changes []watch.Change) {
 	paths := make([]string, 0, len(changes))
 	rescan := false
 	for _, c := range changes {

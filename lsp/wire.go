@@ -5,85 +5,85 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// ContextUsageParams is reprise/contextUsage: how full the session's context window is.
-type ContextUsageParams struct {
+// contextUsageParams is reprise/contextUsage: how full the session's context window is.
+type contextUsageParams struct {
 	SessionID  string               `json:"sessionId"`
 	Used       int                  `json:"used"`
 	Size       int                  `json:"size"`
 	Percent    float64              `json:"percent"`
-	Source     string               `json:"source"` // "usage" (the model's count) or "estimate"
+	Source     string               `json:"source"` // SourceUsage or SourceEstimate
 	Breakdown  contextwin.Breakdown `json:"breakdown"`
-	Totals     Totals               `json:"totals"`
-	Compaction CompactionState      `json:"compaction"`
+	Totals     totals               `json:"totals"`
+	Compaction compactionState      `json:"compaction"`
 	CompactAt  float64              `json:"compactAt"`
 	BlockAt    float64              `json:"blockAt"`
 }
 
-// Totals are a session's cumulative billed figures.
-type Totals struct {
-	InputTokens  int  `json:"inputTokens"`
-	CachedTokens int  `json:"cachedTokens"`
-	OutputTokens int  `json:"outputTokens"`
-	Cost         Cost `json:"cost"`
+// totals are a session's cumulative billed figures.
+type totals struct {
+	InputTokens  int   `json:"inputTokens"`
+	CachedTokens int   `json:"cachedTokens"`
+	OutputTokens int   `json:"outputTokens"`
+	Cost         money `json:"cost"`
 }
 
-// Cost is an amount of money.
-type Cost struct {
+// money is an amount of money.
+type money struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
 }
 
-// CompactionState says whether a compaction is running and how many happened.
-type CompactionState struct {
-	State string `json:"state"` // idle, running or blocking
+// compactionState says whether a compaction is running and how many happened.
+type compactionState struct {
+	State string `json:"state"` // CompactionIdle, CompactionRunning or CompactionBlocking
 	Count int    `json:"count"`
 }
 
-// SessionUpdateParams is reprise/sessionUpdate.
-type SessionUpdateParams struct {
+// sessionUpdateParams is reprise/sessionUpdate.
+type sessionUpdateParams struct {
 	SessionID string `json:"sessionId"`
-	Update    Update `json:"update"`
+	Update    update `json:"update"`
 }
 
-// Update is one step of a turn; the fields present depend on SessionUpdate.
-type Update struct {
+// update is one step of a turn; the fields present depend on SessionUpdate.
+type update struct {
 	SessionUpdate string `json:"sessionUpdate"`
 	// agent_message_chunk, agent_thought_chunk
-	Content *TextContent `json:"content,omitempty"`
+	Content *textContent `json:"content,omitempty"`
 	// tool_call, tool_call_update
 	ToolCallID string         `json:"toolCallId,omitempty"`
 	Title      string         `json:"title,omitempty"`
 	Kind       string         `json:"kind,omitempty"`
 	Status     string         `json:"status,omitempty"`
 	RawInput   map[string]any `json:"rawInput,omitempty"`
-	RawOutput  *ToolOutput    `json:"rawOutput,omitempty"`
+	RawOutput  *toolOutput    `json:"rawOutput,omitempty"`
 	// compaction
-	Compaction *CompactionUpdate `json:"compaction,omitempty"`
+	Compaction *compactionUpdate `json:"compaction,omitempty"`
 	// retry
 	Retry *agent.RetryEvent `json:"retry,omitempty"`
 	// turn_end
 	StopReason string  `json:"stopReason,omitempty"`
 	Error      string  `json:"error,omitempty"`
-	Turn       *Figure `json:"turn,omitempty"`
+	Turn       *figure `json:"turn,omitempty"`
 }
 
-// TextContent is a chunk of text, as ACP's ContentBlock of type text.
-type TextContent struct {
+// textContent is a chunk of text, as ACP's ContentBlock of type text.
+type textContent struct {
 	Type string `json:"type"` // "text"
 	Text string `json:"text"`
 }
 
-// ToolOutput is what a tool returned to the model.
-type ToolOutput struct {
+// toolOutput is what a tool returned to the model.
+type toolOutput struct {
 	Output    string `json:"output"`
 	SavedPath string `json:"savedPath,omitempty"`
 	Omitted   int    `json:"omitted,omitempty"`
 	Refused   bool   `json:"refused,omitempty"`
 }
 
-// CompactionUpdate reports a compaction starting, blocking the loop, or ending.
-type CompactionUpdate struct {
-	State      string          `json:"state"` // running, blocking, done, cancelled, skipped
+// compactionUpdate reports a compaction starting, blocking the loop, or ending.
+type compactionUpdate struct {
+	State      string          `json:"state"` // a Compaction* name
 	Trigger    string          `json:"trigger"`
 	Note       string          `json:"note,omitempty"`
 	Checkpoint *CheckpointInfo `json:"checkpoint,omitempty"`
@@ -100,10 +100,10 @@ type CheckpointInfo struct {
 	Time         string `json:"time,omitempty"`
 }
 
-// Figure is a turn's figures in turn_end.
-type Figure struct {
+// figure is a turn's figures in turn_end.
+type figure struct {
 	Calls  int    `json:"calls"` // model calls since the session began
-	Totals Totals `json:"totals"`
+	Totals totals `json:"totals"`
 }
 
 // Command arguments and results.
@@ -119,14 +119,14 @@ type SessionArgs struct {
 	SessionID string `json:"sessionId"`
 }
 
-// CompactArgs: reprise.compact.
-type CompactArgs struct {
+// compactArgs: reprise.compact.
+type compactArgs struct {
 	SessionID string `json:"sessionId"`
 	Focus     string `json:"focus,omitempty"`
 }
 
-// CheckpointArgs: reprise.checkpoint.
-type CheckpointArgs struct {
+// checkpointArgs: reprise.checkpoint.
+type checkpointArgs struct {
 	SessionID string `json:"sessionId"`
 	N         int    `json:"n"`
 }
@@ -136,15 +136,15 @@ type SessionResult struct {
 	SessionID string `json:"sessionId"`
 }
 
-// CompactResult answers reprise.compact.
-type CompactResult struct {
+// compactResult answers reprise.compact.
+type compactResult struct {
 	Checkpoint CheckpointInfo `json:"checkpoint"`
 	Before     int            `json:"before"`
 	After      int            `json:"after"`
 }
 
-// CheckpointResult answers reprise.checkpoint: one checkpoint whole.
-type CheckpointResult struct {
+// checkpointResult answers reprise.checkpoint: one checkpoint whole.
+type checkpointResult struct {
 	CheckpointInfo
 	Summary  string `json:"summary"`
 	Markdown string `json:"markdown"`
@@ -171,11 +171,11 @@ type RestoreArgs struct {
 	Turn      int    `json:"turn"`
 }
 
-// ContextResult answers reprise.context: the /context view.
-type ContextResult struct {
-	ContextUsageParams
+// contextResult answers reprise.context: the /context view.
+type contextResult struct {
+	contextUsageParams
 	Model       string           `json:"model"`
-	Largest     []LargeItem      `json:"largest"`
+	Largest     []largeItem      `json:"largest"`
 	LastPrompt  int              `json:"lastPrompt"`
 	Calls       int              `json:"calls"`
 	Rereads     int              `json:"rereads"`
@@ -186,26 +186,26 @@ type ContextResult struct {
 	Text        string           `json:"text"` // the same, rendered for a plain client
 }
 
-// LargeItem is one of the largest items in the messages.
-type LargeItem struct {
+// largeItem is one of the largest items in the messages.
+type largeItem struct {
 	contextwin.Item
 	Stale bool `json:"stale,omitempty"` // the file changed on disk after the agent read it
 }
 
-func totalsOf(t contextwin.Totals) Totals {
-	return Totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, Cost: Cost{Amount: t.Cost, Currency: "USD"}}
+func totalsOf(t contextwin.Totals) totals {
+	return totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, Cost: money{Amount: t.Cost, Currency: "USD"}}
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {
-	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: cp.Trigger, Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
+	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: wire(triggerNames, cp.Trigger), Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
 	if !cp.Time.IsZero() {
 		info.Time = cp.Time.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	return info
 }
 
-func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
-	u := &CompactionUpdate{State: c.State, Trigger: c.Trigger, Note: c.Note}
+func compactionUpdateOf(c *agent.CompactionEvent) *compactionUpdate {
+	u := &compactionUpdate{State: wire(compactionNames, c.State), Trigger: wire(triggerNames, c.Trigger), Note: c.Note}
 	if c.Checkpoint != nil {
 		info := checkpointInfo(*c.Checkpoint)
 		u.Checkpoint = &info
@@ -213,8 +213,36 @@ func compactionUpdate(c *agent.CompactionEvent) *CompactionUpdate {
 	return u
 }
 
-// HistoryResult answers reprise.history: the conversation since the session began.
-type HistoryResult struct {
-	SessionID string                  `json:"sessionId"`
-	Entries   []agent.TranscriptEntry `json:"entries"`
+// historyResult answers reprise.history: the conversation since the session began.
+type historyResult struct {
+	SessionID string         `json:"sessionId"`
+	Entries   []historyEntry `json:"entries"`
+}
+
+// historyEntry is one step of the conversation (agent.TranscriptEntry with wire names).
+type historyEntry struct {
+	Turn       int    `json:"turn"`
+	Kind       string `json:"kind"`
+	Text       string `json:"text,omitempty"`
+	ToolCallID string `json:"toolCallId,omitempty"`
+	Title      string `json:"title,omitempty"`
+	ToolKind   string `json:"toolKind,omitempty"`
+	Status     string `json:"status,omitempty"`
+	Output     string `json:"output,omitempty"`
+	Checkpoint int    `json:"checkpoint,omitempty"`
+}
+
+func historyOf(entries []agent.TranscriptEntry) []historyEntry {
+	out := make([]historyEntry, 0, len(entries))
+	for _, e := range entries {
+		h := historyEntry{Turn: e.Turn, Kind: wire(entryNames, e.Kind), Text: e.Text, ToolCallID: e.ToolCallID, Title: e.Title, Output: e.Output, Checkpoint: e.Checkpoint}
+		if e.ToolKind != "" {
+			h.ToolKind = wire(toolKindNames, e.ToolKind)
+		}
+		if e.Status != "" {
+			h.Status = wire(toolStatusNames, e.Status)
+		}
+		out = append(out, h)
+	}
+	return out
 }

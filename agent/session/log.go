@@ -17,13 +17,22 @@ import (
 // ErrLocked is returned when another process has the session open.
 var ErrLocked = errors.New("session is open in another reprise process")
 
-// Log is one session's open event log, locked against other processes.
+// Log is one session's open event log, locked against other processes. It keeps the session's
+// Summary as records come and writes it to SummaryFile whenever no turn is in progress (a turn's
+// end included) and when it closes, so a listing need not replay the log.
 type Log struct {
 	dir  string
-	mu   sync.Mutex // guards f and w
+	mu   sync.Mutex // guards f, w, sum, known and inTurn
 	f    *os.File
 	w    *bufio.Writer
 	lock *os.File
+	sum  Summary
+	// known is set once sum covers every record of the log (a new log, or one resumed from its
+	// snapshot); until then no summary is written.
+	known bool
+	// inTurn is set between a turn's start and its end: the summary is written at the end rather
+	// than at each of the turn's records.
+	inTurn bool
 }
 
 // openLog opens (creating) dir/events.jsonl for appending, after taking dir/lock exclusively.
@@ -54,6 +63,17 @@ func openLog(dir string) (*Log, error) {
 		return nil, err
 	}
 	return &Log{dir: dir, f: f, w: bufio.NewWriterSize(f, 64<<10), lock: lock}, nil
+}
+
+// summarize starts the log's summary from what its records say so far: snap, or nothing for a
+// new log.
+func (l *Log) summarize(snap *Snapshot) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.sum, l.inTurn, l.known = Summary{ID: filepath.Base(l.dir)}, false, true
+	if snap != nil {
+		l.sum, l.inTurn = snap.Brief(), snap.Interrupted
+	}
 }
 
 // repairTail ends a torn last line (a crash mid-write) with a newline, so the next record starts
@@ -99,10 +119,30 @@ func (l *Log) Append(r Record) error {
 	if err := l.w.Flush(); err != nil {
 		return fmt.Errorf("append %s record: %w", r.Kind, err)
 	}
+	l.sum.add(r)
+	switch r.Kind {
+	case KindTurnStart:
+		l.inTurn = true
+	case KindTurnEnd:
+		l.inTurn = false
+	}
+	if l.known && !l.inTurn {
+		l.saveSummary()
+	}
 	if c := r.Compaction; c != nil {
 		return l.writeCheckpoint(c.Checkpoint.Markdown(), c.Checkpoint.FileName())
 	}
 	return nil
+}
+
+// saveSummary writes the summary with the log's size now. A failure is not the record's: the
+// record is saved, and a listing replays the log instead. l.mu must be held, the writer flushed.
+func (l *Log) saveSummary() {
+	st, err := l.f.Stat()
+	if err != nil {
+		return
+	}
+	_ = writeSummary(l.dir, l.sum, st.Size())
 }
 
 // Sync flushes the log to stable storage (turn boundaries, after a tool changed files).
@@ -149,7 +189,11 @@ func (l *Log) Close() error {
 	if l.f == nil {
 		return nil
 	}
-	err := errors.Join(l.w.Flush(), l.f.Sync(), l.f.Close())
+	err := l.w.Flush()
+	if err == nil && l.known {
+		l.saveSummary()
+	}
+	err = errors.Join(err, l.f.Sync(), l.f.Close())
 	l.f = nil
 	l.lock.Close()
 	return err

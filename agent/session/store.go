@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -65,6 +64,7 @@ func (st *Store) Create(m Meta) (*Log, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create session %s: %w", m.ID, err)
 	}
+	l.summarize(nil)
 	if err := l.Append(Record{Time: m.Created, Kind: KindMeta, Meta: &m}); err != nil {
 		return nil, errors.Join(err, l.Close())
 	}
@@ -90,24 +90,31 @@ func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
 	if err != nil {
 		return nil, nil, errors.Join(err, l.Close())
 	}
+	l.summarize(snap)
 	return l, snap, nil
 }
 
 // Load reads and replays session id without opening it for writing.
 func (st *Store) Load(id string) (*Snapshot, error) {
+	snap, _, err := st.load(id)
+	return snap, err
+}
+
+// load is Load, and the size of the log it read.
+func (st *Store) load(id string) (*Snapshot, int64, error) {
 	if err := CheckID(id); err != nil {
-		return nil, fmt.Errorf("load session: %w: %w", ErrNotFound, err)
+		return nil, 0, fmt.Errorf("load session: %w: %w", ErrNotFound, err)
 	}
-	recs, warnings, err := readRecords(filepath.Join(st.Dir(id), "events.jsonl"))
+	recs, size, warnings, err := readRecords(filepath.Join(st.Dir(id), "events.jsonl"))
 	if err != nil {
-		return nil, fmt.Errorf("load session %s: %w", id, err)
+		return nil, 0, fmt.Errorf("load session %s: %w", id, err)
 	}
 	snap := Replay(recs)
 	snap.Warnings = append(warnings, snap.Warnings...)
 	if snap.Meta.ID == "" {
 		snap.Meta.ID = id
 	}
-	return snap, nil
+	return snap, size, nil
 }
 
 // Summary describes a saved session for a list.
@@ -122,41 +129,16 @@ type Summary struct {
 	Err          string    `json:"error,omitempty"` // the log could not be read
 }
 
-// List describes every session, most recent first. A log that cannot be read is listed with
-// its error; it never hides the others.
-func (st *Store) List() ([]Summary, error) {
-	entries, err := os.ReadDir(filepath.Join(st.dir, "sessions"))
-	if err != nil {
-		return nil, fmt.Errorf("list sessions: %w", err)
-	}
-	var out []Summary
-	for _, e := range entries {
-		if !e.IsDir() || !validID(e.Name()) {
-			continue
-		}
-		snap, err := st.Load(e.Name())
-		if err != nil {
-			out = append(out, Summary{ID: e.Name(), Err: err.Error()})
-			continue
-		}
-		out = append(out, snap.Brief())
-	}
-	slices.SortFunc(out, func(a, b Summary) int { return b.LastActivity.Compare(a.LastActivity) })
-	return out, nil
-}
-
 // readRecords reads a log, skipping (with a warning each) lines that do not decode: a torn last
-// line after a crash, or garbage.
-func readRecords(path string) ([]Record, []string, error) {
+// line after a crash, or garbage. size is how many bytes it read.
+func readRecords(path string) (recs []Record, size int64, warnings []string, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, filepath.Base(filepath.Dir(path)))
+		return nil, 0, nil, fmt.Errorf("%w: %s", ErrNotFound, filepath.Base(filepath.Dir(path)))
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, nil, err
 	}
-	var recs []Record
-	var warnings []string
 	lines := bytes.Split(data, []byte("\n"))
 	for i, b := range lines {
 		b = bytes.TrimSpace(b)
@@ -174,7 +156,7 @@ func readRecords(path string) ([]Record, []string, error) {
 		}
 		recs = append(recs, r)
 	}
-	return recs, warnings, nil
+	return recs, int64(len(data)), warnings, nil
 }
 
 // MaxIDLength bounds a session id.

@@ -24,7 +24,7 @@ var editFileTool = tool{
 		p, _ := a.str("path", false)
 		return "Edit " + p
 	},
-	kind: "edit",
+	kind: KindEdit,
 }
 
 // runEditFile works on the file on disk, not on an editor's buffer: a file with unsaved changes

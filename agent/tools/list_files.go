@@ -47,7 +47,7 @@ var listFilesTool = tool{
 		}
 		return title
 	},
-	kind: "search",
+	kind: KindSearch,
 }
 
 // runListFiles walks in lexical order per directory (so a directory's content follows it) and

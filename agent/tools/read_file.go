@@ -30,7 +30,7 @@ var readFileTool = tool{
 		p, _ := a.str("path", false)
 		return "Read " + p
 	},
-	kind: "read",
+	kind: KindRead,
 }
 
 // runReadFile returns the file verbatim (an editor's unsaved buffer first), without line

@@ -42,7 +42,7 @@ var runCommandTool = tool{
 		c, _ := a.str("command", false)
 		return "Run " + strings.Join(strings.Fields(c), " ")
 	},
-	kind: "execute",
+	kind: KindExecute,
 }
 
 // runCommand asks the policy (and maybe the user), then runs the command in the sandbox with stdin

@@ -43,7 +43,7 @@ var searchTool = tool{
 		}
 		return title
 	},
-	kind: "search",
+	kind: KindSearch,
 }
 
 // runSearch greps line by line, in the walk order of list_files and skipping the same

@@ -110,8 +110,21 @@ type tool struct {
 	decl     func() *genai.FunctionDeclaration
 	run      func(ctx context.Context, env *Env, call Call, a *args) Result
 	describe func(a *args) string // the title for a UI
-	kind     string               // Agent Client Protocol ToolKind
+	kind     Kind
 }
+
+// Kind is what a tool call does, after the Agent Client Protocol's ToolKind: a UI picks an icon
+// or a rendering by it.
+type Kind string
+
+// Tool kinds.
+const (
+	KindRead    Kind = "read"
+	KindEdit    Kind = "edit"
+	KindSearch  Kind = "search"
+	KindExecute Kind = "execute"
+	KindOther   Kind = "other" // a call to no known tool
+)
 
 // registry lists the tools in the order the model sees them.
 var registry = []struct {
@@ -171,12 +184,11 @@ func Run(ctx context.Context, env *Env, call Call) Result {
 	return res
 }
 
-// Describe gives a UI a title and an Agent Client Protocol kind (read, edit, search, execute,
-// other) for a call, before or while it runs.
-func Describe(call Call) (title, kind string) {
+// Describe gives a UI a title and a kind for a call, before or while it runs.
+func Describe(call Call) (title string, kind Kind) {
 	t := lookup(call.Name)
 	if t == nil {
-		return call.Name, "other"
+		return call.Name, KindOther
 	}
 	title = t.describe(&args{m: call.Args})
 	if r := []rune(title); len(r) > 80 {

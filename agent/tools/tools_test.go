@@ -186,7 +186,7 @@ func TestDescribe(t *testing.T) {
 	}
 	for _, tt := range tests {
 		title, kind := Describe(tt.call)
-		if diff := cmp.Diff([]string{title, kind}, []string{tt.wantTitle, tt.wantKd}); diff != "" {
+		if diff := cmp.Diff([]string{title, string(kind)}, []string{tt.wantTitle, tt.wantKd}); diff != "" {
 			t.Errorf("Describe(%v) (-got +want):\n%s", tt.call, diff)
 		}
 	}

@@ -29,7 +29,7 @@ var writeFileTool = tool{
 		p, _ := a.str("path", false)
 		return "Write " + p
 	},
-	kind: "edit",
+	kind: KindEdit,
 }
 
 func runWriteFile(ctx context.Context, env *Env, call Call, a *args) Result {

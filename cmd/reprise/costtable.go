@@ -21,7 +21,7 @@ const noCompaction = 1_000_000
 // scenarioRun is what one scripted session cost.
 type scenarioRun struct {
 	Budget      int // noCompaction: the run without compaction
-	Stop        string
+	Stop        agent.StopReason
 	Calls       int // the agent's model calls
 	Summaries   int // summarizer calls
 	Compactions int

@@ -42,7 +42,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	}
 	switch {
 	case rest[0] == "list" && len(rest) == 1:
-		list, err := st.List()
+		list, err := st.List(nil)
 		if err != nil {
 			return err
 		}

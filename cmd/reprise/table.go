@@ -126,7 +126,7 @@ func (t *table) flush() {
 // status completed · 13 turns · 46,704 input tokens (39,066 cached) · 520 output · $0.0048.
 // The cached figure is always shown, 0 included: it is what explains the cost.
 func status(end *agent.TurnEnd) string {
-	word := map[string]string{
+	word := map[agent.StopReason]string{
 		agent.StopEndTurn:         "completed",
 		agent.StopCancelled:       "cancelled",
 		agent.StopCapped:          "capped",

@@ -234,7 +234,7 @@ func TestServerRequests(t *testing.T) {
 				}
 			}
 			msgs := e.Messages()
-			if len(msgs) != 1 || msgs[0].Method != tt.method || !msgs[0].IsRequest || msgs[0].ID == "" {
+			if len(msgs) != 1 || msgs[0].Method != tt.method || !msgs[0].isRequest || msgs[0].ID == "" {
 				t.Errorf("Messages() = %+v, want one request %s with an id", msgs, tt.method)
 			}
 		})
@@ -432,7 +432,7 @@ func TestStrayResponse(t *testing.T) {
 	if err := e.Execute(ctx, "fake.stray", nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	got := e.Orphans()
+	got := e.orphans()
 	if len(got) != 1 {
 		t.Fatalf("Orphans() = %s, want the stray response", got)
 	}

@@ -14,7 +14,7 @@ import (
 type Message struct {
 	Method    string
 	Params    json.RawMessage
-	IsRequest bool   // a server→client request (the editor answered it), not a notification
+	isRequest bool   // a server→client request (the editor answered it), not a notification
 	ID        string // the request id as JSON text (1 or "abc"); empty for notifications
 }
 
@@ -113,18 +113,18 @@ func (e *Editor) Notifications(method string) []json.RawMessage {
 	msgs, _, _, _, _ := e.rec.snapshot()
 	var out []json.RawMessage
 	for _, m := range msgs {
-		if !m.IsRequest && m.Method == method {
+		if !m.isRequest && m.Method == method {
 			out = append(out, m.Params)
 		}
 	}
 	return out
 }
 
-// Orphans returns the raw messages no call could take: responses with id null (how a server
+// orphans returns the raw messages no call could take: responses with id null (how a server
 // answers a frame it could not parse), responses to unknown ids or to calls whose ctx ended (such
 // as the RequestCancelled answer after $/cancelRequest), and messages that were not JSON-RPC.
 // jsonrpc2 would drop these silently, or die on id null; tests of server robustness need them.
-func (e *Editor) Orphans() []json.RawMessage {
+func (e *Editor) orphans() []json.RawMessage {
 	_, orphans, _, _, _ := e.rec.snapshot()
 	return slices.Clone(orphans)
 }
@@ -145,7 +145,7 @@ func (e *Editor) AwaitNotification(ctx context.Context, method string, match fun
 	err := e.rec.wait(ctx, method, func(msgs []Message, _ []json.RawMessage) bool {
 		for ; next < len(msgs); next++ {
 			m := msgs[next]
-			if !m.IsRequest && m.Method == method && (match == nil || match(m.Params)) {
+			if !m.isRequest && m.Method == method && (match == nil || match(m.Params)) {
 				found = m.Params
 				return true
 			}
@@ -155,7 +155,7 @@ func (e *Editor) AwaitNotification(ctx context.Context, method string, match fun
 	return found, err
 }
 
-// AwaitOrphan returns the first orphan (see Orphans), already received or still to come, for
+// AwaitOrphan returns the first orphan (see orphans), already received or still to come, for
 // which match returns true (a nil match accepts any): how a test waits for the server's answer to
 // a garbage frame sent with WriteRaw.
 func (e *Editor) AwaitOrphan(ctx context.Context, match func(raw json.RawMessage) bool) (json.RawMessage, error) {

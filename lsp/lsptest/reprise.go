@@ -6,12 +6,14 @@ import (
 	"fmt"
 )
 
-// Reprise's custom notifications (DESIGN §4). They mirror the server's constants rather than
-// import them, so this package stays a plain LSP client; the end-to-end tests that use these
-// helpers fail if the two drift apart.
+// Reprise's names (lsp/PROTOCOL.md). They mirror the server's constants rather than import them,
+// so this package stays a plain LSP client; lsp's TestLSPTestNames holds each to the constant of
+// the same name in lsp/protocol.go.
 const (
-	methodSessionUpdate = "reprise/sessionUpdate"
-	methodContextUsage  = "reprise/contextUsage"
+	methodSessionUpdate    = "reprise/sessionUpdate"
+	methodContextUsage     = "reprise/contextUsage"
+	updateTurnEnd          = "turn_end"
+	experimentalCapability = "reprise"
 )
 
 // AwaitTurnEnd returns the params of the next reprise/sessionUpdate whose update is turn_end for
@@ -30,7 +32,7 @@ func (e *Editor) AwaitTurnEnd(ctx context.Context, sessionID string) (json.RawMe
 				SessionUpdate string `json:"sessionUpdate"`
 			} `json:"update"`
 		}
-		if json.Unmarshal(params, &p) != nil || p.SessionID != sessionID || p.Update.SessionUpdate != "turn_end" {
+		if json.Unmarshal(params, &p) != nil || p.SessionID != sessionID || p.Update.SessionUpdate != updateTurnEnd {
 			return false
 		}
 		if skip > 0 {

@@ -44,7 +44,7 @@ func (e *Editor) initializeParams() map[string]any {
 		},
 	}
 	if e.opts.Experimental {
-		capabilities["experimental"] = map[string]any{"reprise": true}
+		capabilities["experimental"] = map[string]any{experimentalCapability: true}
 	}
 	params := map[string]any{
 		"processId":        os.Getpid(),
@@ -79,7 +79,7 @@ func (e *Editor) workspaceFolders() []map[string]string {
 // Call sends a request and decodes the result into result (nil discards it). An error response
 // comes back as a *jsonrpc2.Error (errors.As) carrying the server's code. If ctx ends first, Call
 // sends $/cancelRequest with the numeric id, as VS Code and Neovim do, and the server's late
-// answer is kept in Orphans. A null result leaves result untouched (jsonrpc2 cannot tell it from
+// answer is kept among the orphans (AwaitOrphan). A null result leaves result untouched (jsonrpc2 cannot tell it from
 // no result), except that a *json.RawMessage is set to null, so raw results always decode.
 func (e *Editor) Call(ctx context.Context, method string, params, result any) error {
 	id, err := e.conn.Call(ctx, method, params, result)

@@ -141,7 +141,7 @@ func (s *stream) accept(data []byte) jsonrpc2.Message {
 	}
 	m := Message{Method: env.Method, Params: env.Params}
 	if hasID {
-		m.IsRequest, m.ID = true, string(env.ID)
+		m.isRequest, m.ID = true, string(env.ID)
 	}
 	s.rec.message(m)
 	return msg

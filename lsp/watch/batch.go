@@ -41,9 +41,9 @@ type Change struct {
 	Op   Op
 }
 
-// Rescan is the whole batch delivered when the kernel dropped events (queue overflow): the
+// rescanAll is the whole batch delivered when the kernel dropped events (queue overflow): the
 // consumer cannot know what changed and must rescan the workspace.
-var Rescan = Change{Path: ".", Op: Changed}
+var rescanAll = Change{Path: ".", Op: Changed}
 
 // seen is what a batch knows about one path: its first and last raw operation. The first says
 // whether the path existed when the batch began, the last whether it exists now.
@@ -71,7 +71,7 @@ type batcher struct {
 	delay    time.Duration // quiet period that closes a batch
 	maxDelay time.Duration // bound on how long a batch stays open under a steady stream
 	paths    map[string]seen
-	lost     bool      // events were dropped: the batch is Rescan alone
+	lost     bool      // events were dropped: the batch is rescanAll alone
 	start    time.Time // first event of the open batch
 	last     time.Time // latest event of the open batch
 }
@@ -93,7 +93,7 @@ func (b *batcher) touch(now time.Time) {
 func (b *batcher) add(now time.Time, path string, op Op) {
 	b.touch(now)
 	if b.lost {
-		return // the batch is already Rescan; nothing else in it matters
+		return // the batch is already rescanAll; nothing else in it matters
 	}
 	s, ok := b.paths[path]
 	if !ok {
@@ -136,7 +136,7 @@ func (b *batcher) takeDue(now time.Time) []Change {
 func (b *batcher) take() []Change {
 	if b.lost {
 		b.lost = false
-		return []Change{Rescan}
+		return []Change{rescanAll}
 	}
 	changes := make([]Change, 0, len(b.paths))
 	for p, s := range b.paths {

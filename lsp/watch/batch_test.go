@@ -34,7 +34,7 @@ func TestBatchDedup(t *testing.T) {
 			false,
 			[]Change{{"b/old", Removed}, {"z/new", Created}},
 		},
-		{"overflow replaces the batch", []event{{"a", Changed}, {"b", Created}}, true, []Change{Rescan}},
+		{"overflow replaces the batch", []event{{"a", Changed}, {"b", Created}}, true, []Change{rescanAll}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,14 +15,14 @@ var ignoredDirs = map[string]bool{
 	".cache": true, ".idea": true, ".gradle": true,
 }
 
-// DefaultIgnore is the Ignore used when Options.Ignore is nil. It skips directories that churn
+// defaultIgnore is the Ignore used when Options.Ignore is nil. It skips directories that churn
 // without being edited by hand: version control (.git, .hg, .svn), dependencies and virtual
 // environments (node_modules, .venv, venv), caches (__pycache__, .mypy_cache, .pytest_cache,
 // .ruff_cache, .tox, .cache, .gradle, .idea) and build output (target, dist, build, out, .next,
 // bazel-*); vendor is kept. It drops editor scratch files whose churn says nothing about the
 // source: Vim swap files (*.swp, *.swo, *.swx) and its 4913 write probe, backups (*~) and Emacs
 // lock files (.#*).
-func DefaultIgnore(rel string, isDir bool) bool {
+func defaultIgnore(rel string, isDir bool) bool {
 	name := path.Base(rel)
 	if isDir {
 		return ignoredDirs[name] || strings.HasPrefix(name, "bazel-")

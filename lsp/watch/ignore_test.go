@@ -26,7 +26,7 @@ func TestDefaultIgnore(t *testing.T) {
 		{".gitignore", false, false},
 	}
 	for _, tt := range tests {
-		if got := DefaultIgnore(tt.rel, tt.isDir); got != tt.want {
+		if got := defaultIgnore(tt.rel, tt.isDir); got != tt.want {
 			t.Errorf("DefaultIgnore(%q, %v) = %v, want %v", tt.rel, tt.isDir, got, tt.want)
 		}
 	}

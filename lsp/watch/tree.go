@@ -12,7 +12,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// errLimit stops adding watches: MaxWatches or the kernel's own limit was reached.
+// errLimit stops adding watches: maxWatches or the kernel's own limit was reached.
 var errLimit = errors.New("watch limit reached")
 
 // handle turns one fsnotify event into watched-set updates and a change in the open batch. It
@@ -30,7 +30,7 @@ func (w *Watcher) handle(now time.Time, ev fsnotify.Event) {
 	switch {
 	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
 		_, isDir := w.dirs[abs]
-		if abs != w.root && w.opts.Ignore(rel, isDir) {
+		if abs != w.root && w.opts.ignore(rel, isDir) {
 			return
 		}
 		// Drop the watches now, before any later Create reuses the inode (a rename within the
@@ -42,7 +42,7 @@ func (w *Watcher) handle(now time.Time, ev fsnotify.Event) {
 		if err != nil {
 			return // already gone; its Remove event follows
 		}
-		if w.opts.Ignore(rel, fi.IsDir()) {
+		if w.opts.ignore(rel, fi.IsDir()) {
 			return
 		}
 		if fi.IsDir() {
@@ -51,7 +51,7 @@ func (w *Watcher) handle(now time.Time, ev fsnotify.Event) {
 		}
 		w.record(now, rel, Created)
 	case ev.Has(fsnotify.Write):
-		if !w.opts.Ignore(rel, false) {
+		if !w.opts.ignore(rel, false) {
 			w.record(now, rel, Changed)
 		}
 	}
@@ -59,7 +59,7 @@ func (w *Watcher) handle(now time.Time, ev fsnotify.Event) {
 }
 
 // handleError logs fsnotify's errors; on overflow it also re-syncs the watched set with the
-// disk (directories may have come and gone unseen) and turns the batch into Rescan.
+// disk (directories may have come and gone unseen) and turns the batch into rescanAll.
 func (w *Watcher) handleError(now time.Time, err error) {
 	if !errors.Is(err, fsnotify.ErrEventOverflow) {
 		w.opts.Logger.Warn("file watcher error", "root", w.root, "err", err)
@@ -97,7 +97,7 @@ func (w *Watcher) addTree(now time.Time, dir string, report bool) {
 			return w.watchOrSkip(p)
 		}
 		rel := w.rel(p)
-		if w.opts.Ignore(rel, d.IsDir()) {
+		if w.opts.ignore(rel, d.IsDir()) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}
@@ -129,13 +129,13 @@ func (w *Watcher) watchOrSkip(dir string) error {
 	}
 }
 
-// watchDir adds one directory's watch, within MaxWatches. Reaching the limit (ours or the
+// watchDir adds one directory's watch, within maxWatches. Reaching the limit (ours or the
 // kernel's) is logged once: the tree past it goes unwatched, which the user should know.
 func (w *Watcher) watchDir(dir string) error {
 	if _, ok := w.dirs[dir]; ok {
 		return nil
 	}
-	if len(w.dirs) >= w.opts.MaxWatches {
+	if len(w.dirs) >= w.opts.maxWatches {
 		w.logLimit(dir, "MaxWatches")
 		return errLimit
 	}
@@ -157,7 +157,7 @@ func (w *Watcher) logLimit(dir, which string) {
 	}
 	w.limitLogged = true
 	w.opts.Logger.Warn("file watch limit reached: the rest of the tree is not watched, changes there go unseen",
-		"root", w.root, "limit", which, "maxWatches", w.opts.MaxWatches,
+		"root", w.root, "limit", which, "maxWatches", w.opts.maxWatches,
 		"watched", len(w.dirs), "firstUnwatched", w.rel(dir))
 }
 

@@ -4,8 +4,8 @@
 //
 // Like gopls's file watcher, it watches every non-ignored directory with fsnotify, drains the
 // kernel's events as fast as they come (so its queue does not overflow while the consumer is
-// busy) and hands them over in batches: a batch closes after a quiet period (Options.Delay) or
-// at the latest after Options.MaxDelay, holds one net Change per path, and is sorted by path.
+// busy) and hands them over in batches: a batch closes after a quiet period (Options.delay) or
+// at the latest after Options.maxDelay, holds one net Change per path, and is sorted by path.
 //
 // Per path, within one batch (see Op for what each means to the consumer):
 //
@@ -16,8 +16,9 @@
 // A rename is Removed for the old path and Created for the new; a directory that appears
 // (mkdir, or moved in) is scanned once, so files made in it before its watch existed are
 // reported as Created too. Chmod-only events and ignored paths are dropped. When the kernel
-// drops events the batch is just Rescan; when the root itself goes, the batch holds
-// {".", Removed} and nothing follows. Symbolic links are reported but not followed.
+// drops events the batch is just {".", Changed} (rescan everything); when the root itself goes,
+// the batch holds {".", Removed} and nothing follows. Symbolic links are reported but not
+// followed.
 package watch
 
 import (
@@ -36,21 +37,24 @@ import (
 
 // Options tune a Watcher; the zero value is the production setting.
 type Options struct {
-	// Delay is the quiet period that closes a batch; default 500ms. Long enough to fold an
-	// editor's save (write temp, rename, chmod) or a git checkout into one batch.
-	Delay time.Duration
-	// MaxDelay bounds how long a batch stays open while events keep coming, so a long build
-	// still reports; default 2s, and never less than Delay.
-	MaxDelay time.Duration
-	// MaxWatches bounds the watched directories; default 8192. inotify watches are a per-user
-	// kernel resource shared with every other watcher on the machine. Past the bound the rest of
-	// the tree is not watched, and that is logged once.
-	MaxWatches int
-	// Ignore drops paths (relative, slash-separated) and, for directories, all below them;
-	// nil means DefaultIgnore.
-	Ignore func(rel string, isDir bool) bool
 	// Logger receives the watch-limit warning and fsnotify's errors; nil discards them.
 	Logger *slog.Logger
+
+	// The rest is set by this package's tests; zero takes the default.
+
+	// delay is the quiet period that closes a batch; default 500ms. Long enough to fold an
+	// editor's save (write temp, rename, chmod) or a git checkout into one batch.
+	delay time.Duration
+	// maxDelay bounds how long a batch stays open while events keep coming, so a long build
+	// still reports; default 2s, and never less than delay.
+	maxDelay time.Duration
+	// maxWatches bounds the watched directories; default 8192. inotify watches are a per-user
+	// kernel resource shared with every other watcher on the machine. Past the bound the rest of
+	// the tree is not watched, and that is logged once.
+	maxWatches int
+	// ignore drops paths (relative, slash-separated) and, for directories, all below them;
+	// nil means defaultIgnore.
+	ignore func(rel string, isDir bool) bool
 }
 
 const (
@@ -60,18 +64,18 @@ const (
 )
 
 func (o Options) withDefaults() Options {
-	if o.Delay <= 0 {
-		o.Delay = defaultDelay
+	if o.delay <= 0 {
+		o.delay = defaultDelay
 	}
-	if o.MaxDelay <= 0 {
-		o.MaxDelay = defaultMaxDelay
+	if o.maxDelay <= 0 {
+		o.maxDelay = defaultMaxDelay
 	}
-	o.MaxDelay = max(o.MaxDelay, o.Delay)
-	if o.MaxWatches <= 0 {
-		o.MaxWatches = defaultMaxWatches
+	o.maxDelay = max(o.maxDelay, o.delay)
+	if o.maxWatches <= 0 {
+		o.maxWatches = defaultMaxWatches
 	}
-	if o.Ignore == nil {
-		o.Ignore = DefaultIgnore
+	if o.ignore == nil {
+		o.ignore = defaultIgnore
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -88,7 +92,7 @@ type Watcher struct {
 
 	// dirs is the set of watched directories (absolute paths). Only New and then the drain
 	// goroutine touch it and limitLogged, one after the other, so they need no lock; count
-	// mirrors len(dirs) for Watches.
+	// mirrors len(dirs) for watches.
 	dirs        map[string]struct{}
 	limitLogged bool
 	count       atomic.Int64
@@ -125,7 +129,7 @@ func New(root string, opts Options) (*Watcher, error) {
 		opts:   o,
 		fsw:    fsw,
 		dirs:   make(map[string]struct{}),
-		batch:  newBatcher(o.Delay, o.MaxDelay),
+		batch:  newBatcher(o.delay, o.maxDelay),
 		wake:   make(chan struct{}, 1),
 		closed: make(chan struct{}),
 	}

@@ -47,8 +47,8 @@ func mk(t *testing.T, root string, paths ...string) {
 // start runs a watcher of root until the test ends and returns it with its batches.
 func start(t *testing.T, root string, opts Options) (*Watcher, <-chan []Change) {
 	t.Helper()
-	if opts.Delay == 0 {
-		opts.Delay = testDelay
+	if opts.delay == 0 {
+		opts.delay = testDelay
 	}
 	w, err := New(root, opts)
 	if err != nil {
@@ -260,7 +260,7 @@ func TestMaxWatches(t *testing.T) {
 		mk(t, root, fmt.Sprintf("d%02d/", i))
 	}
 	var logs logBuf
-	opts := Options{MaxWatches: 5, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	opts := Options{maxWatches: 5, Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	w, batches := start(t, root, opts)
 	if got := w.watches(); got != 5 {
 		t.Errorf("Watches() after New = %d, want 5", got)
@@ -310,7 +310,7 @@ func TestRunStops(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w, err := New(t.TempDir(), Options{Delay: testDelay})
+			w, err := New(t.TempDir(), Options{delay: testDelay})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestOverflow(t *testing.T) {
 		t.Skipf("max_queued_events = %q: too many events to overflow it", b)
 	}
 	root := t.TempDir()
-	w, err := New(root, Options{Delay: testDelay})
+	w, err := New(root, Options{delay: testDelay})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,10 +404,10 @@ func TestOverflow(t *testing.T) {
 	for {
 		select {
 		case b := <-batches:
-			if !slices.Contains(b, Rescan) {
+			if !slices.Contains(b, rescanAll) {
 				continue // changes seen before the overflow
 			}
-			if diff := cmp.Diff(b, []Change{Rescan}); diff != "" {
+			if diff := cmp.Diff(b, []Change{rescanAll}); diff != "" {
 				t.Errorf("overflow batch (-got +want):\n%s", diff)
 			}
 			return

@@ -21,6 +21,7 @@ import {
   CommandResume,
   CommandSessions,
   CompactResult,
+  EntryCompaction,
   HistoryResult,
   SessionInfo,
 } from './protocol';
@@ -222,7 +223,7 @@ export class Commands {
     const entries = h.entries ?? [];
     if (entries.length === 0) return;
     // The checkpoints fill in the compaction markers; without them the markers are shorter.
-    const checkpoints = entries.some((e) => e.kind === 'compaction')
+    const checkpoints = entries.some((e) => e.kind === EntryCompaction)
       ? await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, { sessionId }).catch(() => null)
       : null;
     this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? []));

@@ -2,6 +2,7 @@
 // stale ones marked. Pure, so the unit tests read it.
 import { escape } from './chat/render';
 import { breakdownRows, money, tokens } from './meter';
+import { SourceEstimate } from './protocol';
 import type { ContextResult } from './protocol';
 
 const colors: Record<string, string> = {
@@ -31,7 +32,7 @@ export function contextBody(c: ContextResult): string {
     .join('');
   const t = c.totals;
   return `<h2>Context · ${Math.round(c.percent)}% · ${tokens(c.used)}/${tokens(c.size)} tokens</h2>
-<p class="sub">${escape(c.model)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === 'estimate' ? ' · estimated' : ''}</p>
+<p class="sub">${escape(c.model)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === SourceEstimate ? ' · estimated' : ''}</p>
 <div class="bar" role="img" aria-label="Context breakdown">${bar}</div>
 <table class="legend">${legend}</table>
 <p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>

@@ -1,5 +1,6 @@
 // The context meter's pure part: what the status bar item says, how loud it is, and its tooltip.
 // No vscode import, so it is unit-tested as is; meterItem.ts puts it on the status bar.
+import { CompactionBlocking, CompactionRunning, SourceEstimate } from './protocol';
 import type { Breakdown, ContextUsage } from './protocol';
 
 export type Level = 'normal' | 'warning' | 'error';
@@ -33,13 +34,13 @@ export function level(u: Pick<ContextUsage, 'percent' | 'compactAt' | 'blockAt'>
 
 /** compacting says whether a compaction is running for the session. */
 export function compacting(u: ContextUsage, manual: boolean): boolean {
-  return manual || u.compaction?.state === 'running' || u.compaction?.state === 'blocking';
+  return manual || u.compaction?.state === CompactionRunning || u.compaction?.state === CompactionBlocking;
 }
 
 /** meterText is the status bar text: `◑ 42% · 10.1k/24k`, with a spinner while compacting. */
 export function meterText(u: ContextUsage, busyCompacting = false): string {
   const head = busyCompacting ? '$(sync~spin)' : glyph(u.percent);
-  const est = u.source === 'estimate' ? '~' : '';
+  const est = u.source === SourceEstimate ? '~' : '';
   return `${head} ${est}${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)}`;
 }
 
@@ -76,7 +77,7 @@ export function money(amount: number, currency = 'USD'): string {
 export function meterTooltip(u: ContextUsage, busyCompacting = false): string {
   const lines = [
     `**Reprise context** — ${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)} tokens` +
-      (u.source === 'estimate' ? ' (estimated)' : ''),
+      (u.source === SourceEstimate ? ' (estimated)' : ''),
     '',
     '| | tokens | % |',
     '|---|---:|---:|',

@@ -1,5 +1,6 @@
 // Names and shapes of Reprise's wire protocol (lsp/PROTOCOL.md). The names mirror the Go
-// constants in lsp/protocol.go; test/unit/protocol.test.ts checks that they are the same strings.
+// constants in lsp/protocol.go, all of them and nothing else: lsp/names_test.go
+// (TestVSCodeProtocolNames) checks both directions, test/unit/protocol.test.ts the strings.
 
 export const MethodContextUsage = 'reprise/contextUsage';
 export const MethodSessionUpdate = 'reprise/sessionUpdate';
@@ -14,10 +15,13 @@ export const CommandSessions = 'reprise.sessions';
 export const CommandNewSession = 'reprise.newSession';
 export const CommandResume = 'reprise.resume';
 export const CommandRestore = 'reprise.restore';
+export const CommandUndoCompaction = 'reprise.undoCompaction';
+export const CommandShowContext = 'reprise.showContext';
 export const CommandHistory = 'reprise.history';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
+export const ServerName = 'reprise';
 
 export const ActionAllowOnce = 'Allow once';
 export const ActionAlwaysAllow = 'Always allow';
@@ -30,6 +34,49 @@ export const UpdateToolCallUpdate = 'tool_call_update';
 export const UpdateCompaction = 'compaction';
 export const UpdateTurnEnd = 'turn_end';
 export const UpdateRetry = 'retry';
+
+export const StopEndTurn = 'end_turn';
+export const StopCancelled = 'cancelled';
+export const StopCapped = 'capped';
+export const StopError = 'error';
+export const StopMaxTurnRequests = 'max_turn_requests';
+export const StopCompactionLimit = 'compaction_limit';
+
+export const ToolStatusInProgress = 'in_progress';
+export const ToolStatusCompleted = 'completed';
+export const ToolStatusFailed = 'failed';
+
+export const ToolKindRead = 'read';
+export const ToolKindEdit = 'edit';
+export const ToolKindSearch = 'search';
+export const ToolKindExecute = 'execute';
+export const ToolKindOther = 'other';
+
+export const CompactionIdle = 'idle';
+export const CompactionRunning = 'running';
+export const CompactionBlocking = 'blocking';
+export const CompactionDone = 'done';
+export const CompactionCancelled = 'cancelled';
+export const CompactionSkipped = 'skipped';
+
+export const TriggerAuto = 'auto';
+export const TriggerManual = 'manual';
+
+export const SourceUsage = 'usage';
+export const SourceEstimate = 'estimate';
+
+export const StatusIdle = 'idle';
+export const StatusRunning = 'running';
+export const StatusCapped = 'capped';
+
+export const EntryUser = 'user';
+export const EntryAgent = 'agent';
+export const EntryThought = 'thought';
+export const EntryTool = 'tool';
+export const EntryCompaction = 'compaction';
+
+export const SandboxWorkspaceWrite = 'workspace-write';
+export const SandboxOff = 'off';
 
 export const CodeModelUnavailable = -32001;
 export const CodeRequestCancelled = -32800;
@@ -56,10 +103,12 @@ export interface ContextUsage {
   used: number;
   size: number;
   percent: number;
-  source: 'usage' | 'estimate' | string;
+  /** SourceUsage or SourceEstimate */
+  source: string;
   breakdown: Breakdown;
   totals: Totals;
-  compaction: { state: 'idle' | 'running' | 'blocking' | string; count: number };
+  /** state is CompactionIdle, CompactionRunning or CompactionBlocking */
+  compaction: { state: string; count: number };
   compactAt: number;
   blockAt: number;
 }
@@ -128,7 +177,8 @@ export interface ToolOutput {
 }
 
 export interface CompactionUpdate {
-  state: 'running' | 'blocking' | 'done' | 'cancelled' | 'skipped' | string;
+  /** one of the Compaction* names but CompactionIdle */
+  state: string;
   trigger: string;
   note?: string;
   checkpoint?: CheckpointInfo;
@@ -153,7 +203,8 @@ export interface Update {
 /** HistoryEntry is one element of the conversation reprise.history returns. */
 export interface HistoryEntry {
   turn: number;
-  kind: 'user' | 'agent' | 'thought' | 'tool' | 'compaction' | string;
+  /** one of the Entry* names */
+  kind: string;
   text?: string;
   toolCallId?: string;
   title?: string;

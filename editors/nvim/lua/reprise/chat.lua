@@ -8,12 +8,16 @@ local M = {}
 
 local ns = vim.api.nvim_create_namespace('reprise_chat')
 local U = protocol.update
+local C = protocol.compaction
+local E = protocol.entry
+local T = protocol.tool_status
 
 -- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
 -- session (the one shown last)}
 local chats = {}
 
-M.status_icon = { in_progress = '⋯', completed = '✓', failed = '✗', refused = '⊘' }
+-- refused is the plugin's own: a failed call the policy or the user refused.
+M.status_icon = { [T.in_progress] = '⋯', [T.completed] = '✓', [T.failed] = '✗', refused = '⊘' }
 
 local function valid(chat)
   return chat and vim.api.nvim_buf_is_valid(chat.buf)
@@ -175,7 +179,7 @@ end
 
 -- Tool call ids are unique within a session only.
 local function on_tool(chat, session, u)
-  local status = u.status or 'in_progress'
+  local status = u.status or T.in_progress
   if u.rawOutput and u.rawOutput.refused then
     status = 'refused'
   end
@@ -197,11 +201,11 @@ local function on_tool(chat, session, u)
 end
 
 local function on_compaction(chat, c)
-  local what = c.trigger == 'manual' and 'manual' or 'auto'
-  if c.state == 'running' or c.state == 'blocking' then
+  local what = c.trigger == protocol.trigger.manual and protocol.trigger.manual or protocol.trigger.auto
+  if c.state == C.running or c.state == C.blocking then
     append(chat, { string.format('> ⟳ compacting the context (%s%s)…', what,
-      c.state == 'blocking' and ', the agent waits' or '') })
-  elseif c.state == 'done' and c.checkpoint then
+      c.state == C.blocking and ', the agent waits' or '') })
+  elseif c.state == C.done and c.checkpoint then
     local cp = c.checkpoint
     append(chat, { string.format('> ✂ compacted (%s): checkpoint %d «%s», %s → %s tokens', what, cp.n, cp.title or '',
       util.kilo(cp.tokensBefore), util.kilo(cp.tokensAfter)) })
@@ -217,7 +221,7 @@ local function on_turn_end(chat, u)
   local lines = { line }
   if u.error and u.error ~= '' then
     table.insert(lines, 1, '> ✗ ' .. u.error)
-  elseif u.stopReason and u.stopReason ~= 'end_turn' then
+  elseif u.stopReason and u.stopReason ~= protocol.stop.end_turn then
     table.insert(lines, 1, '> ⚠ the turn stopped: ' .. u.stopReason)
   end
   append(chat, lines)
@@ -263,22 +267,22 @@ function M.history(id, session, entries)
   append(chat, { '# Session ' .. session .. ' (resumed)' })
   chat.session = session
   for _, e in ipairs(entries or {}) do
-    if e.kind == 'user' then
+    if e.kind == E.user then
       M.user(id, e.text or '', session)
-    elseif e.kind == 'agent' or e.kind == 'thought' then
+    elseif e.kind == E.agent or e.kind == E.thought then
       M.on_update(id, { sessionId = session, update = {
-        sessionUpdate = e.kind == 'agent' and U.message_chunk or U.thought_chunk,
+        sessionUpdate = e.kind == E.agent and U.message_chunk or U.thought_chunk,
         content = { type = 'text', text = e.text or '' },
       } })
-    elseif e.kind == 'tool' then
+    elseif e.kind == E.tool then
       M.on_update(id, { sessionId = session, update = {
         sessionUpdate = U.tool_call_update, toolCallId = e.toolCallId, title = e.title, kind = e.toolKind,
         status = e.status,
         rawOutput = { output = e.output or '', refused = (e.output or ''):find('^refused by') ~= nil },
       } })
-    elseif e.kind == 'compaction' then
+    elseif e.kind == E.compaction then
       M.on_update(id, { sessionId = session, update = { sessionUpdate = U.compaction, compaction = {
-        state = 'done', trigger = 'auto', checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
+        state = C.done, trigger = protocol.trigger.auto, checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
       } } })
     end
   end

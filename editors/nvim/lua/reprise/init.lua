@@ -22,7 +22,7 @@ local function install_handlers()
     local u = params.update or {}
     if u.sessionUpdate == protocol.update.compaction and u.compaction then
       local s = u.compaction.state
-      status.set_compacting(params.sessionId, s == 'running' or s == 'blocking')
+      status.set_compacting(params.sessionId, s == protocol.compaction.running or s == protocol.compaction.blocking)
     end
     chat.on_update(ctx.client_id, params)
   end

@@ -1,5 +1,7 @@
--- Names shared with the server. The single source of truth is lsp/protocol.go; the test suite
--- (test/protocol_spec.lua) checks that every string here matches its Go constant.
+-- Names shared with the server. The single source of truth is lsp/protocol.go: every constant
+-- there is here, once, with its Go name in the line's comment, and nothing else is.
+-- lsp/names_test.go (TestNeovimProtocolNames) checks both directions; test/unit_spec.lua
+-- ('protocol names match lsp/protocol.go') checks the strings from the plugin's side.
 local M = {}
 
 M.method = {
@@ -20,6 +22,7 @@ M.command = {
   restore = 'reprise.restore', -- CommandRestore
   undo_compaction = 'reprise.undoCompaction', -- CommandUndoCompaction
   history = 'reprise.history', -- CommandHistory
+  show_context = 'reprise.showContext', -- CommandShowContext (code action for plain clients)
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
@@ -40,6 +43,73 @@ M.update = {
   compaction = 'compaction', -- UpdateCompaction
   turn_end = 'turn_end', -- UpdateTurnEnd
   retry = 'retry', -- UpdateRetry
+}
+
+-- turn_end's stopReason
+M.stop = {
+  end_turn = 'end_turn', -- StopEndTurn
+  cancelled = 'cancelled', -- StopCancelled
+  capped = 'capped', -- StopCapped
+  error = 'error', -- StopError
+  max_turn_requests = 'max_turn_requests', -- StopMaxTurnRequests
+  compaction_limit = 'compaction_limit', -- StopCompactionLimit
+}
+
+M.tool_status = {
+  in_progress = 'in_progress', -- ToolStatusInProgress
+  completed = 'completed', -- ToolStatusCompleted
+  failed = 'failed', -- ToolStatusFailed
+}
+
+M.tool_kind = {
+  read = 'read', -- ToolKindRead
+  edit = 'edit', -- ToolKindEdit
+  search = 'search', -- ToolKindSearch
+  execute = 'execute', -- ToolKindExecute
+  other = 'other', -- ToolKindOther
+}
+
+-- a compaction update's state, and contextUsage's compaction.state (idle, running or blocking)
+M.compaction = {
+  idle = 'idle', -- CompactionIdle
+  running = 'running', -- CompactionRunning
+  blocking = 'blocking', -- CompactionBlocking
+  done = 'done', -- CompactionDone
+  cancelled = 'cancelled', -- CompactionCancelled
+  skipped = 'skipped', -- CompactionSkipped
+}
+
+M.trigger = {
+  auto = 'auto', -- TriggerAuto
+  manual = 'manual', -- TriggerManual
+}
+
+-- contextUsage's source
+M.source = {
+  usage = 'usage', -- SourceUsage
+  estimate = 'estimate', -- SourceEstimate
+}
+
+-- reprise.context's status
+M.status = {
+  idle = 'idle', -- StatusIdle
+  running = 'running', -- StatusRunning
+  capped = 'capped', -- StatusCapped
+}
+
+-- reprise.history's entry kinds
+M.entry = {
+  user = 'user', -- EntryUser
+  agent = 'agent', -- EntryAgent
+  thought = 'thought', -- EntryThought
+  tool = 'tool', -- EntryTool
+  compaction = 'compaction', -- EntryCompaction
+}
+
+-- values of the sandbox setting
+M.sandbox = {
+  workspace_write = 'workspace-write', -- SandboxWorkspaceWrite
+  off = 'off', -- SandboxOff
 }
 
 M.code = {

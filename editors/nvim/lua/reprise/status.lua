@@ -1,4 +1,5 @@
 -- Context usage per session, the statusline component and the User RepriseContextUsage event.
+local protocol = require('reprise.protocol')
 local util = require('reprise.util')
 
 local M = {}
@@ -27,7 +28,7 @@ function M.render(u, running)
   local pie = pies[math.min(#pies, math.floor(pct / 25) + 1)]
   local s = string.format('%s %d%% %s/%s', pie, math.floor(pct + 0.5), util.kilo(u.used), util.kilo(u.size))
   local state = u.compaction and u.compaction.state
-  if running or state == 'running' or state == 'blocking' then
+  if running or state == protocol.compaction.running or state == protocol.compaction.blocking then
     s = s .. ' ' .. M.compaction_mark
   end
   return s

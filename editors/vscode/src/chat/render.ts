@@ -1,13 +1,14 @@
 // Renders a chat transcript to HTML. Pure (no DOM): the webview sets it as innerHTML, the unit
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { tokens } from '../meter';
+import { CompactionBlocking, CompactionDone, CompactionRunning, StopEndTurn, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
 import type { ChatState, Item } from './state';
 
 export function escape(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-const statusIcon: Record<string, string> = { in_progress: '…', completed: '✓', failed: '✗' };
+const statusIcon: Record<string, string> = { [ToolStatusInProgress]: '…', [ToolStatusCompleted]: '✓', [ToolStatusFailed]: '✗' };
 
 /** renderItems renders the transcript; open holds the keys of the details elements left open. */
 export function renderItems(chat: ChatState, md: (s: string) => string, open: Set<string>): string {
@@ -42,8 +43,9 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     case 'compaction': {
       const cp = it.checkpoint;
       let text: string;
-      if (it.state === 'running' || it.state === 'blocking') text = `Compacting the context${it.state === 'blocking' ? ' (the agent waits)' : ''}…`;
-      else if (it.state === 'done' && cp) {
+      if (it.state === CompactionRunning || it.state === CompactionBlocking)
+        text = `Compacting the context${it.state === CompactionBlocking ? ' (the agent waits)' : ''}…`;
+      else if (it.state === CompactionDone && cp) {
         // A marker rebuilt from reprise.history may lack the trigger and the token counts.
         const trigger = it.trigger ? ` (${escape(it.trigger)})` : '';
         const counts = cp.tokensBefore || cp.tokensAfter ? `: ${tokens(cp.tokensBefore)} → ${tokens(cp.tokensAfter)} tokens` : '';
@@ -54,7 +56,7 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     case 'retry':
       return `<div class="marker retry">Retrying (attempt ${it.attempt}): ${escape(it.error)}</div>`;
     case 'end':
-      if (it.stopReason === 'end_turn') return '';
+      if (it.stopReason === StopEndTurn) return '';
       return `<div class="marker end ${escape(it.stopReason)}">Stopped: ${escape(it.stopReason.replace(/_/g, ' '))}${it.error ? ` — ${escape(it.error)}` : ''}</div>`;
     case 'error':
       return `<div class="marker error">${escape(it.text)}</div>`;

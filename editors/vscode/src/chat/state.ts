@@ -3,6 +3,17 @@
 // webview, which only renders.
 import type { CheckpointInfo, HistoryEntry, SessionUpdate, ToolOutput, Update } from '../protocol';
 import {
+  CompactionBlocking,
+  CompactionDone,
+  CompactionRunning,
+  EntryAgent,
+  EntryCompaction,
+  EntryThought,
+  EntryTool,
+  EntryUser,
+  StopEndTurn,
+  ToolKindOther,
+  ToolStatusInProgress,
   UpdateCompaction,
   UpdateMessageChunk,
   UpdateRetry,
@@ -86,8 +97,8 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
         type: 'tool',
         id,
         title: u.title || prev?.title || id,
-        kind: u.kind || prev?.kind || 'other',
-        status: u.status || prev?.status || 'in_progress',
+        kind: u.kind || prev?.kind || ToolKindOther,
+        status: u.status || prev?.status || ToolStatusInProgress,
         input: u.rawInput ?? prev?.input,
         output: u.rawOutput ?? prev?.output,
       };
@@ -99,7 +110,7 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
       if (!c) return state;
       const item: Item = { type: 'compaction', state: c.state, trigger: c.trigger, note: c.note, checkpoint: c.checkpoint };
       // A compaction's later states replace its marker instead of adding new ones.
-      const last = lastIndex(items, (it) => it.type === 'compaction' && (it.state === 'running' || it.state === 'blocking'));
+      const last = lastIndex(items, (it) => it.type === 'compaction' && (it.state === CompactionRunning || it.state === CompactionBlocking));
       if (last >= 0) return { ...state, items: items.map((it, j) => (j === last ? item : it)) };
       return { ...state, items: [...items, item] };
     }
@@ -119,7 +130,7 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
       return {
         ...state,
         running: false,
-        items: [...items, { type: 'end', stopReason: u.stopReason ?? 'end_turn', error: u.error }],
+        items: [...items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }],
       };
     default:
       return state;
@@ -140,20 +151,20 @@ function lastIndex<T>(xs: T[], pred: (x: T) => boolean): number {
 export function fromHistory(sessionId: string, entries: readonly HistoryEntry[], checkpoints: readonly CheckpointInfo[] = []): ChatState {
   let state = initialState(sessionId);
   const up = (update: Update) => (state = reduce(state, { type: 'update', params: { sessionId, update } }));
-  const endTurn = () => up({ sessionUpdate: UpdateTurnEnd, stopReason: 'end_turn' });
+  const endTurn = () => up({ sessionUpdate: UpdateTurnEnd, stopReason: StopEndTurn });
   for (const e of entries) {
     switch (e.kind) {
-      case 'user':
+      case EntryUser:
         if (state.items.length > 0) endTurn();
         state = reduce(state, { type: 'ask', text: e.text ?? '' });
         break;
-      case 'agent':
+      case EntryAgent:
         up({ sessionUpdate: UpdateMessageChunk, content: { type: 'text', text: e.text ?? '' } });
         break;
-      case 'thought':
+      case EntryThought:
         up({ sessionUpdate: UpdateThoughtChunk, content: { type: 'text', text: e.text ?? '' } });
         break;
-      case 'tool':
+      case EntryTool:
         up({
           sessionUpdate: UpdateToolCall,
           toolCallId: e.toolCallId,
@@ -163,7 +174,7 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
           rawOutput: e.output !== undefined ? { output: e.output } : undefined,
         });
         break;
-      case 'compaction': {
+      case EntryCompaction: {
         const n = e.checkpoint ?? 0;
         const cp: CheckpointInfo = checkpoints.find((c) => c.n === n) ?? {
           n,
@@ -173,7 +184,7 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
           tokensBefore: 0,
           tokensAfter: 0,
         };
-        up({ sessionUpdate: UpdateCompaction, compaction: { state: 'done', trigger: cp.trigger, checkpoint: n > 0 ? cp : undefined } });
+        up({ sessionUpdate: UpdateCompaction, compaction: { state: CompactionDone, trigger: cp.trigger, checkpoint: n > 0 ? cp : undefined } });
         break;
       }
     }

@@ -1,4 +1,5 @@
 // The names in src/protocol.ts must be the strings of lsp/protocol.go, the single source of truth.
+// lsp/names_test.go checks the other direction too: every name of protocol.go is exported here.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +9,7 @@ const goSource = readFileSync(join(__dirname, '../../../../lsp/protocol.go'), 'u
 
 function goConstants(): Map<string, string | number> {
   const m = new Map<string, string | number>();
-  for (const [, name, value] of goSource.matchAll(/^\s*(?:const\s+)?(\w+)\s*=\s*("[^"]*"|-?\d+)\s*$/gm)) {
+  for (const [, name, value] of goSource.matchAll(/^\s*(?:const\s+)?(\w+)\s*=\s*("[^"]*"|-?\d+)\s*(?:\/\/.*)?$/gm)) {
     m.set(name, value.startsWith('"') ? JSON.parse(value) : Number(value));
   }
   return m;

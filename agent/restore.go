@@ -1,0 +1,158 @@
+package agent
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// recordChange runs before the agent changes a file: the first time in a turn, the file's previous
+// content (or its absence) is kept as a restore point. The files-modified list the harness states
+// after a compaction comes from these records, not from the model.
+func (s *Session) recordChange(rel string, prev []byte, existed bool) {
+	s.mu.Lock()
+	turn := s.turns
+	seen := slices.ContainsFunc(s.restorePoints, func(p session.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
+	if !slices.Contains(s.modified, rel) {
+		s.modified = append(s.modified, rel)
+		slices.Sort(s.modified)
+	}
+	s.mu.Unlock()
+	if seen {
+		return
+	}
+	rp := session.RestorePoint{Turn: turn, Path: rel, Existed: existed}
+	if existed && s.opts.Blobs != nil {
+		name, err := s.opts.Blobs.SaveBlob(turn, rel, prev)
+		if err != nil {
+			s.opts.Logger.Warn("restore point not saved", "path", rel, "error", err)
+			return
+		}
+		rp.Blob = name
+	}
+	s.mu.Lock()
+	s.restorePoints = append(s.restorePoints, rp)
+	s.mu.Unlock()
+	s.journal(session.Record{Kind: session.KindRestorePoint, Turn: turn, RestorePoint: &rp})
+}
+
+// ErrUserChanged is returned by RestoreFiles when files changed since the agent last wrote them.
+var ErrUserChanged = errors.New("files changed since the agent last wrote them")
+
+// ErrUnsafeRestore is returned by RestoreFiles when a path now goes through a symlink or ends on
+// something other than a regular file: restoring it could write or delete outside the workspace.
+var ErrUnsafeRestore = errors.New("cannot restore safely")
+
+// RestoreFiles puts the workspace files the agent changed back as they were before turn. Files
+// changed since the agent's last write (by the user, or a build) are not touched: if there are
+// any, nothing is restored and the error lists them, so the user decides. Every check, write and
+// delete goes through an os.Root on the workspace, so nothing outside it is touched.
+func (s *Session) RestoreFiles(turn int) ([]string, error) {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return nil, ErrBusy
+	}
+	first := map[string]session.RestorePoint{}
+	var paths []string
+	for _, p := range s.restorePoints {
+		if p.Turn < turn {
+			continue
+		}
+		if _, ok := first[p.Path]; !ok {
+			first[p.Path] = p
+			paths = append(paths, p.Path)
+		}
+	}
+	seen := maps.Clone(s.seen)
+	s.mu.Unlock()
+	slices.Sort(paths)
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("no file was changed by the agent from turn %d on", turn)
+	}
+	root, err := os.OpenRoot(s.opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("restore: %w", err)
+	}
+	defer root.Close()
+	var unsafe, changed []string
+	for _, rel := range paths {
+		if why := swapped(root, rel); why != "" {
+			unsafe = append(unsafe, fmt.Sprintf("%s (%s)", rel, why))
+			continue
+		}
+		h, err := hashFile(root, rel)
+		ok := err == nil
+		if want, known := seen[rel]; known && (ok && h != want || !ok && want != "") {
+			changed = append(changed, rel)
+		}
+	}
+	if len(unsafe) > 0 {
+		return nil, fmt.Errorf("%w: %s (nothing was restored)", ErrUnsafeRestore, strings.Join(unsafe, ", "))
+	}
+	if len(changed) > 0 {
+		return nil, fmt.Errorf("%w: %s (nothing was restored)", ErrUserChanged, strings.Join(changed, ", "))
+	}
+	for _, rel := range paths {
+		if err := s.putBack(root, first[rel]); err != nil {
+			if escapes(err) { // a symlink swapped in after the checks
+				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
+			}
+			return nil, fmt.Errorf("restore %s: %w", rel, err)
+		}
+	}
+	s.mu.Lock()
+	s.restorePoints = slices.DeleteFunc(s.restorePoints, func(p session.RestorePoint) bool { return p.Turn >= turn })
+	s.modified = nil
+	for _, p := range s.restorePoints {
+		if !slices.Contains(s.modified, p.Path) {
+			s.modified = append(s.modified, p.Path)
+		}
+	}
+	slices.Sort(s.modified)
+	s.mu.Unlock()
+	for _, rel := range paths {
+		s.remember(rel)
+	}
+	s.journal(session.Record{Kind: session.KindRestore, Restored: &session.Restored{Turn: turn, Paths: paths}})
+	s.sync()
+	return paths, nil
+}
+
+// putBack restores one file through root, with the tools' atomic write: a symlink swapped in
+// after the checks is replaced or refused by root, never followed out.
+func (s *Session) putBack(root *os.Root, p session.RestorePoint) error {
+	rel := filepath.FromSlash(p.Path)
+	if !p.Existed {
+		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		return nil
+	}
+	if s.opts.Blobs == nil {
+		return errors.New("no restore point content")
+	}
+	data, err := s.opts.Blobs.ReadBlob(p.Blob)
+	if err != nil {
+		return err
+	}
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	// Restore points do not keep the mode: the file's current one, else a new file's.
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	return tools.WriteAtomic(root, rel, data, mode, s.env.Temps)
+}
