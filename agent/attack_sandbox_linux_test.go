@@ -370,3 +370,13 @@ func TestAttackKeySplitAcrossChunks(t *testing.T) {
 		t.Errorf("streamed text (%d events) = %q, want %q", events, got.String(), want)
 	}
 }
+
+// turn plays one user turn to its end and returns its events; an error fails the test.
+func (f *fixture) turn(t *testing.T, text string) []Event {
+	t.Helper()
+	evs, err := f.run(t.Context(), text)
+	if err != nil {
+		t.Fatalf("turn: %v", err)
+	}
+	return evs
+}

@@ -110,16 +110,6 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 	return f
 }
 
-// turn plays one user turn to its end and returns its events; an error fails the test.
-func (f *fixture) turn(t *testing.T, text string) []Event {
-	t.Helper()
-	evs, err := f.run(t.Context(), text)
-	if err != nil {
-		t.Fatalf("turn: %v", err)
-	}
-	return evs
-}
-
 // run collects a turn's events and its error.
 func (f *fixture) run(ctx context.Context, text string) ([]Event, error) {
 	var evs []Event

@@ -126,7 +126,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	case <-ctx.Done():
 	}
 	s.stop()
-	conn.Close()
+	_ = conn.Close() // the editor is gone or said exit: nobody is left to hear of a failure
 	// Closing does not interrupt a read blocked on a terminal or a blocking pipe (the process's
 	// stdin): the read loop is left to the process's exit rather than waited for forever.
 	select {

@@ -112,7 +112,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	s, err := agent.New(opts)
 	if err != nil {
 		if l.log != nil {
-			l.log.Close()
+			err = errors.Join(err, l.log.Close())
 		}
 		return nil, fmt.Errorf("new session: %w", err)
 	}
@@ -251,8 +251,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	}
 	model, limit, err := ss.models.get(ctx, name)
 	if err != nil {
-		log.Close()
-		return nil, errModelUnavailable{err}
+		return nil, errors.Join(errModelUnavailable{err}, log.Close())
 	}
 	c.model = name
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: snap.Meta.Created, title: snap.Title, log: log}
@@ -260,8 +259,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	opts.Journal, opts.Blobs = log, log
 	s, err := agent.Resume(opts, snap)
 	if err != nil {
-		log.Close()
-		return nil, err
+		return nil, errors.Join(err, log.Close())
 	}
 	l.s = s
 	ss.add(l)

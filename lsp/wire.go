@@ -108,13 +108,14 @@ type figure struct {
 
 // Command arguments and results.
 
-// AskArgs: reprise.ask.
+// AskArgs are the arguments of reprise.ask.
 type AskArgs struct {
 	Text      string `json:"text"`
 	SessionID string `json:"sessionId,omitempty"`
 }
 
-// SessionArgs: reprise.cancel, reprise.context, reprise.checkpoints, reprise.resume.
+// SessionArgs are the arguments of reprise.cancel, reprise.context, reprise.checkpoints and
+// reprise.resume.
 type SessionArgs struct {
 	SessionID string `json:"sessionId"`
 }
@@ -165,7 +166,7 @@ type SessionInfo struct {
 	Error        string  `json:"error,omitempty"` // its log could not be read
 }
 
-// RestoreArgs: reprise.restore.
+// RestoreArgs are the arguments of reprise.restore.
 type RestoreArgs struct {
 	SessionID string `json:"sessionId"`
 	Turn      int    `json:"turn"`

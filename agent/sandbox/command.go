@@ -82,9 +82,12 @@ func (c *Cmd) Wait() (Status, error) {
 	}
 	if c.status != nil {
 		defer c.status.Close()
-		// The supervisor wrote before it exited; nothing else holds the pipe, but never hang on it.
-		c.status.SetReadDeadline(time.Now().Add(time.Second))
-		b, _ := io.ReadAll(io.LimitReader(c.status, 256))
+		// The supervisor wrote before it exited; nothing else holds the pipe, but never hang on
+		// it: a pipe that takes no deadline is not read.
+		var b []byte
+		if c.status.SetReadDeadline(time.Now().Add(time.Second)) == nil {
+			b, _ = io.ReadAll(io.LimitReader(c.status, 256))
+		}
 		var r report
 		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
 			if r.Signal != 0 {

@@ -55,7 +55,7 @@ func probe(cfg Config) string {
 func restrict(sp spec) error {
 	abi, err := abiVersion()
 	if err != nil || abi < minABI {
-		return fmt.Errorf("Landlock is not available (ABI %d, %v)", abi, err)
+		return fmt.Errorf("no Landlock here (ABI %d, %v)", abi, err)
 	}
 	attr := rulesetAttr{fs: writeAccess, scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL}
 	if !sp.Network {

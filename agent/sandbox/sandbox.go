@@ -11,7 +11,6 @@
 package sandbox
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -83,7 +82,7 @@ func New(cfg Config) *Sandbox {
 	return s
 }
 
-// UnavailableEnv, when set, makes New behave as on a machine without a sandbox (every command is
+// UnavailableEnv names the variable that, when set, makes New behave as on a machine without a sandbox (every command is
 // then asked): the attack tests run once this way to check that path. It can only make Reprise
 // stricter.
 const UnavailableEnv = "REPRISE_SANDBOX_UNAVAILABLE"
@@ -259,30 +258,11 @@ const (
 	Approved
 )
 
-func encodeSpec(sp spec) string {
-	b, _ := json.Marshal(sp)
-	return string(b)
-}
-
-func decodeSpec(s string) (spec, error) {
-	var sp spec
-	if err := json.Unmarshal([]byte(s), &sp); err != nil {
-		return sp, fmt.Errorf("bad sandbox spec: %w", err)
-	}
-	if sp.Confine && !filepath.IsAbs(sp.Workspace) {
-		return sp, errors.New("bad sandbox spec: workspace is not absolute")
-	}
-	return sp, nil
-}
-
 // The argv words that make the binary play a sandbox part (see Init).
 const (
 	superviseArg = "__reprise-supervise"
 	confineArg   = "__reprise-confine"
 )
-
-// initialized is set by Init: this binary can play the supervisor and confining parts.
-var initialized bool
 
 // ErrNotInitialized is returned by Command when Init was not called in main: the binary could
 // not act as its own supervisor.
@@ -291,7 +271,7 @@ var ErrNotInitialized = errors.New("sandbox: Init was not called at start-up")
 // Init must be the first thing main (or TestMain) does: when the process was started as a
 // supervisor or a confining process, it plays that part and never returns.
 func Init() {
-	initialized = true
+	markInitialized()
 	if len(os.Args) < 2 {
 		return
 	}
@@ -301,15 +281,6 @@ func Init() {
 	case confineArg:
 		os.Exit(confine(os.Args[2:]))
 	}
-}
-
-// splitArgs splits the supervisor's arguments into the spec and the command after "--".
-func splitArgs(args []string) (spec, []string, error) {
-	if len(args) < 3 || args[1] != "--" {
-		return spec{}, nil, errors.New("usage: SPEC -- COMMAND…")
-	}
-	sp, err := decodeSpec(args[0])
-	return sp, args[2:], err
 }
 
 // failed is what the supervisor exits with when it cannot do its job, after saying why on stderr

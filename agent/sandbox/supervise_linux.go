@@ -96,7 +96,7 @@ func supervise(args []string) int {
 			return
 		}
 		started <- nil
-		cmd.Wait()
+		_ = cmd.Wait() // how it ended is read from ProcessState below
 	}()
 	if err := <-started; err != nil {
 		return fail("%v", err)
@@ -104,7 +104,7 @@ func supervise(args []string) int {
 	pgid := cmd.Process.Pid
 	select {
 	case <-stop:
-		unix.Kill(-pgid, unix.SIGKILL)
+		_ = unix.Kill(-pgid, unix.SIGKILL) // ESRCH: it ended meanwhile
 		<-done
 	case <-done:
 	}
@@ -114,7 +114,7 @@ func supervise(args []string) int {
 		r = report{Code: -1, Signal: int(ws.Signal())}
 	}
 	b, _ := json.Marshal(r)
-	out.Write(b)
+	_, _ = out.Write(b) // without the report the parent reads this process's own status
 	return 0
 }
 
@@ -122,12 +122,12 @@ func supervise(args []string) int {
 // supervisor (orphans of the command reparented here) and their groups, until none is left.
 // Killing a process orphans its children, which come here in turn, so the loop ends with the tree.
 func reapAll(pgid int) {
-	unix.Kill(-pgid, unix.SIGKILL)
+	_ = unix.Kill(-pgid, unix.SIGKILL) // ESRCH when the group is gone already, the usual case
 	me := os.Getpid()
 	for {
 		for _, pid := range childrenOf(me) {
-			unix.Kill(-pid, unix.SIGKILL) // a setsid'd leader's group
-			unix.Kill(pid, unix.SIGKILL)
+			_ = unix.Kill(-pid, unix.SIGKILL) // a setsid'd leader's group, if it leads one
+			_ = unix.Kill(pid, unix.SIGKILL)
 		}
 		var ws unix.WaitStatus
 		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)

@@ -72,7 +72,7 @@ func (w *atomicWrite) unnamed(r io.Reader) (done bool, err error) {
 		// renameat replaces a symlink at base rather than following it.
 		err = unix.Renameat(dfd, name, dfd, w.base)
 		if err != nil {
-			unix.Unlinkat(dfd, name, 0)
+			_ = unix.Unlinkat(dfd, name, 0) // the temporary name; CleanTemps sweeps what stays
 		}
 		release()
 		if err != nil {

@@ -148,7 +148,9 @@ func copyLines(ctx context.Context, w io.Writer, r io.Reader, first, count int) 
 				seg = chunk[:i+1]
 			}
 			if line >= first {
-				w.Write(seg)
+				if _, err := w.Write(seg); err != nil {
+					return 0, err
+				}
 			}
 			if i >= 0 {
 				line++

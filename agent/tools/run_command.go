@@ -223,10 +223,14 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	st, err := cmd.Wait()
 	if err != nil {
 		pr.Close()
-		<-read
+		if rerr := <-read; rerr != nil && !errors.Is(rerr, os.ErrClosed) {
+			err = errors.Join(err, rerr)
+		}
 		return ran{exitCode: -1, startErr: err}
 	}
-	pr.SetReadDeadline(time.Now().Add(waitDelay))
+	if pr.SetReadDeadline(time.Now().Add(waitDelay)) != nil {
+		pr.Close() // a pipe without deadlines could be held open for ever: stop reading now
+	}
 	readErr := <-read
 
 	r := ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}

@@ -76,7 +76,7 @@ func Pipe(t testing.TB, serve func(ctx context.Context, rwc io.ReadWriteCloser) 
 	go func() {
 		defer close(p.done)
 		err := serve(ctx, serverEnd)
-		serverEnd.Close() // tells the editor's read loop that the server is gone
+		_ = serverEnd.Close() // tells the editor's read loop that the server is gone
 		if err != nil {
 			p.code, p.err = 1, err
 		}
