@@ -114,7 +114,7 @@ func New(fsys fs.FS, opts Options) *Matcher {
 	m := &Matcher{fsys: fsys, dirs: map[string]*dirNode{}}
 	var cfg userConfig
 	for _, name := range globalConfigs(getenv) {
-		if data, err := os.ReadFile(name); err == nil {
+		if data, err := readLimited(os.Open(name)); err == nil {
 			cfg.readConfig(data)
 		}
 	}
@@ -175,7 +175,7 @@ func (m *Matcher) Ignored(rel string, isDir bool) bool {
 }
 
 // Explain returns the rule that decides the path, as git check-ignore -v shows it: the rule
-// ignoring its nearest ignored parent directory, else the last matching line of the
+// ignoring its outermost ignored parent directory, else the last matching line of the
 // highest-precedence file that has one (.repriseignore files deepest first, then .gitignore
 // files deepest first, info/exclude, the user's excludes file). ok is false when no rule
 // matches; a Negated rule means the path is not ignored.
