@@ -105,7 +105,7 @@ type pipeline[T any] struct {
 	w       *walker
 	reads   chan *listing // producer → readers; closed by the producer
 	items   chan *item[T] // producer → workers; results itself when there is no work
-	results chan *item[T] // workers → emit; closed after the workers end
+	results chan *item[T] // workers → emit; closed once the workers (or, without work, the producer) end
 	tokens  chan struct{} // one per item between the producer and emit
 	skips   skipList
 }
