@@ -396,3 +396,38 @@ func TestBinary(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkRoot walks through os.Root, as the tools confine every access: the same entries as
+// through os.DirFS, a symbolic link out of the root listed and not followed.
+func TestWalkRoot(t *testing.T) {
+	dir := writeTree(t, walkTree)
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "outside")); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	opts := WalkOptions{Options: Options{Getenv: noUserFiles}}
+	want, err := walkers["WalkSorted"](t.Context(), os.DirFS(dir), ".", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(want, "outside") || !slices.Contains(want, "nested/b.go") {
+		t.Fatalf("fixture: %q", want)
+	}
+	for name, walk := range walkers {
+		got, err := walk(t.Context(), root.FS(), ".", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := want
+		if name == "Walk" {
+			w = sorted(want)
+		}
+		if diff := cmp.Diff(got, w); diff != "" {
+			t.Errorf("%s through os.Root (-got +want):\n%s", name, diff)
+		}
+	}
+}
