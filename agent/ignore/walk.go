@@ -19,13 +19,22 @@ type WalkOptions struct {
 	// Workers is how many goroutines read directories, and in WalkOrdered how many run work;
 	// 0 means GOMAXPROCS.
 	Workers int
+	// Prune, when set, leaves out the directories whose name it accepts, as if ignored (not
+	// with IncludeIgnored): trees that drown a listing even where no rule names them.
+	Prune func(name string) bool
+	// Excluded, when set, is called for each entry left out by the rules, by hiding or by Prune
+	// (not .git), possibly from several goroutines at once: a tool can say that it left things
+	// out, and how to see them.
+	Excluded func(rel string, isDir bool)
 }
 
 // walker holds what the directory readers of one walk share; it is read-only once built.
 type walker struct {
-	fsys  fs.FS
-	m     *Matcher // nil with IncludeIgnored
-	start string
+	fsys     fs.FS
+	m        *Matcher // nil with IncludeIgnored
+	prune    func(name string) bool
+	excluded func(rel string, isDir bool)
+	start    string
 }
 
 // kid is an entry a directory read keeps.
@@ -45,7 +54,7 @@ func newWalker(fsys fs.FS, start string, opts WalkOptions) (*walker, fs.DirEntry
 	}
 	w := &walker{fsys: fsys, start: start}
 	if !opts.IncludeIgnored {
-		w.m = New(fsys, opts.Options)
+		w.m, w.prune, w.excluded = New(fsys, opts.Options), opts.Prune, opts.Excluded
 	}
 	return w, fs.FileInfoToDirEntry(fi), nil
 }
@@ -81,7 +90,11 @@ func (w *walker) list(rel string, parent *dirNode) ([]kid, *dirNode, error) {
 			continue
 		}
 		child := join(dir, name)
-		if w.m != nil && (name[0] == '.' || w.m.excludes(n, child, name, e.IsDir())) {
+		if w.m != nil && (name[0] == '.' || (w.prune != nil && e.IsDir() && w.prune(name)) ||
+			w.m.excludes(n, child, name, e.IsDir())) {
+			if w.excluded != nil {
+				w.excluded(child, e.IsDir())
+			}
 			continue
 		}
 		kids = append(kids, kid{child, e})

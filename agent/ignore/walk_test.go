@@ -131,6 +131,18 @@ func TestWalk(t *testing.T) {
 		{"a hidden start", ".github", opts, []string{".github/", ".github/ci.yml"}},
 		{"a file", "a.log", opts, []string{"a.log"}},
 		{"a subdirectory keeps the rules above it", "b/d", opts, []string{"b/d/", "b/d/f.go"}},
+		{"pruned directories", ".", WalkOptions{Options: opts.Options, Prune: func(n string) bool { return n == "b" || n == "a.go" }}, []string{
+			"./", "a.go", "link", // Prune sees directories only
+			"nested/", "nested/a.log", "nested/b.go", "notes/", "notes/public.md", "sub/", "sub/out/", "sub/out/o.go",
+		}},
+		{"Excluded hears of what is left out", "b", WalkOptions{Options: opts.Options, Excluded: func(rel string, isDir bool) {
+			if rel != "b/.gitignore" && rel != "b/d/e.tmp" {
+				panic("excluded " + rel)
+			}
+		}}, []string{"b/", "b/c.go", "b/c.log", "b/d/", "b/d/f.go"}},
+		{"Prune is off with IncludeIgnored", "b", WalkOptions{IncludeIgnored: true, Prune: func(string) bool { return true }}, []string{
+			"b/", "b/.gitignore", "b/c.go", "b/c.log", "b/d/", "b/d/e.tmp", "b/d/f.go",
+		}},
 		{"everything but .git", "b", WalkOptions{IncludeIgnored: true}, []string{
 			"b/", "b/.gitignore", "b/c.go", "b/c.log", "b/d/", "b/d/e.tmp", "b/d/f.go",
 		}},

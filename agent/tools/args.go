@@ -73,6 +73,36 @@ func (a *args) num(name string) (f float64, ok bool) {
 	return f, true
 }
 
+// flag returns a boolean argument, false when absent. Models sometimes send "true" as a string:
+// it is accepted, as are "false", 1 and 0.
+func (a *args) flag(name string) bool {
+	v, present := a.m[name]
+	if !present || v == nil {
+		return false
+	}
+	switch b := v.(type) {
+	case bool:
+		return b
+	case string:
+		switch strings.ToLower(b) {
+		case "true", "1":
+			return true
+		case "false", "0", "":
+			return false
+		}
+	case float64:
+		if b == 0 || b == 1 {
+			return b == 1
+		}
+	case int:
+		if b == 0 || b == 1 {
+			return b == 1
+		}
+	}
+	a.fail("argument %q must be true or false, got %s", name, typeName(v))
+	return false
+}
+
 // positive returns a whole-number argument ≥ 1; ok is false when it is absent.
 func (a *args) positive(name string) (n int, ok bool) {
 	f, ok := a.num(name)

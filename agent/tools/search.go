@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -12,9 +11,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/ignore"
 )
 
 const (
@@ -23,13 +26,19 @@ const (
 	maxLineBytes = 1 << 20 // a longer line is matched on its first MiB only
 )
 
+// maxSearched bounds the files one search reads; past it the search says it stopped.
+const maxSearched = 1_000_000
+
 var searchTool = tool{
 	decl: func() *genai.FunctionDeclaration {
 		return &genai.FunctionDeclaration{
-			Description: "Search text files for a Go regexp (RE2). Prints path:line: text.",
+			Description: "Search text files for a Go regexp (RE2), as ripgrep does: files .gitignore or " +
+				".repriseignore exclude, hidden and binary files are skipped. Prints path:line: text in path " +
+				"order; past 200 lines, how many more matches each file has.",
 			ParametersJsonSchema: object(map[string]any{
-				"pattern": prop("string", "Regexp, e.g. (?i)func \\w+Handler"),
-				"path":    prop("string", "File or directory; default the workspace root."),
+				"pattern":         prop("string", "Regexp, e.g. (?i)func \\w+Handler"),
+				"path":            prop("string", "File or directory; default the workspace root."),
+				"include_ignored": prop("boolean", "Also search ignored and hidden files (never .git)."),
 			}, "pattern"),
 		}
 	},
@@ -43,15 +52,17 @@ var searchTool = tool{
 		}
 		return title
 	},
-	kind: KindSearch,
+	kind: "search",
 }
 
-// runSearch greps line by line, in the walk order of list_files and skipping the same
-// directories and binary files; an editor's unsaved buffer is searched instead of its file. It
-// may search a saved output in SpillDir by its absolute path.
+// runSearch walks the tree in list_files' order with the same rules, reading and matching files
+// in parallel (ignore.WalkOrdered) and printing in walk order; an editor's unsaved buffer is
+// searched instead of its file. Past maxMatches lines it only counts, so the model still sees
+// where the other matches are. It may search a saved output in SpillDir by its absolute path.
 func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 	pattern, _ := a.str("pattern", true)
 	given, _ := a.str("path", false)
+	all := a.flag("include_ignored")
 	if a.problem != "" {
 		return failure(a.problem)
 	}
@@ -69,45 +80,47 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 	defer p.close()
 	shown := cmp.Or(given, ".")
 
-	s := searcher{re: re, br: bufio.NewReaderSize(nil, 64<<10)}
-	start := filepath.ToSlash(p.rel)
-	walked := 0
-	err = fs.WalkDir(p.root.FS(), start, func(name string, d fs.DirEntry, err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		if err != nil {
-			if name == start {
-				return err
-			}
-			return nil
-		}
-		if d.IsDir() {
-			if name != start && skipDirs[d.Name()] {
-				return fs.SkipDir
-			}
-			return nil
-		}
+	m := newLineMatcher(re)
+	var (
+		out             strings.Builder
+		total, lines    int
+		files, withMore int
+		more            []fileCount
+		gaveUp          bool
+	)
+	work := func(name string, d fs.DirEntry) fileHits {
 		if !d.Type().IsRegular() {
-			return nil // symlinks are searched where they lead, when that is in the tree
+			return fileHits{} // symlinks are searched where they lead, when that is in the tree
 		}
-		if walked++; walked > maxWalked {
-			s.gaveUp = true
+		return searchFile(m, env, p, name)
+	}
+	emit := func(name string, d fs.DirEntry, h fileHits) error {
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if files++; files > maxSearched {
+			gaveUp = true
 			return fs.SkipAll
 		}
-		var r io.Reader
-		if content, ok := env.overlayOf(name, p.spill); ok {
-			r = strings.NewReader(content)
-		} else {
-			f, err := p.root.Open(filepath.FromSlash(name))
-			if err != nil {
-				return nil
-			}
-			defer f.Close()
-			r = f
+		if h.count == 0 {
+			return nil
 		}
-		return s.file(p.display(name), r)
-	})
+		total += h.count
+		k := min(len(h.lines), maxMatches-lines)
+		for _, l := range h.lines[:k] {
+			out.WriteString(l)
+		}
+		lines += k
+		if rest := h.count - k; rest > 0 {
+			withMore++
+			if len(more) < maxMoreFiles {
+				more = append(more, fileCount{p.display(name), rest})
+			}
+		}
+		return nil
+	}
+	var excluded atomic.Int64
+	err = ignore.WalkOrdered(ctx, p.root.FS(), filepath.ToSlash(p.rel), walkOptions(all, &excluded), work, emit)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return failure("cancelled")
@@ -115,69 +128,165 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 		return failure(pathProblem(shown, err))
 	}
 	switch {
-	case s.gaveUp:
-		fmt.Fprintf(&s.out, "[stopped after %d files; %d more matching lines not shown; narrow pattern or path]\n",
-			maxWalked, max(s.matches-maxMatches, 0))
-	case s.matches > maxMatches:
-		fmt.Fprintf(&s.out, "[… %d more matching lines not shown; narrow pattern or path]\n", s.matches-maxMatches)
-	case s.matches == 0:
-		fmt.Fprintf(&s.out, "no matches for %q in %s\n", pattern, shown)
+	case total > lines:
+		fmt.Fprintf(&out, "[… %d more matching lines not shown, in %s: %s; narrow pattern or path]\n",
+			total-lines, plural(withMore, "file"), listCounts(more, withMore))
+	case total == 0 && excluded.Load() > 0:
+		fmt.Fprintf(&out, "no matches for %q in %s (%s ignored or hidden not searched; include_ignored searches them)\n",
+			pattern, shown, plural(int(excluded.Load()), "entry"))
+	case total == 0:
+		fmt.Fprintf(&out, "no matches for %q in %s\n", pattern, shown)
+	}
+	if gaveUp {
+		fmt.Fprintf(&out, "[stopped after %d files; narrow pattern or path]\n", maxSearched)
 	}
 	res := Result{}
 	if !p.spill {
 		res.Path = p.key
 	}
-	env.bounded(call, "search", strings.TrimSuffix(s.out.String(), "\n"), &res)
+	env.bounded(call, "search", strings.TrimSuffix(out.String(), "\n"), &res)
 	return res
 }
 
-// searcher holds what one search call accumulates; its reader is reused file after file.
-type searcher struct {
-	re      *regexp.Regexp
-	br      *bufio.Reader
-	long    []byte // a line longer than br's buffer, up to maxLineBytes
-	out     strings.Builder
-	matches int
-	gaveUp  bool
+// walkOptions are the rules list_files and search walk with: git's ignore rules, hidden files
+// and skipDirs left out, unless all. excluded counts what they leave out.
+func walkOptions(all bool, excluded *atomic.Int64) ignore.WalkOptions {
+	return ignore.WalkOptions{
+		IncludeIgnored: all,
+		Prune:          func(name string) bool { return skipDirs[name] },
+		Excluded:       func(string, bool) { excluded.Add(1) },
+	}
 }
 
-// file searches one file unless it looks binary; read errors end the file quietly.
-func (s *searcher) file(name string, r io.Reader) error {
-	s.br.Reset(r)
-	if sniff, _ := s.br.Peek(binarySniff); bytes.IndexByte(sniff, 0) >= 0 {
-		return nil
+// plural is "1 file", "2 files"; "entry" becomes "entries".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
 	}
-	for n := 1; ; n++ {
-		line, err := s.line()
-		if len(line) > 0 || err == nil {
-			line = bytes.TrimRight(line, "\r\n")
-			if loc := s.re.FindIndex(line); loc != nil {
-				s.matches++
-				if s.matches <= maxMatches {
-					fmt.Fprintf(&s.out, "%s:%d: %s\n", name, n, snippet(line, loc[0]))
-				}
+	if strings.HasSuffix(noun, "y") {
+		return fmt.Sprintf("%d %sies", n, strings.TrimSuffix(noun, "y"))
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// maxMoreFiles is how many files the line past the cap names with their counts.
+const maxMoreFiles = 20
+
+type fileCount struct {
+	name string
+	n    int
+}
+
+func listCounts(more []fileCount, files int) string {
+	parts := make([]string, len(more))
+	for i, f := range more {
+		parts[i] = fmt.Sprintf("%s (%d)", f.name, f.n)
+	}
+	s := strings.Join(parts, ", ")
+	if files > len(more) {
+		s += fmt.Sprintf(" and %d more files", files-len(more))
+	}
+	return s
+}
+
+// fileHits is what searching one file found: how many lines matched and the first maxMatches
+// of them, formatted.
+type fileHits struct {
+	count int
+	lines []string
+}
+
+// chunkSize is how much of a file is read at once: most source files in one read.
+const chunkSize = 256 << 10
+
+var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b }}
+
+// searchFile matches one file (or its unsaved buffer); a binary file, or one that cannot be
+// read, has no hits.
+func searchFile(m *lineMatcher, env *Env, p *place, name string) fileHits {
+	display := p.display(name)
+	var h fileHits
+	emit := func(n int, line []byte, at int) bool {
+		h.lines = append(h.lines, fmt.Sprintf("%s:%d: %s\n", display, n, snippet(line, at)))
+		return len(h.lines) < maxMatches
+	}
+	if content, ok := env.overlayOf(name, p.spill); ok {
+		if !ignore.Binary([]byte(content[:min(len(content), binarySniff)])) {
+			h.count = m.scan([]byte(content), emit)
+		}
+		return h
+	}
+	f, err := p.root.Open(filepath.FromSlash(name))
+	if err != nil {
+		return h
+	}
+	defer f.Close()
+	bp := chunks.Get().(*[]byte)
+	defer chunks.Put(bp)
+	h.count, _ = scanReader(m, f, bp, emit)
+	return h
+}
+
+// scanReader matches r chunk by chunk: each chunk is cut after its last newline and the rest
+// carried to the next, so lines are whole; a line longer than maxLineBytes is matched on its
+// first maxLineBytes. *buf may grow (up to maxLineBytes and a chunk) and is returned grown.
+func scanReader(m *lineMatcher, r io.Reader, buf *[]byte, emit func(int, []byte, int) bool) (int, error) {
+	b := *buf
+	count, base, filled := 0, 0, 0
+	skipping := false // the rest of an over-long line is being dropped
+	first := true
+	for {
+		n, err := io.ReadFull(r, b[filled:])
+		filled += n
+		eof := err == io.EOF || err == io.ErrUnexpectedEOF
+		if err != nil && !eof {
+			return count, err
+		}
+		if first {
+			first = false
+			if ignore.Binary(b[:min(filled, binarySniff)]) {
+				return 0, nil
 			}
 		}
-		if err != nil {
-			return nil
+		data := b[:filled]
+		if skipping {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				filled = 0
+				if eof {
+					return count, nil
+				}
+				continue
+			}
+			skipping = false
+			base++
+			data = data[i+1:]
+		}
+		end := len(data)
+		if !eof {
+			end = bytes.LastIndexByte(data, '\n') + 1
+		}
+		if end == 0 { // no newline in a full buffer: a long line
+			if len(b) < maxLineBytes+chunkSize {
+				b = append(b[:cap(b)], make([]byte, len(b))...)
+				*buf = b
+				filled = copy(b, data)
+				continue
+			}
+			end, skipping = len(data), true // match its first part, drop the rest
+		}
+		count += m.scan(data[:end], func(n int, line []byte, at int) bool {
+			if emit != nil && !emit(base+n, line, at) {
+				emit = nil
+			}
+			return true
+		})
+		base += bytes.Count(data[:end], []byte{'\n'})
+		filled = copy(b, data[end:])
+		if eof { // the whole rest was scanned
+			return count, nil
 		}
 	}
-}
-
-// line returns the next line, keeping at most maxLineBytes of a very long one.
-func (s *searcher) line() ([]byte, error) {
-	line, err := s.br.ReadSlice('\n')
-	if err != bufio.ErrBufferFull {
-		return line, err
-	}
-	s.long = append(s.long[:0], line...)
-	for err == bufio.ErrBufferFull {
-		line, err = s.br.ReadSlice('\n')
-		if room := maxLineBytes - len(s.long); room > 0 {
-			s.long = append(s.long, line[:min(room, len(line))]...)
-		}
-	}
-	return s.long, err
 }
 
 // snippet shows a matching line, or, when it is long, maxLineChars characters of it starting a

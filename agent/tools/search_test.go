@@ -84,7 +84,7 @@ func TestSearchBounded(t *testing.T) {
 	if got, want := strings.Count(saved, "\n")+1, maxMatches+1; got != want {
 		t.Errorf("saved %d lines, want %d", got, want)
 	}
-	if !strings.HasSuffix(saved, "many.txt:200: match 200\n[… 50 more matching lines not shown; narrow pattern or path]") {
+	if !strings.HasSuffix(saved, "many.txt:200: match 200\n[… 50 more matching lines not shown, in 1 file: many.txt (50); narrow pattern or path]") {
 		t.Errorf("saved output ends with %q", saved[len(saved)-100:])
 	}
 	firstLine, _, _ := strings.Cut(r.Output, "\n")
@@ -111,5 +111,84 @@ func TestSearchBounded(t *testing.T) {
 	r = Run(t.Context(), env, Call{Name: "write_file", Args: map[string]any{"path": savedPath, "content": "x"}})
 	if diff := cmp.Diff(outcomeOf(r), outcome{Output: "path outside the workspace: " + savedPath, IsError: true}); diff != "" {
 		t.Errorf("write_file to the saved output (-got +want):\n%s", diff)
+	}
+}
+
+// TestSearchIgnoreRules is the case of a repository whose build output drowns the one real match:
+// the rules of .gitignore (and .repriseignore) keep it out, hidden files too, unless asked.
+func TestSearchIgnoreRules(t *testing.T) {
+	files := map[string]string{
+		".gitignore":         "dist/\n*.log\n!keep.log\n",
+		"src/.repriseignore": "fixtures/\n",
+		"src/app.go":         "package src\n\n// parseConfig reads the file.\nfunc parseConfig() {}\n",
+		"src/fixtures/f.go":  "func parseConfig() {} // a fixture\n",
+		"debug.log":          "parseConfig failed\n",
+		"keep.log":           "parseConfig kept\n",
+		".github/ci.yml":     "run: parseConfig\n",
+	}
+	for i := range 300 {
+		files[fmt.Sprintf("dist/bundle%03d.js", i)] = "function parseConfig(){return 1}\n"
+	}
+	env := &Env{Workspace: workspace(t, files)}
+	search := func(args map[string]any) string {
+		t.Helper()
+		r := Run(t.Context(), env, Call{Name: "search", Args: args})
+		if r.IsError {
+			t.Fatalf("search %v: %s", args, r.Output)
+		}
+		return r.Output
+	}
+	if got, want := search(map[string]any{"pattern": "parseConfig"}), "keep.log:1: parseConfig kept\nsrc/app.go:3: // parseConfig reads the file.\nsrc/app.go:4: func parseConfig() {}"; got != want {
+		t.Errorf("with the rules:\n%s\nwant:\n%s", got, want)
+	}
+	all := search(map[string]any{"pattern": "parseConfig", "include_ignored": true})
+	for _, want := range []string{".github/ci.yml:1:", "debug.log:1:", "dist/bundle000.js:1:",
+		"[… 106 more matching lines not shown, in 105 files: dist/bundle198.js (1), "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("include_ignored: no %q in\n%s", want, all)
+		}
+	}
+	if !strings.Contains(all, " and 85 more files; narrow pattern or path]") {
+		t.Errorf("the files past the cap are not counted: %s", all[len(all)-200:])
+	}
+	if got := search(map[string]any{"pattern": "parseConfig", "path": "src", "include_ignored": "true"}); !strings.HasSuffix(got, "\nsrc/fixtures/f.go:1: func parseConfig() {} // a fixture") {
+		t.Errorf(".repriseignore with include_ignored: %q", got)
+	}
+	// A path given explicitly is searched even when ignored or hidden, as ripgrep does.
+	if got := search(map[string]any{"pattern": "parseConfig", "path": ".github"}); got != ".github/ci.yml:1: run: parseConfig" {
+		t.Errorf("explicit hidden path: %q", got)
+	}
+	if got := search(map[string]any{"pattern": "nowhere"}); got != `no matches for "nowhere" in . (6 entries ignored or hidden not searched; include_ignored searches them)` {
+		t.Errorf("no match: %q", got)
+	}
+	r := Run(t.Context(), env, Call{Name: "search", Args: map[string]any{"pattern": "x", "include_ignored": "yes"}})
+	if !r.IsError || r.Output != `argument "include_ignored" must be true or false, got a string` {
+		t.Errorf("bad flag: %+v", r)
+	}
+}
+
+// TestSearchLargeFiles reads files in chunks: matches across chunk boundaries keep their line
+// numbers, and a line longer than maxLineBytes is matched on its first part only.
+func TestSearchLargeFiles(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for i := 1; b.Len() < 3*chunkSize; i++ {
+		line := fmt.Sprintf("line %d %s", i, strings.Repeat("x", i%97))
+		if i%1000 == 7 {
+			line += " NEEDLE"
+			want = append(want, fmt.Sprintf("big.txt:%d: %s", i, line))
+		}
+		b.WriteString(line + "\n")
+	}
+	n := strings.Count(b.String(), "\n")
+	long := strings.Repeat("y", maxLineBytes+chunkSize) + "NEEDLE"
+	b.WriteString("NEEDLE " + strings.Repeat("z", maxLineBytes+3*chunkSize) + "\n") // matched at its start
+	b.WriteString(long + "\n")                                                      // its match is past the first MiB
+	b.WriteString("after NEEDLE\n")
+	want = append(want, fmt.Sprintf("big.txt:%d: NEEDLE %s…", n+1, strings.Repeat("z", maxLineChars-7)), fmt.Sprintf("big.txt:%d: after NEEDLE", n+3))
+	env := &Env{Workspace: workspace(t, map[string]string{"big.txt": b.String()}), MaxOutputChars: 1 << 20}
+	r := Run(t.Context(), env, Call{Name: "search", Args: map[string]any{"pattern": "NEEDLE"}})
+	if diff := cmp.Diff(strings.Split(r.Output, "\n"), want); diff != "" {
+		t.Errorf("(-got +want):\n%s", diff)
 	}
 }
