@@ -81,6 +81,8 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 	shown := cmp.Or(given, ".")
 
 	m := newLineMatcher(re)
+	opener := newFileOpener(p.root)
+	defer opener.close()
 	var (
 		out             strings.Builder
 		total, lines    int
@@ -92,7 +94,7 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 		if !d.Type().IsRegular() {
 			return fileHits{} // symlinks are searched where they lead, when that is in the tree
 		}
-		return searchFile(m, env, p, name)
+		return searchFile(m, env, p, opener, name)
 	}
 	emit := func(name string, d fs.DirEntry, h fileHits) error {
 		if !d.Type().IsRegular() {
@@ -120,7 +122,7 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 		return nil
 	}
 	var excluded atomic.Int64
-	err = ignore.WalkOrdered(ctx, p.root.FS(), filepath.ToSlash(p.rel), walkOptions(all, &excluded), work, emit)
+	err = ignore.WalkOrdered(ctx, newWalkFS(p.root), filepath.ToSlash(p.rel), walkOptions(all, &excluded), work, emit)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return failure("cancelled")
@@ -203,7 +205,7 @@ var chunks = sync.Pool{New: func() any { b := make([]byte, chunkSize); return &b
 
 // searchFile matches one file (or its unsaved buffer); a binary file, or one that cannot be
 // read, has no hits.
-func searchFile(m *lineMatcher, env *Env, p *place, name string) fileHits {
+func searchFile(m *lineMatcher, env *Env, p *place, opener *fileOpener, name string) fileHits {
 	display := p.display(name)
 	var h fileHits
 	emit := func(n int, line []byte, at int) bool {
@@ -216,7 +218,7 @@ func searchFile(m *lineMatcher, env *Env, p *place, name string) fileHits {
 		}
 		return h
 	}
-	f, err := p.root.Open(filepath.FromSlash(name))
+	f, err := opener.open(name)
 	if err != nil {
 		return h
 	}
