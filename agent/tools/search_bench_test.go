@@ -2,9 +2,12 @@ package tools
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent/tools/searchbench"
 )
@@ -45,6 +48,37 @@ func BenchmarkSearchScale(b *testing.B) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestSearchAgreesWithRipgrep compares search with rg on a generated tree (2,000 files, half of
+// them ignored): the same lines, in the same order as rg --sort path.
+func TestSearchAgreesWithRipgrep(t *testing.T) {
+	if _, err := exec.LookPath("rg"); err != nil {
+		t.Skip("rg is not installed (scripts/setup installs it)")
+	}
+	dir, err := searchbench.GeneratedN(t.TempDir(), 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &Env{Workspace: dir, MaxOutputChars: 1 << 20}
+	for _, p := range searchbench.Patterns {
+		rg := exec.CommandContext(t.Context(), "rg", "--line-number", "--no-heading", "--color=never", "--sort", "path", "--", p.Pattern, ".")
+		rg.Dir = dir
+		out, err := rg.Output()
+		if err != nil {
+			t.Fatalf("rg %q: %v", p.Pattern, err)
+		}
+		var want []string
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			path, rest, _ := strings.Cut(strings.TrimPrefix(l, "./"), ":")
+			n, text, _ := strings.Cut(rest, ":")
+			want = append(want, path+":"+n+": "+text)
+		}
+		r := Run(t.Context(), env, Call{Name: "search", Args: map[string]any{"pattern": p.Pattern}})
+		if diff := cmp.Diff(strings.Split(r.Output, "\n"), want); diff != "" || len(want) == 0 {
+			t.Errorf("%s %q: (-reprise +rg):\n%s", p.Name, p.Pattern, diff)
 		}
 	}
 }

@@ -29,10 +29,13 @@ const Files = 100_000
 const treeVersion = "v1"
 
 // Generated returns a tree of Files files under dir (reused when it is there already, complete):
-// 1,000 directories of 100 files of Go-like text, about 1.5 KB each, a .gitignore hiding the
-// build/ and vendor/ halves, and a few matches of each pattern.
-func Generated(dir string) (string, error) {
-	root := filepath.Join(dir, "reprise-search-tree-"+treeVersion)
+// directories of 100 files of Go-like text, about 1.5 KB each, a .gitignore hiding the build/
+// and vendor/ halves, and a few matches of each pattern.
+func Generated(dir string) (string, error) { return GeneratedN(dir, Files) }
+
+// GeneratedN is Generated with files files (a multiple of 100).
+func GeneratedN(dir string, files int) (string, error) {
+	root := filepath.Join(dir, fmt.Sprintf("reprise-search-tree-%s-%d", treeVersion, files))
 	done := filepath.Join(root, ".complete")
 	if _, err := os.Stat(done); err == nil {
 		return root, nil
@@ -44,7 +47,7 @@ func Generated(dir string) (string, error) {
 	words := strings.Fields("ctx err return if nil func value name config request response client server " +
 		"handler timeout deadline retry buffer index count result error string int bool map slice")
 	var b bytes.Buffer
-	for d := range Files / 100 {
+	for d := range files / 100 {
 		top := "src"
 		if d%2 == 1 {
 			top = []string{"build", "vendor"}[d/2%2]
