@@ -27,6 +27,9 @@ func BenchmarkSearchScale(b *testing.B) {
 	}
 	trees := []struct{ name, dir string }{{"generated", gen}, {"gosrc", searchbench.GoSource()}}
 	for _, tree := range trees {
+		if tree.dir == "" {
+			continue // no go command: only the generated tree
+		}
 		env := &Env{Workspace: tree.dir}
 		for _, p := range searchbench.Patterns {
 			b.Run(tree.name+"/"+p.Name+"/reprise", func(b *testing.B) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -91,8 +90,14 @@ func GeneratedN(dir string, files int) (string, error) {
 	return root, os.WriteFile(done, nil, 0o644)
 }
 
-// GoSource is the Go distribution's source tree, the other tree measured.
-func GoSource() string { return filepath.Join(runtime.GOROOT(), "src") }
+// GoSource is the source tree of the Go on PATH, the other tree measured; "" without Go.
+func GoSource() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(strings.TrimSpace(string(out)), "src")
+}
 
 // Ripgrep runs rg as the search tool would need it (line numbers, no colour, no heading) and
 // returns how many lines it printed; ok is false when rg is not installed.
