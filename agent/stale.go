@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -36,6 +37,14 @@ func (s *Session) rememberLocked(rel, hash string) {
 	s.seen[rel] = hash
 	delete(s.stale, rel)
 	s.unannounced = slices.DeleteFunc(s.unannounced, func(p string) bool { return p == rel })
+}
+
+// SeenFiles are the workspace-relative files the agent has read or written, sorted: the ones
+// whose changes on disk matter to it.
+func (s *Session) SeenFiles() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.seen))
 }
 
 // remember hashes rel as the agent just read or wrote it.

@@ -12,7 +12,7 @@ import (
 // (the next model call is told), and a change to a custom-instructions file reloads it. Runs
 // until the connection ends.
 func (s *server) watch() {
-	w, err := watch.New(s.root, watch.Options{Logger: s.opts.Logger})
+	w, err := watch.New(s.root, watch.Options{Logger: s.opts.Logger, Poll: s.polledFiles})
 	if err != nil {
 		s.log.Warn("workspace watcher unavailable: changes on disk will not be noticed", "error", err)
 		return
@@ -21,6 +21,17 @@ func (s *server) watch() {
 	if err := w.Run(s.ctx, s.filesChanged); err != nil && s.ctx.Err() == nil {
 		s.log.Warn("workspace watcher stopped", "error", err)
 	}
+}
+
+// polledFiles are the files watched by polling once the watches run out: the custom
+// instructions and every file a live session has read.
+func (s *server) polledFiles() []string {
+	files := slices.Clone(agent.InstructionFiles)
+	for _, l := range s.sessions.all() {
+		files = append(files, l.s.SeenFiles()...)
+	}
+	slices.Sort(files)
+	return slices.Compact(files)
 }
 
 // filesChanged handles one batch of changes.

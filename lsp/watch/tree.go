@@ -27,6 +27,12 @@ func (w *Watcher) handle(now time.Time, ev fsnotify.Event) {
 		}
 	}
 	rel := w.rel(abs)
+	if w.rules != nil && isRuleFile(rel) {
+		// New rules: directories they no longer ignore get their watches now; those they now
+		// ignore keep theirs until they go (events there are dropped from now on).
+		w.loadRules()
+		defer w.addTree(now, w.root, false)
+	}
 	switch {
 	case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
 		_, isDir := w.dirs[abs]
@@ -156,8 +162,13 @@ func (w *Watcher) logLimit(dir, which string) {
 		return
 	}
 	w.limitLogged = true
-	w.opts.Logger.Warn("file watch limit reached: the rest of the tree is not watched, changes there go unseen",
-		"root", w.root, "limit", which, "maxWatches", w.opts.maxWatches,
+	msg := "file watch limit reached: the rest of the tree is not watched, changes there go unseen"
+	if w.opts.Poll != nil {
+		msg = "file watch limit reached: the rest of the tree is not watched; the files the agent read are polled instead"
+		w.poll(time.Now()) // the first look takes note of the files as they are now
+		w.polling.Store(true)
+	}
+	w.opts.Logger.Warn(msg, "root", w.root, "limit", which, "maxWatches", w.opts.maxWatches,
 		"watched", len(w.dirs), "firstUnwatched", w.rel(dir))
 }
 

@@ -33,12 +33,17 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/reprise-dev/reprise/agent/ignore"
 )
 
 // Options tune a Watcher; the zero value is the production setting.
 type Options struct {
 	// Logger receives the watch-limit warning and fsnotify's errors; nil discards them.
 	Logger *slog.Logger
+	// Poll names the files (relative, slash-separated) that matter most, the ones the agent has
+	// read: once the watches run out, they are polled instead, so what matters is still seen.
+	Poll func() []string
 
 	// The rest is set by this package's tests; zero takes the default.
 
@@ -53,14 +58,17 @@ type Options struct {
 	// the tree is not watched, and that is logged once.
 	maxWatches int
 	// ignore drops paths (relative, slash-separated) and, for directories, all below them;
-	// nil means defaultIgnore.
+	// nil means defaultIgnore and the workspace's git ignore rules.
 	ignore func(rel string, isDir bool) bool
+	// pollEvery is how often Poll's files are looked at once watches ran out; default 2s.
+	pollEvery time.Duration
 }
 
 const (
 	defaultDelay      = 500 * time.Millisecond
 	defaultMaxDelay   = 2 * time.Second
 	defaultMaxWatches = 8192
+	defaultPollEvery  = 2 * time.Second
 )
 
 func (o Options) withDefaults() Options {
@@ -74,8 +82,8 @@ func (o Options) withDefaults() Options {
 	if o.maxWatches <= 0 {
 		o.maxWatches = defaultMaxWatches
 	}
-	if o.ignore == nil {
-		o.ignore = defaultIgnore
+	if o.pollEvery <= 0 {
+		o.pollEvery = defaultPollEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -96,6 +104,12 @@ type Watcher struct {
 	dirs        map[string]struct{}
 	limitLogged bool
 	count       atomic.Int64
+	// rules are the workspace's ignore rules (agent/ignore), rebuilt when a rule file changes;
+	// drain goroutine only, like dirs. Unused when opts.ignore is set.
+	rules *ignore.Matcher
+	// polled is what Poll's files looked like at the last poll; polling starts with the limit.
+	polled  map[string]fileState
+	polling atomic.Bool
 
 	mu    sync.Mutex // guards batch
 	batch *batcher
@@ -125,6 +139,7 @@ func New(root string, opts Options) (*Watcher, error) {
 	}
 	o := opts.withDefaults()
 	w := &Watcher{
+		polled: map[string]fileState{},
 		root:   abs,
 		opts:   o,
 		fsw:    fsw,
@@ -132,6 +147,10 @@ func New(root string, opts Options) (*Watcher, error) {
 		batch:  newBatcher(o.delay, o.maxDelay),
 		wake:   make(chan struct{}, 1),
 		closed: make(chan struct{}),
+	}
+	if w.opts.ignore == nil {
+		w.loadRules()
+		w.opts.ignore = w.ignored
 	}
 	if err := w.watchDir(abs); err != nil {
 		fsw.Close()
@@ -215,12 +234,18 @@ func (w *Watcher) Close() error {
 // drain moves fsnotify's events into the batch as they come. It returns when ctx is done, the
 // Watcher is closed, or fsnotify's channels close.
 func (w *Watcher) drain(ctx context.Context) {
+	poll := time.NewTicker(w.opts.pollEvery)
+	defer poll.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-w.closed:
 			return
+		case now := <-poll.C:
+			if w.polling.Load() {
+				w.poll(now)
+			}
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return

@@ -419,3 +419,57 @@ func TestOverflow(t *testing.T) {
 
 // watches is the number of directories watched now.
 func (w *Watcher) watches() int { return int(w.count.Load()) }
+
+// TestIgnoredNotWatched: directories git's rules ignore spend no watch and report nothing; once
+// the rules change, the directory is watched.
+func TestIgnoredNotWatched(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, ".gitignore", "gen/a/", "gen/b/", "src/")
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("gen/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w, batches := start(t, root, Options{})
+	if got := w.watches(); got != 2 { // the root and src
+		t.Errorf("watches = %d, want 2: gen/ is ignored", got)
+	}
+	mk(t, root, "gen/a/x.go", "src/"+sentinel)
+	if got := until(t, batches, "src/"+sentinel); slices.ContainsFunc(got, func(c Change) bool { return strings.HasPrefix(c.Path, "gen/") }) {
+		t.Errorf("a change in an ignored tree was reported: %v", got)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".gitignore"), []byte("gen/b/\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	until(t, batches, ".gitignore")
+	// gen and gen/a now; gen/b too when a read of the rules caught the file half-written (the
+	// write is two events): a directory newly ignored keeps its watch.
+	if got := w.watches(); got < 4 {
+		t.Errorf("watches after the rules changed = %d, want at least 4", got)
+	}
+	mk(t, root, "gen/a/y.go")
+	until(t, batches, "gen/a/y.go")
+}
+
+// TestPollingPastTheLimit: once the watches run out, the files Poll names are polled, with one
+// warning, and their changes reported like any other.
+func TestPollingPastTheLimit(t *testing.T) {
+	root := t.TempDir()
+	mk(t, root, "a/", "b/", "deep/x/read.go", "deep/x/other.go")
+	var logs logBuf
+	opts := Options{maxWatches: 2, pollEvery: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		Poll: func() []string { return []string{"deep/x/read.go", "gone.go"} }}
+	_, batches := start(t, root, opts) // the limit is reached in New, which takes note of the files
+	if err := os.WriteFile(filepath.Join(root, "deep/x/read.go"), []byte("changed, and longer\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := until(t, batches, "deep/x/read.go")
+	if !slices.Contains(got, Change{Path: "deep/x/read.go", Op: Changed}) {
+		t.Errorf("got %v, want deep/x/read.go Changed", got)
+	}
+	mk(t, root, "gone.go")
+	if got := until(t, batches, "gone.go"); !slices.Contains(got, Change{Path: "gone.go", Op: Created}) {
+		t.Errorf("got %v, want gone.go Created", got)
+	}
+	if n := strings.Count(logs.String(), "the files the agent read are polled instead"); n != 1 {
+		t.Errorf("%d polling warnings, want 1:\n%s", n, logs.String())
+	}
+}
