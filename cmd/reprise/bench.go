@@ -56,6 +56,9 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	} else {
 		row("compaction: plan + render 10,000 messages", fmt.Sprintf("%.1f ms", d.Seconds()*1000), "summarizer excluded")
 	}
+	if err := benchSearch(ctx, row, 5); err != nil {
+		return fmt.Errorf("search: %w", err)
+	}
 
 	if err := w.Flush(); err != nil {
 		return err
