@@ -56,25 +56,10 @@ var ErrUnsafeRestore = errors.New("cannot restore safely")
 // any, nothing is restored and the error lists them, so the user decides. Every check, write and
 // delete goes through an os.Root on the workspace, so nothing outside it is touched.
 func (s *Session) RestoreFiles(turn int) ([]string, error) {
-	s.mu.Lock()
-	if s.running {
-		s.mu.Unlock()
-		return nil, ErrBusy
+	first, paths, seen, err := s.pointsFrom(turn)
+	if err != nil {
+		return nil, err
 	}
-	first := map[string]session.RestorePoint{}
-	var paths []string
-	for _, p := range s.restorePoints {
-		if p.Turn < turn {
-			continue
-		}
-		if _, ok := first[p.Path]; !ok {
-			first[p.Path] = p
-			paths = append(paths, p.Path)
-		}
-	}
-	seen := maps.Clone(s.seen)
-	s.mu.Unlock()
-	slices.Sort(paths)
 	if len(paths) == 0 {
 		return nil, fmt.Errorf("no file was changed by the agent from turn %d on", turn)
 	}
@@ -109,8 +94,39 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 			return nil, fmt.Errorf("restore %s: %w", rel, err)
 		}
 	}
+	s.forget(turn, paths)
+	return paths, nil
+}
+
+// pointsFrom returns the first restore point of each file changed from turn on (what restoring
+// that turn puts back), the files sorted, and the hashes of what the agent last saw.
+func (s *Session) pointsFrom(turn int) (map[string]session.RestorePoint, []string, map[string]string, error) {
 	s.mu.Lock()
-	s.restorePoints = slices.DeleteFunc(s.restorePoints, func(p session.RestorePoint) bool { return p.Turn >= turn })
+	defer s.mu.Unlock()
+	if s.running {
+		return nil, nil, nil, ErrBusy
+	}
+	first := map[string]session.RestorePoint{}
+	var paths []string
+	for _, p := range s.restorePoints {
+		if p.Turn < turn {
+			continue
+		}
+		if _, ok := first[p.Path]; !ok {
+			first[p.Path] = p
+			paths = append(paths, p.Path)
+		}
+	}
+	slices.Sort(paths)
+	return first, paths, maps.Clone(s.seen), nil
+}
+
+// forget drops the restore points of paths from turn on once they are put back, and journals it.
+func (s *Session) forget(turn int, paths []string) {
+	s.mu.Lock()
+	s.restorePoints = slices.DeleteFunc(s.restorePoints, func(p session.RestorePoint) bool {
+		return p.Turn >= turn && slices.Contains(paths, p.Path)
+	})
 	s.modified = nil
 	for _, p := range s.restorePoints {
 		if !slices.Contains(s.modified, p.Path) {
@@ -124,7 +140,6 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 	}
 	s.journal(session.Record{Kind: session.KindRestore, Restored: &session.Restored{Turn: turn, Paths: paths}})
 	s.sync()
-	return paths, nil
 }
 
 // putBack restores one file through root, with the tools' atomic write: a symlink swapped in

@@ -1,0 +1,261 @@
+package agent
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/reprise-dev/reprise/agent/diff"
+	"github.com/reprise-dev/reprise/agent/session"
+)
+
+// Bounds of a change's diff: past them the change says so instead, with its counts when the
+// files were small enough to compare. A review pane has no use for a 10,000-line diff, and the
+// reply must stay well under the server's message limit.
+const (
+	MaxDiffLines = 400
+	MaxDiffBytes = 64 << 10
+	// maxCompareBytes bounds each side read to count lines: counts need the whole files.
+	maxCompareBytes = 4 << 20
+)
+
+// ChangeState is what happened to a file since its restore point.
+type ChangeState string
+
+// Change states.
+const (
+	ChangeModified ChangeState = "modified"
+	ChangeCreated  ChangeState = "created"
+	ChangeDeleted  ChangeState = "deleted"
+)
+
+// FileChange is one file the agent changed, compared from its restore point to the disk now.
+type FileChange struct {
+	Path    string // workspace-relative, slash-separated
+	Turn    int    // the turn of the restore point compared from
+	State   ChangeState
+	Added   int
+	Removed int
+	// Diff is the unified diff (a/path, b/path), empty when Note says why there is none.
+	Diff string
+	// Binary: one side is not text; Note then says so, and the counts are 0.
+	Binary bool
+	// Note says why Diff is empty (binary, too large) or incomplete.
+	Note string
+	// UserChanged: the file changed after the agent's last write; restoring it is refused.
+	UserChanged bool
+}
+
+// ErrNotChanged is returned for a path the agent did not change in the turns asked about.
+var ErrNotChanged = errors.New("not changed by the agent")
+
+// ErrOutside is returned for a path outside the workspace.
+var ErrOutside = errors.New("outside the workspace")
+
+// Changes returns the files the agent changed from turn on (1: since the session began), each
+// compared from before that turn to the disk now: the same span reprise.restore of that turn
+// undoes, so what a reviewer sees is what an undo puts back. Files created and since removed are
+// left out: there is nothing to show or to undo.
+func (s *Session) Changes(turn int) ([]FileChange, error) {
+	s.mu.Lock()
+	first := map[string]session.RestorePoint{}
+	var paths []string
+	for _, p := range s.restorePoints {
+		if _, ok := first[p.Path]; !ok && p.Turn >= turn {
+			first[p.Path] = p
+			paths = append(paths, p.Path)
+		}
+	}
+	seen := make(map[string]string, len(paths))
+	for _, p := range paths {
+		if h, ok := s.seen[p]; ok {
+			seen[p] = h
+		}
+	}
+	s.mu.Unlock()
+	slices.Sort(paths)
+	root, err := os.OpenRoot(s.opts.Workspace)
+	if err != nil {
+		return nil, fmt.Errorf("changes: %w", err)
+	}
+	defer root.Close()
+	out := []FileChange{}
+	for _, rel := range paths {
+		c, ok := s.change(root, first[rel])
+		if !ok {
+			continue
+		}
+		h, err := hashFile(root, rel)
+		if want, known := seen[rel]; known && (err == nil && h != want || err != nil && want != "") {
+			c.UserChanged = true
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+// change compares one restore point with the file now; false when neither exists.
+func (s *Session) change(root *os.Root, p session.RestorePoint) (FileChange, bool) {
+	c := FileChange{Path: p.Path, Turn: p.Turn, State: ChangeModified}
+	var old []byte
+	oldBig := false
+	if p.Existed {
+		if s.opts.Blobs == nil {
+			c.Note = "the content before the change was not kept"
+			return c, true
+		}
+		b, err := s.opts.Blobs.ReadBlob(p.Blob)
+		if err != nil {
+			c.Note = fmt.Sprintf("the content before the change cannot be read: %v", err)
+			return c, true
+		}
+		old, oldBig = b, len(b) > maxCompareBytes
+	}
+	cur, exists, curBig, err := readBounded(root, p.Path, maxCompareBytes)
+	switch {
+	case err != nil:
+		c.Note = fmt.Sprintf("cannot read the file now: %v", err)
+		return c, true
+	case !p.Existed && !exists:
+		return c, false
+	case !p.Existed:
+		c.State = ChangeCreated
+	case !exists:
+		c.State = ChangeDeleted
+	}
+	if oldBig || curBig {
+		c.Note = fmt.Sprintf("too large to compare (over %d MiB)", maxCompareBytes>>20)
+		return c, true
+	}
+	if binary(old) || binary(cur) {
+		c.Binary, c.Note = true, "binary file"
+		return c, true
+	}
+	ops := diff.Lines(diff.Split(string(old)), diff.Split(string(cur)))
+	c.Added, c.Removed = diff.Count(ops)
+	from, to := "a/"+p.Path, "b/"+p.Path
+	if c.State == ChangeCreated {
+		from = "/dev/null"
+	} else if c.State == ChangeDeleted {
+		to = "/dev/null"
+	}
+	u := diff.Unified(from, to, ops, 3)
+	if n := strings.Count(u, "\n"); n > MaxDiffLines || len(u) > MaxDiffBytes {
+		c.Note = fmt.Sprintf("diff too large to show: %d lines (+%d −%d), over the %d-line or %d KiB bound", n, c.Added, c.Removed, MaxDiffLines, MaxDiffBytes>>10)
+		return c, true
+	}
+	c.Diff = u
+	return c, true
+}
+
+// readBounded reads rel through root when it is a regular file of at most limit bytes; big says
+// it is larger (and nothing is returned). A missing file is not an error.
+func readBounded(root *os.Root, rel string, limit int64) (data []byte, exists, big bool, err error) {
+	f, err := openRegular(root, rel)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, false, nil
+	}
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer f.Close()
+	data, err = io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, true, false, err
+	}
+	if int64(len(data)) > limit {
+		return nil, true, true, nil
+	}
+	return data, true, false, nil
+}
+
+// binary is git's test (a NUL in the first 8000 bytes), plus text that is not UTF-8: a diff of
+// either would be noise to a reader.
+func binary(b []byte) bool {
+	return bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 || !utf8.Valid(b)
+}
+
+// Refusal is a file a partial restore left alone, and why.
+type Refusal struct {
+	Path   string
+	Reason string
+}
+
+// RestorePaths puts back only the given files (workspace-relative or absolute) as they were before
+// turn. Unlike RestoreFiles, a file changed since the agent's last write, or no longer safe to
+// write, blocks only itself: it is refused with the reason and the others are restored, since the
+// user asked for each file by name. A path outside the workspace or not changed by the agent from
+// turn on fails the whole call before anything is touched (ErrOutside, ErrNotChanged).
+func (s *Session) RestorePaths(turn int, paths []string) (restored []string, refused []Refusal, err error) {
+	first, changed, seen, err := s.pointsFrom(turn)
+	if err != nil {
+		return nil, nil, err
+	}
+	var want []string
+	for _, given := range paths {
+		rel, err := s.relPath(given)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !slices.Contains(changed, rel) {
+			return nil, nil, fmt.Errorf("%s: %w from turn %d on", given, ErrNotChanged, turn)
+		}
+		if !slices.Contains(want, rel) {
+			want = append(want, rel)
+		}
+	}
+	slices.Sort(want)
+	root, err := os.OpenRoot(s.opts.Workspace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("restore: %w", err)
+	}
+	defer root.Close()
+	for _, rel := range want {
+		if why := swapped(root, rel); why != "" {
+			refused = append(refused, Refusal{rel, fmt.Sprintf("%v: %s", ErrUnsafeRestore, why)})
+			continue
+		}
+		h, err := hashFile(root, rel)
+		if w, known := seen[rel]; known && (err == nil && h != w || err != nil && w != "") {
+			refused = append(refused, Refusal{rel, "changed since the agent last wrote it; not restored, so that edit is kept"})
+			continue
+		}
+		if err := s.putBack(root, first[rel]); err != nil {
+			if escapes(err) {
+				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
+			}
+			refused = append(refused, Refusal{rel, err.Error()})
+			continue
+		}
+		restored = append(restored, rel)
+	}
+	if len(restored) > 0 {
+		s.forget(turn, restored)
+	}
+	return restored, refused, nil
+}
+
+// relPath turns a path given by an editor into the workspace-relative slash form restore points
+// use.
+func (s *Session) relPath(given string) (string, error) {
+	p := filepath.FromSlash(given)
+	if filepath.IsAbs(p) {
+		r, err := filepath.Rel(s.opts.Workspace, p)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", given, ErrOutside)
+		}
+		p = r
+	}
+	p = filepath.Clean(p)
+	if p == "." || p == ".." || strings.HasPrefix(p, ".."+string(filepath.Separator)) || filepath.IsAbs(p) || filepath.VolumeName(p) != "" {
+		return "", fmt.Errorf("%s: %w", given, ErrOutside)
+	}
+	return filepath.ToSlash(p), nil
+}
