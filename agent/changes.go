@@ -14,6 +14,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/diff"
 	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // Bounds of a change's diff: past them the change says so instead, with its counts when the
@@ -258,4 +259,24 @@ func (s *Session) relPath(given string) (string, error) {
 		return "", fmt.Errorf("%s: %w", given, ErrOutside)
 	}
 	return filepath.ToSlash(p), nil
+}
+
+// diffOf turns a tool's edit into the event's bounded diff, with secrets masked as in the rest of
+// the event.
+func (s *Session) diffOf(e *tools.Edit) *Diff {
+	d := &Diff{Path: filepath.Join(s.opts.Workspace, filepath.FromSlash(e.Path))}
+	switch {
+	case len(e.Old) > MaxEditDiffBytes || len(e.New) > MaxEditDiffBytes:
+		d.Note = fmt.Sprintf("%s is over %d KiB: the diff is not sent with the edit (reprise.changes gives it, bounded)", e.Path, MaxEditDiffBytes>>10)
+		return d
+	case binary(e.Old) || binary(e.New):
+		d.Note = e.Path + " is a binary file"
+		return d
+	}
+	if e.Existed {
+		old := s.opts.Secrets.String(string(e.Old))
+		d.OldText = &old
+	}
+	d.NewText = s.opts.Secrets.String(string(e.New))
+	return d
 }

@@ -77,6 +77,21 @@ type ToolEvent struct {
 	SavedPath string `json:"savedPath,omitempty"`
 	Omitted   int    `json:"omitted,omitempty"`
 	Refused   bool   `json:"refused,omitempty"`
+	Diff      *Diff  `json:"diff,omitempty"` // a successful write or edit
+}
+
+// MaxEditDiffBytes bounds each text of an edit's Diff: an editor renders it live in the chat, and
+// a whole large file per edit would swamp the connection. Reprise.changes gives the bounded
+// unified diff of such a file.
+const MaxEditDiffBytes = 64 << 10
+
+// Diff is a file before and after one edit, as ACP's diff tool call content. When either text is
+// over MaxEditDiffBytes or binary, both are left out and Note says why.
+type Diff struct {
+	Path    string  `json:"path"`              // absolute
+	OldText *string `json:"oldText,omitempty"` // nil: the edit created the file
+	NewText string  `json:"newText"`
+	Note    string  `json:"note,omitempty"`
 }
 
 // CompactionState is where a compaction is: a CompactionEvent's state, and in Usage whether one

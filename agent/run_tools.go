@@ -54,6 +54,8 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		done.Status, done.Output, done.SavedPath, done.Omitted, done.Refused = ToolCompleted, res.Output, res.SavedPath, res.Omitted, res.Refused
 		if res.IsError {
 			done.Status = ToolFailed
+		} else if res.Edit != nil {
+			done.Diff = s.diffOf(res.Edit)
 		}
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
 		parts = append(parts, responsePart(fc, res.Output, res.IsError))

@@ -126,11 +126,20 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		defer s.sessions.release(l)
+		if a.Paths != nil {
+			return restorePaths(l, a)
+		}
 		paths, err := l.s.RestoreFiles(a.Turn)
 		if err != nil {
 			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", p.Command, err))
 		}
-		return map[string][]string{"restored": paths}, nil
+		return restoreResult{Restored: paths}, nil
+	case CommandChanges:
+		var a ChangesArgs
+		if err := decodeArg(p.Command, arg, &a, false); err != nil {
+			return nil, err
+		}
+		return s.changes(a)
 	case CommandUndoCompaction:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {

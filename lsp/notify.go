@@ -62,6 +62,7 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 			u.RawInput = t.Args
 		} else {
 			u.RawOutput = &toolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
+			u.ToolContent = toolContentOf(t.Diff)
 		}
 		o.update(u)
 	case agent.EventCompaction:

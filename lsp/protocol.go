@@ -22,16 +22,18 @@ const (
 
 // Commands, through workspace/executeCommand with arguments [ {…} ].
 const (
-	CommandAsk            = "reprise.ask"
-	CommandCancel         = "reprise.cancel"
-	CommandCompact        = "reprise.compact"
-	CommandContext        = "reprise.context"
-	CommandCheckpoints    = "reprise.checkpoints"
-	CommandCheckpoint     = "reprise.checkpoint"
-	CommandSessions       = "reprise.sessions"
-	CommandNewSession     = "reprise.newSession"
-	CommandResume         = "reprise.resume"
-	CommandRestore        = "reprise.restore"
+	CommandAsk         = "reprise.ask"
+	CommandCancel      = "reprise.cancel"
+	CommandCompact     = "reprise.compact"
+	CommandContext     = "reprise.context"
+	CommandCheckpoints = "reprise.checkpoints"
+	CommandCheckpoint  = "reprise.checkpoint"
+	CommandSessions    = "reprise.sessions"
+	CommandNewSession  = "reprise.newSession"
+	CommandResume      = "reprise.resume"
+	CommandRestore     = "reprise.restore"
+	// CommandChanges lists the files the agent changed, with their diffs, for review.
+	CommandChanges        = "reprise.changes"
 	CommandUndoCompaction = "reprise.undoCompaction"
 	// CommandShowContext shows the /context view with window/showMessage, for plain clients
 	// (code action "Show context").
@@ -44,7 +46,7 @@ const (
 var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
-	CommandUndoCompaction, CommandShowContext, CommandHistory,
+	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

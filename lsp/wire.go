@@ -1,6 +1,8 @@
 package lsp
 
 import (
+	"encoding/json"
+
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -48,8 +50,10 @@ type sessionUpdateParams struct {
 // update is one step of a turn; the fields present depend on SessionUpdate.
 type update struct {
 	SessionUpdate string `json:"sessionUpdate"`
-	// agent_message_chunk, agent_thought_chunk
-	Content *textContent `json:"content,omitempty"`
+	// agent_message_chunk, agent_thought_chunk: sent as "content" (see MarshalJSON)
+	Content *textContent `json:"-"`
+	// tool_call_update of a write or edit: also "content", a list as ACP's ToolCallContent
+	ToolContent []toolContent `json:"-"`
 	// tool_call, tool_call_update
 	ToolCallID string         `json:"toolCallId,omitempty"`
 	Title      string         `json:"title,omitempty"`
@@ -65,6 +69,62 @@ type update struct {
 	StopReason string  `json:"stopReason,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	Turn       *figure `json:"turn,omitempty"`
+}
+
+// MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one
+// block for a message chunk and a list for a tool call.
+func (u update) MarshalJSON() ([]byte, error) {
+	type plain update
+	var c any
+	if u.Content != nil {
+		c = u.Content
+	} else if len(u.ToolContent) > 0 {
+		c = u.ToolContent
+	}
+	return json.Marshal(struct {
+		plain
+		Content any `json:"content,omitempty"`
+	}{plain(u), c})
+}
+
+// UnmarshalJSON reads "content" by its shape, for the tests and the Go clients.
+func (u *update) UnmarshalJSON(b []byte) error {
+	type plain update
+	var w struct {
+		plain
+		Content json.RawMessage `json:"content"`
+	}
+	if err := json.Unmarshal(b, &w); err != nil {
+		return err
+	}
+	*u = update(w.plain)
+	switch {
+	case len(w.Content) > 0 && w.Content[0] == '{':
+		return json.Unmarshal(w.Content, &u.Content)
+	case len(w.Content) > 0 && w.Content[0] == '[':
+		return json.Unmarshal(w.Content, &u.ToolContent)
+	}
+	return nil
+}
+
+// toolContent is one item of a tool call's content, as ACP's ToolCallContent: a diff (type
+// "diff"), or a note (type "content") when the diff is too large or binary to send.
+type toolContent struct {
+	Type    string       `json:"type"`
+	Path    string       `json:"path,omitempty"`
+	OldText *string      `json:"oldText,omitempty"` // absent for a created file
+	NewText *string      `json:"newText,omitempty"`
+	Content *textContent `json:"content,omitempty"`
+}
+
+func toolContentOf(d *agent.Diff) []toolContent {
+	if d == nil {
+		return nil
+	}
+	if d.Note != "" {
+		return []toolContent{{Type: "content", Content: &textContent{Type: "text", Text: d.Note}}}
+	}
+	return []toolContent{{Type: "diff", Path: d.Path, OldText: d.OldText, NewText: &d.NewText}}
 }
 
 // textContent is a chunk of text, as ACP's ContentBlock of type text.
@@ -170,6 +230,47 @@ type SessionInfo struct {
 type RestoreArgs struct {
 	SessionID string `json:"sessionId"`
 	Turn      int    `json:"turn"`
+	// Paths, when given, restores only these files (workspace-relative or absolute), each
+	// refused alone when the user changed it since.
+	Paths *[]string `json:"paths"`
+}
+
+// restoreResult answers reprise.restore.
+type restoreResult struct {
+	Restored []string  `json:"restored"`
+	Refused  []refusal `json:"refused,omitempty"` // with paths only
+}
+
+type refusal struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+// ChangesArgs are the arguments of reprise.changes.
+type ChangesArgs struct {
+	SessionID string `json:"sessionId"`
+	Turn      *int   `json:"turn"` // absent: since the session began
+}
+
+// changesResult answers reprise.changes.
+type changesResult struct {
+	SessionID string       `json:"sessionId"`
+	Turn      int          `json:"turn"`
+	Files     []fileChange `json:"files"`
+}
+
+// fileChange is one file of reprise.changes.
+type fileChange struct {
+	Path        string `json:"path"`    // workspace-relative, slash-separated
+	AbsPath     string `json:"absPath"` // for opening it
+	Turn        int    `json:"turn"`    // the restore point's turn
+	State       string `json:"state"`
+	Added       int    `json:"added"`
+	Removed     int    `json:"removed"`
+	Diff        string `json:"diff,omitempty"`
+	Binary      bool   `json:"binary,omitempty"`
+	Note        string `json:"note,omitempty"`
+	UserChanged bool   `json:"userChanged,omitempty"`
 }
 
 // contextResult answers reprise.context: the /context view.

@@ -89,5 +89,6 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		Output:  fmt.Sprintf("edited %s at line %d", given, strings.Count(content[:i], "\n")+1),
 		Path:    p.key,
 		Changed: []string{p.key},
+		Edit:    &Edit{Path: p.key, Old: cur.data, New: []byte(updated), Existed: true},
 	}
 }

@@ -96,6 +96,8 @@ type Result struct {
 	Path string
 	// Changed lists the workspace-relative files this call changed.
 	Changed []string
+	// Edit is the change a successful write_file or edit_file made, for showing it as a diff.
+	Edit *Edit
 	// Command, ExitCode and TimedOut describe a run_command call; ExitCode is -1 when the
 	// command did not exit by itself.
 	Command  string
@@ -103,6 +105,13 @@ type Result struct {
 	TimedOut bool
 	// Refused is set when the policy, the user or the Guard refused the call.
 	Refused bool
+}
+
+// Edit is a file before and after one write or edit.
+type Edit struct {
+	Path     string // workspace-relative, slash-separated
+	Old, New []byte
+	Existed  bool // false: the write created the file
 }
 
 // tool ties a declaration to its code; each tool's file defines one.

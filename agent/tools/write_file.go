@@ -75,6 +75,7 @@ func runWriteFile(ctx context.Context, env *Env, call Call, a *args) Result {
 		Output:  fmt.Sprintf("%s %s (%s bytes)", verb, given, commas(int64(len(content)))),
 		Path:    p.key,
 		Changed: []string{p.key},
+		Edit:    &Edit{Path: p.key, Old: cur.data, New: []byte(content), Existed: cur.existed},
 	}
 }
 

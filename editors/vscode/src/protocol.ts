@@ -15,6 +15,7 @@ export const CommandSessions = 'reprise.sessions';
 export const CommandNewSession = 'reprise.newSession';
 export const CommandResume = 'reprise.resume';
 export const CommandRestore = 'reprise.restore';
+export const CommandChanges = 'reprise.changes';
 export const CommandUndoCompaction = 'reprise.undoCompaction';
 export const CommandShowContext = 'reprise.showContext';
 export const CommandHistory = 'reprise.history';

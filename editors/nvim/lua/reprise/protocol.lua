@@ -20,6 +20,7 @@ M.command = {
   new_session = 'reprise.newSession', -- CommandNewSession
   resume = 'reprise.resume', -- CommandResume
   restore = 'reprise.restore', -- CommandRestore
+  changes = 'reprise.changes', -- CommandChanges
   undo_compaction = 'reprise.undoCompaction', -- CommandUndoCompaction
   history = 'reprise.history', -- CommandHistory
   show_context = 'reprise.showContext', -- CommandShowContext (code action for plain clients)
