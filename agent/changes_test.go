@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // twoEdits runs one turn that edits a.txt and creates b.txt.
@@ -133,3 +135,27 @@ func TestRestorePathsUserEdit(t *testing.T) {
 		t.Errorf("b.txt = %q, the user's edit must stay", b)
 	}
 }
+
+func TestDiffOf(t *testing.T) {
+	f := twoEdits(t, map[string]string{"a.txt": "one\ntwo\n"})
+	big := strings.Repeat("x", MaxEditDiffBytes+1)
+	for _, tc := range []struct {
+		name string
+		edit tools.Edit
+		want Diff
+	}{
+		{"edit", tools.Edit{Path: "a.txt", Old: []byte("a"), New: []byte("b"), Existed: true},
+			Diff{Path: filepath.Join(f.ws, "a.txt"), OldText: ptr("a"), NewText: "b"}},
+		{"created", tools.Edit{Path: "d/n.txt", New: []byte("n")}, Diff{Path: filepath.Join(f.ws, "d", "n.txt"), NewText: "n"}},
+		{"large", tools.Edit{Path: "a.txt", Old: []byte("a"), New: []byte(big), Existed: true},
+			Diff{Path: filepath.Join(f.ws, "a.txt"), Note: "a.txt is over 64 KiB: the diff is not sent with the edit (reprise.changes gives it, bounded)"}},
+		{"binary", tools.Edit{Path: "a.txt", Old: []byte("a"), New: []byte("\x00"), Existed: true},
+			Diff{Path: filepath.Join(f.ws, "a.txt"), Note: "a.txt is a binary file"}},
+	} {
+		if d := cmp.Diff(&tc.want, f.s.diffOf(&tc.edit)); d != "" {
+			t.Errorf("%s (-want +got):\n%s", tc.name, d)
+		}
+	}
+}
+
+func ptr(s string) *string { return &s }
