@@ -379,6 +379,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandCheckpoint, func(id string) any { return checkpointArgs{SessionID: id, N: 1} }},
 		{CommandResume, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandRestore, func(id string) any { return RestoreArgs{SessionID: id, Turn: 1} }},
+		{CommandChanges, func(id string) any { return ChangesArgs{SessionID: id} }},
 		{CommandUndoCompaction, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandHistory, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandShowContext, func(id string) any { return SessionArgs{SessionID: id} }},
