@@ -85,7 +85,7 @@ func TestReviewChanges(t *testing.T) {
 		{"outside", CommandRestore, map[string]any{"turn": 1, "paths": []string{"../x"}}, "outside the workspace"},
 		{"unchanged", CommandRestore, map[string]any{"turn": 1, "paths": []string{"a.txt"}}, "not changed by the agent"},
 		{"empty paths", CommandRestore, map[string]any{"turn": 1, "paths": []string{}}, "paths is empty"},
-		{"paths type", CommandRestore, map[string]any{"turn": 1, "paths": "b.txt"}, "paths must be a slice"},
+		{"paths type", CommandRestore, map[string]any{"turn": 1, "paths": "b.txt"}, "paths must be an array, got a string"},
 		{"turn 0", CommandChanges, map[string]any{"turn": 0}, "turn must be"},
 		{"turn type", CommandChanges, map[string]any{"turn": "1"}, "turn must be a int"},
 	} {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -203,7 +204,11 @@ func decodeArg(command string, raw json.RawMessage, v any, required bool) error 
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return invalidParams("%s: %s must be a %s, got a %s", command, te.Field, te.Type.Kind(), te.Value)
+			kind := "a " + te.Type.Kind().String()
+			if te.Type.Kind() == reflect.Slice { // JSON's word, not Go's
+				kind = "an array"
+			}
+			return invalidParams("%s: %s must be %s, got a %s", command, te.Field, kind, te.Value)
 		}
 		return invalidParams("%s: %v", command, err)
 	}
