@@ -159,3 +159,17 @@ func TestDiffOf(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+func TestChangesDeleted(t *testing.T) {
+	f := twoEdits(t, map[string]string{"a.txt": "one\ntwo\n"})
+	os.Remove(filepath.Join(f.ws, "a.txt"))
+	got, err := f.s.Changes(1)
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Changes = %+v, %v", got, err)
+	}
+	want := FileChange{Path: "a.txt", Turn: 1, State: ChangeDeleted, Removed: 2, UserChanged: true,
+		Diff: "--- a/a.txt\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-one\n-two\n"}
+	if d := cmp.Diff(want, got[0]); d != "" {
+		t.Errorf("deleted file (-want +got):\n%s", d)
+	}
+}
