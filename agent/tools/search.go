@@ -213,8 +213,8 @@ func searchFile(m *lineMatcher, env *Env, p *place, opener *fileOpener, name str
 		return len(h.lines) < maxMatches
 	}
 	if content, ok := env.overlayOf(name, p.spill); ok {
-		if !ignore.Binary([]byte(content[:min(len(content), binarySniff)])) {
-			h.count = m.scan([]byte(content), emit)
+		if data := []byte(content); !ignore.Binary(data) {
+			h.count = m.scan(data, emit)
 		}
 		return h
 	}
@@ -246,7 +246,7 @@ func scanReader(m *lineMatcher, r io.Reader, buf *[]byte, emit func(int, []byte,
 		}
 		if first {
 			first = false
-			if ignore.Binary(b[:min(filled, binarySniff)]) {
+			if ignore.Binary(b[:filled]) {
 				return 0, nil
 			}
 		}
