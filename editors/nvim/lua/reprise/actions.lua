@@ -282,14 +282,19 @@ function M.diff(path)
   end)
 end
 
--- Reloads the buffers of the given absolute paths from disk.
+-- Reloads the buffers of the given absolute paths from disk (not one with unsaved changes).
 local function reload(paths)
   for _, p in ipairs(paths) do
     local buf = vim.fn.bufnr(p)
     if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
-      vim.api.nvim_buf_call(buf, function()
-        vim.cmd('silent edit!')
-      end)
+      if vim.bo[buf].modified then
+        -- Never drop the user's unsaved text: they choose with :edit! or :w.
+        util.notify(p .. ' was restored on disk; its buffer has unsaved changes, not reloaded', levels.WARN)
+      else
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent edit!')
+        end)
+      end
     end
   end
 end
