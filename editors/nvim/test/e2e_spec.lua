@@ -305,6 +305,66 @@ h.test('cancel ends a running turn', function()
   h.truthy(not text:find('⋯', 1, true), 'no tool call left in progress')
 end)
 
+h.test('changes listed, diffed, one file undone and the other refused', function()
+  write(ws .. '/src/a.txt', 'alpha\nbeta\ngamma\n')
+  write(ws .. '/src/b.txt', 'one\ntwo\nthree\n')
+  answers['reprise.approval'] = 'Allow once'
+  vim.cmd('Reprise ask edit two files')
+  h.wait(T, function()
+    return chat_text():find('Edited two files.', 1, true) ~= nil
+  end, 'the edits to end')
+  h.eq(vim.fn.readfile(ws .. '/src/a.txt'), { 'alpha', 'BETA', 'gamma' }, 'a.txt edited')
+  -- :Reprise changes: one quickfix entry per file, with its state and counts.
+  vim.fn.setqflist({}, 'r')
+  vim.cmd('Reprise changes')
+  h.wait(T, function()
+    return #vim.fn.getqflist() == 2
+  end, 'two quickfix entries')
+  local qf = vim.fn.getqflist()
+  h.eq(vim.fn.bufname(qf[1].bufnr), 'src/a.txt', 'first entry')
+  h.eq(qf[1].text, 'modified +1 −1', 'first entry text')
+  h.eq(qf[1].lnum, 2, 'first entry at the changed line')
+  h.eq(vim.fn.bufname(qf[2].bufnr), 'src/b.txt', 'second entry')
+  vim.cmd('cclose')
+  vim.cmd('silent only')
+  -- :Reprise diff src/a.txt: the restore point beside the file, in diff mode.
+  vim.cmd('Reprise diff src/a.txt')
+  local old
+  h.wait(T, function()
+    old = vim.fn.bufnr('reprise://restore/src/a.txt')
+    return old > 0
+  end, 'the restore point buffer')
+  h.eq(vim.api.nvim_buf_get_lines(old, 0, -1, false), { 'alpha', 'beta', 'gamma' }, 'old text')
+  h.truthy(vim.wo[vim.fn.bufwinid(old)].diff, 'restore point in diff mode')
+  local cur = vim.fn.bufnr(ws .. '/src/a.txt')
+  h.truthy(vim.wo[vim.fn.bufwinid(cur)].diff, 'file in diff mode')
+  vim.cmd('diffoff!')
+  vim.cmd('silent only')
+  -- The user edits b.txt on disk; undoing a.txt works, undoing b.txt is refused with the reason.
+  write(ws .. '/src/b.txt', 'one\nTWO\nthree\nmine\n')
+  vim.cmd('Reprise changes')
+  h.wait(T, function()
+    local l = vim.fn.getqflist()
+    return #l == 2 and l[2].text:find('changed by you since', 1, true) ~= nil
+  end, 'b.txt marked as changed by the user')
+  vim.cmd('cclose')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/a.txt'))
+  vim.cmd('Reprise undo')
+  h.wait(T, function()
+    return vim.deep_equal(vim.api.nvim_buf_get_lines(cur, 0, -1, false), { 'alpha', 'beta', 'gamma' })
+  end, 'a.txt reloaded with its old text')
+  h.eq(vim.fn.readfile(ws .. '/src/a.txt'), { 'alpha', 'beta', 'gamma' }, 'a.txt on disk')
+  local before = #notes
+  vim.cmd('Reprise undo src/b.txt')
+  h.wait(T, function()
+    return #notes > before and last_note():find('b.txt', 1, true) ~= nil
+  end, 'the refusal for b.txt')
+  h.eq(notes[#notes].level, vim.log.levels.ERROR, 'level')
+  h.contains(last_note(), 'Reprise: undo: reprise.restore: nothing restored: src/b.txt: ', 'the reason')
+  h.eq(vim.fn.readfile(ws .. '/src/b.txt'), { 'one', 'TWO', 'three', 'mine' }, 'b.txt keeps the user edit')
+  vim.cmd('silent only')
+end)
+
 h.test('q closes the chat', function()
   local buf = chat.buf(id())
   if vim.env.REPRISE_TEST_VERBOSE then

@@ -48,13 +48,35 @@ end)
 
 h.test(':Reprise completion', function()
   h.eq(vim.fn.exists(':Reprise'), 2, ':Reprise defined by plugin/reprise.lua')
-  h.eq(vim.fn.getcompletion('Reprise ch', 'cmdline'), { 'chat', 'checkpoint', 'checkpoints' }, 'completion')
+  h.eq(vim.fn.getcompletion('Reprise ch', 'cmdline'), { 'changes', 'chat', 'checkpoint', 'checkpoints' },
+    'completion')
   local all = vim.fn.getcompletion('Reprise ', 'cmdline')
   local wanted = { 'ask', 'compact', 'context', 'checkpoints', 'checkpoint', 'sessions', 'resume', 'new', 'cancel',
-    'restore' }
+    'restore', 'changes', 'diff', 'undo' }
   for _, want in ipairs(wanted) do
     h.truthy(vim.tbl_contains(all, want), want .. ' not completed: ' .. vim.inspect(all))
   end
+end)
+
+h.test('changes: a unified diff applied in reverse', function()
+  local changes = require('reprise.changes')
+  local cur = { 'a', 'B', 'c', 'd', 'e', 'f', 'g', 'h', 'new1', 'new2', 'i' }
+  local diff = table.concat({
+    '--- a/x.txt', '+++ b/x.txt',
+    '@@ -1,3 +1,3 @@', ' a', '-b', '+B', ' c',
+    '@@ -6,4 +6,5 @@', ' f', ' g', ' h', '-gone', '+new1', '+new2', ' i', '',
+  }, '\n')
+  h.eq(changes.reverse(cur, diff), { 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'gone', 'i' }, 'old text')
+  -- A created file (old side empty) and a deleted one (new side empty).
+  h.eq(changes.reverse({ 'x', 'y' }, '--- /dev/null\n+++ b/n\n@@ -0,0 +1,2 @@\n+x\n+y\n'), {}, 'created')
+  h.eq(changes.reverse({}, '--- a/n\n+++ /dev/null\n@@ -1,2 +0,0 @@\n-x\n-y\n'), { 'x', 'y' }, 'deleted')
+  -- Pure insertion after line 1.
+  h.eq(changes.reverse({ 'a', 'ins', 'b' }, '@@ -1,0 +2,1 @@\n+ins\n'), { 'a', 'b' }, 'insertion')
+  h.eq(changes.first_line({ diff = diff }), 2, 'first changed line')
+  local items = changes.items({ { path = 'x.txt', absPath = '/w/x.txt', state = 'modified', added = 3, removed = 2,
+    diff = diff, userChanged = true } })
+  h.eq(items[1].text, 'modified +3 −2 (changed by you since)', 'quickfix text')
+  h.eq(items[1].lnum, 2, 'quickfix line')
 end)
 
 h.test('context view rendering', function()

@@ -1,5 +1,6 @@
 -- What the :Reprise subcommands do: each runs a server command on the current buffer's client
 -- and shows the result with the feature modules.
+local changes = require('reprise.changes')
 local chat = require('reprise.chat')
 local checkpoints = require('reprise.checkpoints')
 local client = require('reprise.client')
@@ -241,6 +242,86 @@ function M.restore(turn)
     util.notify(string.format('session restored to turn %d', turn))
     if res and res.sessionId then
       st.session = res.sessionId
+    end
+  end)
+end
+
+--- Lists the files the agent changed in the current session (reprise.changes) in the quickfix list.
+function M.changes()
+  run('changes', C.changes, current_session, function(res)
+    changes.quickfix(res)
+  end)
+end
+
+-- The path a diff or undo is about: the argument, else the current buffer's file.
+local function target(path)
+  if path and path ~= '' then
+    return path
+  end
+  local name = vim.api.nvim_buf_get_name(0)
+  if name == '' then
+    util.notify('no file: give a path or run this from a file buffer', levels.ERROR)
+    return nil
+  end
+  return name
+end
+
+--- Shows a diff split of a file against its restore point (the current buffer's file by default).
+---@param path string|nil
+function M.diff(path)
+  path = target(path)
+  if not path then
+    return
+  end
+  run('diff', C.changes, current_session, function(res, _, st)
+    local file = changes.find(res and res.files, path, st.root)
+    if not file then
+      return util.notify(path .. ' was not changed by the agent in this session', levels.WARN)
+    end
+    changes.show_diff(file)
+  end)
+end
+
+-- Reloads the buffers of the given absolute paths from disk (not one with unsaved changes).
+local function reload(paths)
+  for _, p in ipairs(paths) do
+    local buf = vim.fn.bufnr(p)
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+      if vim.bo[buf].modified then
+        -- Never drop the user's unsaved text: they choose with :edit! or :w.
+        util.notify(p .. ' was restored on disk; its buffer has unsaved changes, not reloaded', levels.WARN)
+      else
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent edit!')
+        end)
+      end
+    end
+  end
+end
+
+--- Undoes the agent's changes to one file since the session began (reprise.restore with paths);
+--- a file the user changed since is refused, with the server's reason.
+---@param path string|nil the current buffer's file by default
+function M.undo(path)
+  path = target(path)
+  if not path then
+    return
+  end
+  local abs = vim.fn.fnamemodify(path, ':p')
+  run('undo', C.restore, function(id, st)
+    return { sessionId = session_of(id, st), turn = 1, paths = { abs } }
+  end, function(res, _, st)
+    local restored = res and res.restored or {}
+    local full = {}
+    for _, p in ipairs(restored) do
+      table.insert(full, vim.fn.fnamemodify(p:sub(1, 1) == '/' and p or (st.root .. '/' .. p), ':p'))
+    end
+    reload(full)
+    for _, r in ipairs(res and res.refused or {}) do
+      util.notify(string.format('undo refused for %s: %s', r.path, r.reason), levels.WARN)
+    end
+    if #restored > 0 then
+      util.notify('undone: ' .. table.concat(restored, ', '))
     end
   end)
 end

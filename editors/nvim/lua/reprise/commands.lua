@@ -18,6 +18,7 @@ M.subcommands = {
     actions.ask(rest)
   end,
   cancel = actions.cancel,
+  changes = actions.changes,
   chat = actions.chat,
   checkpoint = function(rest)
     if rest == '' then
@@ -30,6 +31,9 @@ M.subcommands = {
     actions.compact(rest)
   end,
   context = actions.context,
+  diff = function(rest)
+    actions.diff(rest)
+  end,
   new = actions.new,
   restore = function(rest)
     if rest == '' then
@@ -41,6 +45,9 @@ M.subcommands = {
     actions.resume(rest)
   end,
   sessions = actions.sessions,
+  undo = function(rest)
+    actions.undo(rest)
+  end,
 }
 
 --- Runs `:Reprise {args}`; no subcommand opens the chat.
@@ -70,7 +77,7 @@ local function starting(list, lead)
   end, list)
 end
 
---- Completion for :Reprise (subcommands, then session ids or checkpoint numbers seen last).
+--- Completion for :Reprise (subcommands, then session ids or checkpoint numbers seen last, or files).
 ---@param arglead string
 ---@param cmdline string
 ---@return string[]
@@ -82,6 +89,9 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and words[2] == 'resume' then
     return starting(actions.known.sessions, arglead)
+  end
+  if n == 3 and (words[2] == 'diff' or words[2] == 'undo') then
+    return vim.fn.getcompletion(arglead, 'file')
   end
   if n == 3 and words[2] == 'checkpoint' then
     return starting(actions.known.checkpoints, arglead)
