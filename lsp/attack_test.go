@@ -383,6 +383,8 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandUndoCompaction, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandHistory, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandShowContext, func(id string) any { return SessionArgs{SessionID: id} }},
+		{CommandUndoFile, func(id string) any { return UndoFileArgs{SessionID: id, Path: "a.txt"} }},
+		{CommandShowChanges, func(id string) any { return SessionArgs{SessionID: id} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

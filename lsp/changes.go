@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
+	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
 )
@@ -71,4 +72,83 @@ func restorePaths(l *live, a RestoreArgs) (any, error) {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: nothing restored: %s", CommandRestore, strings.Join(why, "; ")))
 	}
 	return out, nil
+}
+
+// changeActions offers, on a document the agent changed in the current session, an action undoing
+// that file, and an action listing every change. A file the user edited since is offered too: the
+// undo then says why it is refused, which tells more than a missing action.
+func (s *server) changeActions(uri string) []protocol.CodeAction {
+	l, err := s.sessions.use("")
+	if err != nil {
+		return nil
+	}
+	defer s.sessions.release(l)
+	cs, err := l.s.Changes(1)
+	if err != nil || len(cs) == 0 {
+		return nil
+	}
+	var out []protocol.CodeAction
+	if rel, inside := s.docs.rel(uri); inside {
+		for _, c := range cs {
+			if c.Path == rel {
+				out = append(out, commandAction(undoFileTitle, CommandUndoFile, UndoFileArgs{SessionID: l.s.ID(), Path: rel}))
+				break
+			}
+		}
+	}
+	return append(out, commandAction(showChangesTitle, CommandShowChanges, SessionArgs{SessionID: l.s.ID()}))
+}
+
+// undoFile answers reprise.undoFile: the file is restored to before the agent's first change to
+// it in the session, or refused, and the user is told which with window/showMessage.
+func (s *server) undoFile(a UndoFileArgs) (any, error) {
+	if strings.TrimSpace(a.Path) == "" {
+		return nil, invalidParams("%s: path is required", CommandUndoFile)
+	}
+	l, err := s.sessions.use(a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	restored, refused, err := l.s.RestorePaths(1, []string{a.Path})
+	switch {
+	case errors.Is(err, agent.ErrOutside), errors.Is(err, agent.ErrNotChanged):
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))
+		return nil, invalidParams("%s: %v", CommandUndoFile, err)
+	case err != nil:
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", CommandUndoFile, err))
+	case len(restored) == 0:
+		why := "nothing to restore"
+		if len(refused) > 0 {
+			why = refused[0].Reason
+		}
+		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %s", a.Path, why))
+		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %s not undone: %s", CommandUndoFile, a.Path, why))
+	}
+	s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: undid the agent's change to %s", strings.Join(restored, ", ")))
+	return restoreResult{Restored: restored}, nil
+}
+
+// showChanges answers reprise.showChanges: the files changed since the session began, one a line
+// with their state and counts, shown with window/showMessage and returned as text.
+func (s *server) showChanges(l *live) (any, error) {
+	cs, err := l.s.Changes(1)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", CommandShowChanges, err)
+	}
+	var b strings.Builder
+	if len(cs) == 0 {
+		b.WriteString("Reprise: the agent changed no file in this session.")
+	} else {
+		fmt.Fprintf(&b, "Reprise: the agent changed %d file(s):", len(cs))
+		for _, c := range cs {
+			fmt.Fprintf(&b, "\n%s (%s) +%d −%d", c.Path, c.State, c.Added, c.Removed)
+			if c.UserChanged {
+				b.WriteString(", edited since by the user")
+			}
+		}
+	}
+	s.showMessage(protocol.MessageTypeInfo, b.String())
+	return map[string]string{"text": b.String()}, nil
 }

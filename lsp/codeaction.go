@@ -36,6 +36,8 @@ const (
 	selectionTitle    = "Reprise: ask about the selection"
 	compactTitle      = "Reprise: compact session"
 	showContextTitle  = "Reprise: show context"
+	undoFileTitle     = "Reprise: undo the agent's change to this file"
+	showChangesTitle  = "Reprise: list the agent's changes"
 )
 
 // codeActionParams is the part of CodeActionParams the server reads.
@@ -78,6 +80,7 @@ func (s *server) codeActions(ctx context.Context, params json.RawMessage) (any, 
 			actions = append(actions, a)
 		}
 	}
+	actions = append(actions, s.changeActions(p.TextDocument.URI)...)
 	// sessionId "" is the current session when the user picks the action. The argument is not
 	// {}: Emacs reads an empty object as nil and sends it back as null, which reprise.compact
 	// refuses.

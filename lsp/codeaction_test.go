@@ -3,6 +3,7 @@ package lsp
 import (
 	"encoding/json"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
 // action is a code action as a client decodes it.
@@ -366,5 +368,98 @@ func TestCodeActionsBadParams(t *testing.T) {
 	err := e.ed.Call(e.ctx, "textDocument/codeAction", []int{1}, nil)
 	if code, _ := rpcError(t, err); code != int(jsonrpc2.InvalidParams) {
 		t.Errorf("code %d, want -32602", code)
+	}
+}
+
+// TestCodeActionsUndoFile is issue 12 for a plain client: after a turn edits two files, each
+// offers an action undoing it and one listing the changes; the undo of one restores it alone,
+// and a user edit made after the agent's makes the other's undo refused with the reason, shown.
+func TestCodeActionsUndoFile(t *testing.T) {
+	allow := func(json.RawMessage) any { return map[string]string{"title": ActionAllowOnce} }
+	e := newEnv(t, envOpts{editor: lsptest.Options{Approve: allow}, files: map[string]string{"a.txt": "one\ntwo\n", "c.txt": "c\n", "d.txt": "d\n"}},
+		call("edit_file", map[string]any{"path": "a.txt", "old": "two", "new": "TWO"}),
+		call("edit_file", map[string]any{"path": "c.txt", "old": "c", "new": "C"}),
+		text("done"),
+	)
+	if got := summary(e.codeActions("a.txt", at(0, 0), nil)); !cmp.Equal(got, always) {
+		t.Errorf("before any change: %v", got)
+	}
+	id := e.ask("edit", "")
+	if _, err := e.ed.AwaitNotification(e.ctx, "$/progress", func(p json.RawMessage) bool {
+		return strings.Contains(string(p), `"end"`) && strings.Contains(string(p), "end_turn")
+	}); err != nil {
+		t.Fatal(err)
+	}
+
+	find := func(name, command string) action {
+		t.Helper()
+		for _, a := range e.codeActions(name, at(0, 0), nil) {
+			if a.Command.Command == command {
+				return a
+			}
+		}
+		t.Fatalf("no %s action on %s", command, name)
+		return action{}
+	}
+	if got := summary(e.codeActions("d.txt", at(0, 0), nil)); !cmp.Equal(got, append([]string{"Reprise: list the agent's changes → reprise.showChanges"}, always...)) {
+		t.Errorf("on an unchanged file: %v", got)
+	}
+	message := func(sub string) json.RawMessage {
+		t.Helper()
+		m, err := e.ed.AwaitNotification(e.ctx, "window/showMessage", func(p json.RawMessage) bool { return strings.Contains(string(p), sub) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+
+	list := find("a.txt", CommandShowChanges)
+	if err := e.ed.Execute(e.ctx, list.Command.Command, list.Command.Arguments[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	// The raw JSON: the line break is escaped.
+	message(`a.txt (modified) +1 −1\nc.txt (modified) +1 −1`)
+
+	undo := find("a.txt", CommandUndoFile)
+	if undo.Title != undoFileTitle || undo.Command.Arguments[0]["path"] != "a.txt" || undo.Command.Arguments[0]["sessionId"] != id {
+		t.Errorf("undo action = %+v", undo)
+	}
+	var res restoreResult
+	if err := e.ed.Execute(e.ctx, undo.Command.Command, undo.Command.Arguments[0], &res); err != nil || !cmp.Equal(res.Restored, []string{"a.txt"}) {
+		t.Fatalf("undo a.txt: %v %+v", err, res)
+	}
+	message("undid the agent's change to a.txt")
+	read := func(name string) string { b, _ := os.ReadFile(filepath.Join(e.ws, name)); return string(b) }
+	if read("a.txt") != "one\ntwo\n" || read("c.txt") != "C\n" {
+		t.Errorf("after undoing a.txt: a=%q c=%q", read("a.txt"), read("c.txt"))
+	}
+	for _, a := range e.codeActions("a.txt", at(0, 0), nil) {
+		if a.Command.Command == CommandUndoFile {
+			t.Error("an undone file still offers its undo")
+		}
+	}
+
+	// The user edits c.txt after the agent: its undo is refused, with the reason shown.
+	undo = find("c.txt", CommandUndoFile)
+	os.WriteFile(filepath.Join(e.ws, "c.txt"), []byte("user\n"), 0o644)
+	err := e.ed.Execute(e.ctx, undo.Command.Command, undo.Command.Arguments[0], nil)
+	if code, msg := rpcError(t, err); code != int(jsonrpc2.InvalidRequest) || !strings.Contains(msg, "changed since the agent") {
+		t.Errorf("undo of a user-edited file: %d %q", code, msg)
+	}
+	var shown struct {
+		Type    int    `json:"type"`
+		Message string `json:"message"`
+	}
+	json.Unmarshal(message("c.txt not undone"), &shown)
+	if shown.Type != 2 || !strings.Contains(shown.Message, "changed since the agent") {
+		t.Errorf("refusal shown as %+v, want a warning with the reason", shown)
+	}
+	if read("c.txt") != "user\n" {
+		t.Errorf("c.txt = %q after a refused undo", read("c.txt"))
+	}
+
+	err = e.ed.Execute(e.ctx, CommandUndoFile, map[string]any{"path": ""}, nil)
+	if code, msg := rpcError(t, err); code != int(jsonrpc2.InvalidParams) || !strings.Contains(msg, "path is required") {
+		t.Errorf("empty path: %d %q", code, msg)
 	}
 }

@@ -141,6 +141,19 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 			return nil, err
 		}
 		return s.changes(a)
+	case CommandUndoFile:
+		var a UndoFileArgs
+		if err := decodeArg(p.Command, arg, &a, true); err != nil {
+			return nil, err
+		}
+		return s.undoFile(a)
+	case CommandShowChanges:
+		l, err := s.sessionArg(p.Command, arg)
+		if err != nil {
+			return nil, err
+		}
+		defer s.sessions.release(l)
+		return s.showChanges(l)
 	case CommandUndoCompaction:
 		l, err := s.sessionArg(p.Command, arg)
 		if err != nil {

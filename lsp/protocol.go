@@ -40,6 +40,12 @@ const (
 	CommandShowContext = "reprise.showContext"
 	// CommandHistory returns a session's whole conversation, for an editor reopening it.
 	CommandHistory = "reprise.history"
+	// CommandUndoFile restores one file the agent changed and shows the outcome with
+	// window/showMessage, for plain clients (a code action on the file).
+	CommandUndoFile = "reprise.undoFile"
+	// CommandShowChanges shows the changed files with their counts with window/showMessage, for
+	// plain clients that cannot call reprise.changes themselves.
+	CommandShowChanges = "reprise.showChanges"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -47,6 +53,7 @@ var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
+	CommandUndoFile, CommandShowChanges,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

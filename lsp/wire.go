@@ -252,6 +252,12 @@ type ChangesArgs struct {
 	Turn      *int   `json:"turn"` // absent: since the session began
 }
 
+// UndoFileArgs are the arguments of reprise.undoFile.
+type UndoFileArgs struct {
+	SessionID string `json:"sessionId"`
+	Path      string `json:"path"` // workspace-relative or absolute
+}
+
 // changesResult answers reprise.changes.
 type changesResult struct {
 	SessionID string       `json:"sessionId"`

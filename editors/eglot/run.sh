@@ -39,6 +39,8 @@ function needsRestock(item) {
   return item.count <= item.minimum;
 }
 EOF
+printf 'const minimum = 5;\n' >"$tmp/project/limits.js"
+printf '// Notes.\n' >"$tmp/project/notes.js"
 git -C "$tmp/project" init -q
 
 status=0

@@ -4,7 +4,8 @@
 ;; GOOGLE_GEMINI_BASE_URL and REPRISE_TEST_PROJECT naming a project holding stock.js.
 ;;
 ;; It does what a user does: open a file, connect eglot, pick the code action on a
-;; "// reprise:" comment, then on a selection, then "Show context" and "Compact session",
+;; "// reprise:" comment, then on a selection, then "Show context" and "Compact session", then
+;; reviews a turn that edited two files (list the changes, undo one, a refused undo), all
 ;; through `eglot-code-actions' (the command bound in eglot's menu) with the choice answered.
 ;; It watches what eglot receives and waits on conditions, never on time.
 
@@ -128,6 +129,12 @@ Return nil, or the error it signalled."
           (if region
               (eglot-code-actions (car region) (cdr region))
             (eglot-code-actions (point)))))
+
+(defun reprise-test-file (file)
+  "The contents of FILE on disk."
+  (with-temp-buffer
+    (insert-file-contents file)
+    (buffer-string)))
 
 (defun reprise-test-dump-events ()
   "After a failure, save eglot's events buffer where REPRISE_TEST_EVENTS says."
@@ -255,6 +262,64 @@ Return nil, or the error it signalled."
       (reprise-test-check "a second compaction says there is nothing to compact"
                           (and err (string-search "nothing to compact" (format "%S" err)))
                           err))
+
+    ;; 6. Review: a turn edits limits.js and notes.js; undoing limits.js restores it alone, and
+    ;; the undo of notes.js, edited by the user after the agent, is refused with the reason.
+    (goto-char (point-max))
+    (insert "// reprise: update limits and notes\n")
+    (forward-line -1)
+    (let ((err (reprise-test-run-action "Reprise: ask \"update limits and notes\"")))
+      (reprise-test-check "the ask action that edits two files runs" (null err) err))
+    (reprise-test-check "the editing turn ends"
+                        (reprise-test-wait
+                         (lambda () (>= (cl-count-if
+                                         (lambda (n) (and (string= (car n) "$/progress")
+                                                          (string-search "end_turn" (or (plist-get (plist-get (cdr n) :value) :message) ""))))
+                                         reprise-test-notifications)
+                                        3))))
+    (let ((limits (expand-file-name "limits.js" project))
+          (notes (expand-file-name "notes.js" project)))
+      (reprise-test-check "the agent edited both files"
+                          (and (string= (reprise-test-file limits) "const minimum = 10;\n")
+                               (string= (reprise-test-file notes) "// Notes on stock.\n"))
+                          (list (reprise-test-file limits) (reprise-test-file notes)))
+      (let ((err (reprise-test-run-action "Reprise: list the agent's changes")))
+        (reprise-test-check "the list action runs" (null err) err))
+      (reprise-test-check "the changes are listed with their counts"
+                          (reprise-test-wait
+                           (lambda () (reprise-test-message-with "limits.js (modified) +1 −1\nnotes.js (modified) +1 −1"))))
+      (find-file limits)
+      (reprise-test-check "eglot manages limits.js" (eq (eglot-current-server) server))
+      (let ((titles (reprise-test-titles)))
+        (reprise-test-check "the undo action on a changed file"
+                            (member "Reprise: undo the agent's change to this file" titles) titles))
+      (let ((err (reprise-test-run-action "Reprise: undo the agent's change to this file")))
+        (reprise-test-check "the undo action runs" (null err) err))
+      (reprise-test-check "the undo is reported"
+                          (reprise-test-wait
+                           (lambda () (reprise-test-message-with "undid the agent's change to limits.js"))))
+      (reprise-test-check "limits.js is back as it was"
+                          (string= (reprise-test-file limits) "const minimum = 5;\n")
+                          (reprise-test-file limits))
+      (reprise-test-check "notes.js keeps the agent's change"
+                          (string= (reprise-test-file notes) "// Notes on stock.\n")
+                          (reprise-test-file notes))
+      ;; The user edits notes.js on disk after the agent.
+      (with-temp-file notes (insert "// Notes on stock, by the user.\n"))
+      (find-file notes)
+      (let ((err (reprise-test-run-action "Reprise: undo the agent's change to this file")))
+        (reprise-test-check "the undo of a file the user edited is refused"
+                            (and err (string-search "changed since the agent" (format "%S" err)))
+                            err))
+      (let ((shown (reprise-test-wait
+                    (lambda () (reprise-test-message-with "notes.js not undone")))))
+        (reprise-test-check "the refusal is shown as a warning with the reason"
+                            (and shown (eql (plist-get shown :type) 2)
+                                 (string-search "changed since the agent" (plist-get shown :message)))
+                            shown))
+      (reprise-test-check "notes.js keeps the user's edit"
+                          (string= (reprise-test-file notes) "// Notes on stock, by the user.\n")
+                          (reprise-test-file notes)))
 
     (reprise-test-dump-events)
     (eglot-shutdown server)

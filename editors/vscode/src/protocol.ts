@@ -19,6 +19,8 @@ export const CommandChanges = 'reprise.changes';
 export const CommandUndoCompaction = 'reprise.undoCompaction';
 export const CommandShowContext = 'reprise.showContext';
 export const CommandHistory = 'reprise.history';
+export const CommandUndoFile = 'reprise.undoFile';
+export const CommandShowChanges = 'reprise.showChanges';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';

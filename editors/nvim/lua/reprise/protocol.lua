@@ -24,6 +24,8 @@ M.command = {
   undo_compaction = 'reprise.undoCompaction', -- CommandUndoCompaction
   history = 'reprise.history', -- CommandHistory
   show_context = 'reprise.showContext', -- CommandShowContext (code action for plain clients)
+  undo_file = 'reprise.undoFile', -- CommandUndoFile (code action for plain clients)
+  show_changes = 'reprise.showChanges', -- CommandShowChanges (code action for plain clients)
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
