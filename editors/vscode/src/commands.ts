@@ -25,12 +25,16 @@ import {
   HistoryResult,
   SessionInfo,
 } from './protocol';
+import type { Review } from './review';
+import { attachmentOf, withAttachment } from './selection';
+import type { Attachment } from './store';
 import { keyHint } from './settings';
 import { tokens } from './meter';
 import type { Store } from './store';
 
 export const ids = {
   ask: 'reprise.chat.ask',
+  askSelection: 'reprise.chat.askSelection',
   compact: 'reprise.ui.compact',
   showContext: 'reprise.ui.showContext',
   checkpoints: 'reprise.ui.checkpoints',
@@ -50,12 +54,14 @@ export class Commands {
     private readonly store: Store,
     private readonly chat: () => ChatView,
     private readonly context: () => ContextView,
+    private readonly review: Review,
   ) {}
 
   register(): vscode.Disposable {
     const reg = (id: string, f: (...a: unknown[]) => unknown) => vscode.commands.registerCommand(id, f);
     return vscode.Disposable.from(
       reg(ids.ask, (text?: unknown) => this.askCommand(typeof text === 'string' ? text : undefined)),
+      reg(ids.askSelection, () => this.askSelection()),
       reg(ids.compact, (focus?: unknown) => this.compact(typeof focus === 'string' ? focus : undefined)),
       reg(ids.showContext, () => this.context().show()),
       reg(ids.checkpoints, () => this.checkpoints()),
@@ -79,11 +85,27 @@ export class Commands {
     await this.ask(t);
   }
 
-  /** ask sends a question for the current session (a new one when there is none). */
+  /** askSelection attaches the editor's selection to the next question and shows the chat. */
+  private async askSelection(): Promise<void> {
+    const a = selectionAttachment(vscode.window.activeTextEditor);
+    if (!a) {
+      void vscode.window.showInformationMessage('Reprise: select some text in an editor first.');
+      return;
+    }
+    this.store.setAttachment(a);
+    await this.chat().reveal();
+  }
+
+  /**
+   * ask sends a question for the current session (a new one when there is none), with the
+   * selection attached to it if any.
+   */
   async ask(text: string): Promise<void> {
-    this.store.ask(text);
+    const a = this.store.attachment;
+    this.store.setAttachment(undefined);
+    this.store.ask(text, a?.label);
     try {
-      const res = await this.server.execute<{ sessionId: string }>(CommandAsk, { text, ...this.sessionArgs() });
+      const res = await this.server.execute<{ sessionId: string }>(CommandAsk, { text: withAttachment(text, a), ...this.sessionArgs() });
       this.store.asked(res.sessionId);
     } catch (err) {
       this.store.failed(message(err));
@@ -227,6 +249,7 @@ export class Commands {
       ? await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, { sessionId }).catch(() => null)
       : null;
     this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? []));
+    await this.review.loadAll(sessionId);
   }
 
   private async restore(): Promise<void> {
@@ -262,4 +285,15 @@ export class Commands {
     }
     void vscode.window.showErrorMessage(`Reprise: ${message(err)}`);
   }
+}
+
+/** selectionAttachment reads the active editor's selection; undefined when nothing is selected. */
+function selectionAttachment(editor: vscode.TextEditor | undefined): Attachment | undefined {
+  if (!editor || editor.selection.isEmpty) return undefined;
+  const sel = editor.selection;
+  // A selection ending at the start of a line does not include that line.
+  const end = sel.end.character === 0 && sel.end.line > sel.start.line ? sel.end.line - 1 : sel.end.line;
+  const doc = editor.document;
+  const name = doc.uri.scheme === 'file' ? vscode.workspace.asRelativePath(doc.uri, false) : doc.fileName;
+  return attachmentOf(name, doc.languageId, sel.start.line + 1, end + 1, doc.getText(sel));
 }

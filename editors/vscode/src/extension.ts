@@ -6,7 +6,8 @@ import { ChatView } from './chat/view';
 import { Commands, ids } from './commands';
 import { ContextView } from './contextView';
 import { createMeter } from './meterItem';
-import { ConfigSection } from './protocol';
+import { ConfigSection, UpdateTurnEnd } from './protocol';
+import { Review } from './review';
 import { Store } from './store';
 
 let server: Server | undefined;
@@ -14,16 +15,34 @@ let server: Server | undefined;
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Reprise');
   const store = new Store();
-  server = new Server(output, { usage: (u) => store.setUsage(u), update: (p) => store.update(p) }, ctx.extensionPath);
+  // The server is created before the review that reads its changes; updates reach both.
+  let review: Review | undefined;
+  server = new Server(
+    output,
+    {
+      usage: (u) => store.setUsage(u),
+      update: (p) => {
+        store.update(p);
+        if (p.update.sessionUpdate === UpdateTurnEnd) void review?.turnEnded(p.sessionId);
+      },
+    },
+    ctx.extensionPath,
+  );
+  review = new Review(server, store);
+  const rv = review;
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.
   let chat: ChatView | undefined;
-  const commands = new Commands(server, store, () => chat!, () => contextView);
+  const commands = new Commands(server, store, () => chat!, () => contextView, rv);
   chat = new ChatView(ctx.extensionUri, store, {
     ask: (t) => commands.ask(t),
     cancel: () => commands.cancel(),
     openCheckpoint: (n) => commands.openCheckpoint(n),
     showContext: () => contextView.show(),
+    openFile: (p, line) => rv.openFile(p, line),
+    openDiff: (p, turn) => rv.openDiff(p, turn),
+    review: async (action, turn, paths) => (action === 'keep' ? rv.keep(turn, paths) : rv.undo(turn, paths)),
+    detach: () => store.setAttachment(undefined),
   });
   ctx.subscriptions.push(
     output,
@@ -32,6 +51,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     chat,
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     commands.register(),
+    rv.register(),
     createMeter(store, ids.showContext),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(ConfigSection)) return;

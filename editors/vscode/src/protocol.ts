@@ -187,9 +187,19 @@ export interface CompactionUpdate {
   checkpoint?: CheckpointInfo;
 }
 
+/** ToolContent is one item of an edit's content: ACP's diff, or a note when it is too large. */
+export interface ToolContent {
+  type: string; // "diff" or "content"
+  path?: string;
+  oldText?: string;
+  newText?: string;
+  content?: { type: string; text: string };
+}
+
 export interface Update {
   sessionUpdate: string;
-  content?: { type: string; text: string };
+  /** a text block for message chunks; a list for an edit's tool_call_update */
+  content?: { type: string; text: string } | ToolContent[];
   toolCallId?: string;
   title?: string;
   kind?: string;
@@ -221,6 +231,32 @@ export interface HistoryEntry {
 export interface HistoryResult {
   sessionId: string;
   entries: HistoryEntry[] | null;
+}
+
+/** FileChange is one file of reprise.changes. */
+export interface FileChange {
+  path: string;
+  absPath: string;
+  turn: number;
+  /** modified, created or deleted */
+  state: string;
+  added: number;
+  removed: number;
+  diff?: string;
+  binary?: boolean;
+  note?: string;
+  userChanged?: boolean;
+}
+
+export interface ChangesResult {
+  sessionId: string;
+  turn: number;
+  files: FileChange[];
+}
+
+export interface RestoreResult {
+  restored: string[];
+  refused?: { path: string; reason: string }[];
 }
 
 export interface SessionUpdate {

@@ -1,7 +1,16 @@
 // Which session is current, its chat transcript and its latest usage. Pure (no vscode import):
 // the chat view, the meter and the commands read it; the server's notifications feed it.
 import { Action, ChatState, initialState, reduce } from './chat/state';
-import type { ContextUsage, SessionUpdate } from './protocol';
+import type { Review } from './chat/state';
+import type { ContextUsage, FileChange, SessionUpdate } from './protocol';
+
+/** Attachment is a selection the next question is about. */
+export interface Attachment {
+  /** what the chat shows: "path:10-20" */
+  label: string;
+  /** what the model gets after the question */
+  text: string;
+}
 
 /** draft is the key of the transcript of a first question whose session is not known yet. */
 const draft = '';
@@ -11,6 +20,8 @@ export class Store {
   current = draft;
   /** compacting is true while a manual compaction of the current session is in flight. */
   compacting = false;
+  /** attachment is sent with the next question, then dropped. */
+  attachment?: Attachment;
   private chats = new Map<string, ChatState>();
   private usages = new Map<string, ContextUsage>();
   private listeners: (() => void)[] = [];
@@ -51,8 +62,25 @@ export class Store {
     }
   }
 
-  ask(text: string): void {
-    this.dispatch(this.current, { type: 'ask', text });
+  ask(text: string, attachment?: string): void {
+    this.dispatch(this.current, { type: 'ask', text, attachment });
+    this.changed();
+  }
+
+  setAttachment(a: Attachment | undefined): void {
+    this.attachment = a;
+    this.changed();
+  }
+
+  /** changes sets the files a turn of a session changed. */
+  changes(id: string, turn: number, files: FileChange[]): void {
+    this.dispatch(id, { type: 'changes', turn, files });
+    this.changed();
+  }
+
+  /** review marks what the user did with some of a turn's changed files. */
+  review(id: string, turn: number, paths: string[], review: Review, reason?: string): void {
+    this.dispatch(id, { type: 'review', turn, paths, review, reason });
     this.changed();
   }
 

@@ -1,7 +1,8 @@
 // The chat transcript as plain data, and the reducer that folds the server's session updates into
 // it. No vscode import: the extension host keeps one ChatState per session and posts it to the
 // webview, which only renders.
-import type { CheckpointInfo, HistoryEntry, SessionUpdate, ToolOutput, Update } from '../protocol';
+import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
+import type { CheckpointInfo, FileChange, HistoryEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
   CompactionDone,
@@ -23,8 +24,32 @@ import {
   UpdateTurnEnd,
 } from '../protocol';
 
+/** EditDiff is an edit's diff as the chat shows it: counts and bounded hunks, not whole texts. */
+export interface EditDiff {
+  /** absolute, as the server sends it */
+  path: string;
+  /** the turn the edit belongs to: its restore point is before that turn */
+  turn: number;
+  added: number;
+  removed: number;
+  created: boolean;
+  lines: ShownLine[];
+  /** lines of the diff left out of lines */
+  more: number;
+  /** why there is no diff (too large, binary) */
+  note?: string;
+}
+
+/** Review is what the user did with a changed file: nothing yet, kept, undone, or an undo refused. */
+export type Review = 'pending' | 'kept' | 'undone' | 'refused';
+
+export interface ChangeRow extends FileChange {
+  review: Review;
+  reason?: string;
+}
+
 export type Item =
-  | { type: 'user'; text: string }
+  | { type: 'user'; text: string; attachment?: string }
   | { type: 'agent'; text: string }
   | { type: 'thought'; text: string }
   | {
@@ -35,7 +60,9 @@ export type Item =
       status: string;
       input?: Record<string, unknown>;
       output?: ToolOutput;
+      diff?: EditDiff;
     }
+  | { type: 'changes'; turn: number; files: ChangeRow[] }
   | { type: 'compaction'; state: string; trigger: string; note?: string; checkpoint?: CheckpointInfo }
   | { type: 'retry'; attempt: number; error: string }
   | { type: 'end'; stopReason: string; error?: string }
@@ -48,8 +75,11 @@ export interface ChatState {
 }
 
 export type Action =
-  | { type: 'ask'; text: string }
+  | { type: 'ask'; text: string; attachment?: string }
   | { type: 'asked'; sessionId: string }
+  /** changes gives the files a turn changed (reprise.changes, filtered to that turn) */
+  | { type: 'changes'; turn: number; files: FileChange[] }
+  | { type: 'review'; turn: number; paths: string[]; review: Review; reason?: string }
   | { type: 'update'; params: SessionUpdate }
   | { type: 'error'; text: string }
   | { type: 'reset'; sessionId?: string };
@@ -63,8 +93,14 @@ export function reduce(state: ChatState, action: Action): ChatState {
   switch (action.type) {
     case 'reset':
       return initialState(action.sessionId);
-    case 'ask':
-      return { ...state, running: true, items: [...state.items, { type: 'user', text: action.text }] };
+    case 'ask': {
+      const user: Item = action.attachment ? { type: 'user', text: action.text, attachment: action.attachment } : { type: 'user', text: action.text };
+      return { ...state, running: true, items: [...state.items, user] };
+    }
+    case 'changes':
+      return setChanges(state, action.turn, action.files);
+    case 'review':
+      return setReview(state, action.turn, action.paths, action.review, action.reason);
     case 'asked':
       return { ...state, sessionId: action.sessionId };
     case 'error':
@@ -81,7 +117,7 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
     case UpdateMessageChunk:
     case UpdateThoughtChunk: {
       const type = u.sessionUpdate === UpdateMessageChunk ? 'agent' : 'thought';
-      const text = u.content?.text ?? '';
+      const text = u.content && !Array.isArray(u.content) ? u.content.text : '';
       const last = items[items.length - 1];
       if (last && last.type === type) {
         return { ...state, running: true, items: [...items.slice(0, -1), { type, text: last.text + text }] };
@@ -101,7 +137,9 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
         status: u.status || prev?.status || ToolStatusInProgress,
         input: u.rawInput ?? prev?.input,
         output: u.rawOutput ?? prev?.output,
+        diff: Array.isArray(u.content) ? (editDiff(u.content, turnCount(items)) ?? prev?.diff) : prev?.diff,
       };
+      if (!tool.diff) delete tool.diff;
       const next = i >= 0 ? items.map((it, j) => (j === i ? tool : it)) : [...items, tool];
       return { ...state, running: true, items: next };
     }
@@ -135,6 +173,76 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
     default:
       return state;
   }
+}
+
+function turnCount(items: readonly Item[]): number {
+  return items.filter((it) => it.type === 'user').length;
+}
+
+/** editDiff turns an edit's content (ACP's diff, whole texts) into what the chat shows. */
+function editDiff(content: readonly ToolContent[], turn: number): EditDiff | undefined {
+  for (const c of content) {
+    if (c.type === 'diff' && c.path && c.newText !== undefined) {
+      const ops = lineDiff(splitLines(c.oldText ?? ''), splitLines(c.newText));
+      const { lines, more } = hunks(ops);
+      return { path: c.path, turn, ...counts(ops), created: c.oldText === undefined, lines, more };
+    }
+    if (c.type === 'content' && c.content?.text) return { path: '', turn, added: 0, removed: 0, created: false, lines: [], more: 0, note: c.content.text };
+  }
+  return undefined;
+}
+
+/**
+ * setChanges puts a turn's changed files after that turn's exchange (before the next question),
+ * replacing the list it had; a row keeps what the user did with it, and a file undone stays listed
+ * as undone though the server no longer reports it.
+ */
+function setChanges(state: ChatState, turn: number, files: readonly FileChange[]): ChatState {
+  const items = state.items;
+  const at = items.findIndex((it) => it.type === 'changes' && it.turn === turn);
+  const prev = at >= 0 ? (items[at] as Extract<Item, { type: 'changes' }>).files : [];
+  const rows: ChangeRow[] = files.map((f) => {
+    const p = prev.find((r) => r.path === f.path);
+    // A kept file the agent changes again (a later turn) is listed anew: only its list changes.
+    return p && p.review !== 'pending' && p.review !== 'refused' ? { ...f, review: p.review } : { ...f, review: 'pending' };
+  });
+  for (const p of prev) if (p.review === 'undone' && !rows.some((r) => r.path === p.path)) rows.push(p);
+  rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  if (at >= 0) {
+    if (rows.length === 0) return { ...state, items: items.filter((_, j) => j !== at) };
+    return { ...state, items: items.map((it, j) => (j === at ? { type: 'changes', turn, files: rows } : it)) };
+  }
+  if (rows.length === 0) return state;
+  const item: Item = { type: 'changes', turn, files: rows };
+  // Before the question of turn+1, or last.
+  let seen = 0;
+  const next = items.findIndex((it) => it.type === 'user' && ++seen === turn + 1);
+  if (next < 0) return { ...state, items: [...items, item] };
+  return { ...state, items: [...items.slice(0, next), item, ...items.slice(next)] };
+}
+
+function setReview(state: ChatState, turn: number, paths: readonly string[], review: Review, reason?: string): ChatState {
+  return {
+    ...state,
+    items: state.items.map((it) => {
+      if (it.type !== 'changes' || it.turn !== turn) return it;
+      const files = it.files.map((f): ChangeRow => {
+        if (!paths.includes(f.path)) return f;
+        const row: ChangeRow = { ...f, review };
+        if (review === 'refused' && reason) row.reason = reason;
+        else delete row.reason;
+        return row;
+      });
+      return { ...it, files };
+    }),
+  };
+}
+
+/** changesByTurn groups reprise.changes {turn: 1} by the turn of each file's restore point. */
+export function changesByTurn(files: readonly FileChange[]): Map<number, FileChange[]> {
+  const m = new Map<number, FileChange[]>();
+  for (const f of files) m.set(f.turn, [...(m.get(f.turn) ?? []), f]);
+  return m;
 }
 
 function lastIndex<T>(xs: T[], pred: (x: T) => boolean): number {

@@ -9,6 +9,10 @@ export interface ChatActions {
   cancel(): Promise<void>;
   openCheckpoint(n: number): Promise<void>;
   showContext(): Promise<void>;
+  openFile(path: string, line?: number): Promise<void>;
+  openDiff(path: string, turn: number): Promise<void>;
+  review(action: 'keep' | 'undo', turn: number, paths: string[]): Promise<void>;
+  detach(): void;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -37,6 +41,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
   /** reveal shows the chat view, focused on its input. */
   async reveal(): Promise<void> {
     await vscode.commands.executeCommand(`${ChatView.id}.focus`);
+    void this.view?.webview.postMessage({ type: 'focus' });
   }
 
   private receive(m: FromWebview): void {
@@ -56,6 +61,18 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'context':
         void this.actions.showContext();
         break;
+      case 'openFile':
+        void this.actions.openFile(m.path, m.line);
+        break;
+      case 'openDiff':
+        void this.actions.openDiff(m.path, m.turn);
+        break;
+      case 'review':
+        void this.actions.review(m.action, m.turn, m.paths);
+        break;
+      case 'detach':
+        this.actions.detach();
+        break;
     }
   }
 
@@ -66,6 +83,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       chat: this.store.chat(),
       usage: this.store.usage(),
       compacting: this.store.compacting,
+      attachment: this.store.attachment?.label,
     };
     void this.view.webview.postMessage(msg);
   }
@@ -92,6 +110,7 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <main id="log" aria-live="polite"></main>
 <footer>
   <div id="meter" class="meter" title="Context window"></div>
+  <div id="attachment" class="attachment" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Reprise… (Enter to send, Shift+Enter for a new line)" aria-label="Ask Reprise"></textarea>
   <div class="buttons">
     <button id="stop" class="secondary" title="Stop the running turn" hidden>Stop</button>

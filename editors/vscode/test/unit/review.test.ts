@@ -1,0 +1,141 @@
+import MarkdownIt from 'markdown-it';
+import { describe, expect, it } from 'vitest';
+import { pathLinks } from '../../src/chat/links';
+import { renderItems } from '../../src/chat/render';
+import { Action, ChatState, changesByTurn, initialState, reduce } from '../../src/chat/state';
+import type { FileChange, Update } from '../../src/protocol';
+import { attachmentOf, maxSelectionChars, withAttachment } from '../../src/selection';
+
+const up = (update: Update): Action => ({ type: 'update', params: { sessionId: 's1', update } });
+const run = (...actions: Action[]): ChatState => actions.reduce(reduce, initialState('s1'));
+const render = (s: ChatState) => renderItems(s, (t) => t, new Set());
+
+const file = (path: string, over: Partial<FileChange> = {}): FileChange => ({
+  path, absPath: `/ws/${path}`, turn: 1, state: 'modified', added: 1, removed: 1, diff: `--- a/${path}\n+++ b/${path}\n@@ -1 +1 @@\n-x\n+y\n`, ...over,
+});
+
+describe('an edit in the chat', () => {
+  const edit = (content: Update['content']) =>
+    run(
+      { type: 'ask', text: 'edit' },
+      up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Edit src/a.go', kind: 'edit', status: 'in_progress', rawInput: { path: 'src/a.go' } }),
+      up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', rawOutput: { output: 'ok' }, content }),
+    );
+
+  it('keeps counts and hunks of the diff, not the whole texts', () => {
+    const old = Array.from({ length: 30 }, (_, i) => `line ${i + 1}\n`).join('');
+    const s = edit([{ type: 'diff', path: '/ws/src/a.go', oldText: old, newText: old.replace('line 12\n', 'line twelve\n') }]);
+    const t = s.items[1];
+    if (t.type !== 'tool' || !t.diff) throw new Error('no diff');
+    expect(t.diff).toMatchObject({ path: '/ws/src/a.go', turn: 1, added: 1, removed: 1, created: false, more: 0 });
+    expect(t.diff.lines.length).toBe(9); // a header, 3 + 3 lines of context, one removed, one added
+    expect(JSON.stringify(t.diff)).not.toContain('line 1\\n');
+    const html = render(s);
+    expect(html).toContain('<span class="add">+1</span> <span class="del">−1</span>');
+    expect(html).toContain('class="opendiff" data-path="/ws/src/a.go" data-turn="1"');
+    expect(html).toContain('<div class="dl add">+line twelve</div>');
+    // The path in the title opens the file at the changed line.
+    expect(html).toContain('Edit <a href="#" class="file" data-path="src/a.go" data-line="12"');
+  });
+
+  it('marks a created file and shows a note instead of a diff too large to send', () => {
+    const created = edit([{ type: 'diff', path: '/ws/src/a.go', newText: 'a\nb\n' }]).items[1];
+    expect(created.type === 'tool' && created.diff).toMatchObject({ created: true, added: 2, removed: 0 });
+    const big = edit([{ type: 'content', content: { type: 'text', text: 'diff too large: 70 KiB' } }]);
+    expect(render(big)).toContain('<div class="note">diff too large: 70 KiB</div>');
+    expect(render(big)).not.toContain('class="counts"');
+  });
+
+  it('escapes what the model wrote in a diff', () => {
+    const html = render(edit([{ type: 'diff', path: '/ws/x"><img src=x>', oldText: '', newText: '<script>alert(1)</script>\n' }]));
+    expect(html).not.toContain('<script>');
+    expect(html).not.toContain('<img');
+  });
+});
+
+describe('a turn\'s changes', () => {
+  const turn2 = run({ type: 'ask', text: 'one' }, up({ sessionUpdate: 'turn_end', stopReason: 'end_turn' }), { type: 'ask', text: 'two' });
+
+  it('go after the turn they belong to', () => {
+    const s = reduce(turn2, { type: 'changes', turn: 1, files: [file('b.txt'), file('a.txt')] });
+    expect(s.items.map((it) => it.type)).toEqual(['user', 'end', 'changes', 'user']);
+    const c = s.items[2];
+    expect(c.type === 'changes' && c.files.map((f) => [f.path, f.review])).toEqual([['a.txt', 'pending'], ['b.txt', 'pending']]);
+    expect(reduce(s, { type: 'changes', turn: 2, files: [file('c.txt', { turn: 2 })] }).items.map((it) => it.type)).toEqual(['user', 'end', 'changes', 'user', 'changes']);
+    // No file, no list.
+    expect(reduce(turn2, { type: 'changes', turn: 1, files: [] })).toBe(turn2);
+  });
+
+  it('keep what the user did when listed again', () => {
+    let s = reduce(turn2, { type: 'changes', turn: 1, files: [file('a.txt'), file('b.txt'), file('c.txt')] });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['a.txt'], review: 'undone' });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'kept' });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['c.txt'], review: 'refused', reason: 'changed since the agent last wrote it' });
+    // The server no longer lists the undone file.
+    s = reduce(s, { type: 'changes', turn: 1, files: [file('b.txt'), file('c.txt')] });
+    const c = s.items.find((it) => it.type === 'changes');
+    expect(c?.type === 'changes' && c.files.map((f) => [f.path, f.review])).toEqual([['a.txt', 'undone'], ['b.txt', 'kept'], ['c.txt', 'pending']]);
+  });
+
+  it('render Keep and Undo for files not yet reviewed, and why an undo was refused', () => {
+    let s = reduce(turn2, { type: 'changes', turn: 1, files: [file('a.txt'), file('b.txt', { state: 'created', removed: 0, userChanged: true }), file('c.txt')] });
+    let html = render(s);
+    expect(html).toContain('Changes · 3 files');
+    expect(html).toContain('data-act="undo" data-all="1"');
+    expect(html).toContain('<div class="row pending" data-path="b.txt"><a href="#" class="file" data-path="b.txt"');
+    expect(html).toContain('<span class="state">created</span>');
+    expect(html).toContain('<span class="state">edited since</span>');
+    s = reduce(s, { type: 'review', turn: 1, paths: ['a.txt'], review: 'undone' });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'refused', reason: 'changed since the agent last wrote it' });
+    html = render(s);
+    expect(html).toMatch(/<div class="row undone" data-path="a.txt">.*<span class="done">Undone<\/span>/);
+    expect(html).toContain('<div class="reason">Not undone: changed since the agent last wrote it</div>');
+    // Two files are still open: b.txt (refused) and c.txt.
+    expect(html).toContain('data-act="keep" data-all="1"');
+    s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt', 'c.txt'], review: 'kept' });
+    expect(render(s)).not.toContain('data-act');
+  });
+
+  it('of a reopened session are grouped by the turn of their restore point', () => {
+    const m = changesByTurn([file('a', { turn: 1 }), file('b', { turn: 3 }), file('c', { turn: 1 })]);
+    expect([...m].map(([t, fs]) => [t, fs.map((f) => f.path)])).toEqual([[1, ['a', 'c']], [3, ['b']]]);
+  });
+});
+
+describe('path links in answers', () => {
+  const md = new MarkdownIt({ html: false, linkify: true }).use(pathLinks);
+  it('link code spans and paths with a known extension', () => {
+    const html = md.render('See `lsp/server.go:42` and agent/loop.go, then README.md.');
+    expect(html).toContain('<a href="#" class="file" data-path="lsp/server.go" data-line="42" title="Open lsp/server.go at line 42"><code>lsp/server.go:42</code></a>');
+    expect(html).toContain('data-path="agent/loop.go"');
+    expect(html).toContain('data-path="README.md"');
+    expect(md.render('Visit https://example.com/a.go')).toContain('<a href="https://example.com/a.go">');
+  });
+  it('leave alone what is not a path', () => {
+    const html = md.render('Version `1.2.3`, e.g. this, https://example.com/a.go and [x](y.go) and `a b.go`.\n\n```\nmain.go\n```');
+    expect(html).not.toContain('class="file"');
+  });
+  it('escape the text around a link', () => {
+    expect(md.render('a <b> c.go')).toContain('a &lt;b&gt; <a href="#" class="file" data-path="c.go"');
+  });
+});
+
+describe('a selection attached to a question', () => {
+  it('is fenced so that its text cannot close the fence', () => {
+    const a = attachmentOf('src/a.ts', 'typescript', 3, 5, 'x\n```\ny');
+    expect(a.label).toBe('src/a.ts:3-5');
+    expect(a.text).toBe('The question is about this selection of src/a.ts, lines 3-5:\n````typescript\nx\n```\ny\n````');
+    expect(withAttachment('Why?', a)).toBe(`Why?\n\n${a.text}`);
+    expect(withAttachment('Why?', undefined)).toBe('Why?');
+  });
+  it('is named, not sent, when large', () => {
+    const a = attachmentOf('big.txt', 'plaintext', 7, 7, 'x'.repeat(maxSelectionChars + 1));
+    expect(a.label).toBe('big.txt:7');
+    expect(a.text).toContain('big.txt, line 7');
+    expect(a.text).not.toContain('xxx');
+  });
+  it('shows on the question in the chat', () => {
+    const s = run({ type: 'ask', text: 'Why?', attachment: 'src/a.ts:3-5' });
+    expect(render(s)).toContain('<div class="attachment">src/a.ts:3-5</div>');
+  });
+});
