@@ -28,7 +28,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     },
     ctx.extensionPath,
   );
-  review = new Review(server, store);
+  review = new Review(server, store, ctx.workspaceState);
   const rv = review;
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.

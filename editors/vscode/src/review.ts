@@ -20,7 +20,13 @@ export class Review {
   constructor(
     private readonly server: Server,
     private readonly store: Store,
+    /** Where the files the user kept are remembered, so that a reopened session shows them kept. */
+    private readonly memento?: vscode.Memento,
   ) {}
+
+  private keptKey(sessionId: string): string {
+    return `reprise.kept.${sessionId}`;
+  }
 
   register(): vscode.Disposable {
     return vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
@@ -56,7 +62,12 @@ export class Review {
   async loadAll(sessionId: string): Promise<void> {
     if (!this.server.supports(CommandChanges)) return;
     try {
-      for (const [turn, files] of changesByTurn(await this.changes(sessionId, 1))) this.store.changes(sessionId, turn, files);
+      const kept = this.memento?.get<string[]>(this.keptKey(sessionId)) ?? [];
+      for (const [turn, files] of changesByTurn(await this.changes(sessionId, 1))) {
+        this.store.changes(sessionId, turn, files);
+        const marked = files.filter((f) => kept.includes(`${turn}:${f.path}`)).map((f) => f.path);
+        if (marked.length) this.store.review(sessionId, turn, marked, 'kept');
+      }
     } catch {
       // As in refresh.
     }
@@ -102,7 +113,12 @@ export class Review {
 
   /** keep marks files as reviewed: they stay as the agent left them. */
   keep(turn: number, paths: string[]): void {
-    this.store.review(this.store.current, turn, paths, 'kept');
+    const sessionId = this.store.current;
+    this.store.review(sessionId, turn, paths, 'kept');
+    const key = this.keptKey(sessionId);
+    const kept = new Set(this.memento?.get<string[]>(key) ?? []);
+    for (const p of paths) kept.add(`${turn}:${p}`);
+    void this.memento?.update(key, [...kept]);
   }
 
   /**
@@ -127,7 +143,8 @@ export class Review {
         if (p) reasons.set(p, part.slice(p.length + 2));
       }
       for (const p of paths) this.store.review(sessionId, turn, [p], 'refused', reasons.get(p) ?? m);
-      void vscode.window.showWarningMessage(`Reprise: ${m}`);
+      const named = paths.every((p) => reasons.has(p));
+      void vscode.window.showWarningMessage(named ? `Reprise: not undone: ${paths.map((p) => `${p} (${reasons.get(p)})`).join('; ')}` : `Reprise: ${m}`);
     }
     await this.refresh(sessionId, turn);
   }

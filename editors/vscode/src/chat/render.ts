@@ -123,12 +123,12 @@ function renderChanges(turn: number, files: readonly ChangeRow[]): string {
       const counts = f.binary ? ' <span class="state">binary</span>' : ` ${countsOf(f.added, f.removed)}`;
       const diff = f.state !== 'deleted' || f.diff ? ` <a href="#" class="opendiff" data-path="${escape(f.path)}" data-turn="${turn}">Diff</a>` : '';
       const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';
-      const actions = f.review === 'pending' || f.review === 'refused'
-        ? ` <span class="actions"><button class="secondary" data-act="keep">Keep</button> <button class="secondary" data-act="undo">Undo</button></span>`
+      const buttons = f.review === 'pending' || f.review === 'refused'
+        ? ` <button class="secondary" data-act="keep">Keep</button> <button class="secondary" data-act="undo">Undo</button>`
         : ` <span class="done">${reviewLabel[f.review]}</span>`;
       const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
       const link = f.state === 'deleted' ? escape(f.path) : fileLink(f.path, escape(f.path));
-      return `<div class="row ${f.review}" data-path="${escape(f.path)}">${link}${state}${counts}${user}${diff}${actions}${reason}</div>`;
+      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${link}${state}${counts}${user}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
     })
     .join('');
   return `<div class="changes" data-turn="${turn}"><div class="head">Changes · ${files.length} file${files.length === 1 ? '' : 's'}${all}</div>${rows}</div>`;

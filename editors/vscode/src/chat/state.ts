@@ -203,8 +203,9 @@ function setChanges(state: ChatState, turn: number, files: readonly FileChange[]
   const prev = at >= 0 ? (items[at] as Extract<Item, { type: 'changes' }>).files : [];
   const rows: ChangeRow[] = files.map((f) => {
     const p = prev.find((r) => r.path === f.path);
-    // A kept file the agent changes again (a later turn) is listed anew: only its list changes.
-    return p && p.review !== 'pending' && p.review !== 'refused' ? { ...f, review: p.review } : { ...f, review: 'pending' };
+    if (!p || p.review === 'pending') return { ...f, review: 'pending' };
+    // A refusal stays with its reason until the user keeps the file or tries again.
+    return p.reason ? { ...f, review: p.review, reason: p.reason } : { ...f, review: p.review };
   });
   for (const p of prev) if (p.review === 'undone' && !rows.some((r) => r.path === p.path)) rows.push(p);
   rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));

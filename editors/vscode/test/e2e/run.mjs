@@ -3,7 +3,7 @@
 // a person sees: the chat view's streamed answer and tool calls, the status bar meter, the
 // notifications, the quick picks. Started by test/e2e.sh, which sets the E2E_* variables.
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -152,6 +152,10 @@ const browser = await chromium.launchPersistentContext(join(tmp, 'chromium-profi
 });
 const page = browser.pages()[0] ?? (await browser.newPage());
 const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+// Errors of the workbench and of the webviews, printed when a step fails.
+const consoleErrors = [];
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text().slice(0, 500)));
+page.on('pageerror', (e) => consoleErrors.push(`${e.message}`.slice(0, 500)));
 
 /** frameWith finds the webview frame (VS Code nests them two deep) holding selector. */
 async function frameWith(selector, text) {
@@ -366,6 +370,78 @@ await step('approval notification runs the command', async () => {
   await chat.locator('details.tool.completed', { hasText: 'echo hello-from-tool' }).waitFor();
 });
 
+const notesBefore = readFileSync(join(ws, 'notes.txt'), 'utf8');
+const agentChores = '# Chores\n\n- shopping\n- garden\n';
+let changes;
+
+await step('an edit shows its diff in the chat and opens the diff editor', async () => {
+  await openChat();
+  await chat.locator('#input').fill('Tidy the notes');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'created chores.md' }).waitFor({ timeout: 30_000 });
+  const edit = chat.locator('details.tool.completed', { hasText: 'notes.txt' }).last();
+  await edit.locator('.counts', { hasText: '+1 −1' }).waitFor();
+  await chat.locator('details.tool.completed', { hasText: 'chores.md' }).locator('.counts', { hasText: '+4 −0' }).waitFor();
+  await edit.locator('summary .status').click(); // not on the path, which is a link
+  await edit.locator('.diff .dl.add', { hasText: 'Remember the oat milk.' }).waitFor();
+  await edit.locator('.diff .dl.del', { hasText: 'Remember the milk.' }).waitFor();
+  await shot('edit-diff');
+  await edit.locator('a.opendiff').click();
+  await page.locator('.tab', { hasText: 'notes.txt (before turn 3) ↔ now' }).waitFor({ timeout: 15_000 });
+  const diffEditor = page.locator('.monaco-diff-editor').first();
+  await diffEditor.locator('.line-insert, .char-insert').first().waitFor();
+  await diffEditor.locator('.view-lines', { hasText: 'Remember the milk.' }).first().waitFor();
+  await shot('diff-editor');
+});
+
+await step('file paths in the answer open the file at the line', async () => {
+  await chat.locator('.msg.agent a.file', { hasText: 'chores.md' }).last().click();
+  await page.locator('.tab.active', { hasText: 'chores.md' }).waitFor({ timeout: 15_000 });
+  await chat.locator('.msg.agent a.file', { hasText: 'notes.txt:3' }).last().click();
+  await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
+  await page.locator('.statusbar-item', { hasText: /Ln 3, Col 1/ }).first().waitFor();
+});
+
+await step('of two changed files, one is undone and the other kept; a user edit blocks its undo', async () => {
+  changes = chat.locator('.changes').last();
+  await changes.locator('.head', { hasText: 'Changes · 2 files' }).waitFor({ timeout: 15_000 });
+  await shot('changes');
+  // The user edits chores.md after the agent: its undo is refused, with the reason, and the
+  // user's edit stays.
+  const userChores = `${agentChores}- the bike\n`;
+  writeFileSync(join(ws, 'chores.md'), userChores);
+  const chores = changes.locator('.row[data-path="chores.md"]');
+  await chores.locator('button', { hasText: 'Undo' }).click();
+  await changes.locator('.row.refused[data-path="chores.md"] .reason', { hasText: 'changed since the agent last wrote it' }).waitFor({ timeout: 15_000 });
+  await page.locator('.notification-toast', { hasText: 'not undone' }).first().waitFor();
+  if (readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error("the user's edit of chores.md was lost");
+  await chores.locator('button', { hasText: 'Keep' }).click();
+  await changes.locator('.row.kept[data-path="chores.md"]').waitFor();
+  await changes.locator('.row[data-path="notes.txt"] button', { hasText: 'Undo' }).click();
+  await changes.locator('.row.undone[data-path="notes.txt"]').waitFor({ timeout: 15_000 });
+  await waitFor('notes.txt back as it was', async () => readFileSync(join(ws, 'notes.txt'), 'utf8') === notesBefore, 10_000);
+  if (!existsSync(join(ws, 'chores.md')) || readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error('chores.md was not kept');
+  if ((await changes.locator('button').count()) !== 0) throw new Error('buttons left after every file was reviewed');
+  await shot('changes-reviewed');
+});
+
+await step('Ask Reprise About This Selection attaches the selection to the question', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await page.locator('.tab', { hasText: 'notes.txt' }).first().click();
+  const lines = page.locator('.editor-instance .monaco-editor .view-lines').first();
+  await lines.locator('.view-line', { hasText: '# Notes' }).click({ clickCount: 3 }); // selects the line
+  await lines.click({ button: 'right', position: { x: 40, y: 8 } });
+  await page.locator('.monaco-menu .action-label', { hasText: 'Ask Reprise About This Selection' }).click();
+  await openChat();
+  await chat.locator('#attachment', { hasText: 'notes.txt:1' }).waitFor({ timeout: 15_000 });
+  await chat.locator('#input').fill('What is this line?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.user', { hasText: 'What is this line?' }).locator('.attachment', { hasText: 'notes.txt:1' }).waitFor();
+  await chat.locator('.msg.agent', { hasText: 'title of the notes' }).waitFor({ timeout: 30_000 });
+  if (!(await chat.locator('#attachment').isHidden())) throw new Error('the selection stays attached after the question');
+  await shot('selection');
+});
+
 await step('New Session empties the chat and Resume Session brings it back', async () => {
   await palette('Reprise: New Session');
   await chat.locator('.empty').waitFor();
@@ -388,6 +464,11 @@ await step('after a reload, Resume Session rebuilds the saved session from its h
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
   await chat.locator('details.tool.completed').first().waitFor();
   await chat.locator('.marker.compaction a.checkpoint').first().waitFor();
+  // The question about a selection is rebuilt as the server holds it, the selection included.
+  await chat.locator('.msg.user', { hasText: 'The question is about this selection of notes.txt' }).waitFor();
+  // The changes come back too: the undone file is gone, the kept one is still marked kept.
+  await chat.locator('.changes .row.kept[data-path="chores.md"]').waitFor({ timeout: 15_000 });
+  if ((await chat.locator('.changes .row[data-path="notes.txt"]').count()) !== 0) throw new Error('the undone notes.txt is listed again');
   await shot('history');
   // Rebuilt, not kept: the history has no tool input, the streamed transcript had one.
   if ((await chat.locator('details.tool .label', { hasText: 'Input' }).count()) > 0) throw new Error('the transcript was not rebuilt from the history');
@@ -407,8 +488,17 @@ await step('a settings change reaches the server live', async () => {
 
 await browser.close().catch(() => {});
 fake.stdin.end();
+// The fake model writes the requests it got when it exits.
+await new Promise((r) => (fake.exitCode !== null ? r() : fake.on('exit', r)));
+await step('the model got the selected text after the question', async () => {
+  const log = readFileSync(join(tmp, 'requests.jsonl'), 'utf8');
+  if (!/What is this line\?\\n\\nThe question is about this selection of notes.txt, line 1:\\n```plaintext\\n# Notes/.test(log)) {
+    throw new Error('no request holds the question followed by the selection');
+  }
+});
 killAll();
 const passed = results.filter(Boolean).length;
+if (failed) console.log(`console errors (last 15):\n${consoleErrors.slice(-15).join('\n')}`);
 if (failed) console.log(`code-server log (tail):\n${csLog.split('\n').slice(-30).join('\n')}`);
 console.log(`vscode-e2e: ${passed} passed, ${results.length - passed} failed`);
 process.exit(failed ? 1 : 0);

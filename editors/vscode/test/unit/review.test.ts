@@ -74,7 +74,11 @@ describe('a turn\'s changes', () => {
     // The server no longer lists the undone file.
     s = reduce(s, { type: 'changes', turn: 1, files: [file('b.txt'), file('c.txt')] });
     const c = s.items.find((it) => it.type === 'changes');
-    expect(c?.type === 'changes' && c.files.map((f) => [f.path, f.review])).toEqual([['a.txt', 'undone'], ['b.txt', 'kept'], ['c.txt', 'pending']]);
+    expect(c?.type === 'changes' && c.files.map((f) => [f.path, f.review, f.reason])).toEqual([
+      ['a.txt', 'undone', undefined],
+      ['b.txt', 'kept', undefined],
+      ['c.txt', 'refused', 'changed since the agent last wrote it'],
+    ]);
   });
 
   it('render Keep and Undo for files not yet reviewed, and why an undo was refused', () => {
@@ -82,7 +86,7 @@ describe('a turn\'s changes', () => {
     let html = render(s);
     expect(html).toContain('Changes · 3 files');
     expect(html).toContain('data-act="undo" data-all="1"');
-    expect(html).toContain('<div class="row pending" data-path="b.txt"><a href="#" class="file" data-path="b.txt"');
+    expect(html).toContain('<div class="row pending" data-path="b.txt"><span class="name"><a href="#" class="file" data-path="b.txt"');
     expect(html).toContain('<span class="state">created</span>');
     expect(html).toContain('<span class="state">edited since</span>');
     s = reduce(s, { type: 'review', turn: 1, paths: ['a.txt'], review: 'undone' });
