@@ -60,6 +60,22 @@ var ErrNotChanged = errors.New("not changed by the agent")
 // ErrOutside is returned for a path outside the workspace.
 var ErrOutside = errors.New("outside the workspace")
 
+// ChangedPaths returns, sorted, the files the agent changed from turn on, without reading them:
+// what an editor asks on every code action request. A file created and since removed is still
+// listed, unlike in Changes.
+func (s *Session) ChangedPaths(turn int) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var paths []string
+	for _, p := range s.restorePoints {
+		if p.Turn >= turn && !slices.Contains(paths, p.Path) {
+			paths = append(paths, p.Path)
+		}
+	}
+	slices.Sort(paths)
+	return paths
+}
+
 // Changes returns the files the agent changed from turn on (1: since the session began), each
 // compared from before that turn to the disk now: the same span reprise.restore of that turn
 // undoes, so what a reviewer sees is what an undo puts back. Files created and since removed are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -52,6 +53,13 @@ func TestChanges(t *testing.T) {
 	}
 	if got, _ := f.s.Changes(2); len(got) != 0 {
 		t.Errorf("Changes(2) = %+v, want none", got)
+	}
+	// The paths alone, read from the restore points: the removed b.txt is still among them.
+	if got := f.s.ChangedPaths(1); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
+		t.Errorf("ChangedPaths(1) = %q, want a.txt and b.txt", got)
+	}
+	if got := f.s.ChangedPaths(2); len(got) != 0 {
+		t.Errorf("ChangedPaths(2) = %q, want none", got)
 	}
 }
 

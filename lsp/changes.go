@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.lsp.dev/jsonrpc2"
@@ -83,18 +84,15 @@ func (s *server) changeActions(uri string) []protocol.CodeAction {
 		return nil
 	}
 	defer s.sessions.release(l)
-	cs, err := l.s.Changes(1)
-	if err != nil || len(cs) == 0 {
+	// Paths only: a code action request comes with every cursor move, and diffing each changed
+	// file for it would cost what reprise.changes costs.
+	paths := l.s.ChangedPaths(1)
+	if len(paths) == 0 {
 		return nil
 	}
 	var out []protocol.CodeAction
-	if rel, inside := s.docs.rel(uri); inside {
-		for _, c := range cs {
-			if c.Path == rel {
-				out = append(out, commandAction(undoFileTitle, CommandUndoFile, UndoFileArgs{SessionID: l.s.ID(), Path: rel}))
-				break
-			}
-		}
+	if rel, inside := s.docs.rel(uri); inside && slices.Contains(paths, rel) {
+		out = append(out, commandAction(undoFileTitle, CommandUndoFile, UndoFileArgs{SessionID: l.s.ID(), Path: rel}))
 	}
 	return append(out, commandAction(showChangesTitle, CommandShowChanges, SessionArgs{SessionID: l.s.ID()}))
 }
