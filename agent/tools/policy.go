@@ -23,6 +23,8 @@ type ApprovalRequest struct {
 	// Rule is what "Always allow" would remember, in words: `git diff (and any arguments)` or
 	// `npm run lint (exactly)`. The user should know what they grant beyond this one run.
 	Rule string
+	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
+	Tool string
 }
 
 // Decision is the user's answer; the zero value rejects, so a lost answer refuses.

@@ -72,6 +72,11 @@ type Env struct {
 	// DefaultTimeout applies to run_command without timeout_s (DefaultTimeout if ≤ 0, at most
 	// MaxTimeout).
 	DefaultTimeout time.Duration
+	// External holds the tools of the user's MCP servers; nil means none.
+	External External
+	// MCPGrants are the MCP tools that run without asking; nil grants none, and an "Always
+	// allow" is then not remembered.
+	MCPGrants *MCPGrants
 }
 
 // Call is one function call from the model.
@@ -180,6 +185,14 @@ func Declarations() []*genai.FunctionDeclaration {
 // went wrong is an error Result the model can act on.
 func Run(ctx context.Context, env *Env, call Call) Result {
 	t := lookup(call.Name)
+	if t == nil && env != nil && env.External != nil {
+		if x, ok := env.External.Lookup(call.Name); ok {
+			e := env.withDefaults()
+			res := runExternal(ctx, &e, x, call)
+			res.Output = e.Secrets.String(res.Output)
+			return res
+		}
+	}
 	if t == nil {
 		return failure(fmt.Sprintf("unknown tool %q; available: %s", call.Name, toolNames()))
 	}
@@ -206,6 +219,23 @@ func Describe(call Call) (title string, kind Kind) {
 	return title, t.kind
 }
 
+// Describe is the package's Describe, knowing the Env's external tools too.
+func (e *Env) Describe(call Call) (title string, kind Kind) {
+	if lookup(call.Name) == nil && e != nil && e.External != nil {
+		if x, ok := e.External.Lookup(call.Name); ok {
+			title = x.Title
+			if title == "" {
+				title = x.Name
+			}
+			if r := []rune(title); len(r) > 80 {
+				title = string(r[:79]) + "…"
+			}
+			return title, KindOther
+		}
+	}
+	return Describe(call)
+}
+
 // sandbox is the Env's sandbox, or the default one for its workspace.
 func (e *Env) sandbox() *sandbox.Sandbox {
 	if e.Sandbox != nil {
@@ -229,6 +259,9 @@ func (e *Env) withDefaults() Env {
 		c.DefaultTimeout = DefaultTimeout
 	}
 	c.DefaultTimeout = min(c.DefaultTimeout, MaxTimeout)
+	if c.MCPGrants == nil {
+		c.MCPGrants = &MCPGrants{}
+	}
 	return c
 }
 
