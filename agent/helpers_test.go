@@ -42,6 +42,8 @@ type fixtureOpts struct {
 	secrets  *secret.Redactor // nil = the process environment's credentials
 	journal  bool             // save the session in a store, as the server does
 	prices   contextwin.PriceTable
+	external tools.External
+	grants   *tools.MCPGrants
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -87,6 +89,8 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Secrets:         o.secrets,
 		StateDir:        t.TempDir(),
 		Stream:          o.stream,
+		External:        o.external,
+		MCPGrants:       o.grants,
 	}
 	f := &fixture{ws: ws, srv: srv}
 	if o.journal {

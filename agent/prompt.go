@@ -45,6 +45,7 @@ type systemPrompt struct {
 	instructions string
 	decls        []*genai.FunctionDeclaration
 	toolsJSON    string
+	mcpJSON      string // the MCP tools' declarations, counted apart
 }
 
 // loadInstructions returns the custom-instruction files found, each under its name. They come
@@ -106,16 +107,26 @@ func readInstructions(root *os.Root, name string) (string, error) {
 	return string(data) + fmt.Sprintf("\n[… %s is longer than %d KiB: the rest was not read]", name, maxInstructionBytes/1024), nil
 }
 
-func buildSystemPrompt(workspace, instructions string) systemPrompt {
+// buildSystemPrompt assembles the fixed part of every request. External tools come after the
+// built-in ones, so that adding an MCP server leaves the start of the prefix as it was.
+func buildSystemPrompt(workspace, instructions string, ext tools.External) systemPrompt {
 	base := fmt.Sprintf(basePrompt, workspace)
 	decls := tools.Declarations()
 	j, _ := json.Marshal(decls)
-	return systemPrompt{text: base + instructions, base: base, instructions: instructions, decls: decls, toolsJSON: string(j)}
+	p := systemPrompt{text: base + instructions, base: base, instructions: instructions, decls: decls, toolsJSON: string(j)}
+	if ext != nil {
+		if more := ext.Declarations(); len(more) > 0 {
+			m, _ := json.Marshal(more)
+			p.decls = append(p.decls, more...)
+			p.mcpJSON = string(m)
+		}
+	}
+	return p
 }
 
 // estimate is the local estimate of the fixed part.
 func (p systemPrompt) estimate() float64 {
-	return contextwin.EstimateText(p.text) + contextwin.EstimateText(p.toolsJSON)
+	return contextwin.EstimateText(p.text) + contextwin.EstimateText(p.toolsJSON) + contextwin.EstimateText(p.mcpJSON)
 }
 
 // fixed is the breakdown's fixed categories, corrected like every other estimate.
@@ -124,5 +135,6 @@ func (p systemPrompt) fixed(e *contextwin.Estimator) contextwin.Fixed {
 		SystemPrompt:       e.Tokens(contextwin.EstimateText(p.base)),
 		CustomInstructions: e.Tokens(contextwin.EstimateText(p.instructions)),
 		Tools:              e.Tokens(contextwin.EstimateText(p.toolsJSON)),
+		MCPTools:           e.Tokens(contextwin.EstimateText(p.mcpJSON)),
 	}
 }

@@ -23,7 +23,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 			id = fmt.Sprintf("call-%d-%d", s.calls, i+1)
 			s.mu.Unlock()
 		}
-		title, kind := tools.Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		title, kind := s.env.Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		ev := &ToolEvent{ID: id, Name: fc.Name, Title: s.opts.Secrets.String(title), Kind: kind, Status: ToolInProgress, Args: s.opts.Secrets.Map(fc.Args)}
 		if ctx.Err() != nil || em.stopped {
 			parts = append(parts, responsePart(fc, "cancelled by the user before it ran", true))

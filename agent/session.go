@@ -59,6 +59,11 @@ type Options struct {
 	// Journal and Blobs save the session (a session.Log); nil keeps it in memory only.
 	Journal Journal
 	Blobs   Blobs
+	// External holds the tools of the user's MCP servers, declared after the built-in ones and
+	// counted apart in the breakdown (MCP tools); nil = none.
+	External tools.External
+	// MCPGrants are the MCP tools that run without asking; nil = every one is asked.
+	MCPGrants *tools.MCPGrants
 }
 
 // ErrBusy is returned when a turn is asked of a session that is already running one.
@@ -153,7 +158,7 @@ func (s *Session) init() *Session {
 	opts := s.opts
 	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
 	s.env = s.newEnv()
-	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)))
+	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
 	s.ledger.SetFixed(s.prompt.estimate())
 	return s
 }
@@ -163,6 +168,11 @@ func (s *Session) newEnv() *tools.Env {
 	var temps string
 	if s.opts.StateDir != "" {
 		temps = filepath.Join(s.opts.StateDir, session.TempsDir)
+	}
+	// The session's own grants when none are given, so that "Always allow" holds for its rest.
+	grants := s.opts.MCPGrants
+	if grants == nil {
+		grants = tools.NewMCPGrants(nil)
 	}
 	return &tools.Env{
 		Workspace:        s.opts.Workspace,
@@ -177,6 +187,8 @@ func (s *Session) newEnv() *tools.Env {
 		Temps:            tools.NewTemps(temps),
 		MaxOutputChars:   p.ToolOutputMaxChars,
 		LargeOutputBytes: p.LargeOutputThresholdBytes,
+		External:         s.opts.External,
+		MCPGrants:        grants,
 	}
 }
 
@@ -212,7 +224,7 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (s *Session) ReloadInstructions() {
-	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)))
+	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)), s.opts.External)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.prompt = prompt

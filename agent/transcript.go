@@ -55,7 +55,7 @@ func (s *Session) Transcript() []TranscriptEntry {
 				if id == "" {
 					id = fmt.Sprintf("t%d-%d", i, j)
 				}
-				title, kind := tools.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
+				title, kind := s.env.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
 				open[contextwin.CallKey(fc.ID, fc.Name)] = len(out)
 				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: EntryTool, ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
 			case p.FunctionResponse != nil:
