@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"fmt"
+	"net/http"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// terminateWait is how long a stdio server has to exit once its stdin is closed, before it is
+// sent SIGTERM, then killed.
+const terminateWait = 2 * time.Second
+
+// newTransport makes the transport of an expanded configuration. For a stdio server it also
+// returns the command, which the Manager kills with its process group: servers started through
+// npx or uvx leave their real server as a grandchild that would outlive the child alone.
+func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transport, *exec.Cmd, error) {
+	if m.opts.transport != nil {
+		t, err := m.opts.transport(cfg)
+		return t, nil, err
+	}
+	switch cfg.Type {
+	case TypeStdio:
+		cmd := exec.Command(cfg.Command, cfg.Args...)
+		cmd.Env = slices.Clone(m.opts.Env)
+		for _, k := range sortedKeys(cfg.Env) {
+			cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
+		}
+		cmd.Dir = cfg.Cwd
+		if cmd.Dir == "" || !filepath.IsAbs(cmd.Dir) && m.opts.Workspace != "" {
+			cmd.Dir = filepath.Join(m.opts.Workspace, cmd.Dir)
+		}
+		cmd.Stderr = stderr
+		// A grandchild holding stderr open must not keep Wait from returning.
+		cmd.WaitDelay = time.Second
+		setProcessGroup(cmd)
+		return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, cmd, nil
+	case TypeHTTP:
+		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers),
+			// The tool list is fixed for the session: nothing the server could push is needed.
+			DisableStandaloneSSE: true}, nil, nil
+	case TypeSSE:
+		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers)}, nil, nil
+	}
+	return nil, nil, fmt.Errorf("unknown transport type %q", cfg.Type)
+}
+
+func httpClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return nil
+	}
+	return &http.Client{Transport: headerTransport{headers: headers, base: http.DefaultTransport}}
+}
+
+// headerTransport adds the configured headers (an API key, mostly) to every request.
+type headerTransport struct {
+	headers map[string]string
+	base    http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	return t.base.RoundTrip(req)
+}
