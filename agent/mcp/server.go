@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"sync"
 
@@ -25,9 +24,9 @@ type server struct {
 	state    string
 	err      string
 	session  *mcp.ClientSession
-	cmd      *exec.Cmd
-	notified bool // Notify was called
-	stopping bool // Close is stopping it: its end is no failure
+	proc     *process // nil but for stdio servers
+	notified bool     // Notify was called
+	stopping bool     // Close is stopping it: its end is no failure
 }
 
 // startServer connects to a server and lists its tools, within StartTimeout.
@@ -45,16 +44,16 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 	if cfg.Type == TypeStdio {
 		s.stderr = &stderrLog{logger: m.opts.Logger, server: cfg.Name}
 	}
-	t, cmd, err := m.newTransport(cfg, s.stderr)
+	t, proc, err := m.newTransport(cfg, s.stderr)
 	if err != nil {
 		m.fail(s, err.Error())
 		return
 	}
+	s.mu.Lock()
+	s.proc = proc
+	s.mu.Unlock()
 	// A server that does not answer in time is killed, which also ends the SDK's wait for it.
-	stopKill := func() bool { return true }
-	if cmd != nil {
-		stopKill = context.AfterFunc(ctx, func() { killProcessGroup(cmd) })
-	}
+	stopKill := context.AfterFunc(ctx, proc.kill)
 	client := mcp.NewClient(&mcp.Implementation{Name: "reprise", Version: m.opts.Version}, nil)
 	cs, err := client.Connect(ctx, t, nil)
 	var list []*mcp.Tool
@@ -68,13 +67,14 @@ func (m *Manager) startServer(ctx context.Context, s *server) {
 		if cs != nil {
 			_ = cs.Close()
 		}
+		proc.kill()
 		m.fail(s, m.startError(ctx, s, err))
 		return
 	}
 	slices.SortFunc(list, func(a, b *mcp.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	s.tools = list
 	s.mu.Lock()
-	s.state, s.session, s.cmd = StateRunning, cs, cmd
+	s.state, s.session = StateRunning, cs
 	s.mu.Unlock()
 	m.watchers.Add(1)
 	go m.watch(s, cs)
@@ -163,7 +163,7 @@ func (s *server) running() (*mcp.ClientSession, string) {
 func (s *server) stop() {
 	s.mu.Lock()
 	s.stopping = true
-	cs, cmd := s.session, s.cmd
+	cs, proc := s.session, s.proc
 	if s.state != StateFailed {
 		s.state = StateStopped
 	}
@@ -171,9 +171,7 @@ func (s *server) stop() {
 	if cs != nil {
 		_ = cs.Close()
 	}
-	if cmd != nil {
-		killProcessGroup(cmd)
-	}
+	proc.kill()
 }
 
 func (s *server) tool(name string) *mcp.Tool {

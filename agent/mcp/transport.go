@@ -1,11 +1,13 @@
 package mcp
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -16,9 +18,9 @@ import (
 const terminateWait = 2 * time.Second
 
 // newTransport makes the transport of an expanded configuration. For a stdio server it also
-// returns the command, which the Manager kills with its process group: servers started through
+// returns its process, which the Manager kills with its process group: servers started through
 // npx or uvx leave their real server as a grandchild that would outlive the child alone.
-func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transport, *exec.Cmd, error) {
+func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transport, *process, error) {
 	if m.opts.transport != nil {
 		t, err := m.opts.transport(cfg)
 		return t, nil, err
@@ -38,7 +40,9 @@ func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transpo
 		// A grandchild holding stderr open must not keep Wait from returning.
 		cmd.WaitDelay = time.Second
 		setProcessGroup(cmd)
-		return &mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait}, cmd, nil
+		proc := &process{cmd: cmd}
+		return &commandTransport{CommandTransport: mcp.CommandTransport{Command: cmd, TerminateDuration: terminateWait},
+			proc: proc}, proc, nil
 	case TypeHTTP:
 		return &mcp.StreamableClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers),
 			// The tool list is fixed for the session: nothing the server could push is needed.
@@ -47,6 +51,42 @@ func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transpo
 		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers)}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport type %q", cfg.Type)
+}
+
+// process is a stdio server's command, which other goroutines may kill once it has started.
+type process struct {
+	cmd *exec.Cmd
+
+	mu      sync.Mutex // guards started, and so the reading of cmd.Process
+	started bool
+}
+
+// kill kills the process group, if the process was started.
+func (p *process) kill() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.started {
+		killProcessGroup(p.cmd)
+	}
+}
+
+// commandTransport is the SDK's, telling the process when the command has started.
+type commandTransport struct {
+	mcp.CommandTransport
+	proc *process
+}
+
+func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	conn, err := t.CommandTransport.Connect(ctx)
+	if err == nil {
+		t.proc.mu.Lock()
+		t.proc.started = true
+		t.proc.mu.Unlock()
+	}
+	return conn, err
 }
 
 func httpClient(headers map[string]string) *http.Client {
