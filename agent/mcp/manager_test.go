@@ -32,6 +32,9 @@ func (b *logBuffer) String() string {
 	return b.buf.String()
 }
 
+// quiet is a logger for tests that do not look at the log.
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
 func testLogger() (*slog.Logger, *logBuffer) {
 	b := &logBuffer{}
 	return slog.New(slog.NewTextHandler(b, nil)), b
@@ -150,7 +153,7 @@ func TestManagerInMemory(t *testing.T) {
 
 func TestManagerCallTimeoutAndCancel(t *testing.T) {
 	sleeping := make(chan struct{}, 1)
-	m := New(Options{Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}},
+	m := New(Options{Logger: quiet(), Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}},
 		CallTimeout: 300 * time.Millisecond})
 	m.opts.transport = inMemory(t, map[string]*mcp.Server{"s": newTestServer(sleeping)})
 	defer m.Close()
@@ -182,7 +185,7 @@ func TestManagerCallTimeoutAndCancel(t *testing.T) {
 }
 
 func TestManagerConcurrentStart(t *testing.T) {
-	m := New(Options{Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}}})
+	m := New(Options{Logger: quiet(), Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}}})
 	m.opts.transport = inMemory(t, map[string]*mcp.Server{"s": newTestServer(nil)})
 	defer m.Close()
 	var wg sync.WaitGroup
@@ -204,7 +207,7 @@ func TestManagerConcurrentStart(t *testing.T) {
 
 func TestManagerExpandFailure(t *testing.T) {
 	notes := newNotifications()
-	m := New(Options{Servers: []ServerConfig{
+	m := New(Options{Logger: quiet(), Servers: []ServerConfig{
 		{Name: "needs-input", Type: TypeStdio, Command: "x", Args: []string{"${input:token}"}, Source: "mcp.json"},
 		{Name: "ok", Type: TypeStdio, Command: "unused"},
 	}, Notify: notes.notify})
@@ -224,7 +227,7 @@ func TestManagerExpandFailure(t *testing.T) {
 }
 
 func TestManagerCloseBeforeStart(t *testing.T) {
-	m := New(Options{Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}}})
+	m := New(Options{Logger: quiet(), Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}}})
 	m.opts.transport = func(ServerConfig) (mcp.Transport, error) {
 		t.Error("a server started after Close")
 		return nil, fmt.Errorf("closed")
