@@ -1,0 +1,233 @@
+package mcp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// Defaults of Options.
+const (
+	DefaultStartTimeout = 20 * time.Second
+	DefaultCallTimeout  = 120 * time.Second
+)
+
+// Options configure a Manager.
+type Options struct {
+	// Workspace is the folder ${workspaceFolder} stands for, and the working directory of stdio
+	// servers without a cwd of their own.
+	Workspace string
+	// Servers are the servers to run, in the order their tools are declared. The caller has
+	// already left out the workspace servers the user does not trust.
+	Servers []ServerConfig
+	// StartTimeout bounds each server's start and its listing of tools; DefaultStartTimeout if 0.
+	StartTimeout time.Duration
+	// CallTimeout bounds each tool call; DefaultCallTimeout if 0.
+	CallTimeout time.Duration
+	// Logger gets the servers' stderr and what went wrong; slog.Default() if nil.
+	Logger *slog.Logger
+	// Notify, if set, tells the user that a server failed to start or died: once per server.
+	Notify func(server, message string)
+	// Env is the base environment of stdio servers and of ${env:NAME}; os.Environ() if nil.
+	Env []string
+	// Version is Reprise's version, given to servers with the client's name.
+	Version string
+
+	// transport, set by tests, replaces the transports the configuration describes.
+	transport func(ServerConfig) (mcp.Transport, error)
+}
+
+// Manager runs the configured MCP servers and offers their tools as a tools.External. Servers
+// start on the first Start or Declarations, all at once; the declarations are fixed from then on,
+// so that the prompt's prefix stays cached even when a server dies. Safe for concurrent use.
+type Manager struct {
+	opts    Options
+	servers []*server // in configuration order; the slice is fixed at New
+
+	startOnce sync.Once
+	started   chan struct{} // closed once start has finished, or by Close before any start
+
+	mu          sync.Mutex // guards closed and cancelStart
+	closed      bool
+	cancelStart context.CancelFunc // ends a start under way, for Close
+
+	// Written by start before started is closed, read-only after.
+	decls []*genai.FunctionDeclaration
+	names nameTable
+
+	watchers sync.WaitGroup // one watch goroutine per running server
+}
+
+var _ tools.External = (*Manager)(nil)
+
+// New makes a Manager; nothing starts before Start or Declarations.
+func New(opts Options) *Manager {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = DefaultStartTimeout
+	}
+	if opts.CallTimeout <= 0 {
+		opts.CallTimeout = DefaultCallTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	if opts.Env == nil {
+		opts.Env = os.Environ()
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	m := &Manager{opts: opts, started: make(chan struct{})}
+	for _, cfg := range opts.Servers {
+		m.servers = append(m.servers, &server{cfg: cfg, state: StateStopped})
+	}
+	return m
+}
+
+// Start starts every server in parallel, each within StartTimeout, and lists their tools. The
+// first call starts them and the others wait for it; once done, it returns at once. A server that
+// fails is reported through Notify and its status, not as an error: the error is ctx's, when it
+// ends before the start does (the start goes on, for the other callers).
+func (m *Manager) Start(ctx context.Context) error {
+	m.startOnce.Do(func() {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.closed {
+			close(m.started)
+			return
+		}
+		sctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		m.cancelStart = cancel
+		// Ends when every server has started or failed; Close waits for it.
+		go func() {
+			defer cancel()
+			m.start(sctx)
+			close(m.started)
+		}()
+	})
+	select {
+	case <-m.started:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("start MCP servers: %w", ctx.Err())
+	}
+}
+
+func (m *Manager) start(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.startServer(ctx, s)
+		}()
+	}
+	wg.Wait()
+	m.declare()
+}
+
+// Declarations are the tools of the servers that started, servers in configuration order and
+// each one's tools sorted by name. It starts the servers on its first call, and returns the same
+// list ever after.
+func (m *Manager) Declarations() []*genai.FunctionDeclaration {
+	_ = m.Start(context.Background())
+	return m.decls
+}
+
+// Lookup describes a declared tool.
+func (m *Manager) Lookup(name string) (tools.ExternalTool, bool) {
+	if m.Start(context.Background()) != nil {
+		return tools.ExternalTool{}, false
+	}
+	ref, ok := m.names.refs[name]
+	if !ok {
+		return tools.ExternalTool{}, false
+	}
+	s := m.servers[ref.server]
+	t := s.tool(ref.tool)
+	title := t.Title
+	if title == "" && t.Annotations != nil {
+		title = t.Annotations.Title
+	}
+	if title == "" {
+		title = t.Name
+	}
+	return tools.ExternalTool{Name: name, Server: s.cfg.Name, Tool: ref.tool, Title: title}, true
+}
+
+// Call runs a declared tool within CallTimeout. Every failure is a text for the model, with
+// isErr set: an unknown tool, a server that is not running, a timeout, the server's own error.
+func (m *Manager) Call(ctx context.Context, name string, args map[string]any) (text string, isErr bool) {
+	if err := m.Start(ctx); err != nil {
+		return "cancelled: " + err.Error(), true
+	}
+	ref, ok := m.names.refs[name]
+	if !ok {
+		return fmt.Sprintf("unknown MCP tool %q", name), true
+	}
+	s := m.servers[ref.server]
+	cs, why := s.running()
+	if cs == nil {
+		return notRunning(s.cfg.Name, why), true
+	}
+	if args == nil {
+		args = map[string]any{}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, m.opts.CallTimeout)
+	defer cancel()
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: ref.tool, Arguments: args})
+	switch {
+	case err == nil:
+		return resultText(res), res.IsError
+	case ctx.Err() != nil:
+		return "cancelled: the MCP tool " + name + " was stopped", true
+	case callCtx.Err() != nil:
+		return fmt.Sprintf("the MCP tool %s did not answer within %s", name, m.opts.CallTimeout), true
+	case errors.Is(err, mcp.ErrConnectionClosed):
+		m.fail(s, "the connection closed: "+err.Error())
+		_, why := s.running()
+		return notRunning(s.cfg.Name, why), true
+	}
+	return fmt.Sprintf("the MCP tool %s failed: %v", name, err), true
+}
+
+func notRunning(server, why string) string {
+	return fmt.Sprintf("MCP server %q is not running: %s", server, why)
+}
+
+// Close stops every server: stdio servers get their stdin closed, then are killed with their
+// process group. A start under way is cut short. Calls after Close fail.
+func (m *Manager) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	if m.cancelStart != nil {
+		m.cancelStart()
+	}
+	m.mu.Unlock()
+	m.startOnce.Do(func() { close(m.started) })
+	<-m.started
+	var wg sync.WaitGroup
+	for _, s := range m.servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s.stop()
+		}()
+	}
+	wg.Wait()
+	m.watchers.Wait()
+	return nil
+}
