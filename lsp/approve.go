@@ -18,9 +18,13 @@ type approver struct {
 }
 
 func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	msg := fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+	if req.Tool != "" {
+		msg = fmt.Sprintf("Reprise wants to use a tool of an MCP server (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+	}
 	params := protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeWarning,
-		Message: fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule),
+		Message: msg,
 		Actions: []protocol.MessageActionItem{{Title: ActionAllowOnce}, {Title: ActionAlwaysAllow}, {Title: ActionReject}},
 	}
 	var item *protocol.MessageActionItem

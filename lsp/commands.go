@@ -180,6 +180,8 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		}
 		defer s.sessions.release(l)
 		return s.showContext(l), nil
+	case CommandMCP:
+		return s.mcp.status(), nil
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}

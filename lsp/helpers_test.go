@@ -41,6 +41,8 @@ type envOpts struct {
 	limits   limits
 	// server is called with the server before it reads its first message.
 	server func(*server)
+	// configHome is Options.ConfigHome ("" = none).
+	configHome string
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -65,12 +67,13 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	}
 	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return Serve(ctx, rwc, Options{
-			Version:   "test",
-			NewModel:  factory,
-			StateHome: home,
-			Logger:    slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			NoWatch:   !o.watch,
-			limits:    o.limits,
+			Version:    "test",
+			NewModel:   factory,
+			StateHome:  home,
+			ConfigHome: o.configHome,
+			Logger:     slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NoWatch:    !o.watch,
+			limits:     o.limits,
 
 			testServer: o.server,
 		})

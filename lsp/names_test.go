@@ -38,7 +38,7 @@ const (
 // on purpose.
 var (
 	wireGroups = []string{"Method", "Command", "Action", "Update", "Stop", "ToolStatus", "ToolKind",
-		"Compaction", "Trigger", "Source", "Status", "Entry", "Sandbox", "Code"}
+		"Compaction", "Trigger", "Source", "Status", "Entry", "Sandbox", "Code", "MCPState"}
 	wireSingles = []string{"ExperimentalCapability", "ConfigSection", "ServerName"}
 )
 

@@ -46,6 +46,8 @@ const (
 	// CommandShowChanges shows the changed files with their counts with window/showMessage, for
 	// plain clients that cannot call reprise.changes themselves.
 	CommandShowChanges = "reprise.showChanges"
+	// CommandMCP lists the MCP servers with their state and their tools' declaration costs.
+	CommandMCP = "reprise.mcp"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -53,7 +55,7 @@ var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
-	CommandUndoFile, CommandShowChanges,
+	CommandUndoFile, CommandShowChanges, CommandMCP,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get
@@ -69,6 +71,22 @@ const (
 	ActionAllowOnce   = "Allow once"
 	ActionAlwaysAllow = "Always allow"
 	ActionReject      = "Reject"
+)
+
+// Actions of the question asked before a server declared by the workspace's .vscode/mcp.json
+// starts. No answer, null, or any other title means it does not start on this connection.
+const (
+	ActionStartServer     = "Start it"
+	ActionDontStartServer = "Do not start"
+)
+
+// States of an MCP server in reprise.mcp.
+const (
+	MCPStateStarting  = "starting"
+	MCPStateRunning   = "running"
+	MCPStateFailed    = "failed"
+	MCPStateStopped   = "stopped"
+	MCPStateUntrusted = "untrusted" // declared by the workspace, not started: the user did not trust it
 )
 
 // Session update kinds (the sessionUpdate field), after the Agent Client Protocol's session/update.

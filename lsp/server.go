@@ -25,6 +25,10 @@ type Options struct {
 	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
 	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace.
 	StateHome string
+	// ConfigHome is the user's Reprise configuration directory: mcp.json (the user's MCP
+	// servers) and the consents to start servers a workspace declares. "" reads no user file
+	// and remembers no consent beyond the connection.
+	ConfigHome string
 	// Logger writes to stderr; stdout belongs to the protocol.
 	Logger *slog.Logger
 	// NoWatch turns the workspace watcher off (tests that do not need it).
@@ -64,6 +68,7 @@ type server struct {
 	progress *progressTokens
 	docs     *documents
 	sessions *sessionSet
+	mcp      *mcpHost
 	cfg      *configStore
 	trace    *traceLevel
 	// Set by initialize before any other message is handled, then only read.
@@ -108,6 +113,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
 	s.docs = newDocuments(opts.limits.MaxBufferBytes, s.log)
 	s.sessions = newSessionSet(s)
+	s.mcp = newMCPHost(s)
 	if opts.testServer != nil {
 		opts.testServer(s)
 	}
@@ -146,6 +152,7 @@ func (s *server) stop() {
 	s.cancel()
 	s.wg.Wait()
 	s.sessions.closeAll()
+	s.mcp.closeAll()
 }
 
 // spawn runs f in a goroutine owned by the server: it ends when f returns (f watches s.ctx) and

@@ -99,7 +99,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	}()
 	id := agent.NewID(time.Now())
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: time.Now()}
-	opts := ss.agentOptions(id, c, model, limit, l.commands)
+	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
 	if ss.store != nil {
 		log, err := ss.store.Create(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
 		if err != nil {
@@ -122,8 +122,9 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	return l, nil
 }
 
-// agentOptions are the options every session of this connection gets.
-func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit int, commands *tools.Policy) agent.Options {
+// agentOptions are the options every session of this connection gets. The MCP servers start
+// with the first session that needs them.
+func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, model agent.Model, limit int, commands *tools.Policy) agent.Options {
 	srv := ss.srv
 	dir := filepath.Join(os.TempDir(), "reprise-"+id)
 	if ss.store != nil {
@@ -146,6 +147,7 @@ func (ss *sessionSet) agentOptions(id string, c config, model agent.Model, limit
 		Overlay:         srv.docs.overlay,
 		Guard:           srv.docs.guard,
 		Logger:          srv.opts.Logger,
+		External:        srv.mcp.external(ctx, c),
 	}
 }
 
@@ -255,7 +257,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	}
 	c.model = name
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: snap.Meta.Created, title: snap.Title, log: log}
-	opts := ss.agentOptions(id, c, model, limit, l.commands)
+	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
 	opts.Journal, opts.Blobs = log, log
 	s, err := agent.Resume(opts, snap)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -27,6 +28,8 @@ type Settings struct {
 	AllowNetwork *bool   `json:"allowNetwork,omitempty"`
 	// Prices per million tokens by model, merged over the defaults.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
+	// MCPServers are the user's MCP servers, as the "servers" object of VS Code's mcp.json.
+	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 }
 
 // config is the settings in force.
@@ -38,6 +41,9 @@ type config struct {
 	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
 	sandbox      sandbox.Mode
 	allowNetwork bool
+	// mcpServers come from the editor's setting; a settings file of the workspace cannot set it
+	// in VS Code (machine scope), so they run without the trust question.
+	mcpServers []mcp.ServerConfig
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
@@ -95,6 +101,14 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.AllowNetwork != nil {
 		n.allowNetwork = *s.AllowNetwork
+	}
+	if len(s.MCPServers) > 0 && string(s.MCPServers) != "null" {
+		wrapped := append(append([]byte(`{"servers":`), s.MCPServers...), '}')
+		list, err := mcp.ParseConfig(wrapped, "the mcpServers setting", false)
+		if err != nil {
+			return c, err
+		}
+		n.mcpServers = list
 	}
 	switch {
 	case s.Prices == nil:

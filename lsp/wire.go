@@ -354,3 +354,27 @@ func historyOf(entries []agent.TranscriptEntry) []historyEntry {
 	}
 	return out
 }
+
+// mcpResult answers reprise.mcp: the servers and what their tools cost in every request.
+type mcpResult struct {
+	Servers []mcpServerInfo `json:"servers"`
+	// Tokens is the estimated cost of every MCP tool declaration, in each request.
+	Tokens int `json:"tokens"`
+}
+
+type mcpServerInfo struct {
+	Name   string        `json:"name"`
+	Source string        `json:"source"` // the file (or setting) that declared it
+	Type   string        `json:"type"`   // stdio, http, sse
+	State  string        `json:"state"`  // one of the MCPState names
+	Error  string        `json:"error,omitempty"`
+	Tools  []mcpToolInfo `json:"tools"`
+	Tokens int           `json:"tokens"`
+}
+
+type mcpToolInfo struct {
+	Name        string `json:"name"` // as declared to the model: SERVER__TOOL
+	Tool        string `json:"tool"` // on its server
+	Description string `json:"description,omitempty"`
+	Tokens      int    `json:"tokens"`
+}

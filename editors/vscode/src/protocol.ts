@@ -21,6 +21,7 @@ export const CommandShowContext = 'reprise.showContext';
 export const CommandHistory = 'reprise.history';
 export const CommandUndoFile = 'reprise.undoFile';
 export const CommandShowChanges = 'reprise.showChanges';
+export const CommandMCP = 'reprise.mcp';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -29,6 +30,14 @@ export const ServerName = 'reprise';
 export const ActionAllowOnce = 'Allow once';
 export const ActionAlwaysAllow = 'Always allow';
 export const ActionReject = 'Reject';
+export const ActionStartServer = 'Start it';
+export const ActionDontStartServer = 'Do not start';
+
+export const MCPStateStarting = 'starting';
+export const MCPStateRunning = 'running';
+export const MCPStateFailed = 'failed';
+export const MCPStateStopped = 'stopped';
+export const MCPStateUntrusted = 'untrusted';
 
 export const UpdateMessageChunk = 'agent_message_chunk';
 export const UpdateThoughtChunk = 'agent_thought_chunk';
@@ -262,4 +271,21 @@ export interface RestoreResult {
 export interface SessionUpdate {
   sessionId: string;
   update: Update;
+}
+
+/** MCPResult is what reprise.mcp returns: the MCP servers and what their tools cost per request. */
+export interface MCPResult {
+  servers: MCPServerInfo[];
+  tokens: number;
+}
+
+export interface MCPServerInfo {
+  name: string;
+  source: string;
+  type: string;
+  /** one of the MCPState names */
+  state: string;
+  error?: string;
+  tools: { name: string; tool: string; description?: string; tokens: number }[];
+  tokens: number;
 }

@@ -18,6 +18,7 @@ export const serverKeys = [
   'allow',
   'sandbox',
   'allowNetwork',
+  'mcpServers',
 ] as const;
 
 /** clientKeys are settings of the extension itself; changing one restarts the server. */
@@ -25,12 +26,12 @@ export const clientKeys = ['path', 'env'] as const;
 
 /**
  * machineKeys choose what runs and what it may do: the binary, its environment, the commands run
- * without asking, the sandbox and the network. A cloned repository is not the user, so these come
+ * without asking, the sandbox, the network and the MCP servers started. A cloned repository is not the user, so these come
  * only from the user's (or the remote machine's) settings or the default, never from a workspace or
  * folder settings file. package.json declares them `"scope": "machine"`, which current VS Code
  * enforces; reading them through inspect() keeps a workspace value out even where it does not.
  */
-export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork'] as const;
+export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'mcpServers'] as const;
 
 /** Inspection is the part of vscode's ConfigurationInspect that says where a value comes from. */
 export interface Inspection<T> {

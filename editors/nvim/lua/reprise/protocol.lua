@@ -26,6 +26,7 @@ M.command = {
   show_context = 'reprise.showContext', -- CommandShowContext (code action for plain clients)
   undo_file = 'reprise.undoFile', -- CommandUndoFile (code action for plain clients)
   show_changes = 'reprise.showChanges', -- CommandShowChanges (code action for plain clients)
+  mcp = 'reprise.mcp', -- CommandMCP
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
@@ -36,6 +37,16 @@ M.action = {
   allow_once = 'Allow once', -- ActionAllowOnce
   always_allow = 'Always allow', -- ActionAlwaysAllow
   reject = 'Reject', -- ActionReject
+  start_server = 'Start it', -- ActionStartServer
+  dont_start_server = 'Do not start', -- ActionDontStartServer
+}
+
+M.mcp_state = {
+  starting = 'starting', -- MCPStateStarting
+  running = 'running', -- MCPStateRunning
+  failed = 'failed', -- MCPStateFailed
+  stopped = 'stopped', -- MCPStateStopped
+  untrusted = 'untrusted', -- MCPStateUntrusted
 }
 
 M.update = {

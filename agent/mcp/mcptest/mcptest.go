@@ -1,0 +1,106 @@
+// Package mcptest is a small MCP server built with the official SDK, for the tests of the
+// packages that run MCP servers (the server, the CLI): a test binary becomes the server when
+// started with Env set, so that tests run a real stdio server without building anything.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	rmcp "github.com/reprise-dev/reprise/agent/mcp"
+)
+
+// Env, set to "stdio" in a test binary's environment, makes Serve run the server.
+const Env = "REPRISE_MCPTEST_SERVER"
+
+// LeakEnv names a variable whose value the leak tool returns: a test sets it to a secret and
+// checks that the model never gets it.
+const LeakEnv = "REPRISE_MCPTEST_LEAK"
+
+type textIn struct {
+	Text string `json:"text" jsonschema:"the text to echo"`
+}
+
+type linesIn struct {
+	Lines int `json:"lines" jsonschema:"how many lines to print"`
+}
+
+type addIn struct {
+	A int `json:"a"`
+	B int `json:"b"`
+}
+
+type addOut struct {
+	Sum int `json:"sum"`
+}
+
+// NewServer is the server: echo, add, lines (a long output), leak (a secret in its output) and
+// pid (its process id, to kill it).
+func NewServer() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "reprise-mcptest", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in textIn) (*mcp.CallToolResult, any, error) {
+			return text("echo: " + in.Text), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+			return nil, addOut{Sum: in.A + in.B}, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "lines", Description: "Prints numbered lines."},
+		func(_ context.Context, _ *mcp.CallToolRequest, in linesIn) (*mcp.CallToolResult, any, error) {
+			var b strings.Builder
+			for i := 1; i <= in.Lines; i++ {
+				fmt.Fprintf(&b, "line %d of the report\n", i)
+			}
+			return text(b.String()), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "leak", Description: "Prints a configuration value."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text("the token is " + os.Getenv(LeakEnv)), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "pid", Description: "Prints the server's process id."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return text(fmt.Sprint(os.Getpid())), nil, nil
+		})
+	return s
+}
+
+func text(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// Serve runs the server over stdin and stdout and exits when Env asks for it; otherwise it
+// returns at once. Call it first in TestMain.
+func Serve() {
+	if os.Getenv(Env) != "stdio" {
+		return
+	}
+	if err := NewServer().Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, "mcptest:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// Stdio configures the running test binary as a stdio server named name, with extra
+// environment variables.
+func Stdio(name string, env map[string]string) rmcp.ServerConfig {
+	e := map[string]string{Env: "stdio"}
+	for k, v := range env {
+		e[k] = v
+	}
+	return rmcp.ServerConfig{Name: name, Type: rmcp.TypeStdio, Command: os.Args[0], Env: e, Source: "test"}
+}
+
+// JSON is the same server as an entry of an mcp.json "servers" object.
+func JSON(env map[string]string) map[string]any {
+	e := map[string]any{Env: "stdio"}
+	for k, v := range env {
+		e[k] = v
+	}
+	return map[string]any{"type": "stdio", "command": os.Args[0], "env": e}
+}

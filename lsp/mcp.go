@@ -1,0 +1,225 @@
+package lsp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+
+	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/secret"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// Where the MCP servers come from, besides the editor's mcpServers setting.
+const (
+	workspaceMCPFile = ".vscode/mcp.json"
+	userMCPFile      = "mcp.json"         // in Options.ConfigHome
+	trustFile        = "trusted-mcp.json" // in Options.ConfigHome
+)
+
+// mcpHost runs the connection's MCP servers. One manager serves the sessions created while the
+// servers in force stay the same; when they change (a setting, a consent), new sessions get a new
+// manager, and the old one runs on for the sessions that declared its tools until the connection
+// ends: a session's declarations never change, so that its prompt prefix stays cached.
+type mcpHost struct {
+	srv   *server
+	trust *mcp.TrustStore
+
+	mu       sync.Mutex // held while a manager is chosen, questions included
+	current  *mcp.Manager
+	key      string
+	all      []*mcp.Manager
+	declined map[string]bool    // fingerprints the user declined on this connection
+	skipped  []mcp.ServerConfig // workspace servers not started, for reprise.mcp
+	problems map[string]bool    // configuration errors already shown
+}
+
+func newMCPHost(srv *server) *mcpHost {
+	h := &mcpHost{srv: srv, declined: map[string]bool{}, problems: map[string]bool{}}
+	if srv.opts.ConfigHome != "" {
+		h.trust = mcp.NewTrustStore(filepath.Join(srv.opts.ConfigHome, trustFile))
+	}
+	return h
+}
+
+// external returns the tools for a new session: nil when no server is configured (or none is
+// trusted). The first call starts the servers, in parallel, with a progress report.
+func (h *mcpHost) external(ctx context.Context, c config) tools.External {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	servers := h.servers(ctx, c)
+	if len(servers) == 0 {
+		return nil
+	}
+	var fps []string
+	for _, sc := range servers {
+		fps = append(fps, sc.Name+"="+mcp.Fingerprint(sc))
+	}
+	key := strings.Join(fps, "\n")
+	if h.current != nil && key == h.key {
+		return h.current
+	}
+	m := mcp.New(mcp.Options{
+		Workspace: h.srv.root,
+		Servers:   servers,
+		Logger:    h.srv.log,
+		Env:       serverEnv(os.Environ()),
+		Version:   h.srv.opts.Version,
+		Notify: func(server, message string) {
+			h.srv.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: MCP server %q: %s", server, message))
+		},
+	})
+	tok := h.srv.createProgress("Reprise: starting MCP servers", strings.Join(names(servers), ", "), 0, false, nil)
+	if err := m.Start(ctx); err != nil {
+		h.srv.log.Warn("MCP servers", "error", err)
+	}
+	tok.end(startSummary(m.Servers()))
+	h.current, h.key = m, key
+	h.all = append(h.all, m)
+	return m
+}
+
+// servers gathers the configured servers: the user's file, the editor's setting (both the
+// user's), then the workspace's .vscode/mcp.json, whose servers run only once trusted.
+func (h *mcpHost) servers(ctx context.Context, c config) []mcp.ServerConfig {
+	var user, ws []mcp.ServerConfig
+	if h.srv.opts.ConfigHome != "" {
+		user = h.load(filepath.Join(h.srv.opts.ConfigHome, userMCPFile), false)
+	}
+	ws = h.load(filepath.Join(h.srv.root, filepath.FromSlash(workspaceMCPFile)), true)
+	h.skipped = nil
+	var trusted []mcp.ServerConfig
+	for _, sc := range ws {
+		if h.trusted(ctx, sc) {
+			trusted = append(trusted, sc)
+		} else {
+			h.skipped = append(h.skipped, sc)
+		}
+	}
+	return mcp.Merge(user, c.mcpServers, trusted)
+}
+
+// load reads a configuration file; an error is shown once and its valid servers still run.
+func (h *mcpHost) load(path string, workspace bool) []mcp.ServerConfig {
+	list, err := mcp.LoadFile(path, workspace)
+	if err != nil && !h.problems[err.Error()] {
+		h.problems[err.Error()] = true
+		h.srv.log.Warn("MCP configuration", "error", err)
+		h.srv.showMessage(protocol.MessageTypeWarning, "Reprise: "+err.Error())
+	}
+	return list
+}
+
+// trusted says whether a workspace-declared server may start, asking the user the first time:
+// a cloned repository is not the user, and the server would run with the user's rights.
+func (h *mcpHost) trusted(ctx context.Context, sc mcp.ServerConfig) bool {
+	fp := mcp.Fingerprint(sc)
+	if h.trust != nil && h.trust.Trusted(fp) {
+		return true
+	}
+	if h.declined[fp] {
+		return false
+	}
+	params := protocol.ShowMessageRequestParams{
+		Type: protocol.MessageTypeWarning,
+		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q: %s. It would run with your rights. Start it? (Asked again if its command changes.)",
+			workspaceMCPFile, sc.Name, describeServer(sc)),
+		Actions: []protocol.MessageActionItem{{Title: ActionStartServer}, {Title: ActionDontStartServer}},
+	}
+	var item *protocol.MessageActionItem
+	if _, err := h.srv.conn.Call(ctx, "window/showMessageRequest", params, &item); err != nil || item == nil || item.Title != ActionStartServer {
+		h.declined[fp] = true
+		return false
+	}
+	if h.trust != nil {
+		if err := h.trust.Trust(fp); err != nil {
+			h.srv.log.Warn("MCP trust not saved", "server", sc.Name, "error", err)
+		}
+	}
+	return true
+}
+
+// status lists the servers of the manager in force and the workspace servers not started.
+func (h *mcpHost) status() mcpResult {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	out := mcpResult{Servers: []mcpServerInfo{}}
+	if h.current != nil {
+		for _, st := range h.current.Servers() {
+			info := mcpServerInfo{Name: st.Name, Source: st.Source, Type: st.Type, State: st.State, Error: st.Error, Tools: []mcpToolInfo{}}
+			for _, t := range st.Tools {
+				info.Tools = append(info.Tools, mcpToolInfo{Name: t.Name, Tool: t.Tool, Description: t.Description, Tokens: t.Tokens})
+				info.Tokens += t.Tokens
+			}
+			out.Tokens += info.Tokens
+			out.Servers = append(out.Servers, info)
+		}
+	}
+	for _, sc := range h.skipped {
+		out.Servers = append(out.Servers, mcpServerInfo{Name: sc.Name, Source: sc.Source, Type: sc.Type, State: MCPStateUntrusted,
+			Error: "declared by the workspace and not trusted: it was not started", Tools: []mcpToolInfo{}})
+	}
+	return out
+}
+
+// closeAll stops every server started on this connection.
+func (h *mcpHost) closeAll() {
+	h.mu.Lock()
+	all := h.all
+	h.all, h.current = nil, nil
+	h.mu.Unlock()
+	for _, m := range all {
+		if err := m.Close(); err != nil {
+			h.srv.log.Warn("MCP servers", "error", err)
+		}
+	}
+}
+
+// serverEnv is the environment MCP servers start with: Reprise's own, less its credentials. A
+// server that needs a key gets it from its "env" in the configuration.
+func serverEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(secret.Vars, name) || name == secret.CredentialsVar
+	})
+}
+
+func describeServer(sc mcp.ServerConfig) string {
+	if sc.Command != "" {
+		return strings.TrimSpace(sc.Command + " " + strings.Join(sc.Args, " "))
+	}
+	return sc.URL
+}
+
+func names(servers []mcp.ServerConfig) []string {
+	out := make([]string, len(servers))
+	for i, sc := range servers {
+		out[i] = sc.Name
+	}
+	return out
+}
+
+// startSummary is the end of the start-up progress: how many servers run, and which failed.
+func startSummary(st []mcp.ServerStatus) string {
+	running, tools := 0, 0
+	var failed []string
+	for _, s := range st {
+		if s.State == mcp.StateRunning {
+			running++
+			tools += len(s.Tools)
+		} else {
+			failed = append(failed, s.Name)
+		}
+	}
+	msg := fmt.Sprintf("%d server(s) running, %d tool(s)", running, tools)
+	if len(failed) > 0 {
+		msg += "; not running: " + strings.Join(failed, ", ")
+	}
+	return msg
+}

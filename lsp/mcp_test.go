@@ -1,0 +1,210 @@
+package lsp
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
+	"github.com/reprise-dev/reprise/lsp/lsptest"
+)
+
+const mcpSecret = "AIzaMCPsecretValue0123456789"
+
+// answerMCP starts trusted servers (or not) and allows every tool once.
+func answerMCP(start bool) func(json.RawMessage) any {
+	return func(raw json.RawMessage) any {
+		var p struct {
+			Message string `json:"message"`
+		}
+		json.Unmarshal(raw, &p)
+		switch {
+		case strings.Contains(p.Message, "declares the MCP server"):
+			if start {
+				return map[string]string{"title": ActionStartServer}
+			}
+			return map[string]string{"title": ActionDontStartServer}
+		case strings.Contains(p.Message, "MCP server"):
+			return map[string]string{"title": ActionAllowOnce}
+		}
+		return nil
+	}
+}
+
+func mcpJSON(t *testing.T, servers map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"servers": servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "// the team's servers\n" + string(b)
+}
+
+// TestMCPThroughTheServer: a server from the editor's setting and one the workspace declares
+// (started once the user trusts it) are declared to the model after the built-in tools; their
+// results reach the model bounded and redacted; reprise.mcp and the breakdown count them.
+func TestMCPThroughTheServer(t *testing.T) {
+	t.Setenv("GEMINI_API_KEY", mcpSecret)
+	config := t.TempDir()
+	e := newEnv(t, envOpts{
+		configHome: config,
+		files:      map[string]string{".vscode/mcp.json": mcpJSON(t, map[string]any{"wsdocs": mcptest.JSON(nil)})},
+		editor: lsptest.Options{Experimental: true, Approve: answerMCP(true), InitializationOptions: map[string]any{
+			"mcpServers": map[string]any{"tools": mcptest.JSON(map[string]string{mcptest.LeakEnv: mcpSecret})},
+		}},
+	},
+		call("tools__echo", map[string]any{"text": "hi"}),
+		call("tools__leak", map[string]any{}),
+		call("tools__lines", map[string]any{"lines": 3000}),
+		call("wsdocs__add", map[string]any{"a": 2, "b": 3}),
+		text("done"),
+	)
+	id := e.ask("use the tools", "")
+	if end := e.turnEnd(id); end.Update.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", end.Update)
+	}
+	reqs := modelCalls(e.srv.Requests())
+	fns := reqs[0].Functions
+	if len(fns) < 7 || fns[0] != "read_file" || fns[6] != "tools__add" || !strings.Contains(strings.Join(fns, " "), "wsdocs__echo") {
+		t.Errorf("declared %v: want the built-in tools, then the setting's server, then the workspace's", fns)
+	}
+	outs := e.updates(id, UpdateToolCallUpdate)
+	if len(outs) != 4 {
+		t.Fatalf("%d tool results, want 4", len(outs))
+	}
+	if got := outs[0].RawOutput.Output; got != "echo: hi" {
+		t.Errorf("echo = %q", got)
+	}
+	last := requestText(reqs[len(reqs)-1])
+	if strings.Contains(last, mcpSecret) || strings.Contains(outs[1].RawOutput.Output, mcpSecret) {
+		t.Error("the secret a server printed reached the model or the editor")
+	}
+	if o := outs[2].RawOutput; o.Omitted == 0 || o.SavedPath == "" || !strings.Contains(o.Output, "line 3000 of the report") {
+		t.Errorf("a long MCP output is not bounded and saved like a tool's: omitted %d, saved %q", o.Omitted, o.SavedPath)
+	}
+	if got := outs[3].RawOutput.Output; !strings.Contains(got, `"sum":5`) {
+		t.Errorf("wsdocs__add = %q", got)
+	}
+
+	var st mcpResult
+	if err := e.ed.Execute(e.ctx, CommandMCP, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Servers) != 2 || st.Servers[0].Name != "tools" || st.Servers[0].State != MCPStateRunning || len(st.Servers[0].Tools) != 5 || st.Tokens <= 0 {
+		t.Errorf("reprise.mcp = %s", mustJSON(st))
+	}
+	var ctxRes contextResult
+	if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: id}, &ctxRes); err != nil {
+		t.Fatal(err)
+	}
+	if ctxRes.Breakdown.MCPTools <= 0 {
+		t.Errorf("breakdown MCP tools = %d", ctxRes.Breakdown.MCPTools)
+	}
+	// The consent is kept in the user's config directory, not in the workspace.
+	if b, err := os.ReadFile(filepath.Join(config, trustFile)); err != nil || !strings.Contains(string(b), "trusted") {
+		t.Errorf("trust file: %v %q", err, b)
+	}
+}
+
+// TestMCPUntrustedNotStarted: a server the workspace declares does not run until the user
+// trusts it; declined, it is listed as untrusted and its command never ran.
+func TestMCPUntrustedNotStarted(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "ran")
+	e := newEnv(t, envOpts{
+		configHome: t.TempDir(),
+		files: map[string]string{".vscode/mcp.json": mcpJSON(t, map[string]any{
+			"evil": map[string]any{"command": "sh", "args": []string{"-c", "touch " + marker}},
+		})},
+		editor: lsptest.Options{Experimental: true, Approve: answerMCP(false)},
+	}, text("ok"))
+	id := e.ask("hi", "")
+	e.turnEnd(id)
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the untrusted workspace server ran")
+	}
+	if fns := modelCalls(e.srv.Requests())[0].Functions; len(fns) != 6 {
+		t.Errorf("declared %v: want only the built-in tools", fns)
+	}
+	var st mcpResult
+	if err := e.ed.Execute(e.ctx, CommandMCP, nil, &st); err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Servers) != 1 || st.Servers[0].State != MCPStateUntrusted {
+		t.Errorf("reprise.mcp = %s", mustJSON(st))
+	}
+}
+
+// TestMCPServerDies: a server killed mid-session turns its tools into errors the model reads, the
+// user is told once, and the session goes on.
+func TestMCPServerDies(t *testing.T) {
+	e := newEnv(t, envOpts{
+		editor: lsptest.Options{Experimental: true, Approve: answerMCP(true), InitializationOptions: map[string]any{
+			"mcpServers": map[string]any{"tools": mcptest.JSON(nil)},
+		}},
+	},
+		call("tools__pid", map[string]any{}), text("got it"),
+		call("tools__echo", map[string]any{"text": "still there?"}), text("it died"),
+	)
+	id := e.ask("pid", "")
+	e.turnEnd(id)
+	pid, err := strconv.Atoi(e.updates(id, UpdateToolCallUpdate)[0].RawOutput.Output)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The manager notices the death when the connection to the child ends.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var st mcpResult
+		if err := e.ed.Execute(e.ctx, CommandMCP, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		if st.Servers[0].State == MCPStateFailed || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.ask("again", id)
+	if end := e.turnEnd(id); end.Update.StopReason != "end_turn" {
+		t.Fatalf("turn ended %+v", end.Update)
+	}
+	ups := e.updates(id, UpdateToolCallUpdate)
+	if o := ups[len(ups)-1]; o.Status != "failed" || !strings.Contains(o.RawOutput.Output, "not running") {
+		t.Errorf("a call to the dead server = %+v %q", o.Status, o.RawOutput.Output)
+	}
+	warned := 0
+	for _, raw := range e.ed.Notifications("window/showMessage") {
+		if strings.Contains(string(raw), `MCP server \"tools\"`) {
+			warned++
+		}
+	}
+	if warned != 1 {
+		t.Errorf("the user was told %d times that the server died, want once", warned)
+	}
+}
+
+func TestServerEnvDropsCredentials(t *testing.T) {
+	env := serverEnv([]string{"PATH=/bin", "GEMINI_API_KEY=x", "GOOGLE_API_KEY=y", "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "HOME=/h"})
+	if strings.Join(env, " ") != "PATH=/bin HOME=/h" {
+		t.Errorf("serverEnv = %q", env)
+	}
+}
+
+// modelCalls are the generateContent requests, without model info and token counts.
+func modelCalls(reqs []geminitest.Request) []geminitest.Request {
+	var out []geminitest.Request
+	for _, r := range reqs {
+		if strings.Contains(r.Path, "generateContent") || strings.Contains(r.Path, "GenerateContent") {
+			out = append(out, r)
+		}
+	}
+	return out
+}
