@@ -84,11 +84,13 @@ func checkEverything(t *testing.T, cfg ServerConfig) {
 }
 
 func TestEverythingStdio(t *testing.T) {
+	t.Parallel()
 	checkEverything(t, ServerConfig{Name: "everything", Type: TypeStdio, Command: "node",
 		Args: []string{everythingPath(t), "stdio"}, Source: "test"})
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	path := everythingPath(t)
 	// The server listens on $PORT: take a free port from the kernel.
 	l, err := net.Listen("tcp", "127.0.0.1:0")

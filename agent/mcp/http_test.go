@@ -54,3 +54,17 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	t.Logf("call to a closed server: %s", text)
 }
+
+// TestSSE runs the test server over the older HTTP with server-sent events.
+func TestSSE(t *testing.T) {
+	srv := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return newTestServer(nil) }, nil))
+	defer srv.Close()
+	m := New(Options{Servers: []ServerConfig{{Name: "old", Type: TypeSSE, URL: srv.URL}}, Logger: quiet()})
+	defer m.Close()
+	if n := len(m.Declarations()); n != 7 {
+		t.Fatalf("%d declarations, want 7; status %+v", n, m.Servers())
+	}
+	if text, isErr := m.Call(t.Context(), "old__add", map[string]any{"a": 1, "b": 2}); text != `{"sum":3}` || isErr {
+		t.Errorf("add = %q, %v", text, isErr)
+	}
+}

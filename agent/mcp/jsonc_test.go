@@ -49,12 +49,9 @@ func FuzzStripJSONC(f *testing.F) {
 		if len(out) != len(in) {
 			t.Errorf("length changed: %d -> %d", len(in), len(out))
 		}
-		// Valid JSON without commas before a closing bracket is left as it is.
+		// Valid JSON has neither comments nor trailing commas: it is left as it is.
 		if json.Valid([]byte(in)) && string(out) != in {
-			var a, b any
-			if json.Unmarshal([]byte(in), &a) != nil || json.Unmarshal(out, &b) != nil {
-				t.Errorf("valid JSON %q became %q", in, out)
-			}
+			t.Errorf("valid JSON %q became %q", in, out)
 		}
 	})
 }

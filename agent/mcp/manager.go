@@ -36,6 +36,7 @@ type Options struct {
 	// Logger gets the servers' stderr and what went wrong; slog.Default() if nil.
 	Logger *slog.Logger
 	// Notify, if set, tells the user that a server failed to start or died: once per server.
+	// It is called from the Manager's goroutines, so it must not wait on the Manager (Close).
 	Notify func(server, message string)
 	// Env is the base environment of stdio servers and of ${env:NAME}; os.Environ() if nil.
 	Env []string

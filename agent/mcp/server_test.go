@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 
 // helperEnv makes the test binary an MCP server instead of running tests: "stdio" serves
 // newTestServer over stdin and stdout, "silent" reads stdin and never answers, "crash" writes to
-// stderr and exits.
+// stderr and exits, "hang" (a grandchild of the Manager) sleeps.
 const helperEnv = "REPRISE_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
@@ -23,7 +24,9 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "stdio":
-		if err := newTestServer(nil).Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		s := newTestServer(nil)
+		addSpawnTool(s)
+		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 			fmt.Fprintln(os.Stderr, "test server:", err)
 			os.Exit(1)
 		}
@@ -32,11 +35,28 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "silent server: reading stdin, answering nothing")
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
+	case "hang":
+		time.Sleep(time.Hour)
+		os.Exit(0)
 	case "crash":
 		fmt.Fprintln(os.Stderr, "crash server: cannot open the database")
 		os.Exit(3)
 	}
 	os.Exit(2)
+}
+
+// addSpawnTool adds a tool that starts a grandchild that hangs, in the server's process group,
+// and returns its pid: Close must kill it too.
+func addSpawnTool(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "spawn", Description: "Starts a process that hangs."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			cmd := exec.Command(os.Args[0])
+			cmd.Env = append(os.Environ(), helperEnv+"=hang")
+			if err := cmd.Start(); err != nil {
+				return nil, nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strconv.Itoa(cmd.Process.Pid)}}}, nil, nil
+		})
 }
 
 // helperServer configures the test binary as a stdio server in the given mode.

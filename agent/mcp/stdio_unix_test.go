@@ -4,6 +4,9 @@ package mcp
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,10 +16,31 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// processGone reports whether pid no longer exists; the Manager's Close reaps its children, so
-// a killed child is not left as a zombie.
+// processGone reports whether pid no longer runs: it does not exist, or is a zombie (a killed
+// grandchild waits for whoever adopts it to reap it).
 func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+	if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+		return true
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return errors.Is(err, fs.ErrNotExist)
+	}
+	_, rest, _ := strings.Cut(string(stat), ") ")
+	return strings.HasPrefix(rest, "Z")
+}
+
+// awaitGone waits until pid no longer runs: a SIGKILL is delivered, not waited for.
+func awaitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !processGone(pid) {
+		if time.Now().After(deadline) {
+			t.Errorf("process %d still runs", pid)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 func callPid(t *testing.T, m *Manager, name string) int {
@@ -34,6 +58,7 @@ func callPid(t *testing.T, m *Manager, name string) int {
 // StartTimeout; killing a server mid-session fails its calls with a clear error and notifies
 // once, without changing the declarations; Close leaves no process behind.
 func TestStdioStartKillClose(t *testing.T) {
+	t.Parallel()
 	notes := newNotifications()
 	logger, logs := testLogger()
 	const startTimeout = 3 * time.Second
@@ -49,8 +74,8 @@ func TestStdioStartKillClose(t *testing.T) {
 	if d := time.Since(start); d > startTimeout+5*time.Second {
 		t.Errorf("start took %s, StartTimeout is %s", d, startTimeout)
 	}
-	if len(decls) != 14 {
-		t.Fatalf("%d declarations, want 14: 7 from each server that started", len(decls))
+	if len(decls) != 16 {
+		t.Fatalf("%d declarations, want 16: 8 from each server that started", len(decls))
 	}
 	states := map[string]ServerStatus{}
 	for _, s := range m.Servers() {
@@ -97,11 +122,12 @@ func TestStdioStartKillClose(t *testing.T) {
 	if diff := cmp.Diff(m.Declarations(), decls); diff != "" {
 		t.Errorf("declarations changed after a server died:\n%s", diff)
 	}
-	if s := m.Servers()[0]; s.State != StateFailed || len(s.Tools) != 7 {
+	if s := m.Servers()[0]; s.State != StateFailed || len(s.Tools) != 8 {
 		t.Errorf("status of the dead server = %+v", s)
 	}
 
 	other := callPid(t, m, "other__pid")
+	grandchild := callPid(t, m, "other__spawn")
 	closeStart := time.Now()
 	m.Close()
 	if d := time.Since(closeStart); d > 5*time.Second {
@@ -110,6 +136,7 @@ func TestStdioStartKillClose(t *testing.T) {
 	if !processGone(other) {
 		t.Errorf("process %d of a stdio server is alive after Close", other)
 	}
+	awaitGone(t, grandchild)
 	if s := m.Servers()[3]; s.State != StateStopped {
 		t.Errorf("state after Close = %q, want stopped", s.State)
 	}

@@ -48,7 +48,7 @@ func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transpo
 			// The tool list is fixed for the session: nothing the server could push is needed.
 			DisableStandaloneSSE: true}, nil, nil
 	case TypeSSE:
-		return &mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers)}, nil, nil
+		return &sseTransport{mcp.SSEClientTransport{Endpoint: cfg.URL, HTTPClient: httpClient(cfg.Headers)}}, nil, nil
 	}
 	return nil, nil, fmt.Errorf("unknown transport type %q", cfg.Type)
 }
@@ -87,6 +87,38 @@ func (t *commandTransport) Connect(ctx context.Context) (mcp.Connection, error) 
 		t.proc.mu.Unlock()
 	}
 	return conn, err
+}
+
+// sseTransport is the SDK's, with its event stream outliving the start. The SDK ties the stream's
+// GET to the context of Connect, which is the start's: it would end with the start.
+type sseTransport struct {
+	mcp.SSEClientTransport
+}
+
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	life, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, cancel) // until connected, the start's deadline holds
+	conn, err := t.SSEClientTransport.Connect(life)
+	if !stop() && err == nil {
+		_ = conn.Close()
+		err = ctx.Err()
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &cancelOnClose{Connection: conn, cancel: cancel}, nil
+}
+
+// cancelOnClose ends a connection's context when the connection is closed.
+type cancelOnClose struct {
+	mcp.Connection
+	cancel context.CancelFunc
+}
+
+func (c *cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.Connection.Close()
 }
 
 func httpClient(headers map[string]string) *http.Client {
