@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
@@ -40,6 +41,9 @@ type runFlags struct {
 	resume           string
 	sandbox          string
 	allowNetwork     bool
+	mcpConfig        listFlag
+	allowMCP         listFlag
+	trustMCP         bool
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -66,6 +70,9 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.StringVar(&f.sandbox, "sandbox", string(sandbox.WorkspaceWrite), `"workspace-write": commands write only to the workspace, temp and build caches; "off": no sandbox`)
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
+	fs.Var(&f.mcpConfig, "mcp-config", "read MCP servers from this file (VS Code's mcp.json format; repeatable)")
+	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
+	fs.BoolVar(&f.trustMCP, "trust-mcp", false, "start the MCP servers the workspace's .vscode/mcp.json declares")
 	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
 	var rest []string
 	for {
@@ -105,6 +112,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return fmt.Errorf("workspace %s is not a directory", ws)
 	}
+	// The MCP configuration is read before the model is reached: a mistake in it fails at once.
+	servers, err := runMCP(ws, f, getenv, stderr, nil)
+	if err != nil {
+		return err
+	}
+	if servers != nil {
+		defer servers.Close()
+	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model
 	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
@@ -124,12 +139,13 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
-		approver = allowAll{}
+		approver = allowAll{out: stderr}
 	}
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
 		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
 		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork},
+		external: servers, allowMCP: f.allowMCP,
 	})
 	if err != nil {
 		return err
@@ -175,6 +191,8 @@ type sessionSetup struct {
 	maxTurnRequests int
 	prices          contextwin.PriceTable // nil = the defaults
 	sandbox         sandbox.Config        // its Workspace is set by newSession
+	external        *mcp.Manager          // the MCP servers; nil = none
+	allowMCP        []string              // --allow-mcp
 }
 
 // newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
@@ -210,6 +228,10 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		Prices:          set.prices,
 		Sandbox:         box,
 		Secrets:         secret.FromEnv(getenv),
+		MCPGrants:       tools.NewMCPGrants(set.allowMCP),
+	}
+	if set.external != nil {
+		opts.External = set.external
 	}
 	if set.resume != "" {
 		log, snap, err := st.Resume(set.resume)
@@ -306,10 +328,14 @@ func stateHome(getenv func(string) string) (string, error) {
 	return filepath.Join(home, ".local", "state", "reprise"), nil
 }
 
-// allowAll is the --yes approver: every command the policy does not deny runs.
-type allowAll struct{}
+// allowAll is the --yes approver: every command the policy does not deny runs. MCP tools are
+// not commands: they run when --allow-mcp names them.
+type allowAll struct{ out io.Writer }
 
-func (allowAll) Approve(context.Context, tools.ApprovalRequest) (tools.Decision, error) {
+func (a allowAll) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	if req.Tool != "" {
+		return mcpRefused(ctx, a.out, req)
+	}
 	return tools.AllowOnce, nil
 }
 
@@ -322,10 +348,18 @@ type terminalApprover struct {
 func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	f, ok := a.in.(*os.File)
 	if !ok || !isTerminal(f) {
-		fmt.Fprintf(a.out, "reprise: %s needs approval and there is no terminal to ask: refused (use --allow or --yes)\n", shownCommand(req.Command))
+		hint := "use --allow or --yes"
+		if req.Tool != "" {
+			hint = "use --allow-mcp " + req.Tool
+		}
+		fmt.Fprintf(a.out, "reprise: %s needs approval and there is no terminal to ask: refused (%s)\n", shownCommand(req.Command), hint)
 		return tools.Reject, nil
 	}
-	fmt.Fprintf(a.out, "Run %s (%s)? [y] once, [a] always this session: %s, [N] no: ", shownCommand(req.Command), req.Reason, req.Rule)
+	verb := "Run"
+	if req.Tool != "" {
+		verb = "Use the MCP tool"
+	}
+	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command), req.Reason, req.Rule)
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')

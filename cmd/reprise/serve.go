@@ -55,6 +55,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Version:      currentBuild().Version,
 		NewModel:     geminiFactory(getenv, logger),
 		StateHome:    home,
+		ConfigHome:   configHome(getenv),
 		Logger:       logger,
 		DefaultModel: gemini.DefaultModel,
 		Warnings:     warnings,

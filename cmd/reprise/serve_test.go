@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/lsp"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
@@ -49,6 +50,7 @@ func binary(tb testing.TB) string {
 }
 
 func TestMain(m *testing.M) {
+	mcptest.Serve() // the MCP server of the MCP tests, when started as one
 	sandbox.Init()
 	code := m.Run()
 	if binPath != "" {

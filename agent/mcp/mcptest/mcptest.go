@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -103,4 +104,27 @@ func JSON(env map[string]string) map[string]any {
 		e[k] = v
 	}
 	return map[string]any{"type": "stdio", "command": os.Args[0], "env": e}
+}
+
+// EverythingPath finds the reference server @modelcontextprotocol/server-everything that
+// scripts/setup installs: $REPRISE_MCP_EVERYTHING, or its place in the npm cache
+// ($REPRISE_NPM_CACHE, else ~/.cache/reprise-npm). The error says how to install it: tests fail
+// with it rather than skip, so that a missing install step shows.
+func EverythingPath() (string, error) {
+	path := os.Getenv("REPRISE_MCP_EVERYTHING")
+	if path == "" {
+		cache := os.Getenv("REPRISE_NPM_CACHE")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return "", err
+			}
+			cache = filepath.Join(home, ".cache", "reprise-npm")
+		}
+		path = filepath.Join(cache, "mcp-everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("the reference MCP server is not installed (%v): run scripts/setup, or set REPRISE_MCP_EVERYTHING to its dist/index.js", err)
+	}
+	return path, nil
 }
