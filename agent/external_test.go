@@ -28,7 +28,7 @@ func (d *docsServer) Declarations() []*genai.FunctionDeclaration {
 	}}
 }
 
-func (d *docsServer) Lookup(name string) (tools.ExternalTool, bool) {
+func (d *docsServer) Lookup(name string, _ map[string]any) (tools.ExternalTool, bool) {
 	if name != "docs__lookup" {
 		return tools.ExternalTool{}, false
 	}

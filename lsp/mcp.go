@@ -61,16 +61,21 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 	for _, sc := range servers {
 		fps = append(fps, sc.Name+"="+mcp.Fingerprint(sc))
 	}
-	key := strings.Join(fps, "\n")
+	budget := c.mcpToolBudget
+	if budget == 0 {
+		budget = -1 // the setting's 0 is no cap; the manager's 0 is its default
+	}
+	key := fmt.Sprintf("%s\nbudget=%d", strings.Join(fps, "\n"), budget)
 	if h.current != nil && key == h.key {
 		return h.current
 	}
 	m := mcp.New(mcp.Options{
-		Workspace: h.srv.root,
-		Servers:   servers,
-		Logger:    h.srv.log,
-		Env:       serverEnv(os.Environ()),
-		Version:   h.srv.opts.Version,
+		Workspace:  h.srv.root,
+		Servers:    servers,
+		Logger:     h.srv.log,
+		Env:        serverEnv(os.Environ()),
+		Version:    h.srv.opts.Version,
+		ToolBudget: budget,
 		Notify: func(server, message string) {
 			h.srv.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: MCP server %q: %s", server, message))
 		},
@@ -151,11 +156,14 @@ func (h *mcpHost) status() mcpResult {
 	defer h.mu.Unlock()
 	out := mcpResult{Servers: []mcpServerInfo{}}
 	if h.current != nil {
+		out.Tokens = h.current.CatalogTokens()
 		for _, st := range h.current.Servers() {
 			info := mcpServerInfo{Name: st.Name, Source: st.Source, Type: st.Type, State: st.State, Error: st.Error, Tools: []mcpToolInfo{}}
 			for _, t := range st.Tools {
-				info.Tools = append(info.Tools, mcpToolInfo{Name: t.Name, Tool: t.Tool, Description: t.Description, Tokens: t.Tokens})
-				info.Tokens += t.Tokens
+				info.Tools = append(info.Tools, mcpToolInfo{Name: t.Name, Tool: t.Tool, Description: t.Description, Tokens: t.Tokens, Deferred: t.Deferred})
+				if !t.Deferred {
+					info.Tokens += t.Tokens
+				}
 			}
 			out.Tokens += info.Tokens
 			out.Servers = append(out.Servers, info)

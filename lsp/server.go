@@ -13,6 +13,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -108,7 +109,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
 		secrets:  secret.FromEnv(os.Getenv),
-		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy()}},
+		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget}},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
 	s.docs = newDocuments(opts.limits.MaxBufferBytes, s.log)

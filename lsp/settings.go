@@ -30,6 +30,8 @@ type Settings struct {
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
 	// MCPServers are the user's MCP servers, as the "servers" object of VS Code's mcp.json.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
+	// MCPToolBudget caps what the MCP tools' declarations cost per request, in tokens (0: no cap).
+	MCPToolBudget *int `json:"mcpToolBudget,omitempty"`
 }
 
 // config is the settings in force.
@@ -44,6 +46,8 @@ type config struct {
 	// mcpServers come from the editor's setting; a settings file of the workspace cannot set it
 	// in VS Code (machine scope), so they run without the trust question.
 	mcpServers []mcp.ServerConfig
+	// mcpToolBudget is the tokens the MCP declarations may cost; 0 means no cap.
+	mcpToolBudget int
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
@@ -101,6 +105,12 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.AllowNetwork != nil {
 		n.allowNetwork = *s.AllowNetwork
+	}
+	if s.MCPToolBudget != nil {
+		if *s.MCPToolBudget < 0 {
+			return c, fmt.Errorf("mcpToolBudget must be 0 (no cap) or a number of tokens, got %d", *s.MCPToolBudget)
+		}
+		n.mcpToolBudget = *s.MCPToolBudget
 	}
 	if len(s.MCPServers) > 0 && string(s.MCPServers) != "null" {
 		wrapped := append(append([]byte(`{"servers":`), s.MCPServers...), '}')

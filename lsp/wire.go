@@ -358,7 +358,8 @@ func historyOf(entries []agent.TranscriptEntry) []historyEntry {
 // mcpResult answers reprise.mcp: the servers and what their tools cost in every request.
 type mcpResult struct {
 	Servers []mcpServerInfo `json:"servers"`
-	// Tokens is the estimated cost of every MCP tool declaration, in each request.
+	// Tokens is the estimated cost of the MCP declarations sent with each request: the declared
+	// tools, and the catalogue's two when some are deferred.
 	Tokens int `json:"tokens"`
 }
 
@@ -369,7 +370,7 @@ type mcpServerInfo struct {
 	State  string        `json:"state"`  // one of the MCPState names
 	Error  string        `json:"error,omitempty"`
 	Tools  []mcpToolInfo `json:"tools"`
-	Tokens int           `json:"tokens"`
+	Tokens int           `json:"tokens"` // of its declared tools
 }
 
 type mcpToolInfo struct {
@@ -377,4 +378,6 @@ type mcpToolInfo struct {
 	Tool        string `json:"tool"` // on its server
 	Description string `json:"description,omitempty"`
 	Tokens      int    `json:"tokens"`
+	// Deferred: past mcpToolBudget, not declared; the model finds it with mcp_find_tools.
+	Deferred bool `json:"deferred,omitempty"`
 }

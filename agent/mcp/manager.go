@@ -42,6 +42,10 @@ type Options struct {
 	Env []string
 	// Version is Reprise's version, given to servers with the client's name.
 	Version string
+	// ToolBudget is what all MCP declarations may cost per request, in estimated tokens:
+	// DefaultToolBudget if 0, no limit if negative. Past it, the tools that do not fit are
+	// reached through the catalogue (mcp_find_tools, mcp_call_tool).
+	ToolBudget int
 
 	// transport, set by tests, replaces the transports the configuration describes.
 	transport func(ServerConfig) (mcp.Transport, error)
@@ -62,8 +66,9 @@ type Manager struct {
 	cancelStart context.CancelFunc // ends a start under way, for Close
 
 	// Written by start before started is closed, read-only after.
-	decls []*genai.FunctionDeclaration
-	names nameTable
+	decls    []*genai.FunctionDeclaration
+	deferred []*genai.FunctionDeclaration // past the budget: found and called through the catalogue
+	names    nameTable
 
 	watchers sync.WaitGroup // one watch goroutine per running server
 }
@@ -86,6 +91,9 @@ func New(opts Options) *Manager {
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"
+	}
+	if opts.ToolBudget == 0 {
+		opts.ToolBudget = DefaultToolBudget
 	}
 	m := &Manager{opts: opts, started: make(chan struct{})}
 	for _, cfg := range opts.Servers {
@@ -144,10 +152,22 @@ func (m *Manager) Declarations() []*genai.FunctionDeclaration {
 	return m.decls
 }
 
-// Lookup describes a declared tool.
-func (m *Manager) Lookup(name string) (tools.ExternalTool, bool) {
+// Lookup describes a tool by its declared name. For mcp_call_tool it describes the tool called,
+// so that the user is asked about that tool; mcp_find_tools runs without asking, since it reads
+// only the list of tools.
+func (m *Manager) Lookup(name string, args map[string]any) (tools.ExternalTool, bool) {
 	if m.Start(context.Background()) != nil {
 		return tools.ExternalTool{}, false
+	}
+	switch {
+	case name == FindToolsName && len(m.deferred) > 0:
+		return tools.ExternalTool{Name: name, Title: "Find MCP tools", Free: true}, true
+	case name == CallToolName && len(m.deferred) > 0:
+		target, _ := callTarget(args)
+		if t, ok := m.Lookup(target, nil); ok && !t.Free {
+			return t, true
+		}
+		return tools.ExternalTool{Name: name, Title: "Call an unknown MCP tool", Free: true}, true
 	}
 	ref, ok := m.names.refs[name]
 	if !ok {
@@ -170,6 +190,12 @@ func (m *Manager) Lookup(name string) (tools.ExternalTool, bool) {
 func (m *Manager) Call(ctx context.Context, name string, args map[string]any) (text string, isErr bool) {
 	if err := m.Start(ctx); err != nil {
 		return "cancelled: " + err.Error(), true
+	}
+	switch {
+	case name == FindToolsName && len(m.deferred) > 0:
+		return m.findTools(args)
+	case name == CallToolName && len(m.deferred) > 0:
+		name, args = callTarget(args)
 	}
 	ref, ok := m.names.refs[name]
 	if !ok {

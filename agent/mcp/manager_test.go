@@ -109,14 +109,14 @@ func TestManagerInMemory(t *testing.T) {
 		t.Errorf("log does not say why tree was left out:\n%s", logs)
 	}
 
-	got, ok := m.Lookup("alpha__dotted_name")
+	got, ok := m.Lookup("alpha__dotted_name", nil)
 	if !ok || got.Server != "alpha" || got.Tool != "dotted.name" {
 		t.Errorf("Lookup(alpha__dotted_name) = %+v, %v", got, ok)
 	}
-	if got, _ := m.Lookup("zeta__add"); got.Title != "Add two numbers" {
+	if got, _ := m.Lookup("zeta__add", nil); got.Title != "Add two numbers" {
 		t.Errorf("title = %q, want the tool's title", got.Title)
 	}
-	if _, ok := m.Lookup("zeta__tree"); ok {
+	if _, ok := m.Lookup("zeta__tree", nil); ok {
 		t.Error("a tool left out can be looked up")
 	}
 

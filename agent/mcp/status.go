@@ -24,6 +24,8 @@ type ToolInfo struct {
 	Tool        string // on its server
 	Description string
 	Tokens      int // estimated: a quarter of its declaration's JSON
+	// Deferred: past the budget, not declared; the model finds it with mcp_find_tools.
+	Deferred bool
 }
 
 // Servers is the status of every configured server, in configuration order. Tools are known

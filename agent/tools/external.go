@@ -18,8 +18,9 @@ type External interface {
 	// Declarations are the functions to declare, after the built-in tools; their names are
 	// valid Gemini function names and never those of a built-in tool.
 	Declarations() []*genai.FunctionDeclaration
-	// Lookup describes one of its tools by its declared name.
-	Lookup(name string) (ExternalTool, bool)
+	// Lookup describes one of its tools by its declared name and the call's arguments (a tool
+	// that calls another describes the one it calls).
+	Lookup(name string, args map[string]any) (ExternalTool, bool)
 	// Call runs a tool. text is what the model gets, before bounding; isErr marks a failure
 	// (the server's, or its death), which the model reads like any tool error.
 	Call(ctx context.Context, name string, args map[string]any) (text string, isErr bool)
@@ -31,6 +32,8 @@ type ExternalTool struct {
 	Server string // the server's name in the configuration
 	Tool   string // the tool's own name on its server
 	Title  string // a short title for a UI
+	// Free tools run without asking: they read only Reprise's own list of tools.
+	Free bool
 }
 
 // MCPGrants says which MCP tools run without asking: `--allow-mcp SERVER` or
@@ -81,7 +84,7 @@ func (g *MCPGrants) Allowed(t ExternalTool) bool {
 // runExternal runs an external tool: asked unless granted, its output bounded, spilled and
 // redacted as any tool's.
 func runExternal(ctx context.Context, e *Env, t ExternalTool, call Call) Result {
-	if !e.MCPGrants.Allowed(t) {
+	if !t.Free && !e.MCPGrants.Allowed(t) {
 		line := externalLine(t, call.Args)
 		refused := failure("refused by the user: the MCP tool " + t.Name + " did not run")
 		refused.Refused = true

@@ -186,7 +186,7 @@ func Declarations() []*genai.FunctionDeclaration {
 func Run(ctx context.Context, env *Env, call Call) Result {
 	t := lookup(call.Name)
 	if t == nil && env != nil && env.External != nil {
-		if x, ok := env.External.Lookup(call.Name); ok {
+		if x, ok := env.External.Lookup(call.Name, call.Args); ok {
 			e := env.withDefaults()
 			res := runExternal(ctx, &e, x, call)
 			res.Output = e.Secrets.String(res.Output)
@@ -222,7 +222,7 @@ func Describe(call Call) (title string, kind Kind) {
 // Describe is the package's Describe, knowing the Env's external tools too.
 func (e *Env) Describe(call Call) (title string, kind Kind) {
 	if lookup(call.Name) == nil && e != nil && e.External != nil {
-		if x, ok := e.External.Lookup(call.Name); ok {
+		if x, ok := e.External.Lookup(call.Name, call.Args); ok {
 			title = x.Title
 			if title == "" {
 				title = x.Name

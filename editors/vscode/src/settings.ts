@@ -19,6 +19,7 @@ export const serverKeys = [
   'sandbox',
   'allowNetwork',
   'mcpServers',
+  'mcpToolBudget',
 ] as const;
 
 /** clientKeys are settings of the extension itself; changing one restarts the server. */
