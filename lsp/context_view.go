@@ -3,6 +3,8 @@ package lsp
 import (
 	"fmt"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/mcp"
 )
 
 // contextReport is the /context view of a session, structured and as text.
@@ -20,6 +22,7 @@ func (s *server) contextReport(l *live) contextResult {
 		Status:             wire(statusNames, r.Status),
 		FixedTokens:        r.FixedTokens,
 		Largest:            []largeItem{},
+		MCP:                mcpShares(l.mcp),
 	}
 	for _, it := range r.Largest {
 		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
@@ -43,6 +46,17 @@ func renderContext(c contextResult) string {
 	}
 	row("System tools", bd.Tools)
 	row("MCP tools", bd.MCPTools)
+	for _, m := range c.MCP {
+		name := m.Server
+		if name == "" {
+			name = "(catalogue)"
+		}
+		label := fmt.Sprintf("%d tools", m.Tools)
+		if m.Deferred > 0 {
+			label += fmt.Sprintf(", %d via catalogue", m.Deferred)
+		}
+		fmt.Fprintf(&b, "    %-18s %7s  %s\n", clip(name, 18), kilo(m.Tokens), label)
+	}
 	row("Messages", bd.Messages)
 	row("Free space", bd.Free)
 	row("Buffer", bd.Buffer)
@@ -60,4 +74,28 @@ func renderContext(c contextResult) string {
 	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · $%.4f · %d compactions · compaction %s at %.0f%%\n",
 		kilo(t.InputTokens), kilo(t.CachedTokens), kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
 	return b.String()
+}
+
+// mcpShares lists what each MCP server's declared tools cost a session, in declaration order.
+func mcpShares(m *mcp.Manager) []mcpShare {
+	out := []mcpShare{}
+	if m == nil {
+		return out
+	}
+	if n := m.CatalogTokens(); n > 0 {
+		out = append(out, mcpShare{Server: "", Tools: 2, Tokens: n})
+	}
+	for _, st := range m.Servers() {
+		sh := mcpShare{Server: st.Name}
+		for _, t := range st.Tools {
+			if t.Deferred {
+				sh.Deferred++
+				continue
+			}
+			sh.Tools++
+			sh.Tokens += t.Tokens
+		}
+		out = append(out, sh)
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -105,6 +106,12 @@ func TestMCPThroughTheServer(t *testing.T) {
 	}
 	if ctxRes.Breakdown.MCPTools <= 0 {
 		t.Errorf("breakdown MCP tools = %d", ctxRes.Breakdown.MCPTools)
+	}
+	if len(ctxRes.MCP) != 2 || ctxRes.MCP[0].Server != "tools" || ctxRes.MCP[0].Tools != 5 || ctxRes.MCP[1].Server != "wsdocs" || ctxRes.MCP[0].Tokens <= 0 {
+		t.Errorf("reprise.context mcp = %s", mustJSON(ctxRes.MCP))
+	}
+	if !regexp.MustCompile(`(?m)^    tools\s+\S+\s+5 tools$`).MatchString(ctxRes.Text) {
+		t.Errorf("the /context text has no row for the server tools:\n%s", ctxRes.Text)
 	}
 	// The consent is kept in the user's config directory, not in the workspace.
 	if b, err := os.ReadFile(filepath.Join(config, trustFile)); err != nil || !strings.Contains(string(b), "trusted") {

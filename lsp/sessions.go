@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
@@ -38,6 +39,7 @@ type live struct {
 	title    string
 	created  time.Time
 	log      *session.Log       // nil when not saved
+	mcp      *mcp.Manager       // the MCP servers whose tools the session declared; nil = none
 	cancel   context.CancelFunc // the running turn's, nil when idle
 	done     chan struct{}      // closed when the running turn ends
 	users    int                // commands using the session now: it is not closed under them
@@ -100,6 +102,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	id := agent.NewID(time.Now())
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: time.Now()}
 	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
+	l.mcp, _ = opts.External.(*mcp.Manager)
 	if ss.store != nil {
 		log, err := ss.store.Create(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
 		if err != nil {
@@ -258,6 +261,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 	c.model = name
 	l := &live{commands: tools.NewPolicy(c.allow, nil), created: snap.Meta.Created, title: snap.Title, log: log}
 	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
+	l.mcp, _ = opts.External.(*mcp.Manager)
 	opts.Journal, opts.Blobs = log, log
 	s, err := agent.Resume(opts, snap)
 	if err != nil {

@@ -291,7 +291,18 @@ type contextResult struct {
 	State       contextwin.State `json:"state"`
 	Status      string           `json:"status"`
 	FixedTokens int              `json:"fixedTokens"`
-	Text        string           `json:"text"` // the same, rendered for a plain client
+	// MCP is the MCP tools' share by server (raw estimates: their sum is about the breakdown's
+	// mcpTools, which the model's usage corrects); the catalogue counts as server "".
+	MCP  []mcpShare `json:"mcp"`
+	Text string     `json:"text"` // the same, rendered for a plain client
+}
+
+// mcpShare is what one MCP server's declared tools cost per request.
+type mcpShare struct {
+	Server   string `json:"server"`
+	Tools    int    `json:"tools"`              // declared
+	Deferred int    `json:"deferred,omitempty"` // past the budget, reached through the catalogue
+	Tokens   int    `json:"tokens"`
 }
 
 // largeItem is one of the largest items in the messages.
