@@ -2,8 +2,8 @@
 // stale ones marked. Pure, so the unit tests read it.
 import { escape } from './chat/render';
 import { breakdownRows, money, tokens } from './meter';
-import { SourceEstimate } from './protocol';
-import type { ContextResult } from './protocol';
+import { MCPStateRunning, SourceEstimate } from './protocol';
+import type { ContextResult, MCPResult } from './protocol';
 
 const colors: Record<string, string> = {
   systemPrompt: '#8e6cd1',
@@ -15,7 +15,30 @@ const colors: Record<string, string> = {
   buffer: 'rgba(128,128,128,0.55)',
 };
 
-export function contextBody(c: ContextResult): string {
+/**
+ * mcpSection lists the MCP servers: their state, their tools, what the tools declared cost this
+ * session per request; a server not running says why.
+ */
+export function mcpSection(c: ContextResult, servers?: MCPResult): string {
+  const shares = new Map((c.mcp ?? []).map((m) => [m.server, m]));
+  const list = servers?.servers ?? [];
+  if (list.length === 0 && shares.size === 0) return '';
+  const rows = list
+    .map((s) => {
+      const sh = shares.get(s.name);
+      const deferred = s.tools.filter((t) => t.deferred).length;
+      const tools = `${s.tools.length - deferred} declared${deferred ? `, ${deferred} via catalogue` : ''}`;
+      const why = s.state !== MCPStateRunning && s.error ? `<div class="why">${escape(s.error)}</div>` : '';
+      return `<tr class="mcp ${escape(s.state)}"><td>${escape(s.name)}${why}</td><td>${escape(s.state)}</td><td>${tools}</td><td class="num">${sh ? tokens(sh.tokens) : '—'}</td></tr>`;
+    })
+    .join('');
+  const catalogue = shares.get('');
+  const cat = catalogue ? `<tr><td>(catalogue: mcp_find_tools, mcp_call_tool)</td><td></td><td>2 declared</td><td class="num">${tokens(catalogue.tokens)}</td></tr>` : '';
+  return `<h3>MCP servers</h3>
+<table class="mcp"><tr><th>Server</th><th>State</th><th>Tools</th><th class="num">Tokens</th></tr>${cat}${rows}</table>`;
+}
+
+export function contextBody(c: ContextResult, servers?: MCPResult): string {
   const rows = breakdownRows(c);
   const bar = rows
     .filter((r) => r.tokens > 0)
@@ -37,6 +60,7 @@ export function contextBody(c: ContextResult): string {
 <table class="legend">${legend}</table>
 <p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>
 <p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out · ${money(t.cost.amount, t.cost.currency)} · ${c.calls} model call(s) · ${c.rereads} re-read(s)</p>
+${mcpSection(c, servers)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
 }
@@ -52,4 +76,6 @@ td, th { padding: 2px 10px 2px 0; text-align: left; }
 .swatch { display: inline-block; width: 10px; height: 10px; margin-right: 6px; border-radius: 2px; }
 tr.stale td { color: var(--vscode-editorWarning-foreground); }
 .badge { font-size: 0.8em; border: 1px solid currentColor; border-radius: 3px; padding: 0 4px; }
+tr.mcp.failed td, tr.mcp.untrusted td { color: var(--vscode-editorWarning-foreground); }
+.why { font-size: 0.85em; opacity: 0.85; }
 `;

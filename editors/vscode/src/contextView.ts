@@ -1,7 +1,7 @@
 // The Show Context webview panel: asks the server for reprise.context and refreshes on usage.
 import * as vscode from 'vscode';
 import { contextBody, contextStyle } from './contextHtml';
-import { CommandContext, ContextResult } from './protocol';
+import { CommandContext, CommandMCP, ContextResult, MCPResult } from './protocol';
 import type { Server } from './client';
 import type { Store } from './store';
 
@@ -40,7 +40,9 @@ export class ContextView implements vscode.Disposable {
     let body: string;
     try {
       const c = await this.server.execute<ContextResult>(CommandContext, id ? { sessionId: id } : {});
-      body = contextBody(c);
+      // The servers' states come from reprise.mcp; an older server without it shows the shares only.
+      const servers = this.server.supports(CommandMCP) ? await this.server.execute<MCPResult>(CommandMCP).catch(() => undefined) : undefined;
+      body = contextBody(c, servers);
     } catch (err) {
       body = `<p>No context to show: ${String((err as Error).message ?? err).replace(/</g, '&lt;')}</p>`;
     }

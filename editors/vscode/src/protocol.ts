@@ -178,6 +178,8 @@ export interface ContextResult extends ContextUsage {
   checkpoints: number;
   status: string;
   fixedTokens: number;
+  /** what each MCP server's declared tools cost per request; the catalogue is server '' */
+  mcp?: { server: string; tools: number; deferred?: number; tokens: number }[] | null;
   text: string;
 }
 
@@ -286,6 +288,6 @@ export interface MCPServerInfo {
   /** one of the MCPState names */
   state: string;
   error?: string;
-  tools: { name: string; tool: string; description?: string; tokens: number }[];
+  tools: { name: string; tool: string; description?: string; tokens: number; deferred?: boolean }[];
   tokens: number;
 }
