@@ -78,12 +78,17 @@ func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer,
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
+	budget := f.mcpToolBudget
+	if budget == 0 {
+		budget = -1 // the flag's 0 is no cap; the manager's 0 is its default
+	}
 	m := mcp.New(mcp.Options{
-		Workspace: ws,
-		Servers:   servers,
-		Env:       env,
-		Logger:    logger,
-		Version:   currentBuild().Version,
+		ToolBudget: budget,
+		Workspace:  ws,
+		Servers:    servers,
+		Env:        env,
+		Logger:     logger,
+		Version:    currentBuild().Version,
 		Notify: func(server, message string) {
 			fmt.Fprintf(stderr, "reprise: MCP server %q: %s\n", server, message)
 		},

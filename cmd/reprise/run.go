@@ -44,6 +44,7 @@ type runFlags struct {
 	mcpConfig        listFlag
 	allowMCP         listFlag
 	trustMCP         bool
+	mcpToolBudget    int
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -73,6 +74,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.Var(&f.mcpConfig, "mcp-config", "read MCP servers from this file (VS Code's mcp.json format; repeatable)")
 	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
 	fs.BoolVar(&f.trustMCP, "trust-mcp", false, "start the MCP servers the workspace's .vscode/mcp.json declares")
+	fs.IntVar(&f.mcpToolBudget, "mcp-tool-budget", mcp.DefaultToolBudget, "tokens all MCP tool declarations may cost per request (0: no cap); the rest are found with mcp_find_tools")
 	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
 	var rest []string
 	for {
@@ -87,6 +89,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	if err := f.policy.Validate(); err != nil {
 		fmt.Fprintln(stderr, "reprise run:", err)
+		return f, nil, errUsage
+	}
+	if f.mcpToolBudget < 0 {
+		fmt.Fprintln(stderr, "reprise run: --mcp-tool-budget must be 0 (no cap) or a number of tokens")
 		return f, nil, errUsage
 	}
 	if _, err := sandbox.ParseMode(f.sandbox); err != nil {
