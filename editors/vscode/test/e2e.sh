@@ -41,4 +41,7 @@ fi
 export E2E_TMP="$tmp" E2E_REPRISE="$tmp/bin/reprise" E2E_FAKEGEMINI="$tmp/bin/fakegemini"
 export E2E_CODE_SERVER="$code_server" E2E_NODE24="$node24" E2E_VSIX="$here/reprise.vsix"
 export E2E_SCREENSHOTS="$here/test/screenshots"
+# The reference MCP server, which scripts/setup installs.
+export E2E_MCP_EVERYTHING="${REPRISE_MCP_EVERYTHING:-${REPRISE_NPM_CACHE:-$HOME/.cache/reprise-npm}/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
+[ -f "$E2E_MCP_EVERYTHING" ] || { echo "vscode-e2e: the reference MCP server is missing ($E2E_MCP_EVERYTHING): run scripts/setup" >&2; exit 1; }
 node test/e2e/run.mjs

@@ -486,6 +486,40 @@ await step('a settings change reaches the server live', async () => {
   console.log(`     meter: ${(await meter.innerText()).trim()}`);
 });
 
+await step('an MCP server from the user settings: its tool is asked, runs, and the context view lists it', async () => {
+  // Written as a person's settings.json edit; it applies to sessions created afterwards.
+  // A machine-scoped setting: both the user's and the remote machine's files name it (see above).
+  const servers = { everything: { type: 'stdio', command: 'node', args: [env('E2E_MCP_EVERYTHING'), 'stdio'] } };
+  for (const file of [settingsFile, join(userData, 'Machine', 'settings.json')]) {
+    const current = JSON.parse(readFileSync(file, 'utf8'));
+    current['reprise.mcpServers'] = servers;
+    writeFileSync(file, JSON.stringify(current, null, 2));
+  }
+  await page.waitForTimeout(1500); // the settings file is watched
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Echo through the MCP server');
+  await chat.locator('#input').press('Enter');
+  const toast = page.locator('.notification-toast', { hasText: 'MCP server' });
+  await toast.waitFor({ timeout: 60_000 });
+  await stable(toast);
+  await shot('mcp-approval');
+  await toast.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+  await chat.locator('.msg.agent', { hasText: 'The MCP server echoed the message.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('details.tool.completed', { hasText: 'Echo' }).last().locator('summary').click();
+  await chat.locator('details.tool pre', { hasText: 'Echo: from VS Code' }).first().waitFor();
+  await palette('Reprise: Show Context');
+  const f = await frameWith('.bar');
+  await f.locator('h3', { hasText: 'MCP servers' }).waitFor();
+  await f.locator('tr.mcp.running', { hasText: 'everything' }).waitFor();
+  const row = await f.locator('tr.mcp.running', { hasText: 'everything' }).innerText();
+  if (!/14 declared/.test(row)) throw new Error(`MCP row "${row}"`);
+  console.log(`     ${row.replace(/\s+/g, ' ').trim()}`);
+  await shot('mcp-context');
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.
