@@ -3,66 +3,19 @@
 package lsp
 
 import (
-	"bufio"
-	"net"
-	"os"
-	"os/exec"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
-// startEverythingHTTP runs the reference server in its streamable-HTTP mode and returns its URL.
-func startEverythingHTTP(t *testing.T) string {
-	t.Helper()
-	path, err := mcptest.EverythingPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command("node", path, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	sc := bufio.NewScanner(stderr)
-	for sc.Scan() {
-		if strings.Contains(sc.Text(), "listening on port") {
-			go func() {
-				for sc.Scan() {
-				}
-			}()
-			return "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp"
-		}
-	}
-	t.Fatal("the reference server did not start listening")
-	return ""
-}
-
 // TestMCPReferenceServerOverHTTP: the reference server nobody here wrote, over streamable HTTP,
 // through the server. Its 14 tools fit the default budget of 2,000 tokens; with a budget of 600
 // the declarations stay under it, the rest are found and called through the catalogue, and the
 // breakdown counts what is sent.
 func TestMCPReferenceServerOverHTTP(t *testing.T) {
-	url := startEverythingHTTP(t)
+	url := mcptest.EverythingHTTP(t)
 	e := newEnv(t, envOpts{
 		editor: lsptest.Options{Experimental: true, Approve: answerMCP(true), InitializationOptions: map[string]any{
 			"mcpServers":    map[string]any{"everything": map[string]any{"type": "http", "url": url}},

@@ -3,40 +3,24 @@
 package mcp
 
 import (
-	"bufio"
-	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 )
 
-// everythingPath finds the reference server @modelcontextprotocol/server-everything, which
-// scripts/setup installs: $REPRISE_MCP_EVERYTHING, or its place in the npm cache. A machine
-// without it fails the test rather than skipping it, so that a missing install step shows.
+// everythingPath is the reference server's script; a machine without node or without the
+// server fails the test rather than skipping it, so that a missing install step shows.
 func everythingPath(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Fatalf("node is not installed: run scripts/setup")
 	}
-	path := os.Getenv("REPRISE_MCP_EVERYTHING")
-	if path == "" {
-		cache := os.Getenv("REPRISE_NPM_CACHE")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cache = filepath.Join(home, ".cache", "reprise-npm")
-		}
-		path = filepath.Join(cache, "mcp-everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	}
-	if _, err := os.Stat(path); err != nil {
-		t.Fatalf("the reference MCP server is not installed (%v): run scripts/setup, or set REPRISE_MCP_EVERYTHING to its dist/index.js", err)
+	path, err := mcptest.EverythingPath()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return path
 }
@@ -91,45 +75,6 @@ func TestEverythingStdio(t *testing.T) {
 
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	path := everythingPath(t)
-	// The server listens on $PORT: take a free port from the kernel.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-
-	cmd := exec.Command("node", path, "streamableHttp")
-	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	// Ready once it says so on stderr; the rest of its stderr is drained by a goroutine that
-	// ends when the process does.
-	sc := bufio.NewScanner(stderr)
-	var seen []string
-	for sc.Scan() {
-		seen = append(seen, sc.Text())
-		if strings.Contains(sc.Text(), "listening on port") {
-			break
-		}
-	}
-	if len(seen) == 0 || !strings.Contains(seen[len(seen)-1], "listening on port") {
-		t.Fatalf("the reference server did not start listening; its stderr: %q", seen)
-	}
-	go func() {
-		for sc.Scan() {
-		}
-	}()
-	checkEverything(t, ServerConfig{Name: "everything", Type: TypeHTTP, URL: "http://127.0.0.1:" + strconv.Itoa(port) + "/mcp", Source: "test"})
+	everythingPath(t)
+	checkEverything(t, ServerConfig{Name: "everything", Type: TypeHTTP, URL: mcptest.EverythingHTTP(t), Source: "test"})
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	rmcp "github.com/reprise-dev/reprise/agent/mcp"
 )
 
 // Env, set to "stdio" in a test binary's environment, makes Serve run the server.
@@ -87,17 +86,8 @@ func Serve() {
 	os.Exit(0)
 }
 
-// Stdio configures the running test binary as a stdio server named name, with extra
-// environment variables.
-func Stdio(name string, env map[string]string) rmcp.ServerConfig {
-	e := map[string]string{Env: "stdio"}
-	for k, v := range env {
-		e[k] = v
-	}
-	return rmcp.ServerConfig{Name: name, Type: rmcp.TypeStdio, Command: os.Args[0], Env: e, Source: "test"}
-}
-
-// JSON is the same server as an entry of an mcp.json "servers" object.
+// JSON configures the running test binary as a stdio server, as an entry of an mcp.json
+// "servers" object, with extra environment variables.
 func JSON(env map[string]string) map[string]any {
 	e := map[string]any{Env: "stdio"}
 	for k, v := range env {
