@@ -404,45 +404,19 @@ end)
 local everything = (vim.env.REPRISE_NPM_CACHE or (vim.env.HOME .. '/.cache/reprise-npm'))
   .. '/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
 
--- The last reprise.mcp result, asked again (one request at a time) until ok(result) holds.
-local function await_mcp(ok, what)
-  local last, pending
-  h.wait(T, function()
-    if last and ok(last) then
-      return true
-    end
-    if not pending then
-      pending = true
-      client.execute(id(), 'reprise.mcp', {}, function(err, res)
-        pending = false
-        last = not err and res or last
-      end)
-    end
-    return false
-  end, what)
-  return last
-end
-
-local function mcp_server(res, name)
-  for _, s in ipairs(res and res.servers or {}) do
-    if s.name == name then
-      return s
-    end
-  end
-end
-
 h.test('an MCP server from the settings: its tool asked for and answered, then :Reprise mcp', function()
   h.truthy(vim.fn.filereadable(everything) == 1, 'the reference MCP server is missing (' .. everything
     .. '): run scripts/setup')
   reprise.setup({
     cmd = { bin .. '/reprise', 'serve', '--stdio' },
     cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
-    settings = { contextBudget = 8000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' },
+    settings = { contextBudget = 12000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' },
       mcpServers = { everything = { type = 'stdio', command = 'node', args = { everything, 'stdio' } } } },
   })
-  await_mcp(function(res)
-    return mcp_server(res, 'everything') ~= nil
-  end, 'the setting to reach the server')
+  -- One configuration pull brings both settings: the new budget shown means the servers are set.
+  h.wait(T, function()
+    return reprise.statusline():find('/12k$') ~= nil
+  end, 'the new settings to apply')
   -- The servers apply to sessions created afterwards.
   local first = client.state(id()).session
   vim.cmd('Reprise new')
@@ -469,7 +443,8 @@ h.test('an MCP server from the settings: its tool asked for and answered, then :
   h.eq(#asked, before + 1, 'vim.ui.select calls')
   local q = asked[#asked]
   h.eq(q.items, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
-  h.eq(q.opts.prompt:sub(1, 47), 'Reprise wants to use a tool of an MCP server (', 'prompt:\n' .. q.opts.prompt)
+  local intro = 'Reprise wants to use a tool of an MCP server ('
+  h.eq(q.opts.prompt:sub(1, #intro), intro, 'prompt:\n' .. q.opts.prompt)
   h.contains(q.opts.prompt, 'everything__echo', 'the tool named')
   h.eq(outputs, { 'Echo: hi' }, "the tool's result")
   local text = chat_text()
