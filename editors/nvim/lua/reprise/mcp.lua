@@ -66,7 +66,8 @@ function M.render(r)
       .. 'with mcp_call_tool (%s tokens)', util.kilo(math.max(0, (r.tokens or 0) - own))))
   end
   if #servers == 0 then
-    vim.list_extend(lines, { '', 'None. Declare them in setup({ settings = { mcpServers = { … } } }), in',
+    vim.list_extend(lines, { '', 'None, or no session has needed them yet (they start with the first one).',
+      'Declare them in setup({ settings = { mcpServers = { … } } }), in',
       "Reprise's mcp.json, or in the workspace's .vscode/mcp.json." })
   end
   for _, s in ipairs(servers) do
