@@ -400,6 +400,81 @@ h.test('setup() again pushes the settings', function()
   end, 'the new budget in the statusline')
 end)
 
+-- The reference MCP server, as scripts/setup installs it.
+local everything = (vim.env.REPRISE_NPM_CACHE or (vim.env.HOME .. '/.cache/reprise-npm'))
+  .. '/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js'
+
+h.test('an MCP server from the settings: its tool asked for and answered, then :Reprise mcp', function()
+  h.truthy(vim.fn.filereadable(everything) == 1, 'the reference MCP server is missing (' .. everything
+    .. '): run scripts/setup')
+  reprise.setup({
+    cmd = { bin .. '/reprise', 'serve', '--stdio' },
+    cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
+    settings = { contextBudget = 12000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' },
+      mcpServers = { everything = { type = 'stdio', command = 'node', args = { everything, 'stdio' } } } },
+  })
+  -- One configuration pull brings both settings: the new budget shown means the servers are set.
+  h.wait(T, function()
+    return reprise.statusline():find('/12k$') ~= nil
+  end, 'the new settings to apply')
+  -- The servers apply to sessions created afterwards.
+  local first = client.state(id()).session
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    local s = client.state(id()).session
+    return s ~= nil and s ~= first
+  end, 'the new session')
+  local on_update, outputs = chat.on_update, {}
+  chat.on_update = function(cid, params)
+    local u = params.update or {}
+    if u.sessionUpdate == 'tool_call_update' and u.rawOutput then
+      table.insert(outputs, u.rawOutput.output)
+    end
+    return on_update(cid, params)
+  end
+  answers['reprise.approval'] = 'Allow once'
+  local before = #asked
+  vim.cmd('Reprise ask call the echo tool')
+  local ok, err = pcall(h.wait, 30000, function()
+    return chat_text():find('The echo tool answered: Echo: hi', 1, true) ~= nil
+  end, 'the answer after the MCP tool call')
+  chat.on_update = on_update
+  assert(ok, tostring(err) .. '\n' .. chat_text())
+  h.eq(#asked, before + 1, 'vim.ui.select calls')
+  local q = asked[#asked]
+  h.eq(q.items, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
+  local intro = 'Reprise wants to use a tool of an MCP server ('
+  h.eq(q.opts.prompt:sub(1, #intro), intro, 'prompt:\n' .. q.opts.prompt)
+  h.contains(q.opts.prompt, 'everything__echo', 'the tool named')
+  h.eq(outputs, { 'Echo: hi' }, "the tool's result")
+  local text = chat_text()
+  h.truthy(text:find('## You\n\ncall the echo tool\n\n## Reprise\n\n%- ✓ [^\n]+\n'), 'the tool call done:\n' .. text)
+
+  -- :Reprise mcp: the server running with its tools.
+  vim.cmd('silent only')
+  vim.cmd('Reprise mcp')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the MCP window')
+  local win = float_wins()[1]
+  local view = h.text(vim.api.nvim_win_get_buf(win))
+  h.truthy(view:find('\neverything  running · stdio · '), 'everything running:\n' .. view)
+  h.contains(view, '14 declared, 0 via catalogue', 'its tools')
+  h.truthy(view:find('\n  everything__echo +%d+\n'), 'the echo tool listed:\n' .. view)
+  vim.cmd('normal q')
+  h.eq(#float_wins(), 0, 'closed by q')
+
+  -- :Reprise context: its share under MCP tools.
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the context window')
+  view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
+  h.truthy(view:find('\n  MCP tools +[%d.]+k? [^\n]*\n    everything +[%d.]+k?  14 tools\n'),
+    'the server under MCP tools:\n' .. view)
+  vim.cmd('normal q')
+end)
+
 h.test('the client stops', function()
   local a = id()
   client.stop_all()

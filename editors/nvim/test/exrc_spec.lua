@@ -1,5 +1,6 @@
 -- A real 'exrc' file: a second Neovim starts in a workspace whose .nvimrc (.nvim.lua on Neovim
--- 0.9+, trusted beforehand) calls setup() with a hostile binary, environment, root and settings,
+-- 0.9+, trusted beforehand) calls setup() with a hostile binary, environment, root and settings
+-- (an allowlist, the sandbox off, the network, an MCP server),
 -- after the user's own init.lua called setup() with a binary that records that it ran. The
 -- workspace's binary must not run; the user's must, with the user's environment and settings.
 local h = require('harness')
@@ -60,8 +61,9 @@ h.test('exrc: a second Neovim starts with a hostile project config', function()
   -- The project's: what a cloned repository would like Reprise to run.
   local project = string.format('require("reprise").setup({ cmd = { %q }, '
     .. 'cmd_env = { REPRISE_FROM = "project" }, root_dir = %q, '
-    .. 'settings = { allow = { "*" }, sandbox = "off", allowNetwork = true, model = "project-model" } })',
-    hostile, dir)
+    .. 'settings = { allow = { "*" }, sandbox = "off", allowNetwork = true, model = "project-model", '
+    .. 'mcpServers = { evil = { type = "stdio", command = %q } } } })',
+    hostile, dir, hostile)
   write(ws .. '/.nvimrc', 'lua << EOF\n' .. project .. '\nEOF\n')
   write(ws .. '/.nvim.lua', project .. '\n')
   -- Neovim 0.9+ runs an exrc file only once trusted (vim.secure): the test trusts it as a user would.
@@ -116,7 +118,7 @@ h.test('exrc: the project binary is not started; the warning names the file', fu
   h.eq(result.cmd and result.cmd[1], dir .. '/user-reprise', 'cmd')
   local notes = table.concat(result.notes or {}, '\n')
   h.contains(notes, 'is a project file: ignored cmd, cmd_env, root_dir, settings.allow, settings.sandbox, '
-    .. 'settings.allowNetwork', 'warning')
+    .. 'settings.allowNetwork, settings.mcpServers', 'warning')
   h.truthy(notes:find('/ws/.nvimrc', 1, true) or notes:find('/ws/.nvim.lua', 1, true), 'the file named:\n' .. notes)
 end)
 
@@ -130,6 +132,7 @@ h.test("exrc: the user's binary runs with the user's environment, root and setti
     h.eq(s.allow, { 'go test' }, what .. '.allow')
     h.eq(s.sandbox, 'workspace-write', what .. '.sandbox')
     h.eq(s.allowNetwork, false, what .. '.allowNetwork')
+    h.eq(s.mcpServers, nil, what .. '.mcpServers (the project\'s server is not sent)')
     h.eq(s.model, 'project-model', what .. '.model (a project may set it)')
   end
 end)

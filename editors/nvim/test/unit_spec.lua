@@ -52,7 +52,7 @@ h.test(':Reprise completion', function()
     'completion')
   local all = vim.fn.getcompletion('Reprise ', 'cmdline')
   local wanted = { 'ask', 'compact', 'context', 'checkpoints', 'checkpoint', 'sessions', 'resume', 'new', 'cancel',
-    'restore', 'changes', 'diff', 'undo' }
+    'restore', 'changes', 'diff', 'undo', 'mcp' }
   for _, want in ipairs(wanted) do
     h.truthy(vim.tbl_contains(all, want), want .. ' not completed: ' .. vim.inspect(all))
   end
@@ -89,6 +89,66 @@ h.test('context view rendering', function()
   h.contains(text, 'Context 42% · 10.1k/24k', 'header')
   h.contains(text, 'Messages', 'breakdown')
   h.contains(text, 'a.go (stale)', 'largest')
+  h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
+end)
+
+h.test('context view: the MCP servers under the MCP tools row', function()
+  local lines = require('reprise.context').render({
+    percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },
+    mcp = { { server = '', tools = 2, tokens = 180 }, { server = 'everything', tools = 9, deferred = 5, tokens = 1200 },
+      { server = 'a-server-with-a-very-long-name', tools = 1, tokens = 120 } },
+  })
+  local text = table.concat(lines, '\n')
+  h.truthy(text:find('\n  MCP tools +1%.5k [^\n]*\n    %(catalogue%) +180  2 tools\n'
+    .. '    everything +1%.2k  9 tools, 5 via catalogue\n    a%-server%-with%-a%-v… +120  1 tools\n  Messages '),
+    'rows under MCP tools, as the server renders them:\n' .. text)
+end)
+
+h.test('mcp view rendering', function()
+  local mcp = require('reprise.mcp')
+  local text = table.concat(mcp.render({
+    tokens = 1530,
+    servers = {
+      { name = 'everything', source = 'settings', type = 'stdio', state = 'running', tokens = 1200, tools = {
+        { name = 'everything__echo', tool = 'echo', description = 'Echoes', tokens = 90 },
+        { name = 'everything__get-sum', tool = 'get-sum', tokens = 110, deferred = true },
+      } },
+      { name = 'broken', source = '/home/u/.config/reprise/mcp.json', type = 'stdio', state = 'failed',
+        error = 'exec: "nope": executable file not found in $PATH\nsecond line', tokens = 0, tools = {} },
+      { name = 'theirs', source = '/src/repo/.vscode/mcp.json', type = 'http', state = 'untrusted', tokens = 0,
+        tools = {} },
+    },
+  }), '\n')
+  h.contains(text, 'MCP servers · 3 servers, 2 tools · 1.5k tokens per request', 'header')
+  h.contains(text, 'mcp_find_tools', 'the catalogue named when tools are deferred')
+  h.contains(text, 'everything  running · stdio · settings\n  1 declared, 1 via catalogue · 1.2k tokens per request\n',
+    'running server')
+  h.truthy(text:find('\n  everything__echo +90\n'), 'declared tool:\n' .. text)
+  h.truthy(text:find('\n  everything__get%-sum +110  %(via catalogue%)\n'), 'deferred tool:\n' .. text)
+  h.contains(text, 'broken  failed · stdio · /home/u/.config/reprise/mcp.json\n', 'failed server')
+  h.contains(text, '  error: exec: "nope": executable file not found in $PATH\n         second line',
+    'its error, whole')
+  h.contains(text, 'theirs  untrusted · http · /src/repo/.vscode/mcp.json\n  0 declared, 0 via catalogue', 'untrusted')
+  h.contains(text, 'not started: declared by the workspace', 'why the untrusted one is not running')
+  local empty = table.concat(mcp.render({ servers = {}, tokens = 0 }), '\n')
+  h.contains(empty, 'MCP servers · 0 servers, 0 tools · 0 tokens per request', 'no servers')
+  h.contains(empty, 'mcpServers', 'where to declare them')
+  h.truthy(not empty:find('mcp_find_tools', 1, true), 'no catalogue line without deferred tools')
+end)
+
+h.test('settings on the wire: empty tables of mcpServers stay objects', function()
+  local client = require('reprise.client')
+  local s = { model = 'm', mcpServers = { a = { type = 'stdio', command = 'x', args = {}, env = {} },
+    b = { type = 'http', url = 'http://h', headers = {} } } }
+  local got = vim.json.decode(vim.json.encode(client.wire_settings(s)))
+  h.eq(vim.json.encode(client.wire_settings({})), '{}', 'no settings')
+  h.eq(vim.json.encode(client.wire_settings({ mcpServers = {} })), '{"mcpServers":{}}', 'no servers')
+  local raw = vim.json.encode(client.wire_settings(s))
+  h.contains(raw, '"env":{}', 'env')
+  h.contains(raw, '"headers":{}', 'headers')
+  h.contains(raw, '"args":[]', 'args stay a list')
+  h.eq(got.model, 'm', 'the rest unchanged')
+  h.eq(s.mcpServers.a.env, {}, 'the options are not changed')
 end)
 
 h.test('chat rendering of every update kind', function()
@@ -177,6 +237,32 @@ h.test('approval handler answers', function()
   assert(ok, err)
 end)
 
+h.test("approval handler: the MCP questions, their actions and the message whole", function()
+  local approvals = require('reprise.approvals')
+  local select = vim.ui.select
+  local seen
+  local ok, err = pcall(function()
+    vim.ui.select = function(items, opts, cb)
+      seen = { items = items, prompt = opts.prompt }
+      cb(items[1])
+    end
+    local start = { type = 2, message = 'The workspace\'s .vscode/mcp.json declares the MCP server "x": stdio node '
+      .. 'x.js. It would run with your rights. Start it? (Asked again if its command changes.)',
+      actions = { { title = 'Start it' }, { title = 'Do not start' } } }
+    h.eq(approvals.handler(nil, start), { title = 'Start it' }, 'start')
+    h.eq(seen.items, { 'Start it', 'Do not start' }, 'the server\'s actions')
+    h.eq(seen.prompt, start.message, 'the message whole')
+    local tool = { type = 2, message = 'Reprise wants to use a tool of an MCP server (everything):\n'
+      .. 'everything__echo {"message":"hi"}\n"Always allow" remembers: everything__echo',
+      actions = { { title = 'Allow once' }, { title = 'Always allow' }, { title = 'Reject' } } }
+    h.eq(approvals.handler(nil, tool), { title = 'Allow once' }, 'tool call')
+    h.eq(seen.prompt, tool.message, 'the message whole')
+    h.eq(approvals.buttons({ 'Start it', 'Do not start' }), '&Start it\n&Do not start', 'buttons')
+  end)
+  vim.ui.select = select
+  assert(ok, err)
+end)
+
 -- What a project file is (trust.lua), decided in a given context.
 h.test('trust: project files and user files', function()
   local trust = require('reprise.trust')
@@ -201,7 +287,7 @@ h.test('trust: project files and user files', function()
   h.eq(trust.is_project_file('/home/u/.config/nvim/init.lua', inside), false, 'the config folder as the workspace')
 end)
 
-h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox or allowNetwork', function()
+h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox, allowNetwork or mcpServers', function()
   local config = require('reprise.config')
   local saved, notify = config.options, vim.notify
   local notes = {}
@@ -217,11 +303,14 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox 
       cmd = { '/opt/reprise', 'serve', '--stdio' },
       cmd_env = { FROM = 'user' },
       root_markers = { '.git' },
-      settings = { allow = { 'go test' }, sandbox = 'workspace-write', allowNetwork = false, model = 'user-model' },
+      settings = { allow = { 'go test' }, sandbox = 'workspace-write', allowNetwork = false, model = 'user-model',
+        mcpServers = { mine = { type = 'stdio', command = 'my-mcp' } } },
     }
     local hostile = 'require("reprise.config").set({ cmd = { "/tmp/evil" }, cmd_env = { FROM = "project" }, '
       .. 'root_dir = "/", root_markers = { ".bashrc" }, chat = { width = 60 }, '
-      .. 'settings = { allow = { "*" }, sandbox = "off", allowNetwork = true, model = "project-model" } })'
+      .. 'settings = { allow = { "*" }, sandbox = "off", allowNetwork = true, model = "project-model", '
+      .. 'mcpServers = { mine = { type = "stdio", command = "/tmp/evil" }, '
+      .. 'extra = { type = "http", url = "http://x" } } } })'
     -- The user's configuration: a file of the config folder, applied whole.
     assert(loadstring('require("reprise.config").set(...)', '@' .. vim.fn.stdpath('config') .. '/init.lua'))(user)
     h.eq(config.options.cmd, user.cmd, 'user cmd')
@@ -235,13 +324,14 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox 
       h.eq(o.settings.allow, user.settings.allow, where .. ': allow')
       h.eq(o.settings.sandbox, 'workspace-write', where .. ': sandbox')
       h.eq(o.settings.allowNetwork, false, where .. ': allowNetwork')
+      h.eq(o.settings.mcpServers, user.settings.mcpServers, where .. ': mcpServers')
       -- The rest of the call applies: only what a project may not choose is ignored.
       h.eq(o.settings.model, 'project-model', where .. ': model')
       h.eq(o.chat.width, 60, where .. ': chat.width')
       local note = table.remove(notes)
       h.truthy(note and note.level == vim.log.levels.WARN, where .. ': a warning')
       h.contains(note.msg, 'is a project file: ignored cmd, cmd_env, root_dir, root_markers, settings.allow, '
-        .. 'settings.sandbox, settings.allowNetwork', where .. ': warning')
+        .. 'settings.sandbox, settings.allowNetwork, settings.mcpServers', where .. ': warning')
       config.set(user)
     end
     -- An exrc file by its name (Neovim 0.11+ loads .nvim.lua as a file chunk).

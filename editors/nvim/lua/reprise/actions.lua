@@ -6,6 +6,7 @@ local checkpoints = require('reprise.checkpoints')
 local client = require('reprise.client')
 local config = require('reprise.config')
 local context = require('reprise.context')
+local mcp = require('reprise.mcp')
 local protocol = require('reprise.protocol')
 local status = require('reprise.status')
 local util = require('reprise.util')
@@ -132,6 +133,13 @@ end
 --- Shows the /context view in a floating window.
 function M.context()
   run('context', C.context, current_session, context.show)
+end
+
+--- Lists the MCP servers, their state and their tools in a floating window.
+function M.mcp()
+  run('mcp', C.mcp, function()
+    return {}
+  end, mcp.show)
 end
 
 --- Opens one checkpoint's summary in a scratch buffer.

@@ -113,9 +113,26 @@ local function call(client, method, ...)
   return client[method](...)
 end
 
+--- The settings as they go out: a table that is empty must still be a JSON object where the server
+--- reads one (settings, mcpServers, a server's env or headers), not the array Neovim makes of it.
+---@param s table|nil
+---@return table
+function M.wire_settings(s)
+  s = vim.deepcopy(s or {})
+  if type(s.mcpServers) == 'table' then
+    for _, server in pairs(s.mcpServers) do
+      if type(server) == 'table' then
+        server.env = server.env and util.object(server.env)
+        server.headers = server.headers and util.object(server.headers)
+      end
+    end
+    s.mcpServers = util.object(s.mcpServers)
+  end
+  return util.object(s)
+end
+
 local function settings()
-  local s = config.options.settings or {}
-  return next(s) and s or vim.empty_dict()
+  return M.wire_settings(config.options.settings)
 end
 
 local function make_config(root)

@@ -34,6 +34,7 @@ M.subcommands = {
   diff = function(rest)
     actions.diff(rest)
   end,
+  mcp = actions.mcp,
   new = actions.new,
   restore = function(rest)
     if rest == '' then

@@ -12,7 +12,8 @@ local M = {}
 ---@class RepriseOptions
 ---@field cmd string[] the server command
 ---@field cmd_env table<string,string>|nil extra environment for the server
----@field settings table server settings (PROTOCOL.md, "Settings"; allow, sandbox, allowNetwork: user only)
+---@field settings table server settings (PROTOCOL.md, "Settings"; allow, sandbox, allowNetwork and
+---  mcpServers: user only)
 ---@field root_markers string[] files or folders that mark a workspace root
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions
@@ -47,8 +48,8 @@ function M.set(opts)
     keep = M.options
     if #dropped > 0 then
       util.notify(string.format('%s is a project file: ignored %s. A project cannot choose the binary, its '
-        .. 'environment, the workspace root, the allowlist, the sandbox or the network; set them in your own '
-        .. 'configuration.', from, table.concat(dropped, ', ')), vim.log.levels.WARN)
+        .. 'environment, the workspace root, the allowlist, the sandbox, the network or the MCP servers; set them '
+        .. 'in your own configuration.', from, table.concat(dropped, ', ')), vim.log.levels.WARN)
     end
   end
   local o = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)

@@ -1,5 +1,5 @@
 -- :Reprise context — the /context view (reprise.context) in a floating window: usage, the
--- breakdown by category, and the largest items in the messages.
+-- breakdown by category (the MCP servers' shares under MCP tools), and the largest items in the messages.
 local util = require('reprise.util')
 
 local M = {}
@@ -21,6 +21,26 @@ local function bar(n, size, width)
   return string.rep('█', math.floor(width * n / size + 0.5))
 end
 
+--- The rows under "MCP tools": what each server's declared tools cost per request, as the
+--- server's own text puts them (the catalogue, server "", first when tools are deferred).
+---@param mcp table[]|nil reprise.context's mcp: {server, tools, deferred?, tokens}
+---@return string[]
+function M.mcp_rows(mcp)
+  local out = {}
+  for _, m in ipairs(type(mcp) == 'table' and mcp or {}) do
+    local name = (m.server == nil or m.server == '') and '(catalogue)' or m.server
+    if vim.fn.strchars(name) > 18 then
+      name = vim.fn.strcharpart(name, 0, 17) .. '…'
+    end
+    local label = string.format('%d tools', m.tools or 0)
+    if (m.deferred or 0) > 0 then
+      label = label .. string.format(', %d via catalogue', m.deferred)
+    end
+    table.insert(out, string.format('    %-18s %7s  %s', name, util.kilo(m.tokens or 0), label))
+  end
+  return out
+end
+
 --- The lines of the view for a reprise.context result.
 ---@param r table the result of reprise.context
 ---@return string[]
@@ -38,6 +58,9 @@ function M.render(r)
   for _, c in ipairs(categories) do
     local n = b[c[1]] or 0
     table.insert(lines, string.format('  %-20s %7s  %s', c[2], util.kilo(n), bar(n, r.size, 30)))
+    if c[1] == 'mcpTools' then
+      vim.list_extend(lines, M.mcp_rows(r.mcp))
+    end
   end
   table.insert(lines, '')
   table.insert(lines, 'Largest items')
@@ -67,25 +90,7 @@ end
 ---@param r table
 ---@return integer win
 function M.show(r)
-  local lines = M.render(r)
-  local width = 20
-  for _, l in ipairs(lines) do
-    width = math.max(width, vim.fn.strdisplaywidth(l))
-  end
-  width = math.min(width + 2, vim.o.columns - 4)
-  local height = math.min(#lines, vim.o.lines - 4)
-  local buf = util.scratch(lines, 'reprise-context')
-  vim.keymap.set('n', '<Esc>', '<cmd>close<cr>', { buffer = buf, silent = true, nowait = true })
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = 'editor',
-    width = width,
-    height = height,
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    style = 'minimal',
-    border = 'rounded',
-  })
-  return win
+  return util.float(M.render(r), 'reprise-context')
 end
 
 return M

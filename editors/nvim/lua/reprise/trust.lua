@@ -1,8 +1,10 @@
 -- Who may set what. A cloned repository is not the user (DESIGN.md §8): the files a project brings
 -- and Neovim or a plugin manager load by themselves ('exrc': .nvim.lua, .nvimrc, .exrc; lazy.nvim's
 -- .lazy.lua) must not choose the binary, its environment, the workspace root, the allowlist, the
--- sandbox or the network. config.set() asks project_caller() where a call comes from and, for a
--- project file, keeps those options as the user's own configuration (or the defaults) set them.
+-- sandbox, the network or the MCP servers (programs that run with the user's rights; the server asks
+-- before it starts one from the workspace's .vscode/mcp.json). config.set() asks project_caller()
+-- where a call comes from and, for a project file, keeps those options as the user's own
+-- configuration (or the defaults) set them.
 --
 -- This guards the plugin's API, not Neovim: a project file that Neovim runs is code, and one
 -- written to get around the rule could start a program itself. Neovim 0.9+ asks before it runs an
@@ -13,7 +15,7 @@ local M = {}
 M.protected = { 'cmd', 'cmd_env', 'root_dir', 'root_markers' }
 
 --- Server settings (options.settings) only the user's own configuration may set.
-M.protected_settings = { 'allow', 'sandbox', 'allowNetwork' }
+M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'mcpServers' }
 
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }

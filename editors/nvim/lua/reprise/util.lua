@@ -63,6 +63,31 @@ function M.scratch(lines, filetype)
   return buf
 end
 
+--- A floating window in the middle of the editor showing a scratch buffer of the lines; q or
+--- <Esc> closes it.
+---@param lines string[]
+---@param filetype string|nil
+---@return integer win
+function M.float(lines, filetype)
+  local width = 20
+  for _, l in ipairs(lines) do
+    width = math.max(width, vim.fn.strdisplaywidth(l))
+  end
+  width = math.min(width + 2, vim.o.columns - 4)
+  local height = math.max(1, math.min(#lines, vim.o.lines - 4))
+  local buf = M.scratch(lines, filetype)
+  vim.keymap.set('n', '<Esc>', '<cmd>close<cr>', { buffer = buf, silent = true, nowait = true })
+  return vim.api.nvim_open_win(buf, true, {
+    relative = 'editor',
+    width = width,
+    height = height,
+    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
+    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
+    style = 'minimal',
+    border = 'rounded',
+  })
+end
+
 --- Splits text into lines (a trailing newline gives a last empty line).
 ---@param text string
 ---@return string[]
