@@ -59,12 +59,6 @@ func addSpawnTool(s *mcp.Server) {
 		})
 }
 
-// helperServer configures the test binary as a stdio server in the given mode.
-func helperServer(name, mode string) ServerConfig {
-	return ServerConfig{Name: name, Type: TypeStdio, Command: os.Args[0], Source: "test",
-		Env: map[string]string{helperEnv: mode}}
-}
-
 type echoIn struct {
 	Text string `json:"text" jsonschema:"the text to echo"`
 }

@@ -160,3 +160,9 @@ func TestStdioCommandNotFound(t *testing.T) {
 		t.Errorf("status = %+v", s)
 	}
 }
+
+// helperServer configures the test binary as a stdio server in the given mode.
+func helperServer(name, mode string) ServerConfig {
+	return ServerConfig{Name: name, Type: TypeStdio, Command: os.Args[0], Source: "test",
+		Env: map[string]string{helperEnv: mode}}
+}

@@ -124,7 +124,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	if servers != nil {
-		defer servers.Close()
+		defer func() {
+			if err := servers.Close(); err != nil {
+				fmt.Fprintln(stderr, "reprise: warning: MCP servers:", err)
+			}
+		}()
 	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model

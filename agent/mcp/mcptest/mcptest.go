@@ -11,10 +11,10 @@ import (
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 )
 
-// Env, set to "stdio" in a test binary's environment, makes Serve run the server.
+// Env names the variable that, set to "stdio" in a test binary's environment, makes Serve run
+// the server.
 const Env = "REPRISE_MCPTEST_SERVER"
 
 // LeakEnv names a variable whose value the leak tool returns: a test sets it to a secret and
