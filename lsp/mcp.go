@@ -93,11 +93,7 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 // servers gathers the configured servers: the user's file, the editor's setting (both the
 // user's), then the workspace's .vscode/mcp.json, whose servers run only once trusted.
 func (h *mcpHost) servers(ctx context.Context, c config) []mcp.ServerConfig {
-	var user, ws []mcp.ServerConfig
-	if h.srv.opts.ConfigHome != "" {
-		user = h.load(filepath.Join(h.srv.opts.ConfigHome, userMCPFile), false)
-	}
-	ws = h.load(filepath.Join(h.srv.root, filepath.FromSlash(workspaceMCPFile)), true)
+	user, ws := h.configured(c)
 	h.skipped = nil
 	var trusted []mcp.ServerConfig
 	for _, sc := range ws {
@@ -107,7 +103,18 @@ func (h *mcpHost) servers(ctx context.Context, c config) []mcp.ServerConfig {
 			h.skipped = append(h.skipped, sc)
 		}
 	}
-	return mcp.Merge(user, c.mcpServers, trusted)
+	return mcp.Merge(user, trusted)
+}
+
+// configured reads the user's servers (the config directory's mcp.json, then the setting) and
+// the workspace's.
+func (h *mcpHost) configured(c config) (user, ws []mcp.ServerConfig) {
+	if h.srv.opts.ConfigHome != "" {
+		user = h.load(filepath.Join(h.srv.opts.ConfigHome, userMCPFile), false)
+	}
+	user = mcp.Merge(user, c.mcpServers)
+	ws = h.load(filepath.Join(h.srv.root, filepath.FromSlash(workspaceMCPFile)), true)
+	return user, ws
 }
 
 // load reads a configuration file; an error is shown once and its valid servers still run.
@@ -167,6 +174,22 @@ func (h *mcpHost) status() mcpResult {
 			}
 			out.Tokens += info.Tokens
 			out.Servers = append(out.Servers, info)
+		}
+	}
+	if h.current == nil {
+		// Nothing started yet: the servers the next session would start, without asking anything.
+		h.skipped = nil
+		user, ws := h.configured(h.srv.cfg.get())
+		for _, sc := range ws {
+			if h.trust == nil || !h.trust.Trusted(mcp.Fingerprint(sc)) {
+				h.skipped = append(h.skipped, sc)
+			} else {
+				user = append(user, sc)
+			}
+		}
+		for _, sc := range user {
+			out.Servers = append(out.Servers, mcpServerInfo{Name: sc.Name, Source: sc.Source, Type: sc.Type, State: MCPStateStopped,
+				Error: "starts with the first session", Tools: []mcpToolInfo{}})
 		}
 	}
 	for _, sc := range h.skipped {

@@ -63,6 +63,15 @@ func TestMCPThroughTheServer(t *testing.T) {
 		call("wsdocs__add", map[string]any{"a": 2, "b": 3}),
 		text("done"),
 	)
+	// Before any session, nothing runs: the servers are listed as stopped, the workspace's as not
+	// trusted yet, and nobody was asked.
+	var idle mcpResult
+	if err := e.ed.Execute(e.ctx, CommandMCP, nil, &idle); err != nil {
+		t.Fatal(err)
+	}
+	if len(idle.Servers) != 2 || idle.Servers[0].State != MCPStateStopped || idle.Servers[1].State != MCPStateUntrusted {
+		t.Errorf("reprise.mcp before any session = %s", mustJSON(idle))
+	}
 	id := e.ask("use the tools", "")
 	if end := e.turnEnd(id); end.Update.StopReason != "end_turn" {
 		t.Fatalf("turn ended %+v", end.Update)

@@ -496,7 +496,16 @@ await step('an MCP server from the user settings: its tool is asked, runs, and t
     writeFileSync(file, JSON.stringify(current, null, 2));
   }
   await page.waitForTimeout(1500); // the settings file is watched
-  await palette('Notifications: Clear All Notifications');
+  // The settings editor of the step before may still be open over the workbench.
+  for (let i = 0; i < 3 && (await page.locator('.settings-editor').isVisible()); i++) {
+    await page.locator('.settings-editor input').first().click().catch(() => {});
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Escape');
+    await page.waitForTimeout(300);
+  }
+  if (await page.locator('.settings-editor').isVisible()) await page.keyboard.press('Control+F4');
+  await page.locator('.settings-editor').waitFor({ state: 'hidden', timeout: 10_000 });
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
   await palette('Reprise: New Session');
   await openChat();
   await chat.locator('.empty').waitFor();
