@@ -19,7 +19,7 @@ func layer(pkg string) (rank int, name string) {
 		return 0, top
 	case "agent":
 		return 1, top
-	case "lsp":
+	case "lsp", "acp":
 		return 2, top
 	case "cmd", "editors":
 		return 3, top
@@ -29,7 +29,7 @@ func layer(pkg string) (rank int, name string) {
 
 // testOnly are packages that exist for tests and the offline demo: no library package may link
 // them, so a fake can never be wired into the server.
-var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest"}
+var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest"}
 
 // TestLayering holds the dependency direction of the design to what the go command sees
 // (non-test dependencies, transitively).

@@ -18,6 +18,7 @@ const usage = `reprise — an editor backend for an AI coding agent (Gemini)
 
 Usage:
   reprise serve [--stdio]      the editor backend: JSON-RPC with LSP framing on stdin/stdout
+  reprise acp [flags]          an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, …)
   reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
   reprise demo                 the same, offline: a sample workspace and a scripted model
   reprise sessions [list | show ID | checkpoints ID [N]]   saved sessions of this workspace
@@ -55,7 +56,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// all of it is made inert before it reaches a terminal. serve's stdout is the protocol, where
 	// JSON escapes control characters itself.
 	stderr = inertWriter{stderr}
-	if args[0] != "serve" {
+	if args[0] != "serve" && args[0] != "acp" {
 		stdout = inertWriter{stdout}
 	}
 	var err error
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = runCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "serve":
 		err = serveCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
+	case "acp":
+		err = acpCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "demo":
 		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "sessions":

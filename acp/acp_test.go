@@ -1,0 +1,365 @@
+package acp
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+func TestMain(m *testing.M) {
+	sandbox.Init() // the test binary is the sandbox's supervisor for the commands it runs
+	os.Exit(m.Run())
+}
+
+// client is an ACP client that records updates and answers permission requests in order.
+type client struct {
+	mu      sync.Mutex
+	updates []sdk.SessionNotification
+	answers []string // option ids; empty: reject
+	asked   []sdk.RequestPermissionRequest
+	notify  chan struct{}
+}
+
+func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	c.mu.Lock()
+	c.updates = append(c.updates, n)
+	c.mu.Unlock()
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.asked = append(c.asked, p)
+	if len(c.answers) == 0 {
+		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
+	}
+	a := c.answers[0]
+	c.answers = c.answers[1:]
+	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(a)}}}, nil
+}
+
+func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
+}
+func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
+}
+func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
+	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
+}
+func (c *client) KillTerminal(context.Context, sdk.KillTerminalRequest) (sdk.KillTerminalResponse, error) {
+	return sdk.KillTerminalResponse{}, nil
+}
+func (c *client) TerminalOutput(context.Context, sdk.TerminalOutputRequest) (sdk.TerminalOutputResponse, error) {
+	return sdk.TerminalOutputResponse{}, nil
+}
+func (c *client) ReleaseTerminal(context.Context, sdk.ReleaseTerminalRequest) (sdk.ReleaseTerminalResponse, error) {
+	return sdk.ReleaseTerminalResponse{}, nil
+}
+func (c *client) WaitForTerminalExit(context.Context, sdk.WaitForTerminalExitRequest) (sdk.WaitForTerminalExitResponse, error) {
+	return sdk.WaitForTerminalExitResponse{}, nil
+}
+
+func (c *client) all() []sdk.SessionNotification {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]sdk.SessionNotification(nil), c.updates...)
+}
+
+// waitFor waits until an update satisfies f.
+func (c *client) waitFor(t *testing.T, what string, f func(sdk.SessionUpdate) bool) sdk.SessionUpdate {
+	t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		for _, n := range c.all() {
+			if f(n.Update) {
+				return n.Update
+			}
+		}
+		select {
+		case <-c.notify:
+		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("no update %s", what)
+		}
+	}
+}
+
+// policy keeps one turn verbatim, so that /compact has turns to summarise.
+func policy() contextwin.Policy {
+	p := contextwin.DefaultPolicy()
+	p.KeepRecentTurns = 1
+	return p
+}
+
+type env struct {
+	t     *testing.T
+	ws    string
+	home  string
+	model *geminitest.Server
+	c     *client
+	conn  *sdk.ClientSideConnection
+	stop  func()
+}
+
+// start runs the agent on pipes against the scripted model, with a client connected.
+func start(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool) *env {
+	t.Helper()
+	agentIn, clientOut := io.Pipe()
+	clientIn, agentOut := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = Serve(ctx, agentIn, agentOut, Options{
+			Version: "test", Model: "gemini-2.5-flash", HasKey: hasKey, StateHome: home,
+			Policy: policy(),
+			Logger: slog.New(slog.DiscardHandler),
+			NewModel: func(ctx context.Context, name string) (agent.Model, int, error) {
+				c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: model.URL(), Model: name, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond})
+				if err != nil {
+					return nil, 0, err
+				}
+				limit, _ := c.InputTokenLimit(ctx)
+				return c, limit, nil
+			},
+		})
+		agentOut.Close()
+	}()
+	c := &client{notify: make(chan struct{}, 1)}
+	conn := sdk.NewClientSideConnection(c, clientOut, clientIn)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	e := &env{t: t, ws: ws, home: home, model: model, c: c, conn: conn}
+	e.stop = func() {
+		cancel()
+		clientOut.Close()
+		<-done
+	}
+	t.Cleanup(e.stop)
+	return e
+}
+
+func text(s string) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{Text: s}}}
+}
+
+func call(name string, args map[string]any) geminitest.Turn {
+	return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: name, Args: args}}}}
+}
+
+func prompt(id sdk.SessionId, s string) sdk.PromptRequest {
+	return sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{sdk.TextBlock(s)}}
+}
+
+func messageText(ns []sdk.SessionNotification, from int) string {
+	var b strings.Builder
+	for _, n := range ns[from:] {
+		if m := n.Update.AgentMessageChunk; m != nil && m.Content.Text != nil {
+			b.WriteString(m.Content.Text.Text)
+		}
+	}
+	return b.String()
+}
+
+func TestACPSession(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"), 0o644)
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		call("read_file", map[string]any{"path": "notes.txt"}),
+		text("The notes say to remember the milk."),
+		call("run_command", map[string]any{"command": "echo allowed > out.txt"}),
+		text("Done."),
+		call("run_command", map[string]any{"command": "echo refused > no.txt"}),
+		text("It was refused."),
+		{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: "**Objective:**\nRead the notes\n\n**Done:** read notes.txt."}}},
+	}})
+	t.Cleanup(model.Close)
+	home := t.TempDir()
+	e := start(t, model, ws, home, true)
+	ctx := t.Context()
+
+	init, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !init.AgentCapabilities.LoadSession || len(init.AuthMethods) != 1 || init.AuthMethods[0].Agent == nil || init.AuthMethods[0].Agent.Id != AuthMethodID {
+		t.Errorf("initialize = %+v", init)
+	}
+	if _, err := e.conn.Authenticate(ctx, sdk.AuthenticateRequest{MethodId: AuthMethodID}); err != nil {
+		t.Errorf("authenticate with a key: %v", err)
+	}
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmds := e.c.waitFor(t, "available_commands_update", func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
+	if len(cmds.AvailableCommandsUpdate.AvailableCommands) != 5 {
+		t.Errorf("commands = %+v", cmds.AvailableCommandsUpdate.AvailableCommands)
+	}
+
+	// A turn with a read: the tool call with its kind and location, the answer, the usage.
+	res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "What does notes.txt say?"))
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	tc := e.c.waitFor(t, "tool_call", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
+	if tc.ToolCall.Kind != sdk.ToolKindRead || len(tc.ToolCall.Locations) != 1 || tc.ToolCall.Locations[0].Path != filepath.Join(ws, "notes.txt") {
+		t.Errorf("tool_call = %+v", tc.ToolCall)
+	}
+	e.c.waitFor(t, "tool_call_update completed", func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusCompleted
+	})
+	if got := messageText(e.c.all(), 0); !strings.Contains(got, "The notes say to remember the milk.") {
+		t.Errorf("message = %q", got)
+	}
+	u := e.c.waitFor(t, "usage_update", func(u sdk.SessionUpdate) bool { return u.UsageUpdate != nil && u.UsageUpdate.Used > 0 })
+	if u.UsageUpdate.Size <= 0 || u.UsageUpdate.Cost == nil || u.UsageUpdate.Cost.Currency != "USD" {
+		t.Errorf("usage_update = %+v", u.UsageUpdate)
+	}
+
+	// Permission, both ways.
+	e.c.answers = []string{optionAllowOnce}
+	if res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "write it")); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v %v", res, err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "out.txt")); err != nil {
+		t.Errorf("the allowed command did not run: %v", err)
+	}
+	if len(e.c.asked) != 1 || len(e.c.asked[0].Options) != 3 || e.c.asked[0].Options[2].Kind != sdk.PermissionOptionKindRejectOnce {
+		t.Errorf("permission requests = %+v", e.c.asked)
+	}
+	e.c.answers = []string{optionReject}
+	if _, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "write another")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "no.txt")); err == nil {
+		t.Error("the rejected command ran")
+	}
+
+	// /compact lowers the usage; /checkpoints and /context answer.
+	before := e.c.all()
+	used := 0
+	for _, n := range before {
+		if n.Update.UsageUpdate != nil {
+			used = n.Update.UsageUpdate.Used
+		}
+	}
+	from := len(before)
+	if res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "/compact the notes")); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("/compact: %+v %v", res, err)
+	}
+	after := e.c.all()[from:]
+	var compactStarted, compactDone bool
+	lowered := 0
+	for _, n := range after {
+		if n.Update.ToolCall != nil && strings.HasPrefix(n.Update.ToolCall.Title, "Compacting the context") {
+			compactStarted = true
+		}
+		if up := n.Update.ToolCallUpdate; up != nil && up.Status != nil && *up.Status == sdk.ToolCallStatusCompleted && strings.HasPrefix(string(up.ToolCallId), "compaction") {
+			compactDone = true
+		}
+		if n.Update.UsageUpdate != nil {
+			lowered = n.Update.UsageUpdate.Used
+		}
+	}
+	if !compactStarted || !compactDone || lowered == 0 || lowered >= used {
+		t.Errorf("/compact: started %v, done %v, usage %d → %d", compactStarted, compactDone, used, lowered)
+	}
+	from = len(e.c.all())
+	e.conn.Prompt(ctx, prompt(sess.SessionId, "/checkpoints"))
+	if got := messageText(e.c.all(), from); !strings.Contains(got, "Checkpoint 1: Read the notes") {
+		t.Errorf("/checkpoints = %q", got)
+	}
+	from = len(e.c.all())
+	e.conn.Prompt(ctx, prompt(sess.SessionId, "/context"))
+	if got := messageText(e.c.all(), from); !strings.Contains(got, "| System prompt |") || !strings.Contains(got, "| Messages |") {
+		t.Errorf("/context = %q", got)
+	}
+
+	// Bad input: errors, and the agent stays up.
+	if _, err := e.conn.Prompt(ctx, prompt("nope", "hi")); err == nil || !strings.Contains(err.Error(), "unknown session") {
+		t.Errorf("prompt on an unknown session: %v", err)
+	}
+	if _, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}}); err == nil {
+		t.Error("a relative cwd was accepted")
+	}
+
+	// A second agent on the same state home loads the session and replays it.
+	e.stop()
+	e2 := start(t, model, ws, home, true)
+	if _, err := e2.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e2.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sess.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	var user, answer bool
+	for _, n := range e2.c.all() {
+		if m := n.Update.UserMessageChunk; m != nil && m.Content.Text != nil && m.Content.Text.Text == "What does notes.txt say?" {
+			user = true
+		}
+		if m := n.Update.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "remember the milk") {
+			answer = true
+		}
+	}
+	if !user || !answer {
+		t.Errorf("replay: user message %v, answer %v", user, answer)
+	}
+}
+
+func TestACPAuthenticateWithoutKey(t *testing.T) {
+	model := geminitest.New(geminitest.Script{})
+	t.Cleanup(model.Close)
+	e := start(t, model, t.TempDir(), t.TempDir(), false)
+	_, err := e.conn.Authenticate(t.Context(), sdk.AuthenticateRequest{MethodId: AuthMethodID})
+	if err == nil || !strings.Contains(err.Error(), "GEMINI_API_KEY") {
+		t.Errorf("authenticate without a key: %v", err)
+	}
+}
+
+// TestACPCancel: session/cancel mid-turn ends the prompt with cancelled.
+func TestACPCancel(t *testing.T) {
+	ws := t.TempDir()
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text("never")}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	ctx := t.Context()
+	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c.answers = []string{optionAllowOnce}
+	go func() {
+		e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
+		time.Sleep(200 * time.Millisecond)
+		e.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId})
+	}()
+	start := time.Now()
+	res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "sleep"))
+	if err != nil || res.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("prompt = %+v, %v; want cancelled", res, err)
+	}
+	if d := time.Since(start); d > 20*time.Second {
+		t.Errorf("the cancel took %v", d)
+	}
+}

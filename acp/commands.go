@@ -1,0 +1,170 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// The slash commands: Reprise's context management, as the editor's command palette offers them.
+var commands = []struct{ name, desc, hint string }{
+	{"compact", "Compact the conversation now into a checkpoint summary", "optional focus: what the summary must keep"},
+	{"context", "Show how the context window is used, by category, with the largest items", ""},
+	{"checkpoints", "List the compaction checkpoints, or show checkpoint N", "optional checkpoint number"},
+	{"restore", "Put back the files the agent changed from turn N on (default: the last turn)", "optional turn number"},
+	{"undo-compaction", "Undo the last compaction: the messages it replaced come back", ""},
+}
+
+func availableCommands() []sdk.AvailableCommand {
+	out := make([]sdk.AvailableCommand, 0, len(commands))
+	for _, c := range commands {
+		ac := sdk.AvailableCommand{Name: c.name, Description: c.desc}
+		if c.hint != "" {
+			ac.Input = &sdk.AvailableCommandInput{Unstructured: &sdk.UnstructuredCommandInput{Hint: c.hint}}
+		}
+		out = append(out, ac)
+	}
+	return out
+}
+
+// slash splits "/name arg" when name is one of the commands.
+func slash(text string) (name, arg string, ok bool) {
+	t := strings.TrimSpace(text)
+	if !strings.HasPrefix(t, "/") {
+		return "", "", false
+	}
+	name, arg, _ = strings.Cut(t[1:], " ")
+	for _, c := range commands {
+		if c.name == name {
+			return name, strings.TrimSpace(arg), true
+		}
+	}
+	return "", "", false
+}
+
+// command runs a slash command; what it says comes as agent message chunks.
+func (s *server) command(ctx context.Context, id string, l *live, name, arg string) (sdk.PromptResponse, error) {
+	say := func(text string) { s.send(ctx, id, sdk.UpdateAgentMessageText(text)) }
+	switch name {
+	case "compact":
+		before := l.s.Usage().Used
+		s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionRunning, Trigger: contextwin.TriggerManual})
+		cp, err := l.s.Compact(ctx, arg)
+		switch {
+		case errors.Is(err, contextwin.ErrNothingToCompact):
+			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionSkipped, Trigger: contextwin.TriggerManual, Note: "nothing to compact yet"})
+			say("Nothing to compact: the conversation is shorter than the turns kept verbatim.")
+		case err != nil && ctx.Err() != nil:
+			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionCancelled, Trigger: contextwin.TriggerManual, Note: "the history is unchanged"})
+			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		case err != nil:
+			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionCancelled, Trigger: contextwin.TriggerManual, Note: err.Error()})
+			say("The compaction failed: " + err.Error())
+		default:
+			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})
+			after := l.s.Usage()
+			s.send(ctx, id, usage(after))
+			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", kilo(before), kilo(after.Used), cp.N, cp.Title))
+		}
+	case "context":
+		say(contextMarkdown(l.s.Context()))
+	case "checkpoints":
+		say(checkpointsMarkdown(l.s.Checkpoints(), arg))
+	case "restore":
+		turn := 0 // the last turn: the count of the user's prompts
+		for _, e := range l.s.Transcript() {
+			if e.Kind == agent.EntryUser {
+				turn = e.Turn
+			}
+		}
+		if arg != "" {
+			n, err := strconv.Atoi(arg)
+			if err != nil || n < 1 {
+				say(fmt.Sprintf("/restore takes a turn number (1 or more), got %q.", arg))
+				return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+			}
+			turn = n
+		}
+		restored, err := l.s.RestoreFiles(turn)
+		switch {
+		case err != nil:
+			say(fmt.Sprintf("Nothing restored: %v", err))
+		case len(restored) == 0:
+			say(fmt.Sprintf("The agent changed no file from turn %d on.", turn))
+		default:
+			say(fmt.Sprintf("Restored to before turn %d: %s.", turn, strings.Join(restored, ", ")))
+		}
+	case "undo-compaction":
+		cp, err := l.s.UndoCompaction()
+		if err != nil {
+			say("Nothing undone: " + err.Error())
+			break
+		}
+		s.send(ctx, id, usage(l.s.Usage()))
+		say(fmt.Sprintf("Checkpoint %d undone: the messages it replaced are back.", cp.N))
+	}
+	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
+}
+
+// contextMarkdown is the /context view: the window by category, the largest items, the totals.
+func contextMarkdown(r agent.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "**Context** · %s · %s/%s tokens (%.1f%%, %s)\n\n| | tokens | share |\n|---|---:|---:|\n", r.Model, kilo(r.Used), kilo(r.Size), r.Percent, r.Source)
+	bd := r.Breakdown
+	for _, row := range []struct {
+		name string
+		n    int
+	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
+		{"Messages", bd.Messages}, {"Free space", bd.Free}, {"Buffer", bd.Buffer}} {
+		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
+	}
+	if len(r.Largest) > 0 {
+		b.WriteString("\n**Largest items**\n\n")
+		for _, it := range r.Largest {
+			fmt.Fprintf(&b, "- %s: %s tokens\n", it.Label, kilo(it.Tokens))
+		}
+	}
+	t := r.Totals
+	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · $%.4f · %d compaction(s)\n",
+		kilo(t.InputTokens), kilo(t.CachedTokens), kilo(t.OutputTokens), t.Cost, r.Compactions)
+	return b.String()
+}
+
+// checkpointsMarkdown lists the checkpoints, or shows one whole.
+func checkpointsMarkdown(cps []contextwin.Checkpoint, arg string) string {
+	if len(cps) == 0 {
+		return "No checkpoint yet: /compact makes one."
+	}
+	if arg != "" {
+		n, err := strconv.Atoi(arg)
+		if err != nil {
+			return fmt.Sprintf("/checkpoints takes a checkpoint number, got %q.", arg)
+		}
+		for _, cp := range cps {
+			if cp.N == n {
+				return cp.Markdown()
+			}
+		}
+		return fmt.Sprintf("No checkpoint %d: there are %d.", n, len(cps))
+	}
+	var b strings.Builder
+	for _, cp := range cps {
+		fmt.Fprintf(&b, "- Checkpoint %d: %s (%s, %s → %s tokens, %d messages)\n", cp.N, cp.Title, cp.Trigger, kilo(cp.TokensBefore), kilo(cp.TokensAfter), cp.Replaced)
+	}
+	return b.String()
+}
+
+// kilo writes a token count as people read it: 950, 12.3k.
+func kilo(n int) string {
+	if n < 1000 {
+		return strconv.Itoa(n)
+	}
+	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
+}

@@ -1,0 +1,77 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/secret"
+)
+
+// withMCP gives a session the MCP servers the client passes and the user's own mcp.json. The
+// workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
+// client already passes the servers its user set up.
+func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, given []sdk.McpServer) error {
+	var user []mcp.ServerConfig
+	if s.opts.ConfigHome != "" {
+		list, err := mcp.LoadFile(filepath.Join(s.opts.ConfigHome, "mcp.json"), false)
+		if err != nil {
+			s.log.Warn("MCP configuration", "error", err)
+		}
+		user = list
+	}
+	var client []mcp.ServerConfig
+	for _, m := range given {
+		switch {
+		case m.Stdio != nil:
+			env := map[string]string{}
+			for _, e := range m.Stdio.Env {
+				env[e.Name] = e.Value
+			}
+			client = append(client, mcp.ServerConfig{Name: m.Stdio.Name, Type: mcp.TypeStdio, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env, Source: "the client"})
+		case m.Http != nil:
+			headers := map[string]string{}
+			for _, h := range m.Http.Headers {
+				headers[h.Name] = h.Value
+			}
+			client = append(client, mcp.ServerConfig{Name: m.Http.Name, Type: mcp.TypeHTTP, URL: m.Http.Url, Headers: headers, Source: "the client"})
+		default:
+			return sdk.NewInvalidParams(map[string]any{"error": "only stdio and http MCP servers are supported"})
+		}
+	}
+	servers := mcp.Merge(user, client)
+	if len(servers) == 0 {
+		return nil
+	}
+	m := mcp.New(mcp.Options{
+		Workspace: l.cwd,
+		Servers:   servers,
+		Logger:    s.log,
+		Version:   s.opts.Version,
+		Env: slices.DeleteFunc(os.Environ(), func(kv string) bool {
+			name, _, _ := strings.Cut(kv, "=")
+			return slices.Contains(secret.Vars, name) || name == secret.CredentialsVar
+		}),
+		Notify: func(server, message string) {
+			s.send(s.ctx, opts.ID, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[MCP server %q: %s]\n", server, message)))
+		},
+	})
+	if err := m.Start(ctx); err != nil {
+		_ = m.Close()
+		return err
+	}
+	opts.External = m
+	l.closers = append(l.closers, m.Close)
+	return nil
+}
+
+// overlay is nil for now: the file tools read the disk. (A client's unsaved buffers come with
+// fs/read_text_file, which reading every file of a search through would not scale.)
+func (s *server) overlay(string) func(string) (string, bool) { return nil }

@@ -1,0 +1,98 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+)
+
+// stops maps the agent's stop reasons to ACP's. A capped session and a failed model call end
+// the turn with a message saying why, as ACP has no reason for them.
+var stops = map[agent.StopReason]sdk.StopReason{
+	agent.StopEndTurn:         sdk.StopReasonEndTurn,
+	agent.StopCancelled:       sdk.StopReasonCancelled,
+	agent.StopMaxTurnRequests: sdk.StopReasonMaxTurnRequests,
+	agent.StopCapped:          sdk.StopReasonMaxTokens,
+}
+
+// Prompt runs one turn, or a slash command, and streams it as session/updates.
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+	l, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	id := string(p.SessionId)
+	text := promptText(p.Prompt)
+	if strings.TrimSpace(text) == "" {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "the prompt has no text"})
+	}
+	if !l.turn.TryLock() {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is already running a prompt: cancel it or wait", id)})
+	}
+	defer l.turn.Unlock()
+	if name, arg, ok := slash(text); ok {
+		return s.command(ctx, id, l, name, arg)
+	}
+	stop := sdk.StopReasonEndTurn
+	for ev, err := range l.s.Run(ctx, text) {
+		if err != nil { // a model error also ends the turn with turn_end, which says it
+			continue
+		}
+		if ev.Type == agent.EventTurnEnd {
+			e := ev.End
+			if r, ok := stops[e.StopReason]; ok {
+				stop = r
+			} else {
+				stop = sdk.StopReasonEndTurn
+			}
+			if e.StopReason != agent.StopEndTurn && e.StopReason != agent.StopCancelled {
+				why := string(e.StopReason)
+				if e.Err != "" {
+					why += ": " + e.Err
+				}
+				s.send(ctx, id, sdk.UpdateAgentMessageText("\n\n[Reprise stopped: "+strings.ReplaceAll(why, "_", " ")+"]"))
+			}
+			continue
+		}
+		s.event(ctx, id, l, ev)
+	}
+	if ctx.Err() != nil {
+		stop = sdk.StopReasonCancelled
+	}
+	return sdk.PromptResponse{StopReason: stop}, nil
+}
+
+// promptText joins a prompt's blocks: text as is, embedded files with their path, links by
+// their path (the agent reads them with its tools).
+func promptText(blocks []sdk.ContentBlock) string {
+	var b strings.Builder
+	for _, c := range blocks {
+		switch {
+		case c.Text != nil:
+			b.WriteString(c.Text.Text)
+		case c.Resource != nil && c.Resource.Resource.TextResourceContents != nil:
+			r := c.Resource.Resource.TextResourceContents
+			fmt.Fprintf(&b, "\n\nAttached %s:\n```\n%s\n```\n", pathOf(r.Uri), r.Text)
+		case c.ResourceLink != nil:
+			fmt.Fprintf(&b, " %s ", pathOf(c.ResourceLink.Uri))
+		}
+	}
+	return b.String()
+}
+
+func pathOf(uri string) string {
+	return strings.TrimPrefix(uri, "file://")
+}
+
+// absolute makes a workspace-relative path absolute, as ACP's locations are.
+func absolute(ws, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(ws, filepath.FromSlash(p))
+}

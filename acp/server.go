@@ -1,0 +1,315 @@
+// Package acp runs Reprise as an Agent Client Protocol agent (`reprise acp`): editors that host
+// ACP agents (Zed, JetBrains AI Assistant, CodeCompanion, agent-shell) drive the same agent loop,
+// sessions, compaction and checkpoints as `reprise serve`, over ACP's JSON-RPC on stdio.
+package acp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
+	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// AuthMethodID is the one authentication method: the key in the agent's environment.
+const AuthMethodID = "gemini-api-key"
+
+// Options configure the agent.
+type Options struct {
+	Version string
+	// NewModel builds the model client for a model name and returns its input token limit.
+	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
+	Model    string
+	// HasKey says whether a credential is in the environment; authenticate reports it.
+	HasKey bool
+	// StateHome is where sessions are saved, one directory per workspace (as serve and run).
+	StateHome string
+	// ConfigHome is the user's configuration directory (their mcp.json).
+	ConfigHome string
+	Policy     contextwin.Policy
+	Prices     contextwin.PriceTable
+	Allow      []string
+	Sandbox    sandbox.Config // its Workspace is set per session
+	Secrets    *secret.Redactor
+	Logger     *slog.Logger
+}
+
+// server is the ACP agent of one connection.
+type server struct {
+	opts Options
+	conn *sdk.AgentSideConnection
+	log  *slog.Logger
+	ctx  context.Context // the connection's: cancelled when it ends
+
+	mu       sync.Mutex
+	client   sdk.ClientCapabilities
+	sessions map[string]*live
+}
+
+// live is an open session.
+type live struct {
+	s        *agent.Session
+	log      *session.Log
+	cwd      string
+	commands *tools.Policy
+	closers  []func() error // MCP servers
+	turn     sync.Mutex     // one prompt at a time
+}
+
+// Serve runs the agent on in and out until the client disconnects or ctx ends.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Secrets == nil {
+		opts.Secrets = secret.FromEnv(os.Getenv)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s := &server{opts: opts, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
+	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	s.conn.SetLogger(opts.Logger)
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+	}
+	s.closeAll()
+	return nil
+}
+
+func (s *server) closeAll() {
+	s.mu.Lock()
+	all := s.sessions
+	s.sessions = map[string]*live{}
+	s.mu.Unlock()
+	for _, l := range all {
+		l.close()
+	}
+}
+
+func (l *live) close() {
+	l.s.Close()
+	if l.log != nil {
+		_ = l.log.Close()
+	}
+	for _, c := range l.closers {
+		_ = c()
+	}
+}
+
+// Initialize answers the capabilities: sessions can be loaded, prompts take text and embedded
+// context, MCP servers given by the client run over stdio and HTTP.
+func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	s.mu.Lock()
+	s.client = p.ClientCapabilities
+	s.mu.Unlock()
+	desc := "Set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment the editor starts `reprise acp` with."
+	return sdk.InitializeResponse{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        true,
+			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			McpCapabilities:    sdk.McpCapabilities{Http: true},
+		},
+		AgentInfo:   &sdk.Implementation{Name: "reprise", Version: s.opts.Version},
+		AuthMethods: []sdk.AuthMethod{{Agent: &sdk.AuthMethodAgent{Id: AuthMethodID, Name: "Gemini API key", Description: &desc}}},
+	}, nil
+}
+
+// Authenticate checks that a key is there: Reprise never takes it over the protocol, so that it
+// stays out of the editor's logs.
+func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+	if string(p.MethodId) != AuthMethodID {
+		return sdk.AuthenticateResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown method %q; the one method is %q", p.MethodId, AuthMethodID)})
+	}
+	if !s.opts.HasKey {
+		return sdk.AuthenticateResponse{}, sdk.NewAuthRequired(map[string]any{"error": "no Gemini API key: set GEMINI_API_KEY (or GOOGLE_API_KEY) in the environment the editor starts `reprise acp` with"})
+	}
+	return sdk.AuthenticateResponse{}, nil
+}
+
+// session returns an open session, or the error an unknown one gets.
+func (s *server) session(id sdk.SessionId) (*live, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l, ok := s.sessions[string(id)]
+	if !ok {
+		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id)})
+	}
+	return l, nil
+}
+
+// workspace checks a session's cwd: an absolute directory.
+func workspace(cwd string) (string, error) {
+	if !filepath.IsAbs(cwd) {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
+	}
+	st, err := os.Stat(cwd)
+	if err != nil || !st.IsDir() {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd %s is not a directory", cwd)})
+	}
+	return filepath.Clean(cwd), nil
+}
+
+func (s *server) store(ws string) (*session.Store, error) {
+	return session.OpenStore(session.WorkspaceDir(s.opts.StateHome, ws))
+}
+
+// options are what every session of this connection gets.
+func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Options, error) {
+	model, limit, err := s.opts.NewModel(ctx, s.opts.Model)
+	if err != nil {
+		return agent.Options{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("model unavailable: %v", err)})
+	}
+	sb := s.opts.Sandbox
+	sb.Workspace = ws
+	return agent.Options{
+		ID:              id,
+		Workspace:       ws,
+		Model:           model,
+		ModelName:       s.opts.Model,
+		InputTokenLimit: limit,
+		Policy:          s.opts.Policy,
+		Prices:          s.opts.Prices,
+		Commands:        l.commands,
+		Approver:        approver{srv: s, sessionID: id},
+		Sandbox:         sandbox.New(sb),
+		Secrets:         s.opts.Secrets,
+		Stream:          true,
+		Logger:          s.log,
+		Overlay:         s.overlay(ws),
+	}, nil
+}
+
+// NewSession starts a session in cwd, saved like serve's, and advertises the slash commands.
+func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	ws, err := workspace(p.Cwd)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	st, err := s.store(ws)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	id := agent.NewID(timeNow())
+	l := &live{cwd: ws, commands: tools.NewPolicy(s.opts.Allow, nil)}
+	opts, err := s.options(ctx, id, ws, l)
+	if err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	if err := s.withMCP(ctx, &opts, l, p.McpServers); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
+	log, err := st.Create(session.Meta{ID: id, Workspace: ws, Model: s.opts.Model, Created: timeNow()})
+	if err != nil {
+		l.close()
+		return sdk.NewSessionResponse{}, err
+	}
+	l.log = log
+	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
+	if l.s, err = agent.New(opts); err != nil {
+		_ = log.Close()
+		return sdk.NewSessionResponse{}, err
+	}
+	s.add(id, l)
+	s.afterSetup(id, l)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
+}
+
+// LoadSession reopens a saved session (one a crash or a kill left too) and replays its
+// conversation as updates before answering.
+func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	ws, err := workspace(p.Cwd)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	id := string(p.SessionId)
+	if err := session.CheckID(id); err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("invalid sessionId: %v", err)})
+	}
+	if _, err := s.session(p.SessionId); err == nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is already open", id)})
+	}
+	st, err := s.store(ws)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	log, snap, err := st.Resume(id)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no saved session %q for %s", id, ws)})
+	case err != nil:
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
+	}
+	l := &live{cwd: ws, commands: tools.NewPolicy(s.opts.Allow, nil), log: log}
+	opts, err := s.options(ctx, id, ws, l)
+	if err == nil {
+		err = s.withMCP(ctx, &opts, l, p.McpServers)
+	}
+	if err != nil {
+		_ = log.Close()
+		return sdk.LoadSessionResponse{}, err
+	}
+	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
+	if l.s, err = agent.Resume(opts, snap); err != nil {
+		_ = log.Close()
+		return sdk.LoadSessionResponse{}, err
+	}
+	s.add(id, l)
+	s.replay(ctx, id, l.s.Transcript())
+	s.afterSetup(id, l)
+	return sdk.LoadSessionResponse{}, nil
+}
+
+func (s *server) add(id string, l *live) {
+	s.mu.Lock()
+	s.sessions[id] = l
+	s.mu.Unlock()
+}
+
+// Cancel is handled by the connection, which cancels the prompt's context; a turn then ends
+// with cancelled.
+func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
+
+// CloseSession closes an open session; it stays saved, and session/load reopens it.
+func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	l, err := s.session(p.SessionId)
+	if err != nil {
+		return sdk.CloseSessionResponse{}, err
+	}
+	s.mu.Lock()
+	delete(s.sessions, string(p.SessionId))
+	s.mu.Unlock()
+	l.turn.Lock() // after the running prompt, which the client cancels first
+	defer l.turn.Unlock()
+	l.close()
+	return sdk.CloseSessionResponse{}, nil
+}
+
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
+}
+
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
+}
+
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+}
+
+func (s *server) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	return sdk.SetSessionModeResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetMode)
+}

@@ -1,0 +1,175 @@
+package acp
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// timeNow is time.Now; tests pin it.
+var timeNow = time.Now
+
+// send sends one session/update; a client gone is not the turn's failure.
+func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
+	if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+		s.log.Debug("session/update not sent", "session", id, "error", err)
+	}
+}
+
+// usage is the usage_update of a session's window and cost.
+func usage(u agent.Usage) sdk.SessionUpdate {
+	return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
+		SessionUpdate: "usage_update",
+		Used:          u.Used,
+		Size:          u.Size,
+		Cost:          &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"},
+	}}
+}
+
+// afterSetup follows session/new and session/load: the slash commands, then the usage. It runs
+// after the response, so that the client knows the session when they come.
+func (s *server) afterSetup(id string, l *live) {
+	go func() {
+		time.Sleep(10 * time.Millisecond)
+		s.send(s.ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+			SessionUpdate:     "available_commands_update",
+			AvailableCommands: availableCommands(),
+		}})
+		s.send(s.ctx, id, usage(l.s.Usage()))
+	}()
+}
+
+var kinds = map[tools.Kind]sdk.ToolKind{
+	tools.KindRead: sdk.ToolKindRead, tools.KindEdit: sdk.ToolKindEdit, tools.KindSearch: sdk.ToolKindSearch,
+	tools.KindExecute: sdk.ToolKindExecute, tools.KindOther: sdk.ToolKindOther,
+}
+
+func kindOf(k tools.Kind) sdk.ToolKind {
+	if v, ok := kinds[k]; ok {
+		return v
+	}
+	return sdk.ToolKindOther
+}
+
+var statuses = map[agent.ToolStatus]sdk.ToolCallStatus{
+	agent.ToolInProgress: sdk.ToolCallStatusInProgress, agent.ToolCompleted: sdk.ToolCallStatusCompleted, agent.ToolFailed: sdk.ToolCallStatusFailed,
+}
+
+// locations are the files a tool works on, for the editor to follow the agent.
+func locations(ws string, t *agent.ToolEvent) []sdk.ToolCallLocation {
+	if t.Diff != nil && t.Diff.Path != "" {
+		return []sdk.ToolCallLocation{{Path: t.Diff.Path}}
+	}
+	if p, ok := t.Args["path"].(string); ok && p != "" {
+		return []sdk.ToolCallLocation{{Path: absolute(ws, p)}}
+	}
+	return nil
+}
+
+// toolContent is what a finished tool shows: an edit's diff, else the output the model got.
+func toolContent(t *agent.ToolEvent) []sdk.ToolCallContent {
+	switch {
+	case t.Diff != nil && t.Diff.Note == "":
+		if t.Diff.OldText != nil {
+			return []sdk.ToolCallContent{sdk.ToolDiffContent(t.Diff.Path, t.Diff.NewText, *t.Diff.OldText)}
+		}
+		return []sdk.ToolCallContent{sdk.ToolDiffContent(t.Diff.Path, t.Diff.NewText)}
+	case t.Diff != nil:
+		return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(t.Diff.Note))}
+	case t.Output != "":
+		return []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(t.Output))}
+	}
+	return nil
+}
+
+// event turns one agent event into session/updates.
+func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) {
+	switch ev.Type {
+	case agent.EventText:
+		s.send(ctx, id, sdk.UpdateAgentMessageText(ev.Text))
+	case agent.EventThought:
+		s.send(ctx, id, sdk.UpdateAgentThoughtText(ev.Text))
+	case agent.EventToolCall:
+		t := ev.Tool
+		s.send(ctx, id, sdk.StartToolCall(sdk.ToolCallId(t.ID), t.Title, sdk.WithStartKind(kindOf(t.Kind)),
+			sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(t.Args), sdk.WithStartLocations(locations(l.cwd, t))))
+	case agent.EventToolUpdate:
+		t := ev.Tool
+		out := map[string]any{"output": t.Output}
+		if t.SavedPath != "" {
+			out["savedPath"] = t.SavedPath
+		}
+		if t.Refused {
+			out["refused"] = true
+		}
+		opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(statuses[t.Status]), sdk.WithUpdateRawOutput(out)}
+		if c := toolContent(t); c != nil {
+			opts = append(opts, sdk.WithUpdateContent(c))
+		}
+		if loc := locations(l.cwd, t); loc != nil {
+			opts = append(opts, sdk.WithUpdateLocations(loc))
+		}
+		s.send(ctx, id, sdk.UpdateToolCall(sdk.ToolCallId(t.ID), opts...))
+	case agent.EventCompaction:
+		s.compactionUpdate(ctx, id, ev.Compaction)
+	case agent.EventUsage:
+		s.send(ctx, id, usage(*ev.Usage))
+	case agent.EventRetry:
+		r := ev.Retry
+		s.send(ctx, id, sdk.UpdateAgentThoughtText(fmt.Sprintf("\n[the model call failed (%s); trying again, attempt %d]\n", r.Err, r.Attempt)))
+	}
+}
+
+// compactionUpdate shows a compaction as a tool call of its own: in progress, then done with
+// its checkpoint.
+func (s *server) compactionUpdate(ctx context.Context, id string, c *agent.CompactionEvent) {
+	callID := sdk.ToolCallId(fmt.Sprintf("compaction-%s", c.Trigger))
+	switch c.State {
+	case agent.CompactionRunning, agent.CompactionBlocking:
+		title := "Compacting the context"
+		if c.State == agent.CompactionBlocking {
+			title += " (the agent waits)"
+		}
+		s.send(ctx, id, sdk.StartToolCall(callID, title, sdk.WithStartKind(sdk.ToolKindOther), sdk.WithStartStatus(sdk.ToolCallStatusInProgress)))
+	case agent.CompactionDone:
+		text := "Context compacted"
+		if cp := c.Checkpoint; cp != nil {
+			text = fmt.Sprintf("Context compacted: %d messages into checkpoint %d «%s», %d → %d tokens", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter)
+		}
+		s.send(ctx, id, sdk.UpdateToolCall(callID, sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))})))
+	default:
+		note := string(c.State)
+		if c.Note != "" {
+			note += ": " + c.Note
+		}
+		s.send(ctx, id, sdk.UpdateToolCall(callID, sdk.WithUpdateStatus(sdk.ToolCallStatusFailed), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("Compaction " + note))})))
+	}
+}
+
+// replay sends a loaded session's conversation as the updates it was made of.
+func (s *server) replay(ctx context.Context, id string, entries []agent.TranscriptEntry) {
+	for _, e := range entries {
+		switch e.Kind {
+		case agent.EntryUser:
+			s.send(ctx, id, sdk.UpdateUserMessageText(e.Text))
+		case agent.EntryAgent:
+			s.send(ctx, id, sdk.UpdateAgentMessageText(e.Text))
+		case agent.EntryThought:
+			s.send(ctx, id, sdk.UpdateAgentThoughtText(e.Text))
+		case agent.EntryTool:
+			st := statuses[e.Status]
+			if st == "" {
+				st = sdk.ToolCallStatusCompleted
+			}
+			s.send(ctx, id, sdk.StartToolCall(sdk.ToolCallId(e.ToolCallID), e.Title, sdk.WithStartKind(kindOf(e.ToolKind)), sdk.WithStartStatus(st),
+				sdk.WithStartContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Output))})))
+		case agent.EntryCompaction:
+			s.send(ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[context compacted: checkpoint %d «%s»]\n", e.Checkpoint, e.Title)))
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/reprise-dev/reprise/acp"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/secret"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// acpCmd runs Reprise as an Agent Client Protocol agent on stdin/stdout, for the editors that
+// host ACP agents. The settings are flags: ACP has no settings channel.
+func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
+	policy := contextwin.DefaultPolicy()
+	var allow listFlag
+	fs := flag.NewFlagSet("reprise acp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	model := fs.String("model", gemini.DefaultModel, "Gemini model")
+	fs.IntVar(&policy.ContextBudget, "budget", policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
+	fs.IntVar(&policy.KeepRecentTurns, "keep-recent", policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
+	fs.Float64Var(&policy.CompactAt, "compact-at", policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
+	fs.Float64Var(&policy.BlockAt, "block-at", policy.BlockAt, "wait for the compaction at this fraction of the budget")
+	fs.Var(&allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
+	box := fs.String("sandbox", string(sandbox.WorkspaceWrite), `"workspace-write" or "off"`)
+	network := fs.Bool("allow-network", false, "let sandboxed commands open network connections")
+	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens, merged over the defaults")
+	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	if err := policy.Validate(); err != nil {
+		fmt.Fprintln(stderr, "reprise acp:", err)
+		return errUsage
+	}
+	mode, err := sandbox.ParseMode(*box)
+	if err != nil {
+		fmt.Fprintln(stderr, "reprise acp:", err)
+		return errUsage
+	}
+	prices, err := loadPrices(*pricesFile)
+	if err != nil {
+		return err
+	}
+	level := slog.LevelWarn
+	if *verbose {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	home, err := stateHome(getenv)
+	if err != nil {
+		return err
+	}
+	cfg := gemini.ConfigFromEnv(getenv)
+	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
+		logger.Warn(w)
+	}
+	return acp.Serve(ctx, stdin, stdout, acp.Options{
+		Version:    currentBuild().Version,
+		NewModel:   geminiFactory(getenv, logger),
+		Model:      *model,
+		HasKey:     cfg.APIKey != "" || cfg.Vertex,
+		StateHome:  home,
+		ConfigHome: configHome(getenv),
+		Policy:     policy,
+		Prices:     prices,
+		Allow:      allow,
+		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network},
+		Secrets:    secret.FromEnv(getenv),
+		Logger:     logger,
+	})
+}
