@@ -32,6 +32,8 @@ type client struct {
 	answers []string // option ids; empty: reject
 	asked   []sdk.RequestPermissionRequest
 	notify  chan struct{}
+	buffers map[string]string // path → unsaved text, for fs/read_text_file; nil: not offered
+	written map[string]string // what fs/write_text_file got
 }
 
 func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -57,11 +59,26 @@ func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionReq
 	return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Selected: &sdk.RequestPermissionOutcomeSelected{OptionId: sdk.PermissionOptionId(a)}}}, nil
 }
 
-func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsReadTextFile)
+func (c *client) ReadTextFile(_ context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if text, ok := c.buffers[p.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: text}, nil
+	}
+	b, err := os.ReadFile(p.Path)
+	if err != nil {
+		return sdk.ReadTextFileResponse{}, sdk.NewInvalidParams(map[string]any{"error": err.Error()})
+	}
+	return sdk.ReadTextFileResponse{Content: string(b)}, nil
 }
-func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodFsWriteTextFile)
+func (c *client) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.written == nil {
+		c.written = map[string]string{}
+	}
+	c.written[p.Path] = p.Content
+	return sdk.WriteTextFileResponse{}, nil
 }
 func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, sdk.NewMethodNotFound(sdk.ClientMethodTerminalCreate)
@@ -361,5 +378,61 @@ func TestACPCancel(t *testing.T) {
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the cancel took %v", d)
+	}
+	// The command's tool call ends failed, not left running.
+	e.c.waitFor(t, "the cancelled tool call closed", func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusFailed
+	})
+}
+
+// TestACPClientFiles: with fs offered, read_file sees the editor's unsaved buffer, and an edit,
+// written to disk by the file tools, is pushed to the editor's buffer too.
+func TestACPClientFiles(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("on disk\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "b.txt"), []byte("one\ntwo\n"), 0o644)
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		call("read_file", map[string]any{"path": "a.txt"}),
+		call("edit_file", map[string]any{"path": "b.txt", "old": "two", "new": "TWO"}),
+		text("ok"),
+	}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	e.c.buffers = map[string]string{filepath.Join(ws, "a.txt"): "unsaved in the editor\n"}
+	ctx := t.Context()
+	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}})
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "read and edit")); err != nil {
+		t.Fatal(err)
+	}
+	var read string
+	var diff *sdk.ToolCallContentDiff
+	for _, n := range e.c.all() {
+		if up := n.Update.ToolCallUpdate; up != nil {
+			if out, ok := up.RawOutput.(map[string]any); ok && read == "" {
+				read, _ = out["output"].(string)
+			}
+			for _, c := range up.Content {
+				if c.Diff != nil {
+					diff = c.Diff
+				}
+			}
+		}
+	}
+	if !strings.Contains(read, "unsaved in the editor") {
+		t.Errorf("read_file = %q: want the editor's buffer", read)
+	}
+	if diff == nil || diff.Path != filepath.Join(ws, "b.txt") || diff.NewText != "one\nTWO\n" || diff.OldText == nil || *diff.OldText != "one\ntwo\n" {
+		t.Errorf("the edit's diff = %+v", diff)
+	}
+	e.c.mu.Lock()
+	pushed := e.c.written[filepath.Join(ws, "b.txt")]
+	e.c.mu.Unlock()
+	if pushed != "one\nTWO\n" {
+		t.Errorf("fs/write_text_file got %q", pushed)
 	}
 }

@@ -71,7 +71,3 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 	l.closers = append(l.closers, m.Close)
 	return nil
 }
-
-// overlay is nil for now: the file tools read the disk. (A client's unsaved buffers come with
-// fs/read_text_file, which reading every file of a search through would not scale.)
-func (s *server) overlay(string) func(string) (string, bool) { return nil }

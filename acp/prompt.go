@@ -39,6 +39,15 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return s.command(ctx, id, l, name, arg)
 	}
 	stop := sdk.StopReasonEndTurn
+	open := map[string]bool{} // tool calls started and not finished
+	defer func() {
+		// A cancelled turn stops its tools without their last update: close them, so that the
+		// editor does not show them running.
+		for callID := range open {
+			s.send(s.ctx, id, sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
+				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("cancelled"))})))
+		}
+	}()
 	for ev, err := range l.s.Run(ctx, text) {
 		if err != nil { // a model error also ends the turn with turn_end, which says it
 			continue
@@ -59,7 +68,16 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 			}
 			continue
 		}
+		switch ev.Type {
+		case agent.EventToolCall:
+			open[ev.Tool.ID] = true
+		case agent.EventToolUpdate:
+			delete(open, ev.Tool.ID)
+		}
 		s.event(ctx, id, l, ev)
+		if ev.Type == agent.EventToolUpdate && ev.Tool.Diff != nil && ev.Tool.Status == agent.ToolCompleted {
+			s.pushEdit(ctx, id, ev.Tool.Diff)
+		}
 	}
 	if ctx.Err() != nil {
 		stop = sdk.StopReasonCancelled

@@ -189,7 +189,7 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 		Secrets:         s.opts.Secrets,
 		Stream:          true,
 		Logger:          s.log,
-		Overlay:         s.overlay(ws),
+		Overlay:         s.overlay(id, ws),
 	}, nil
 }
 
