@@ -14,9 +14,11 @@ import (
 // timeNow is time.Now; tests pin it.
 var timeNow = time.Now
 
-// send sends one session/update; a client gone is not the turn's failure.
+// send sends one session/update; a client gone is not the turn's failure. A cancelled prompt
+// still sends its last updates (the tools it stopped), so the request's cancellation is not
+// the notification's.
 func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
-	if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+	if err := s.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
 		s.log.Debug("session/update not sent", "session", id, "error", err)
 	}
 }
