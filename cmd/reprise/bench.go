@@ -34,12 +34,14 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 		fmt.Fprintf(w, "%s\t%s\t%s\n", name, value, note)
 	}
 
-	spawn, rss, err := benchSpawn(self, 20)
-	if err != nil {
-		return fmt.Errorf("spawn: %w", err)
+	for _, mode := range []string{"serve", "acp"} {
+		spawn, rss, err := benchSpawn(self, mode, 20)
+		if err != nil {
+			return fmt.Errorf("spawn %s: %w", mode, err)
+		}
+		row(mode+": spawn → initialize reply", fmt.Sprintf("%.1f ms", spawn.Seconds()*1000), "median of 20 runs of this binary")
+		row(mode+": idle RSS", fmt.Sprintf("%.1f MiB", rss), "after initialize")
 	}
-	row("serve: spawn → initialize reply", fmt.Sprintf("%.1f ms", spawn.Seconds()*1000), "median of 20 runs of this binary")
-	row("serve: idle RSS", fmt.Sprintf("%.1f MiB", rss), "after initialize")
 
 	gbps, peak, err := benchFlood(ctx)
 	if err != nil {
@@ -69,8 +71,22 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	return costTable(ctx, stdout)
 }
 
-// benchSpawn starts the binary as an editor would and times the initialize round trip.
-func benchSpawn(bin string, runs int) (time.Duration, float64, error) {
+// initializeRequests are what an editor sends first: LSP's framed initialize (serve), ACP's
+// newline-delimited one (acp).
+var initializeRequests = map[string]struct {
+	args []string
+	body string
+}{
+	"serve": {[]string{"serve", "--stdio"}, framed(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`)},
+	"acp":   {[]string{"acp"}, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1,"clientCapabilities":{}}}` + "\n"},
+}
+
+func framed(body string) string { return fmt.Sprintf("Content-Length: %d\r\n\r\n%s", len(body), body) }
+
+// benchSpawn starts the binary as an editor would (mode "serve" or "acp") and times the
+// initialize round trip.
+func benchSpawn(bin, mode string, runs int) (time.Duration, float64, error) {
+	req := initializeRequests[mode]
 	home, err := os.MkdirTemp("", "reprise-bench-home-")
 	if err != nil {
 		return 0, 0, err
@@ -78,9 +94,8 @@ func benchSpawn(bin string, runs int) (time.Duration, float64, error) {
 	defer os.RemoveAll(home)
 	var times []time.Duration
 	var rss float64
-	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"processId":null,"rootUri":null,"capabilities":{}}}`
 	for range runs {
-		cmd := exec.Command(bin, "serve", "--stdio")
+		cmd := exec.Command(bin, req.args...)
 		cmd.Env = append(os.Environ(), "REPRISE_HOME="+home)
 		cmd.Dir = home
 		in, _ := cmd.StdinPipe()
@@ -89,7 +104,9 @@ func benchSpawn(bin string, runs int) (time.Duration, float64, error) {
 		if err := cmd.Start(); err != nil {
 			return 0, 0, err
 		}
-		fmt.Fprintf(in, "Content-Length: %d\r\n\r\n%s", len(body), body)
+		if _, err := io.WriteString(in, req.body); err != nil {
+			return 0, 0, err
+		}
 		r := bufio.NewReader(out)
 		if _, err := r.ReadString('}'); err != nil {
 			return 0, 0, fmt.Errorf("no initialize reply: %w", err)
@@ -97,7 +114,7 @@ func benchSpawn(bin string, runs int) (time.Duration, float64, error) {
 		times = append(times, time.Since(start))
 		rss = procRSS(cmd.Process.Pid)
 		in.Close()
-		_ = cmd.Wait() // the server exits on end of input without shutdown: status 1, as LSP says
+		_ = cmd.Wait() // serve exits on end of input without shutdown: status 1, as LSP says
 	}
 	slices.Sort(times)
 	return times[len(times)/2], rss, nil
