@@ -199,7 +199,8 @@ func messageText(ns []sdk.SessionNotification, from int) string {
 
 func TestACPSession(t *testing.T) {
 	ws := t.TempDir()
-	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"), 0o644)
+	// Long enough that a compaction of the read saves more than its summary costs.
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("remember the milk\n"+strings.Repeat("- water the plants, check the bike tyres, sort the mail\n", 60)), 0o644)
 	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
 		call("read_file", map[string]any{"path": "notes.txt"}),
 		text("The notes say to remember the milk."),
@@ -207,7 +208,7 @@ func TestACPSession(t *testing.T) {
 		text("Done."),
 		call("run_command", map[string]any{"command": "echo refused > no.txt"}),
 		text("It was refused."),
-		{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: "**Objective:**\nRead the notes\n\n**Done:** read notes.txt."}}},
+		{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: "**Objective:**\nRead the notes\n\n**Done:** read notes.txt.\n\n**Remaining work:**\n- buy the milk\n- check the bike"}}},
 	}})
 	t.Cleanup(model.Close)
 	home := t.TempDir()
@@ -297,6 +298,15 @@ func TestACPSession(t *testing.T) {
 		if n.Update.UsageUpdate != nil {
 			lowered = n.Update.UsageUpdate.Used
 		}
+	}
+	var plan []sdk.PlanEntry
+	for _, n := range after {
+		if n.Update.Plan != nil {
+			plan = n.Update.Plan.Entries
+		}
+	}
+	if len(plan) != 2 || plan[0].Content != "buy the milk" {
+		t.Errorf("plan after /compact = %+v", plan)
 	}
 	if !compactStarted || !compactDone || lowered == 0 || lowered >= used {
 		t.Errorf("/compact: started %v, done %v, usage %d → %d", compactStarted, compactDone, used, lowered)

@@ -144,6 +144,12 @@ func (s *server) compactionUpdate(ctx context.Context, id string, c *agent.Compa
 			text = fmt.Sprintf("Context compacted: %d messages into checkpoint %d «%s», %d → %d tokens", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter)
 		}
 		s.send(ctx, id, sdk.UpdateToolCall(callID, sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))})))
+		// The summary's remaining work is the plan the agent continues from.
+		if c.Checkpoint != nil {
+			if entries := planOf(c.Checkpoint.Summary); len(entries) > 0 {
+				s.send(ctx, id, sdk.UpdatePlan(entries...))
+			}
+		}
 	default:
 		note := string(c.State)
 		if c.Note != "" {
