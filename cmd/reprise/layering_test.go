@@ -56,6 +56,8 @@ func TestLayering(t *testing.T) {
 			}
 			if dr, dn := layer(d); dr > rank {
 				t.Errorf("%s depends on %s: %s may not depend on %s", pkg, d, name, dn)
+			} else if dr == 2 && rank == 2 && dn != name {
+				t.Errorf("%s depends on %s: lsp and acp are peers, neither imports the other", pkg, d)
 			}
 			for _, fake := range testOnly {
 				if d == fake && rank < 3 && !slices.Contains(testOnly, pkg) {
