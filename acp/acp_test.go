@@ -329,6 +329,12 @@ func TestACPSession(t *testing.T) {
 	if _, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: "relative/dir", McpServers: []sdk.McpServer{}}); err == nil {
 		t.Error("a relative cwd was accepted")
 	}
+	// A session id is a path under the store: one that climbs out is refused before any file.
+	for _, bad := range []string{"../../etc", "a/b", ".."} {
+		if _, err := e.conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: sdk.SessionId(bad), Cwd: ws, McpServers: []sdk.McpServer{}}); err == nil || !strings.Contains(err.Error(), "invalid sessionId") {
+			t.Errorf("load %q: %v", bad, err)
+		}
+	}
 
 	// A second agent on the same state home loads the session and replays it.
 	e.stop()
