@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -55,10 +53,7 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 		Servers:   servers,
 		Logger:    s.log,
 		Version:   s.opts.Version,
-		Env: slices.DeleteFunc(os.Environ(), func(kv string) bool {
-			name, _, _ := strings.Cut(kv, "=")
-			return slices.Contains(secret.Vars, name) || name == secret.CredentialsVar
-		}),
+		Env:       secret.WithoutCredentials(os.Environ()),
 		Notify: func(server, message string) {
 			s.send(s.ctx, opts.ID, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[MCP server %q: %s]\n", server, message)))
 		},

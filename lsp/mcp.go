@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 
@@ -73,7 +72,7 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 		Workspace:  h.srv.root,
 		Servers:    servers,
 		Logger:     h.srv.log,
-		Env:        serverEnv(os.Environ()),
+		Env:        secret.WithoutCredentials(os.Environ()),
 		Version:    h.srv.opts.Version,
 		ToolBudget: budget,
 		Notify: func(server, message string) {
@@ -210,15 +209,6 @@ func (h *mcpHost) closeAll() {
 			h.srv.log.Warn("MCP servers", "error", err)
 		}
 	}
-}
-
-// serverEnv is the environment MCP servers start with: Reprise's own, less its credentials. A
-// server that needs a key gets it from its "env" in the configuration.
-func serverEnv(env []string) []string {
-	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(secret.Vars, name) || name == secret.CredentialsVar
-	})
 }
 
 func describeServer(sc mcp.ServerConfig) string {

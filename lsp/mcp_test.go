@@ -153,13 +153,6 @@ func TestMCPUntrustedNotStarted(t *testing.T) {
 	}
 }
 
-func TestServerEnvDropsCredentials(t *testing.T) {
-	env := serverEnv([]string{"PATH=/bin", "GEMINI_API_KEY=x", "GOOGLE_API_KEY=y", "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "HOME=/h"})
-	if strings.Join(env, " ") != "PATH=/bin HOME=/h" {
-		t.Errorf("serverEnv = %q", env)
-	}
-}
-
 // modelCalls are the generateContent requests, without model info and token counts.
 func modelCalls(reqs []geminitest.Request) []geminitest.Request {
 	var out []geminitest.Request

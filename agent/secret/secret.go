@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,4 +255,28 @@ func (s *Stream) take() string {
 	out := s.buf.String()
 	s.buf.Reset()
 	return out
+}
+
+// WithoutCredentials is env (KEY=VALUE entries) less Reprise's credentials: what a command or an
+// MCP server starts with. Names are matched as the OS does (without case on Windows).
+func WithoutCredentials(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		hidden := sameName(name, CredentialsVar)
+		for _, v := range Vars {
+			hidden = hidden || sameName(name, v)
+		}
+		if !hidden {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+func sameName(a, b string) bool {
+	if runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }

@@ -142,3 +142,10 @@ func TestWriterPassesOrdinaryText(t *testing.T) {
 		}
 	}
 }
+
+func TestWithoutCredentials(t *testing.T) {
+	env := WithoutCredentials([]string{"PATH=/bin", "GEMINI_API_KEY=x", "GOOGLE_API_KEY=y", "GOOGLE_APPLICATION_CREDENTIALS=/k.json", "HOME=/h", "GEMINI_API_KEY_FILE=z"})
+	if got := strings.Join(env, " "); got != "PATH=/bin HOME=/h GEMINI_API_KEY_FILE=z" {
+		t.Errorf("WithoutCredentials = %q", got)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,10 +19,6 @@ import (
 // waitDelay bounds how long output is still read once the command is over and its process group
 // (Windows: job) killed: only a process that left it (setsid) can hold the pipe open that long.
 const waitDelay = 2 * time.Second
-
-// hiddenEnv are not passed to commands: reprise's own credentials would otherwise be one `env`
-// away from the transcript, which is written to disk.
-var hiddenEnv = append(slices.Clone(secret.Vars), secret.CredentialsVar)
 
 var runCommandTool = tool{
 	decl: func() *genai.FunctionDeclaration {
@@ -243,21 +238,9 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	return r
 }
 
-// commandEnv is the server's environment without its secrets.
-func commandEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		hidden := false
-		for _, h := range hiddenEnv {
-			hidden = hidden || sameEnvName(name, h)
-		}
-		if !hidden {
-			env = append(env, kv)
-		}
-	}
-	return env
-}
+// commandEnv is the server's environment without its credentials: they would otherwise be one
+// `env` away from the transcript, which is written to disk.
+func commandEnv() []string { return secret.WithoutCredentials(os.Environ()) }
 
 func seconds(d time.Duration) string {
 	return strconv.FormatFloat(d.Seconds(), 'f', -1, 64) + "s"

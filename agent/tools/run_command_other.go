@@ -10,6 +10,3 @@ func shellIntro() string { return "Run a shell command (sh -c)" }
 
 // sandboxNote ends the description: what a sandboxed command cannot do.
 const sandboxNote = " It may run sandboxed: writing outside the workspace and temp dir, or using the network, then fails."
-
-// sameEnvName compares environment variable names, which are case-sensitive here.
-func sameEnvName(a, b string) bool { return a == b }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 )
 
@@ -53,6 +52,3 @@ func shellIntro() string {
 
 // sandboxNote ends the description: Windows has no sandbox.
 const sandboxNote = ""
-
-// sameEnvName compares environment variable names, which Windows reads case-insensitively.
-func sameEnvName(a, b string) bool { return strings.EqualFold(a, b) }

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
@@ -71,10 +70,7 @@ func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer,
 	if len(servers) == 0 {
 		return nil, nil
 	}
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		name, _, _ := strings.Cut(kv, "=")
-		return slices.Contains(secret.Vars, name) || name == secret.CredentialsVar
-	})
+	env := secret.WithoutCredentials(os.Environ())
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
