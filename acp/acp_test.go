@@ -452,3 +452,33 @@ func TestACPClientFiles(t *testing.T) {
 		t.Errorf("fs/write_text_file got %q", pushed)
 	}
 }
+
+// TestACPPromptReplaces: a prompt sent while another runs replaces it, as ACP clients expect:
+// the first ends cancelled, the second runs.
+func TestACPPromptReplaces(t *testing.T) {
+	ws := t.TempDir()
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text("second answer")}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	ctx := t.Context()
+	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c.answers = []string{optionAllowOnce}
+	first := make(chan sdk.StopReason, 1)
+	go func() {
+		res, _ := e.conn.Prompt(ctx, prompt(sess.SessionId, "sleep"))
+		first <- res.StopReason
+	}()
+	e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
+	time.Sleep(200 * time.Millisecond)
+	res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "something else"))
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("second prompt = %+v, %v", res, err)
+	}
+	if r := <-first; r != sdk.StopReasonCancelled {
+		t.Errorf("first prompt ended %q, want cancelled", r)
+	}
+}

@@ -31,10 +31,12 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if strings.TrimSpace(text) == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "the prompt has no text"})
 	}
-	if !l.turn.TryLock() {
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is already running a prompt: cancel it or wait", id)})
+	// A prompt sent while another runs replaces it: the connection cancels the first, and this
+	// one waits for it to end.
+	if ctx, err = l.begin(ctx); err != nil {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
-	defer l.turn.Unlock()
+	defer l.end()
 	if name, arg, ok := slash(text); ok {
 		return s.command(ctx, id, l, name, arg)
 	}

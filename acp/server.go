@@ -65,7 +65,48 @@ type live struct {
 	cwd      string
 	commands *tools.Policy
 	closers  []func() error // MCP servers
-	turn     sync.Mutex     // one prompt at a time
+	turn     chan struct{}  // holds a token while a prompt runs: one at a time
+
+	mu     sync.Mutex
+	cancel context.CancelFunc // the running prompt's, nil when idle
+}
+
+func newLive(ws string, allow []string) *live {
+	return &live{cwd: ws, commands: tools.NewPolicy(allow, nil), turn: make(chan struct{}, 1)}
+}
+
+// begin waits for the session to be free (a prompt the client replaced is being cancelled) and
+// returns the context of the new prompt; end releases it.
+func (l *live) begin(ctx context.Context) (context.Context, error) {
+	select {
+	case l.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	l.mu.Lock()
+	l.cancel = cancel
+	l.mu.Unlock()
+	return ctx, nil
+}
+
+func (l *live) end() {
+	l.mu.Lock()
+	if l.cancel != nil {
+		l.cancel()
+		l.cancel = nil
+	}
+	l.mu.Unlock()
+	<-l.turn
+}
+
+// stop cancels the running prompt, if any.
+func (l *live) stop() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cancel != nil {
+		l.cancel()
+	}
 }
 
 // Serve runs the agent on in and out until the client disconnects or ctx ends.
@@ -79,8 +120,12 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	s := &server{opts: opts, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
-	s.conn = sdk.NewAgentSideConnection(s, out, in)
+	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
+	// handler runs before it.
+	ready := make(chan struct{})
+	s.conn = sdk.NewAgentSideConnection(s, out, gatedReader{r: in, ready: ready})
 	s.conn.SetLogger(opts.Logger)
+	close(ready)
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
@@ -99,8 +144,22 @@ func (s *server) closeAll() {
 	}
 }
 
+// gatedReader reads from r once ready is closed.
+type gatedReader struct {
+	r     io.Reader
+	ready <-chan struct{}
+}
+
+func (g gatedReader) Read(p []byte) (int, error) {
+	<-g.ready
+	return g.r.Read(p)
+}
+
+// close stops the session and what it started; a session that failed half-way has no agent.
 func (l *live) close() {
-	l.s.Close()
+	if l.s != nil {
+		l.s.Close()
+	}
 	if l.log != nil {
 		_ = l.log.Close()
 	}
@@ -204,7 +263,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		return sdk.NewSessionResponse{}, err
 	}
 	id := agent.NewID(timeNow())
-	l := &live{cwd: ws, commands: tools.NewPolicy(s.opts.Allow, nil)}
+	l := newLive(ws, s.opts.Allow)
 	opts, err := s.options(ctx, id, ws, l)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -220,7 +279,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	l.log = log
 	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
 	if l.s, err = agent.New(opts); err != nil {
-		_ = log.Close()
+		l.close() // the log and the MCP servers
 		return sdk.NewSessionResponse{}, err
 	}
 	s.add(id, l)
@@ -253,18 +312,19 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	case err != nil:
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
 	}
-	l := &live{cwd: ws, commands: tools.NewPolicy(s.opts.Allow, nil), log: log}
+	l := newLive(ws, s.opts.Allow)
+	l.log = log
 	opts, err := s.options(ctx, id, ws, l)
 	if err == nil {
 		err = s.withMCP(ctx, &opts, l, p.McpServers)
 	}
 	if err != nil {
-		_ = log.Close()
+		l.close()
 		return sdk.LoadSessionResponse{}, err
 	}
 	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
 	if l.s, err = agent.Resume(opts, snap); err != nil {
-		_ = log.Close()
+		l.close()
 		return sdk.LoadSessionResponse{}, err
 	}
 	s.add(id, l)
@@ -292,8 +352,10 @@ func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk
 	s.mu.Lock()
 	delete(s.sessions, string(p.SessionId))
 	s.mu.Unlock()
-	l.turn.Lock() // after the running prompt, which the client cancels first
-	defer l.turn.Unlock()
+	// Closing cancels the running prompt, as ACP asks, and waits for it to end.
+	l.stop()
+	l.turn <- struct{}{}
+	defer func() { <-l.turn }()
 	l.close()
 	return sdk.CloseSessionResponse{}, nil
 }

@@ -9,6 +9,11 @@ import (
 // maxRefDepth bounds how many $refs are inlined one inside the other.
 const maxRefDepth = 8
 
+// maxSchemaNodes bounds the schemas a conversion makes: a few $defs that each refer to the next
+// several times would otherwise grow exponentially when inlined, and hang the start of every
+// server. Far past any real tool's; a tool over it is left out.
+const maxSchemaNodes = 5000
+
 // convertSchema turns a tool's inputSchema into the JSON Schema subset Gemini's
 // parametersJsonSchema accepts. Local $refs are inlined (Gemini's support for $ref varies by
 // model), const becomes a one-value enum, allOf is merged, and keywords Gemini rejects or ignores
@@ -26,7 +31,7 @@ func convertSchema(schema any) (map[string]any, error) {
 	if len(root) == 0 {
 		return emptyObject(), nil
 	}
-	c := converter{root: root}
+	c := &converter{root: root}
 	out, err := c.node(root, nil)
 	if err != nil {
 		return nil, err
@@ -65,11 +70,15 @@ func asMap(schema any) (map[string]any, error) {
 }
 
 type converter struct {
-	root map[string]any
+	root  map[string]any
+	nodes int // schemas made so far
 }
 
 // node converts one schema; refs is the chain of $refs being inlined, to detect recursion.
-func (c converter) node(s map[string]any, refs []string) (map[string]any, error) {
+func (c *converter) node(s map[string]any, refs []string) (map[string]any, error) {
+	if c.nodes++; c.nodes > maxSchemaNodes {
+		return nil, fmt.Errorf("the input schema inlines into over %d schemas", maxSchemaNodes)
+	}
 	if ref, ok := s["$ref"].(string); ok {
 		target, err := c.resolve(ref, refs)
 		if err != nil {
@@ -183,7 +192,7 @@ func (c converter) node(s map[string]any, refs []string) (map[string]any, error)
 	return out, nil
 }
 
-func (c converter) list(list []any, refs []string) ([]any, error) {
+func (c *converter) list(list []any, refs []string) ([]any, error) {
 	out := make([]any, 0, len(list))
 	for i, sub := range list {
 		m, ok := sub.(map[string]any)
@@ -205,7 +214,7 @@ func (c converter) list(list []any, refs []string) ([]any, error) {
 
 // resolve finds a local $ref: "#", "#/$defs/NAME", "#/definitions/NAME" or any JSON pointer
 // into the schema.
-func (c converter) resolve(ref string, refs []string) (map[string]any, error) {
+func (c *converter) resolve(ref string, refs []string) (map[string]any, error) {
 	for _, r := range refs {
 		if r == ref {
 			return nil, fmt.Errorf("$ref %q is recursive", ref)

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -118,5 +119,23 @@ func TestCapDescription(t *testing.T) {
 	got := capDescription(strings.Repeat("é", 1500))
 	if n := len([]rune(got)); n != maxDescription || !strings.HasSuffix(got, "…") {
 		t.Errorf("capped description: %d runes, ends %q", n, got[len(got)-5:])
+	}
+}
+
+// TestConvertSchemaBlowUp: $defs that each refer to the next several times would inline into
+// exponentially many schemas; the conversion stops and the tool is left out, at once.
+func TestConvertSchemaBlowUp(t *testing.T) {
+	defs := map[string]any{"d7": map[string]any{"type": "string"}}
+	for i := 6; i >= 0; i-- {
+		props := map[string]any{}
+		for j := range 10 {
+			props[fmt.Sprintf("p%d", j)] = map[string]any{"$ref": fmt.Sprintf("#/$defs/d%d", i+1)}
+		}
+		defs[fmt.Sprintf("d%d", i)] = map[string]any{"type": "object", "properties": props}
+	}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"$ref": "#/$defs/d0"}}, "$defs": defs}
+	_, err := convertSchema(schema)
+	if err == nil || !strings.Contains(err.Error(), "over 5000 schemas") {
+		t.Fatalf("convertSchema = %v, want the bound", err)
 	}
 }
