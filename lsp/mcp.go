@@ -3,8 +3,10 @@ package lsp
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -30,7 +32,11 @@ type mcpHost struct {
 	srv   *server
 	trust *mcp.TrustStore
 
-	mu       sync.Mutex // held while a manager is chosen, questions included
+	// choosing serializes the choice of a manager for new sessions: the trust questions and the
+	// start. mu guards the fields below and is never held across a question or a start, so that
+	// reprise.mcp answers meanwhile.
+	choosing sync.Mutex
+	mu       sync.Mutex
 	current  *mcp.Manager
 	key      string
 	all      []*mcp.Manager
@@ -50,23 +56,41 @@ func newMCPHost(srv *server) *mcpHost {
 // external returns the tools for a new session: nil when no server is configured (or none is
 // trusted). The first call starts the servers, in parallel, with a progress report.
 func (h *mcpHost) external(ctx context.Context, c config) tools.External {
+	h.choosing.Lock()
+	defer h.choosing.Unlock()
+	// The user's servers (the config directory's mcp.json, the setting) run as they are; the
+	// workspace's only once trusted.
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	servers := h.servers(ctx, c)
-	if len(servers) == 0 {
-		return nil
+	user, ws := h.configured(c)
+	h.mu.Unlock()
+	var trusted, skipped []mcp.ServerConfig
+	for _, sc := range ws {
+		if h.trusted(ctx, sc) {
+			trusted = append(trusted, sc)
+		} else {
+			skipped = append(skipped, sc)
+		}
+	}
+	servers := mcp.Merge(user, trusted)
+	budget := c.mcpToolBudget
+	if budget == 0 {
+		budget = -1 // the setting's 0 is no cap; the manager's 0 is its default
 	}
 	var fps []string
 	for _, sc := range servers {
 		fps = append(fps, sc.Name+"="+mcp.Fingerprint(sc))
 	}
-	budget := c.mcpToolBudget
-	if budget == 0 {
-		budget = -1 // the setting's 0 is no cap; the manager's 0 is its default
-	}
 	key := fmt.Sprintf("%s\nbudget=%d", strings.Join(fps, "\n"), budget)
-	if h.current != nil && key == h.key {
-		return h.current
+	h.mu.Lock()
+	h.skipped = skipped
+	current := h.current
+	same := current != nil && key == h.key
+	h.mu.Unlock()
+	if len(servers) == 0 {
+		return nil
+	}
+	if same {
+		return current
 	}
 	m := mcp.New(mcp.Options{
 		Workspace:  h.srv.root,
@@ -84,29 +108,15 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 		h.srv.log.Warn("MCP servers", "error", err)
 	}
 	tok.end(startSummary(m.Servers()))
+	h.mu.Lock()
 	h.current, h.key = m, key
 	h.all = append(h.all, m)
+	h.mu.Unlock()
 	return m
 }
 
-// servers gathers the configured servers: the user's file, the editor's setting (both the
-// user's), then the workspace's .vscode/mcp.json, whose servers run only once trusted.
-func (h *mcpHost) servers(ctx context.Context, c config) []mcp.ServerConfig {
-	user, ws := h.configured(c)
-	h.skipped = nil
-	var trusted []mcp.ServerConfig
-	for _, sc := range ws {
-		if h.trusted(ctx, sc) {
-			trusted = append(trusted, sc)
-		} else {
-			h.skipped = append(h.skipped, sc)
-		}
-	}
-	return mcp.Merge(user, trusted)
-}
-
 // configured reads the user's servers (the config directory's mcp.json, then the setting) and
-// the workspace's.
+// the workspace's. h.mu must be held.
 func (h *mcpHost) configured(c config) (user, ws []mcp.ServerConfig) {
 	if h.srv.opts.ConfigHome != "" {
 		user = h.load(filepath.Join(h.srv.opts.ConfigHome, userMCPFile), false)
@@ -117,6 +127,7 @@ func (h *mcpHost) configured(c config) (user, ws []mcp.ServerConfig) {
 }
 
 // load reads a configuration file; an error is shown once and its valid servers still run.
+// h.mu must be held.
 func (h *mcpHost) load(path string, workspace bool) []mcp.ServerConfig {
 	list, err := mcp.LoadFile(path, workspace)
 	if err != nil && !h.problems[err.Error()] {
@@ -128,24 +139,32 @@ func (h *mcpHost) load(path string, workspace bool) []mcp.ServerConfig {
 }
 
 // trusted says whether a workspace-declared server may start, asking the user the first time:
-// a cloned repository is not the user, and the server would run with the user's rights.
+// a cloned repository is not the user, and the server would run with the user's rights. Only
+// an answer counts: a question that fails or is dismissed is asked again with the next session.
 func (h *mcpHost) trusted(ctx context.Context, sc mcp.ServerConfig) bool {
 	fp := mcp.Fingerprint(sc)
 	if h.trust != nil && h.trust.Trusted(fp) {
 		return true
 	}
-	if h.declined[fp] {
+	h.mu.Lock()
+	declined := h.declined[fp]
+	h.mu.Unlock()
+	if declined {
 		return false
 	}
 	params := protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning,
-		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q: %s. It would run with your rights. Start it? (Asked again if its command changes.)",
+		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q:\n%s\nIt would run with your rights. Start it? (Asked again if any of this changes.)",
 			workspaceMCPFile, sc.Name, describeServer(sc)),
 		Actions: []protocol.MessageActionItem{{Title: ActionStartServer}, {Title: ActionDontStartServer}},
 	}
 	var item *protocol.MessageActionItem
 	if _, err := h.srv.conn.Call(ctx, "window/showMessageRequest", params, &item); err != nil || item == nil || item.Title != ActionStartServer {
-		h.declined[fp] = true
+		if err == nil && item != nil && item.Title == ActionDontStartServer {
+			h.mu.Lock()
+			h.declined[fp] = true
+			h.mu.Unlock()
+		}
 		return false
 	}
 	if h.trust != nil {
@@ -175,13 +194,14 @@ func (h *mcpHost) status() mcpResult {
 			out.Servers = append(out.Servers, info)
 		}
 	}
+	skipped := h.skipped
 	if h.current == nil {
 		// Nothing started yet: the servers the next session would start, without asking anything.
-		h.skipped = nil
+		skipped = nil
 		user, ws := h.configured(h.srv.cfg.get())
 		for _, sc := range ws {
 			if h.trust == nil || !h.trust.Trusted(mcp.Fingerprint(sc)) {
-				h.skipped = append(h.skipped, sc)
+				skipped = append(skipped, sc)
 			} else {
 				user = append(user, sc)
 			}
@@ -191,7 +211,7 @@ func (h *mcpHost) status() mcpResult {
 				Error: "starts with the first session", Tools: []mcpToolInfo{}})
 		}
 	}
-	for _, sc := range h.skipped {
+	for _, sc := range skipped {
 		out.Servers = append(out.Servers, mcpServerInfo{Name: sc.Name, Source: sc.Source, Type: sc.Type, State: MCPStateUntrusted,
 			Error: "declared by the workspace and not trusted: it was not started", Tools: []mcpToolInfo{}})
 	}
@@ -212,10 +232,22 @@ func (h *mcpHost) closeAll() {
 }
 
 func describeServer(sc mcp.ServerConfig) string {
+	var b strings.Builder
 	if sc.Command != "" {
-		return strings.TrimSpace(sc.Command + " " + strings.Join(sc.Args, " "))
+		fmt.Fprintf(&b, "command: %s", strings.TrimSpace(sc.Command+" "+strings.Join(sc.Args, " ")))
+	} else {
+		fmt.Fprintf(&b, "%s server: %s", sc.Type, sc.URL)
 	}
-	return sc.URL
+	if sc.Cwd != "" {
+		fmt.Fprintf(&b, "\nin: %s", sc.Cwd)
+	}
+	for _, k := range slices.Sorted(maps.Keys(sc.Env)) {
+		fmt.Fprintf(&b, "\nenvironment: %s=%s", k, sc.Env[k])
+	}
+	for _, k := range slices.Sorted(maps.Keys(sc.Headers)) {
+		fmt.Fprintf(&b, "\nheader: %s: %s", k, sc.Headers[k])
+	}
+	return b.String()
 }
 
 func names(servers []mcp.ServerConfig) []string {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
@@ -162,4 +163,43 @@ func modelCalls(reqs []geminitest.Request) []geminitest.Request {
 		}
 	}
 	return out
+}
+
+// TestMCPTrustQuestion: the question shows all that decides what runs (a hostile environment
+// included), and a dismissed question is asked again rather than taken for an answer.
+func TestMCPTrustQuestion(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	e := newEnv(t, envOpts{
+		configHome: t.TempDir(),
+		files: map[string]string{".vscode/mcp.json": mcpJSON(t, map[string]any{
+			"gh": map[string]any{"command": "npx", "args": []string{"server-github"}, "env": map[string]string{"NODE_OPTIONS": "--require ./x.js"}},
+		})},
+		editor: lsptest.Options{Experimental: true, Approve: func(raw json.RawMessage) any {
+			var p struct {
+				Message string `json:"message"`
+			}
+			json.Unmarshal(raw, &p)
+			mu.Lock()
+			asked = append(asked, p.Message)
+			mu.Unlock()
+			return nil // dismissed
+		}},
+	}, text("one"), text("two"))
+	for range 2 {
+		var s SessionResult
+		if err := e.ed.Execute(e.ctx, CommandNewSession, nil, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(asked) != 2 {
+		t.Fatalf("asked %d times, want twice: a dismissed question is no answer", len(asked))
+	}
+	for _, want := range []string{"command: npx server-github", "environment: NODE_OPTIONS=--require ./x.js"} {
+		if !strings.Contains(asked[0], want) {
+			t.Errorf("the question lacks %q:\n%s", want, asked[0])
+		}
+	}
 }

@@ -208,8 +208,10 @@ func Merge(lists ...[]ServerConfig) []ServerConfig {
 }
 
 // Fingerprint identifies what a server runs and where it connects: the user's trust in a
-// workspace server is remembered by it, and a changed command, argument, environment or URL asks
-// again. Header values are left out: they hold tokens that rotate without changing the server.
+// workspace server is remembered by it, and a changed command, argument, environment, URL or
+// header asks again. Values are taken as written, before ${env:…} is expanded, so a token that
+// rotates in the environment keeps the fingerprint, and a header that starts sending one does
+// not.
 func Fingerprint(c ServerConfig) string {
 	h := sha256.New()
 	field := func(s string) {
@@ -231,6 +233,7 @@ func Fingerprint(c ServerConfig) string {
 	field(fmt.Sprint(len(c.Headers)))
 	for _, k := range sortedKeys(c.Headers) {
 		field(strings.ToLower(k))
+		field(c.Headers[k])
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }

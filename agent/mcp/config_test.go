@@ -114,9 +114,9 @@ func TestFingerprint(t *testing.T) {
 	same := base
 	same.Name, same.Source, same.Workspace = "renamed", "other.json", true
 	same.Env = map[string]string{"B": "2", "A": "1"}
-	same.Headers = map[string]string{"Authorization": "rotated token"}
+	same.Headers = map[string]string{"Authorization": "t1"}
 	if Fingerprint(base) != Fingerprint(same) {
-		t.Error("the fingerprint changed with the name, the source, map order or a header's value")
+		t.Error("the fingerprint changed with the name, the source or map order")
 	}
 	for name, change := range map[string]func(*ServerConfig){
 		"command":     func(c *ServerConfig) { c.Command = "node" },
@@ -128,6 +128,8 @@ func TestFingerprint(t *testing.T) {
 		"url":         func(c *ServerConfig) { c.URL = "http://x" },
 		"type":        func(c *ServerConfig) { c.Type = TypeHTTP },
 		"header name": func(c *ServerConfig) { c.Headers = map[string]string{"X-Key": "t1"} },
+		// A trusted server must not start sending a credential of the user's unasked.
+		"header value": func(c *ServerConfig) { c.Headers = map[string]string{"Authorization": "${env:GITHUB_TOKEN}"} },
 	} {
 		c := base
 		change(&c)
@@ -169,6 +171,30 @@ func TestExpand(t *testing.T) {
 		_, err := expand(tc.cfg, tc.workspace, nil)
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("expand(%+v) error = %v, want %q", tc.cfg, err, tc.want)
+		}
+	}
+}
+
+// TestServerDir: the user's own servers do not run in the workspace unless they say so; a
+// workspace-declared one does.
+func TestServerDir(t *testing.T) {
+	home, err := os.UserHomeDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(t.TempDir(), "repo")
+	for _, c := range []struct {
+		cfg  ServerConfig
+		want string
+	}{
+		{ServerConfig{}, home},
+		{ServerConfig{Cwd: "tools"}, filepath.Join(home, "tools")},
+		{ServerConfig{Cwd: ws}, ws}, // ${workspaceFolder}, expanded
+		{ServerConfig{Workspace: true}, ws},
+		{ServerConfig{Workspace: true, Cwd: "srv"}, filepath.Join(ws, "srv")},
+	} {
+		if got := serverDir(c.cfg, ws); got != c.want {
+			t.Errorf("serverDir(%+v) = %s, want %s", c.cfg, got, c.want)
 		}
 	}
 }

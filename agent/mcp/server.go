@@ -120,6 +120,11 @@ func (m *Manager) watch(s *server, cs *mcp.ClientSession) {
 		why += "; its stderr ends with: " + tail
 	}
 	m.fail(s, why)
+	// What it started (npx's real server, say) would otherwise run on until Close.
+	s.mu.Lock()
+	proc := s.proc
+	s.mu.Unlock()
+	proc.kill()
 }
 
 // fail marks a server failed and tells the user, unless it failed already or Close is stopping

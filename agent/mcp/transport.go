@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -32,10 +33,7 @@ func (m *Manager) newTransport(cfg ServerConfig, stderr *stderrLog) (mcp.Transpo
 		for _, k := range sortedKeys(cfg.Env) {
 			cmd.Env = append(cmd.Env, k+"="+cfg.Env[k])
 		}
-		cmd.Dir = cfg.Cwd
-		if cmd.Dir == "" || !filepath.IsAbs(cmd.Dir) && m.opts.Workspace != "" {
-			cmd.Dir = filepath.Join(m.opts.Workspace, cmd.Dir)
-		}
+		cmd.Dir = serverDir(cfg, m.opts.Workspace)
 		cmd.Stderr = stderr
 		// A grandchild holding stderr open must not keep Wait from returning.
 		cmd.WaitDelay = time.Second
@@ -140,4 +138,27 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		req.Header.Set(k, v)
 	}
 	return t.base.RoundTrip(req)
+}
+
+// serverDir is where a stdio server runs. A workspace-declared server runs in the workspace (its
+// cwd is relative to it), as the repository meant. The user's own servers run in the home
+// directory unless they name a directory (`${workspaceFolder}` included): in the workspace,
+// `npx some-mcp` would prefer the repository's node_modules/.bin and `python -m pkg` its
+// modules — code of a cloned repository run without anyone being asked.
+func serverDir(cfg ServerConfig, workspace string) string {
+	base := workspace
+	if !cfg.Workspace || workspace == "" {
+		if home, err := os.UserHomeDir(); err == nil {
+			base = home
+		} else {
+			base = os.TempDir()
+		}
+	}
+	if cfg.Cwd == "" {
+		return base
+	}
+	if filepath.IsAbs(cfg.Cwd) {
+		return cfg.Cwd
+	}
+	return filepath.Join(base, cfg.Cwd)
 }

@@ -109,15 +109,20 @@ func runExternal(ctx context.Context, e *Env, t ExternalTool, call Call) Result 
 	return res
 }
 
+// maxShownArgs bounds the arguments shown in an approval question, in characters.
+const maxShownArgs = 2000
+
 // externalLine is the call as the user is asked about it: the tool and its arguments.
 func externalLine(t ExternalTool, args map[string]any) string {
 	b, err := json.Marshal(args)
 	if err != nil || len(args) == 0 {
 		return t.Name
 	}
+	// The user approves what they read: arguments are shown whole up to a size a dialog can
+	// hold, and past it the question says how much it does not show.
 	s := string(b)
-	if r := []rune(s); len(r) > 400 {
-		s = string(r[:399]) + "…"
+	if r := []rune(s); len(r) > maxShownArgs {
+		s = fmt.Sprintf("%s… [%d more characters not shown]", string(r[:maxShownArgs]), len(r)-maxShownArgs)
 	}
 	return fmt.Sprintf("%s %s", t.Name, s)
 }
