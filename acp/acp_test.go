@@ -16,12 +16,14 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
 func TestMain(m *testing.M) {
-	sandbox.Init() // the test binary is the sandbox's supervisor for the commands it runs
+	mcptest.Serve() // the MCP server of TestACPMCP, when started as one
+	sandbox.Init()  // the test binary is the sandbox's supervisor for the commands it runs
 	os.Exit(m.Run())
 }
 
@@ -480,5 +482,43 @@ func TestACPPromptReplaces(t *testing.T) {
 	}
 	if r := <-first; r != sdk.StopReasonCancelled {
 		t.Errorf("first prompt ended %q, want cancelled", r)
+	}
+}
+
+// TestACPMCP: the MCP servers a client passes run, their values taken as the client resolved
+// them; their tool calls are asked through session/request_permission; one that cannot start is
+// reported once the client knows the session.
+func TestACPMCP(t *testing.T) {
+	ws := t.TempDir()
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("docs__leak", map[string]any{}), text("ok")}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	ctx := t.Context()
+	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	servers := []sdk.McpServer{
+		{Stdio: &sdk.McpServerStdio{Name: "docs", Command: os.Args[0], Args: []string{},
+			Env: []sdk.EnvVariable{{Name: mcptest.Env, Value: "stdio"}, {Name: mcptest.LeakEnv, Value: "${not-expanded}"}}}},
+		{Stdio: &sdk.McpServerStdio{Name: "broken", Command: filepath.Join(ws, "no-such-server"), Args: []string{}, Env: []sdk.EnvVariable{}}},
+	}
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: servers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.c.waitFor(t, "the broken server reported", func(u sdk.SessionUpdate) bool {
+		m := u.AgentMessageChunk
+		return m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, `MCP server "broken" did not start`)
+	})
+	e.c.answers = []string{optionAllowOnce}
+	if _, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "leak")); err != nil {
+		t.Fatal(err)
+	}
+	if len(e.c.asked) != 1 || !strings.Contains(*e.c.asked[0].ToolCall.Title, "MCP tool docs__leak") {
+		t.Errorf("permission requests = %+v", e.c.asked)
+	}
+	up := e.c.waitFor(t, "the tool's result", func(u sdk.SessionUpdate) bool {
+		return u.ToolCallUpdate != nil && u.ToolCallUpdate.Status != nil && *u.ToolCallUpdate.Status == sdk.ToolCallStatusCompleted
+	})
+	if out, _ := up.ToolCallUpdate.RawOutput.(map[string]any); out["output"] != "the token is ${not-expanded}" {
+		t.Errorf("result = %v", up.ToolCallUpdate.RawOutput)
 	}
 }

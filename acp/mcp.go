@@ -33,13 +33,13 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 			for _, e := range m.Stdio.Env {
 				env[e.Name] = e.Value
 			}
-			client = append(client, mcp.ServerConfig{Name: m.Stdio.Name, Type: mcp.TypeStdio, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env, Source: "the client"})
+			client = append(client, mcp.ServerConfig{Name: m.Stdio.Name, Type: mcp.TypeStdio, Command: m.Stdio.Command, Args: m.Stdio.Args, Env: env, Source: "the client", Literal: true})
 		case m.Http != nil:
 			headers := map[string]string{}
 			for _, h := range m.Http.Headers {
 				headers[h.Name] = h.Value
 			}
-			client = append(client, mcp.ServerConfig{Name: m.Http.Name, Type: mcp.TypeHTTP, URL: m.Http.Url, Headers: headers, Source: "the client"})
+			client = append(client, mcp.ServerConfig{Name: m.Http.Name, Type: mcp.TypeHTTP, URL: m.Http.Url, Headers: headers, Source: "the client", Literal: true})
 		default:
 			return sdk.NewInvalidParams(map[string]any{"error": "only stdio and http MCP servers are supported"})
 		}
@@ -55,7 +55,11 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 		Version:   s.opts.Version,
 		Env:       secret.WithoutCredentials(os.Environ()),
 		Notify: func(server, message string) {
-			s.send(s.ctx, opts.ID, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[MCP server %q: %s]\n", server, message)))
+			// During the setup the client does not know the session yet: afterSetup reports
+			// the servers that did not start.
+			if _, err := s.session(sdk.SessionId(opts.ID)); err == nil {
+				s.send(s.ctx, opts.ID, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[%s]\n", message)))
+			}
 		},
 	})
 	if err := m.Start(ctx); err != nil {
@@ -63,6 +67,7 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 		return err
 	}
 	opts.External = m
+	l.mcp = m
 	l.closers = append(l.closers, m.Close)
 	return nil
 }

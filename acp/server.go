@@ -16,6 +16,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
@@ -65,6 +66,7 @@ type live struct {
 	cwd      string
 	commands *tools.Policy
 	closers  []func() error // MCP servers
+	mcp      *mcp.Manager   // nil: none
 	turn     chan struct{}  // holds a token while a prompt runs: one at a time
 
 	mu     sync.Mutex

@@ -8,6 +8,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -43,6 +44,14 @@ func (s *server) afterSetup(id string, l *live) {
 			AvailableCommands: availableCommands(),
 		}})
 		s.send(s.ctx, id, usage(l.s.Usage()))
+		if l.mcp == nil {
+			return
+		}
+		for _, st := range l.mcp.Servers() {
+			if st.State == mcp.StateFailed {
+				s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("[MCP server %q did not start: %s]\n", st.Name, st.Error)))
+			}
+		}
 	}()
 }
 

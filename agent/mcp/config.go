@@ -41,6 +41,9 @@ type ServerConfig struct {
 	// Workspace marks a server declared by the workspace's own files: a repository can declare
 	// commands, so the caller runs it only once the user trusts its Fingerprint.
 	Workspace bool
+	// Literal: the strings are final, no ${...} is expanded (an ACP client passes servers it
+	// has resolved itself).
+	Literal bool
 }
 
 // wireServer is a server's entry in any of the accepted formats.

@@ -11,6 +11,9 @@ import (
 // unset variable is empty, as in VS Code). ${input:...} asks the user through VS Code's own
 // prompts, which Reprise has not: such a server fails with an error that says so.
 func expand(c ServerConfig, workspace string, env []string) (ServerConfig, error) {
+	if c.Literal {
+		return c, nil
+	}
 	lookup := func(name string) string {
 		for i := len(env) - 1; i >= 0; i-- {
 			if k, v, ok := strings.Cut(env[i], "="); ok && k == name {
