@@ -177,6 +177,31 @@ func start(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool)
 	return e
 }
 
+// open initializes the connection with caps and starts a session in e.ws with servers.
+func (e *env) open(caps sdk.ClientCapabilities, servers ...sdk.McpServer) sdk.SessionId {
+	e.t.Helper()
+	ctx := e.t.Context()
+	if _, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
+		e.t.Fatal(err)
+	}
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.ws, McpServers: append([]sdk.McpServer{}, servers...)})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return sess.SessionId
+}
+
+// sleeper is a session whose model first runs `sleep 30`, allowed once, and then answers then.
+func sleeper(t *testing.T, then string) (*env, sdk.SessionId) {
+	ws := t.TempDir()
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text(then)}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	id := e.open(sdk.ClientCapabilities{})
+	e.c.answers = []string{optionAllowOnce}
+	return e, id
+}
+
 func text(s string) geminitest.Turn {
 	return geminitest.Turn{Parts: []geminitest.Part{{Text: s}}}
 }
@@ -373,24 +398,15 @@ func TestACPAuthenticateWithoutKey(t *testing.T) {
 
 // TestACPCancel: session/cancel mid-turn ends the prompt with cancelled.
 func TestACPCancel(t *testing.T) {
-	ws := t.TempDir()
-	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text("never")}})
-	t.Cleanup(model.Close)
-	e := start(t, model, ws, t.TempDir(), true)
+	e, id := sleeper(t, "never")
 	ctx := t.Context()
-	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c.answers = []string{optionAllowOnce}
 	go func() {
 		e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
 		time.Sleep(200 * time.Millisecond)
-		e.conn.Cancel(ctx, sdk.CancelNotification{SessionId: sess.SessionId})
+		e.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id})
 	}()
 	start := time.Now()
-	res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "sleep"))
+	res, err := e.conn.Prompt(ctx, prompt(id, "sleep"))
 	if err != nil || res.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("prompt = %+v, %v; want cancelled", res, err)
 	}
@@ -417,14 +433,8 @@ func TestACPClientFiles(t *testing.T) {
 	t.Cleanup(model.Close)
 	e := start(t, model, ws, t.TempDir(), true)
 	e.c.buffers = map[string]string{filepath.Join(ws, "a.txt"): "unsaved in the editor\n"}
-	ctx := t.Context()
-	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber,
-		ClientCapabilities: sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}}})
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "read and edit")); err != nil {
+	id := e.open(sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+	if _, err := e.conn.Prompt(t.Context(), prompt(id, "read and edit")); err != nil {
 		t.Fatal(err)
 	}
 	var read string
@@ -458,25 +468,16 @@ func TestACPClientFiles(t *testing.T) {
 // TestACPPromptReplaces: a prompt sent while another runs replaces it, as ACP clients expect:
 // the first ends cancelled, the second runs.
 func TestACPPromptReplaces(t *testing.T) {
-	ws := t.TempDir()
-	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text("second answer")}})
-	t.Cleanup(model.Close)
-	e := start(t, model, ws, t.TempDir(), true)
+	e, id := sleeper(t, "second answer")
 	ctx := t.Context()
-	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.c.answers = []string{optionAllowOnce}
 	first := make(chan sdk.StopReason, 1)
 	go func() {
-		res, _ := e.conn.Prompt(ctx, prompt(sess.SessionId, "sleep"))
+		res, _ := e.conn.Prompt(ctx, prompt(id, "sleep"))
 		first <- res.StopReason
 	}()
 	e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
 	time.Sleep(200 * time.Millisecond)
-	res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "something else"))
+	res, err := e.conn.Prompt(ctx, prompt(id, "something else"))
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("second prompt = %+v, %v", res, err)
 	}
@@ -494,22 +495,18 @@ func TestACPMCP(t *testing.T) {
 	t.Cleanup(model.Close)
 	e := start(t, model, ws, t.TempDir(), true)
 	ctx := t.Context()
-	e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	servers := []sdk.McpServer{
 		{Stdio: &sdk.McpServerStdio{Name: "docs", Command: os.Args[0], Args: []string{},
 			Env: []sdk.EnvVariable{{Name: mcptest.Env, Value: "stdio"}, {Name: mcptest.LeakEnv, Value: "${not-expanded}"}}}},
 		{Stdio: &sdk.McpServerStdio{Name: "broken", Command: filepath.Join(ws, "no-such-server"), Args: []string{}, Env: []sdk.EnvVariable{}}},
 	}
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: servers})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := e.open(sdk.ClientCapabilities{}, servers...)
 	e.c.waitFor(t, "the broken server reported", func(u sdk.SessionUpdate) bool {
 		m := u.AgentMessageChunk
 		return m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, `MCP server "broken" did not start`)
 	})
 	e.c.answers = []string{optionAllowOnce}
-	if _, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "leak")); err != nil {
+	if _, err := e.conn.Prompt(ctx, prompt(id, "leak")); err != nil {
 		t.Fatal(err)
 	}
 	if len(e.c.asked) != 1 || !strings.Contains(*e.c.asked[0].ToolCall.Title, "MCP tool docs__leak") {

@@ -71,19 +71,14 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})
 			after := l.s.Usage()
 			s.send(ctx, id, usage(after))
-			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", kilo(before), kilo(after.Used), cp.N, cp.Title))
+			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(before), contextwin.Kilo(after.Used), cp.N, cp.Title))
 		}
 	case "context":
 		say(contextMarkdown(l.s.Context()))
 	case "checkpoints":
 		say(checkpointsMarkdown(l.s.Checkpoints(), arg))
 	case "restore":
-		turn := 0 // the last turn: the count of the user's prompts
-		for _, e := range l.s.Transcript() {
-			if e.Kind == agent.EntryUser {
-				turn = e.Turn
-			}
-		}
+		turn := l.s.Turns() // the last turn
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
 			if err != nil || n < 1 {
@@ -116,24 +111,24 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 // contextMarkdown is the /context view: the window by category, the largest items, the totals.
 func contextMarkdown(r agent.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Context** · %s · %s/%s tokens (%.1f%%, %s)\n\n| | tokens | share |\n|---|---:|---:|\n", r.Model, kilo(r.Used), kilo(r.Size), r.Percent, r.Source)
+	fmt.Fprintf(&b, "**Context** · %s · %s/%s tokens (%.1f%%, %s)\n\n| | tokens | share |\n|---|---:|---:|\n", r.Model, contextwin.Kilo(r.Used), contextwin.Kilo(r.Size), r.Percent, r.Source)
 	bd := r.Breakdown
 	for _, row := range []struct {
 		name string
 		n    int
 	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
 		{"Messages", bd.Messages}, {"Free space", bd.Free}, {"Buffer", bd.Buffer}} {
-		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
+		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, contextwin.Kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
 	}
 	if len(r.Largest) > 0 {
 		b.WriteString("\n**Largest items**\n\n")
 		for _, it := range r.Largest {
-			fmt.Fprintf(&b, "- %s: %s tokens\n", it.Label, kilo(it.Tokens))
+			fmt.Fprintf(&b, "- %s: %s tokens\n", it.Label, contextwin.Kilo(it.Tokens))
 		}
 	}
 	t := r.Totals
 	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · $%.4f · %d compaction(s)\n",
-		kilo(t.InputTokens), kilo(t.CachedTokens), kilo(t.OutputTokens), t.Cost, r.Compactions)
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost, r.Compactions)
 	return b.String()
 }
 
@@ -156,15 +151,7 @@ func checkpointsMarkdown(cps []contextwin.Checkpoint, arg string) string {
 	}
 	var b strings.Builder
 	for _, cp := range cps {
-		fmt.Fprintf(&b, "- Checkpoint %d: %s (%s, %s → %s tokens, %d messages)\n", cp.N, cp.Title, cp.Trigger, kilo(cp.TokensBefore), kilo(cp.TokensAfter), cp.Replaced)
+		fmt.Fprintf(&b, "- Checkpoint %d: %s (%s, %s → %s tokens, %d messages)\n", cp.N, cp.Title, cp.Trigger, contextwin.Kilo(cp.TokensBefore), contextwin.Kilo(cp.TokensAfter), cp.Replaced)
 	}
 	return b.String()
-}
-
-// kilo writes a token count as people read it: 950, 12.3k.
-func kilo(n int) string {
-	if n < 1000 {
-		return strconv.Itoa(n)
-	}
-	return strconv.FormatFloat(float64(n)/1000, 'f', 1, 64) + "k"
 }

@@ -3,27 +3,20 @@ package acp
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp"
-	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // withMCP gives a session the MCP servers the client passes and the user's own mcp.json. The
 // workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
 // client already passes the servers its user set up.
 func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, given []sdk.McpServer) error {
-	var user []mcp.ServerConfig
-	if s.opts.ConfigHome != "" {
-		list, err := mcp.LoadFile(filepath.Join(s.opts.ConfigHome, "mcp.json"), false)
-		if err != nil {
-			s.log.Warn("MCP configuration", "error", err)
-		}
-		user = list
+	user, err := mcp.LoadUser(s.opts.ConfigHome)
+	if err != nil {
+		s.log.Warn("MCP configuration", "error", err)
 	}
 	var client []mcp.ServerConfig
 	for _, m := range given {
@@ -53,7 +46,6 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 		Servers:   servers,
 		Logger:    s.log,
 		Version:   s.opts.Version,
-		Env:       secret.WithoutCredentials(os.Environ()),
 		Notify: func(server, message string) {
 			// During the setup the client does not know the session yet: afterSetup reports
 			// the servers that did not start.

@@ -195,6 +195,13 @@ func (s *Session) newEnv() *tools.Env {
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }
 
+// Turns is the number of user turns since the session began: the last turn's number.
+func (s *Session) Turns() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.turns
+}
+
 // Window is the effective context budget.
 func (s *Session) Window() int { return s.opts.Policy.Window(s.opts.InputTokenLimit) }
 

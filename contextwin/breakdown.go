@@ -3,7 +3,9 @@ package contextwin
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strings"
 
 	"google.golang.org/genai"
 )
@@ -116,4 +118,15 @@ func describeCall(fc *genai.FunctionCall) (path, label string) {
 	b, _ := json.Marshal(fc.Args)
 	s, _ := Truncate(string(b), 60)
 	return "", fc.Name + " " + s
+}
+
+// Kilo writes a token count as people read it: 950, 10.1k, 1.2M.
+func Kilo(n int) string {
+	switch {
+	case n >= 1_000_000:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	case n >= 1000:
+		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
+	}
+	return fmt.Sprint(n)
 }

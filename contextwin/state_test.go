@@ -44,3 +44,11 @@ func TestStateRender(t *testing.T) {
 		}
 	}
 }
+
+func TestKilo(t *testing.T) {
+	for n, want := range map[int]string{950: "950", 1000: "1k", 10100: "10.1k", 1_234_567: "1.2M"} {
+		if got := Kilo(n); got != want {
+			t.Errorf("Kilo(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

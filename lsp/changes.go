@@ -54,11 +54,8 @@ func restorePaths(l *live, a RestoreArgs) (any, error) {
 		}
 	}
 	restored, refused, err := l.s.RestorePaths(a.Turn, *a.Paths)
-	switch {
-	case errors.Is(err, agent.ErrOutside), errors.Is(err, agent.ErrNotChanged):
-		return nil, invalidParams("%s: %v", CommandRestore, err)
-	case err != nil:
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", CommandRestore, err))
+	if err != nil {
+		return nil, restoreError(CommandRestore, err)
 	}
 	out := restoreResult{Restored: restored}
 	if out.Restored == nil {
@@ -73,6 +70,15 @@ func restorePaths(l *live, a RestoreArgs) (any, error) {
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: nothing restored: %s", CommandRestore, strings.Join(why, "; ")))
 	}
 	return out, nil
+}
+
+// restoreError is a failed RestorePaths as command answers it: a path outside the workspace or
+// not changed is a mistake in the request (-32602), the rest a state of the session (-32600).
+func restoreError(command string, err error) error {
+	if errors.Is(err, agent.ErrOutside) || errors.Is(err, agent.ErrNotChanged) {
+		return invalidParams("%s: %v", command, err)
+	}
+	return jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", command, err))
 }
 
 // changeActions offers, on a document the agent changed in the current session, an action undoing
@@ -110,12 +116,9 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 	defer s.sessions.release(l)
 	restored, refused, err := l.s.RestorePaths(1, []string{a.Path})
 	switch {
-	case errors.Is(err, agent.ErrOutside), errors.Is(err, agent.ErrNotChanged):
-		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))
-		return nil, invalidParams("%s: %v", CommandUndoFile, err)
 	case err != nil:
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))
-		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", CommandUndoFile, err))
+		return nil, restoreError(CommandUndoFile, err)
 	case len(restored) == 0:
 		why := "nothing to restore"
 		if len(refused) > 0 {

@@ -290,13 +290,13 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 		return nil, err
 	}
 	after := l.s.Usage()
-	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, kilo(before), kilo(after.Used)))
+	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, contextwin.Kilo(before), contextwin.Kilo(after.Used)))
 	s.emitUsage(l.s.ID(), after)
 	if s.client.reprise {
 		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})}})
 	} else {
 		// Plain clients drop a code action's command result: say it.
-		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, kilo(before), kilo(after.Used)))
+		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, contextwin.Kilo(before), contextwin.Kilo(after.Used)))
 	}
 	return compactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // contextReport is the /context view of a session, structured and as text.
@@ -35,9 +36,9 @@ func (s *server) contextReport(l *live) contextResult {
 // then the largest items and the session's totals.
 func renderContext(c contextResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", c.Model, kilo(c.Used), kilo(c.Size), c.Percent, c.Source)
+	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", c.Model, contextwin.Kilo(c.Used), contextwin.Kilo(c.Size), c.Percent, c.Source)
 	row := func(name string, n int) {
-		fmt.Fprintf(&b, "  %-20s %7s  %5.1f%%\n", name, kilo(n), 100*float64(n)/float64(max(c.Size, 1)))
+		fmt.Fprintf(&b, "  %-20s %7s  %5.1f%%\n", name, contextwin.Kilo(n), 100*float64(n)/float64(max(c.Size, 1)))
 	}
 	bd := c.Breakdown
 	row("System prompt", bd.SystemPrompt)
@@ -55,7 +56,7 @@ func renderContext(c contextResult) string {
 		if m.Deferred > 0 {
 			label += fmt.Sprintf(", %d via catalogue", m.Deferred)
 		}
-		fmt.Fprintf(&b, "    %-18s %7s  %s\n", clip(name, 18), kilo(m.Tokens), label)
+		fmt.Fprintf(&b, "    %-18s %7s  %s\n", clip(name, 18), contextwin.Kilo(m.Tokens), label)
 	}
 	row("Messages", bd.Messages)
 	row("Free space", bd.Free)
@@ -67,12 +68,12 @@ func renderContext(c contextResult) string {
 			if it.Stale {
 				stale = "  (changed on disk since read)"
 			}
-			fmt.Fprintf(&b, "  %-40s %7s%s\n", clip(it.Label, 40), kilo(it.Tokens), stale)
+			fmt.Fprintf(&b, "  %-40s %7s%s\n", clip(it.Label, 40), contextwin.Kilo(it.Tokens), stale)
 		}
 	}
 	t := c.Totals
 	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · $%.4f · %d compactions · compaction %s at %.0f%%\n",
-		kilo(t.InputTokens), kilo(t.CachedTokens), kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
 	return b.String()
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -13,16 +12,11 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
-	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
-// Where the MCP servers come from, besides the editor's mcpServers setting.
-const (
-	workspaceMCPFile = ".vscode/mcp.json"
-	userMCPFile      = "mcp.json"         // in Options.ConfigHome
-	trustFile        = "trusted-mcp.json" // in Options.ConfigHome
-)
+// trustFile keeps, in Options.ConfigHome, the workspace servers the user agreed to start.
+const trustFile = "trusted-mcp.json"
 
 // mcpHost runs the connection's MCP servers. One manager serves the sessions created while the
 // servers in force stay the same; when they change (a setting, a consent), new sessions get a new
@@ -72,10 +66,7 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 		}
 	}
 	servers := mcp.Merge(user, trusted)
-	budget := c.mcpToolBudget
-	if budget == 0 {
-		budget = -1 // the setting's 0 is no cap; the manager's 0 is its default
-	}
+	budget := mcp.SettingBudget(c.mcpToolBudget)
 	var fps []string
 	for _, sc := range servers {
 		fps = append(fps, sc.Name+"="+mcp.Fingerprint(sc))
@@ -96,7 +87,6 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 		Workspace:  h.srv.root,
 		Servers:    servers,
 		Logger:     h.srv.log,
-		Env:        secret.WithoutCredentials(os.Environ()),
 		Version:    h.srv.opts.Version,
 		ToolBudget: budget,
 		Notify: func(server, message string) {
@@ -118,18 +108,13 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 // configured reads the user's servers (the config directory's mcp.json, then the setting) and
 // the workspace's. h.mu must be held.
 func (h *mcpHost) configured(c config) (user, ws []mcp.ServerConfig) {
-	if h.srv.opts.ConfigHome != "" {
-		user = h.load(filepath.Join(h.srv.opts.ConfigHome, userMCPFile), false)
-	}
-	user = mcp.Merge(user, c.mcpServers)
-	ws = h.load(filepath.Join(h.srv.root, filepath.FromSlash(workspaceMCPFile)), true)
-	return user, ws
+	user = mcp.Merge(h.shown(mcp.LoadUser(h.srv.opts.ConfigHome)), c.mcpServers)
+	return user, h.shown(mcp.LoadWorkspace(h.srv.root))
 }
 
-// load reads a configuration file; an error is shown once and its valid servers still run.
-// h.mu must be held.
-func (h *mcpHost) load(path string, workspace bool) []mcp.ServerConfig {
-	list, err := mcp.LoadFile(path, workspace)
+// shown passes a configuration's servers on; its error is shown once, and its valid servers
+// still run. h.mu must be held.
+func (h *mcpHost) shown(list []mcp.ServerConfig, err error) []mcp.ServerConfig {
 	if err != nil && !h.problems[err.Error()] {
 		h.problems[err.Error()] = true
 		h.srv.log.Warn("MCP configuration", "error", err)
@@ -155,7 +140,7 @@ func (h *mcpHost) trusted(ctx context.Context, sc mcp.ServerConfig) bool {
 	params := protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning,
 		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q:\n%s\nIt would run with your rights. Start it? (Asked again if any of this changes.)",
-			workspaceMCPFile, sc.Name, describeServer(sc)),
+			mcp.WorkspaceFile, sc.Name, describeServer(sc)),
 		Actions: []protocol.MessageActionItem{{Title: ActionStartServer}, {Title: ActionDontStartServer}},
 	}
 	var item *protocol.MessageActionItem

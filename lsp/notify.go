@@ -7,6 +7,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // turnOutput forwards one turn's events to the client: as reprise/sessionUpdate and
@@ -162,24 +163,13 @@ func (s *server) logMessage(typ protocol.MessageType, msg string) {
 
 // meterText is the plain client's progress message: "Context 42% · 10.1k/24k".
 func meterText(u agent.Usage) string {
-	return fmt.Sprintf("Context %.0f%% · %s/%s", u.Percent, kilo(u.Used), kilo(u.Size))
+	return fmt.Sprintf("Context %.0f%% · %s/%s", u.Percent, contextwin.Kilo(u.Used), contextwin.Kilo(u.Size))
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", wire(stopNames, e.StopReason), e.Calls, kilo(e.Totals.InputTokens), kilo(e.Totals.CachedTokens), kilo(e.Totals.OutputTokens), e.Totals.Cost)
+	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", wire(stopNames, e.StopReason), e.Calls, contextwin.Kilo(e.Totals.InputTokens), contextwin.Kilo(e.Totals.CachedTokens), contextwin.Kilo(e.Totals.OutputTokens), e.Totals.Cost)
 }
 
 func percentOf(u agent.Usage) uint32 {
 	return uint32(min(max(u.Percent, 0), 100))
-}
-
-// kilo writes token counts as people read them: 950, 10.1k, 1.2M.
-func kilo(n int) string {
-	switch {
-	case n >= 1_000_000:
-		return fmt.Sprintf("%.1fM", float64(n)/1e6)
-	case n >= 1000:
-		return strings.TrimSuffix(fmt.Sprintf("%.1f", float64(n)/1e3), ".0") + "k"
-	}
-	return fmt.Sprint(n)
 }

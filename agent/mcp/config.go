@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -180,6 +181,26 @@ func orderedObject(raw json.RawMessage) ([]string, []json.RawMessage, error) {
 		values = append(values, v)
 	}
 	return names, values, nil
+}
+
+// Where servers are declared: the user's file in Reprise's config directory, and the
+// workspace's own, in VS Code's place.
+const (
+	UserFile      = "mcp.json"
+	WorkspaceFile = ".vscode/mcp.json"
+)
+
+// LoadUser reads the user's servers from configHome's mcp.json; "" declares none.
+func LoadUser(configHome string) ([]ServerConfig, error) {
+	if configHome == "" {
+		return nil, nil
+	}
+	return LoadFile(filepath.Join(configHome, UserFile), false)
+}
+
+// LoadWorkspace reads the servers a workspace declares; they need the user's trust.
+func LoadWorkspace(workspace string) ([]ServerConfig, error) {
+	return LoadFile(filepath.Join(workspace, filepath.FromSlash(WorkspaceFile)), true)
 }
 
 // LoadFile reads a configuration file; a missing file declares no server.

@@ -14,6 +14,15 @@ const maxDescription = 1000
 // are reached through the catalogue (catalog.go) instead of being declared.
 const DefaultToolBudget = 2000
 
+// SettingBudget turns a budget setting, where 0 means no cap, into Options.ToolBudget, where 0
+// means DefaultToolBudget.
+func SettingBudget(tokens int) int {
+	if tokens == 0 {
+		return -1
+	}
+	return tokens
+}
+
 // candidate is a tool that could be declared, with what its declaration costs.
 type candidate struct {
 	server int

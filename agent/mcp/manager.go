@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -38,7 +39,9 @@ type Options struct {
 	// Notify, if set, tells the user that a server failed to start or died: once per server.
 	// It is called from the Manager's goroutines, so it must not wait on the Manager (Close).
 	Notify func(server, message string)
-	// Env is the base environment of stdio servers and of ${env:NAME}; os.Environ() if nil.
+	// Env is the base environment of stdio servers and of ${env:NAME}; if nil, Reprise's own
+	// less its credentials (secret.WithoutCredentials): a server that needs a key names it in
+	// its "env".
 	Env []string
 	// Version is Reprise's version, given to servers with the client's name.
 	Version string
@@ -87,7 +90,7 @@ func New(opts Options) *Manager {
 		opts.Logger = slog.Default()
 	}
 	if opts.Env == nil {
-		opts.Env = os.Environ()
+		opts.Env = secret.WithoutCredentials(os.Environ())
 	}
 	if opts.Version == "" {
 		opts.Version = "dev"

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
-	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -34,14 +33,11 @@ func configHome(getenv func(string) string) string {
 // and the workspace's .vscode/mcp.json only with --trust-mcp (a cloned repository is not the
 // user, and nobody is there to ask). It returns nil when there is none.
 func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer, logger *slog.Logger) (*mcp.Manager, error) {
-	var lists [][]mcp.ServerConfig
-	if h := configHome(getenv); h != "" {
-		user, err := mcp.LoadFile(filepath.Join(h, "mcp.json"), false)
-		if err != nil {
-			fmt.Fprintln(stderr, "reprise: warning:", err)
-		}
-		lists = append(lists, user)
+	user, err := mcp.LoadUser(configHome(getenv))
+	if err != nil {
+		fmt.Fprintln(stderr, "reprise: warning:", err)
 	}
+	lists := [][]mcp.ServerConfig{user}
 	for _, path := range f.mcpConfig {
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("--mcp-config: %w", err)
@@ -52,8 +48,7 @@ func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer,
 		}
 		lists = append(lists, list)
 	}
-	wsFile := filepath.Join(ws, ".vscode", "mcp.json")
-	declared, err := mcp.LoadFile(wsFile, true)
+	declared, err := mcp.LoadWorkspace(ws)
 	if err != nil {
 		fmt.Fprintln(stderr, "reprise: warning:", err)
 	}
@@ -70,19 +65,13 @@ func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer,
 	if len(servers) == 0 {
 		return nil, nil
 	}
-	env := secret.WithoutCredentials(os.Environ())
 	if logger == nil {
 		logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	budget := f.mcpToolBudget
-	if budget == 0 {
-		budget = -1 // the flag's 0 is no cap; the manager's 0 is its default
-	}
 	m := mcp.New(mcp.Options{
-		ToolBudget: budget,
+		ToolBudget: mcp.SettingBudget(f.mcpToolBudget),
 		Workspace:  ws,
 		Servers:    servers,
-		Env:        env,
 		Logger:     logger,
 		Version:    currentBuild().Version,
 		Notify: func(server, message string) {
