@@ -106,11 +106,13 @@ func (s *Sandbox) Command(ctx context.Context, trust Trust, argv ...string) (*Cm
 		return nil, errors.New("sandbox: empty command")
 	}
 	sp := s.spec(trust)
-	if sp.Confine && s.cfg.Cache != "" {
-		// It must exist before the rules are made: Landlock grants access to what is there.
-		if err := os.MkdirAll(s.cfg.Cache, 0o700); err != nil {
-			return nil, fmt.Errorf("sandbox: create its cache: %w", err)
+	// They must exist before the rules are made: Landlock grants access to what is there.
+	for _, dir := range []string{s.cfg.Cache, sp.TempDir} {
+		if sp.Confine && dir != "" {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				return nil, fmt.Errorf("sandbox: create %s: %w", dir, err)
+			}
 		}
 	}
-	return s.command(ctx, sp, argv)
+	return command(ctx, sp, argv)
 }

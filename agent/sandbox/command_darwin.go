@@ -19,7 +19,7 @@ func probe(Config) string {
 // command runs argv under sandbox-exec when confined, in a process group of its own that
 // cancelling kills, and so does the command's end: what it left in the background dies with it
 // (macOS has no child subreaper: a process that leaves the group survives).
-func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
+func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	if sp.Confine {
 		argv = append([]string{sandboxExec, "-p", seatbeltProfile(sp)}, argv...)
 	}

@@ -26,7 +26,7 @@ func probe(Config) string { return "no sandbox is available on windows" }
 //
 // The command gets a console of its own, without a window: it cannot read the keys typed in
 // Reprise's terminal nor write to it, and no window flashes up when Reprise has no console.
-func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
+func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	j, err := newJob()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create a job object: %w", err)

@@ -50,16 +50,21 @@ func probe(cfg Config) string {
 	return ""
 }
 
-// restrict applies the Landlock rules of sp to the calling thread, and the socket filter when the
-// network is off.
+// restrict applies the Landlock rules of sp to the calling thread, and the system-call filter.
 func restrict(sp spec) error {
 	abi, err := abiVersion()
 	if err != nil || abi < minABI {
 		return fmt.Errorf("no Landlock here (ABI %d, %v)", abi, err)
 	}
 	attr := rulesetAttr{fs: writeAccess, scoped: unix.LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | unix.LANDLOCK_SCOPE_SIGNAL}
-	if !sp.Network {
+	inet := inetAny
+	switch {
+	case sp.Network:
+	case sp.NetNS: // loopback is the namespace's own: tests may listen and connect there
+		inet = inetPlain
+	default:
 		attr.net = unix.LANDLOCK_ACCESS_NET_BIND_TCP | unix.LANDLOCK_ACCESS_NET_CONNECT_TCP
+		inet = inetNone
 	}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
@@ -69,7 +74,14 @@ func restrict(sp spec) error {
 	if err := allowBeneath(int(fd), sp.Workspace, writeAccess, true); err != nil {
 		return err
 	}
-	for _, dir := range sp.Writable {
+	writable := slices.Clone(sp.Writable)
+	if sp.Namespace { // the private ones, mounted over the user's
+		writable = append(writable, "/dev/shm")
+		if sp.TempDir != "" {
+			writable = append(writable, "/tmp")
+		}
+	}
+	for _, dir := range writable {
 		if err := allowBeneath(int(fd), dir, writeAccess, false); err != nil {
 			return err
 		}
@@ -89,10 +101,8 @@ func restrict(sp spec) error {
 	if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
 		return fmt.Errorf("enforce the Landlock rules: %w", errno)
 	}
-	if !sp.Network {
-		if err := denyUncoveredSockets(); err != nil {
-			return fmt.Errorf("install the socket filter: %w", err)
-		}
+	if err := installFilter(inet); err != nil {
+		return fmt.Errorf("install the system-call filter: %w", err)
 	}
 	return nil
 }

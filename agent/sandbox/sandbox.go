@@ -11,6 +11,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -50,15 +52,26 @@ type Config struct {
 	Workspace string
 	// Writable are other directories commands may write to; nil means DefaultWritable().
 	Writable []string
-	// Cache is the sandbox's own build cache, writable; "" means DefaultCache() (and none when
+	// Cache is the sandbox's own build cache, writable; "" means WorkspaceCache() (and none when
 	// Writable is given, as tests do).
 	Cache string
+	// TempDir is the directory mounted on /tmp for confined commands (their TMPDIR), so that
+	// they neither see the user's temporary files and sockets nor leave anything among them; ""
+	// means a directory under Cache, or one per workspace under the system's temp dir.
+	TempDir string
+	// HidePaths are more paths commands may not read (the `hidePaths` setting), besides
+	// CredentialPaths.
+	HidePaths []string
 }
 
 // Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
 type Sandbox struct {
 	cfg    Config
-	reason string // why commands run unconfined although the mode asks for a sandbox; "" if confined
+	reason string   // why commands run unconfined although the mode asks for a sandbox; "" if confined
+	hide   []string // what commands may not read: credentials and the hidePaths setting
+	// hostTemp: the writable directories are the defaults, so where there is no private temp dir
+	// the system's (and /dev/shm) are writable instead.
+	hostTemp bool
 }
 
 // New returns the sandbox for cfg, probing what the OS offers.
@@ -66,13 +79,17 @@ func New(cfg Config) *Sandbox {
 	if cfg.Mode == "" {
 		cfg.Mode = WorkspaceWrite
 	}
-	if cfg.Writable == nil {
+	defaulted := cfg.Writable == nil
+	if defaulted {
 		cfg.Writable = DefaultWritable(os.Getenv, cfg.AllowNetwork)
 		if cfg.Cache == "" {
-			cfg.Cache = DefaultCache(os.Getenv)
+			cfg.Cache = WorkspaceCache(os.Getenv, cfg.Workspace)
 		}
 	}
-	s := &Sandbox{cfg: cfg}
+	if cfg.TempDir == "" && cfg.Cache != "" {
+		cfg.TempDir = filepath.Join(cfg.Cache, "tmp")
+	}
+	s := &Sandbox{cfg: cfg, hide: CredentialPaths(os.Getenv, cfg.HidePaths), hostTemp: defaulted}
 	if cfg.Mode == WorkspaceWrite {
 		s.reason = probe(cfg)
 		if why := os.Getenv(UnavailableEnv); why != "" {
@@ -106,7 +123,20 @@ func (s *Sandbox) Confined() (ok bool, reason string) {
 	if s.cfg.Mode == Off {
 		return false, "the sandbox setting is off"
 	}
-	return s.reason == "", s.reason
+	if s.reason != "" {
+		return false, s.reason
+	}
+	if why := namespacesUnavailable(); why != "" {
+		// Landlock still confines writes, but what only the namespaces close would stay open to
+		// every allowlisted build and test: each command is asked instead.
+		return false, "user namespaces are not available (" + why + "), so " + Unprotected
+	}
+	return true, ""
+}
+
+// landlock reports whether commands run under the Landlock rules, whole or in part.
+func (s *Sandbox) landlock() bool {
+	return s != nil && s.cfg.Mode == WorkspaceWrite && s.reason == ""
 }
 
 // Mode is the configured mode.
@@ -128,15 +158,16 @@ func (s *Sandbox) Describe() string {
 	if s.cfg.AllowNetwork {
 		net = "network allowed"
 	}
-	vcs := ""
-	if why := namespacesUnavailable(); why != "" {
-		vcs = " (.git stays writable and other terminals readable: " + why + ")"
-	}
-	return "Commands run in a sandbox: they can read anywhere but write only to the workspace" + vcs + ", the temp dir and build caches; " + net + "."
+	return "Commands run in a sandbox: they can read anywhere but credentials (~/.ssh, ~/.aws, …), and write only to the workspace (not its .git), a private temp dir and build caches; " + net + "."
 }
 
-// DefaultWritable lists the directories besides the workspace that commands may write: the temp
-// dir, and, when the network is allowed, the package caches that downloads fill (Go modules, npm,
+// Unprotected says what a sandbox without namespaces leaves open (writes stay confined by
+// Landlock, and network off then refuses every IP socket, loopback included).
+const Unprotected = "credential files (~/.ssh, ~/.aws, …) would be readable, .git and the editor's settings writable, " +
+	"and the user's other terminals, Unix sockets and temp files reachable"
+
+// DefaultWritable lists the directories besides the workspace and the temp dirs that commands may
+// write: when the network is allowed, the package caches that downloads fill (Go modules, npm,
 // yarn, cargo, pip). With the network off nothing can be downloaded, so they stay read-only: what
 // a command writes there would run later outside the sandbox, in the user's next build. Entries
 // that do not exist are skipped when the sandbox is applied.
@@ -149,12 +180,6 @@ func DefaultWritable(getenv func(string) string, network bool) []string {
 			dirs = append(dirs, filepath.Clean(p))
 		}
 	}
-	tmp := getenv("TMPDIR")
-	if tmp == "" {
-		tmp = "/tmp"
-	}
-	add(tmp)
-	add("/dev/shm")
 	if !network {
 		return dirs
 	}
@@ -170,10 +195,22 @@ func DefaultWritable(getenv func(string) string, network bool) []string {
 	return dirs
 }
 
-// DefaultCache is the sandbox's own build cache: sandboxed commands compile into it (GOCACHE)
-// instead of the user's, so a poisoned entry can only reach other sandboxed commands.
+// DefaultCache is where the sandbox keeps its per-workspace build caches.
 func DefaultCache(getenv func(string) string) string {
 	return join(userCache(getenv), "reprise", "sandbox")
+}
+
+// WorkspaceCache is the sandbox's own build cache for a workspace: sandboxed commands compile
+// into it (GOCACHE) instead of the user's, so a poisoned entry can only reach later commands of
+// the same workspace, whose code the attacker controls already, never another project's builds.
+// It persists, so only a workspace's first build is cold.
+func WorkspaceCache(getenv func(string) string, workspace string) string {
+	base := DefaultCache(getenv)
+	if base == "" || workspace == "" {
+		return base
+	}
+	sum := sha256.Sum256([]byte(filepath.Clean(workspace)))
+	return filepath.Join(base, filepath.Base(workspace)+"-"+hex.EncodeToString(sum[:6]))
 }
 
 func userCache(getenv func(string) string) string {
@@ -199,13 +236,23 @@ func join(base string, elem ...string) string {
 }
 
 // Env adapts a command's environment to the sandbox: confined commands build into the sandbox's
-// own Go build cache.
+// own Go build cache, and their temp dir is the private one mounted on /tmp.
 func (s *Sandbox) Env(env []string) []string {
-	if ok, _ := s.Confined(); !ok || s.cfg.Cache == "" {
+	if !s.landlock() {
 		return env
 	}
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOCACHE=") })
-	return append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
+	out := slices.Clone(env)
+	set := func(k, v string) {
+		out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
+		out = append(out, k+"="+v)
+	}
+	if s.cfg.Cache != "" {
+		set("GOCACHE", filepath.Join(s.cfg.Cache, "go-build"))
+	}
+	if s.privateTemp() {
+		set("TMPDIR", "/tmp")
+	}
+	return out
 }
 
 // spec is what the supervisor is told, as one argv word.
@@ -214,10 +261,18 @@ type spec struct {
 	Network   bool     `json:"network"`
 	Workspace string   `json:"workspace"`
 	Writable  []string `json:"writable"`
-	// Namespace: the command gets its own user and mount namespaces, where ReadOnly (inside
-	// Workspace) is bind-mounted read-only and /dev/pts is a private instance.
+	// Namespace: the command gets its own user and mount namespaces, where the file system is
+	// read-only but for Workspace and Writable, ReadOnly (inside Workspace) is read-only too,
+	// /dev/pts and /dev/shm are private instances, TempDir is mounted on /tmp, and Hide and
+	// Sockets are covered by empty read-only mounts.
 	Namespace bool     `json:"namespace,omitempty"`
 	ReadOnly  []string `json:"readOnly,omitempty"`
+	TempDir   string   `json:"tempDir,omitempty"`
+	Hide      []string `json:"hide,omitempty"`
+	Sockets   []string `json:"sockets,omitempty"`
+	// NetNS: a network namespace of its own too, with only loopback: nothing it sends over IP
+	// leaves it, and nothing outside can connect in.
+	NetNS bool `json:"netns,omitempty"`
 }
 
 // VCSDirs are the version-control directories of a workspace that commands the user did not
@@ -225,26 +280,66 @@ type spec struct {
 // next time the user or the editor runs git.
 var VCSDirs = []string{".git", ".hg", ".svn"}
 
+// EditorPaths are the workspace's files that editors and shells act on by themselves (settings
+// that name programs, tasks, direnv, Emacs's dir-locals, Neovim's exrc): a command the user did
+// not approve may not change them, or create them.
+var EditorPaths = []string{".vscode", ".idea", ".zed", ".helix", ".devcontainer", ".dir-locals.el", ".dir-locals-2.el",
+	".envrc", ".nvim.lua", ".nvimrc", ".exrc"}
+
 func (s *Sandbox) spec(trust Trust) spec {
-	confined, _ := s.Confined()
-	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: s.cfg.Writable}
+	confined := s.landlock()
+	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: slices.Clone(s.cfg.Writable)}
 	if !confined {
 		return sp
 	}
 	if s.cfg.Cache != "" {
-		sp.Writable = append(slices.Clone(sp.Writable), s.cfg.Cache)
+		sp.Writable = append(sp.Writable, s.cfg.Cache)
 	}
 	sp.Namespace = namespacesUnavailable() == ""
-	if sp.Namespace && trust == Unasked {
-		for _, d := range VCSDirs {
-			// A directory, or a file (a worktree's or a submodule's pointer to its git dir).
-			p := filepath.Join(s.cfg.Workspace, d)
-			if st, err := os.Lstat(p); err == nil && (st.IsDir() || st.Mode().IsRegular()) {
-				sp.ReadOnly = append(sp.ReadOnly, p)
-			}
-		}
+	if s.privateTemp() {
+		sp.TempDir = s.cfg.TempDir
+	} else if s.hostTemp {
+		sp.Writable = append(sp.Writable, os.TempDir(), "/dev/shm")
+	}
+	if !sp.Namespace {
+		return sp
+	}
+	sp.NetNS = mountsPrivateTemp && !s.cfg.AllowNetwork
+	sp.Hide = hidden(s.hide, append([]string{s.cfg.Workspace, sp.TempDir}, sp.Writable...))
+	sp.Sockets = outsideSockets(append([]string{s.cfg.Workspace}, sp.Writable...))
+	if trust == Unasked {
+		sp.ReadOnly = s.protectedPaths()
 	}
 	return sp
+}
+
+// privateTemp reports whether confined commands get TempDir on /tmp: where mount namespaces
+// work, and unless /tmp is inside the workspace (the workspace would be hidden). A workspace
+// under /tmp is mounted back in its place.
+func (s *Sandbox) privateTemp() bool {
+	return mountsPrivateTemp && s.cfg.TempDir != "" && namespacesUnavailable() == "" && !within(s.cfg.Workspace, "/tmp")
+}
+
+// within reports whether p is dir or inside it.
+func within(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// protectedPaths are the workspace's paths unasked commands may not write: every
+// version-control directory, at any depth, and the editors' files at its root.
+func (s *Sandbox) protectedPaths() []string {
+	var out []string
+	for rel := range s.VCSSnapshot() {
+		p := filepath.Join(s.cfg.Workspace, filepath.FromSlash(rel))
+		// A directory, or a file (a worktree's or a submodule's pointer to its git dir, a
+		// setting); not a symlink, which the bind would follow out of the workspace.
+		if st, err := os.Lstat(p); err == nil && (st.IsDir() || st.Mode().IsRegular()) {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Trust says whether the user saw the command before it ran.

@@ -7,17 +7,31 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// denyUncoveredSockets installs, on the calling thread, a seccomp filter for what Landlock's TCP
-// rules do not see, so that "network off" holds:
-//   - an IPv4 or IPv6 socket may be a datagram socket (UDP, ping) or a plain TCP stream; Multipath
-//     TCP (on by default in many kernels, and for Go listeners), SCTP (a SOCK_SEQPACKET picks it
-//     when its module is loaded) and raw sockets are refused with EPROTONOSUPPORT;
-//   - AF_PACKET sockets (raw frames, for whoever has CAP_NET_RAW) likewise;
+// inetRule is what the filter lets IPv4 and IPv6 sockets do.
+type inetRule int
+
+const (
+	inetAny   inetRule = iota // the network is allowed
+	inetPlain                 // a network namespace of its own: plain TCP and UDP, within it
+	inetNone                  // network off without a namespace: no IP socket at all
+)
+
+// installFilter installs, on the calling thread, a seccomp filter for what neither Landlock nor
+// the namespaces see:
+//   - socket families are an allowlist: Unix, netlink (the interfaces of its own namespace) and,
+//     by inet, IP. AF_VSOCK (the hypervisor host), AF_SMC, AF_PACKET, Bluetooth, and every family
+//     a future kernel adds are refused with EAFNOSUPPORT, in socket(2) and socketpair(2);
+//   - inetPlain: only plain TCP streams and datagrams (UDP, ping); Multipath TCP, SCTP and raw
+//     sockets are refused with EPROTONOSUPPORT. inetNone: no IP socket, EACCES — without a
+//     network namespace nothing else holds UDP, TCP Fast Open (sendto without connect) or an
+//     auto-bound listen;
 //   - io_uring, which creates sockets without socket(2), fails with ENOSYS (programs fall back);
+//   - the kernel keyrings (keyctl, add_key, request_key) fail with ENOSYS: the user's keys
+//     (@u, @s) are not the command's to read;
 //   - system calls of another ABI (i386, x32), which would bypass these checks, fail with ENOSYS.
 //
-// Architectures other than amd64 and arm64 go without (Landlock alone).
-func denyUncoveredSockets() error {
+// Architectures other than amd64 and arm64 go without (Landlock and the namespaces alone).
+func installFilter(inet inetRule) error {
 	var arch uint32
 	switch runtime.GOARCH {
 	case "amd64":
@@ -40,26 +54,39 @@ func denyUncoveredSockets() error {
 	p.jeq(arch, "", "nosys")
 	p.ld(offNr)
 	p.jge(x32Bit, "nosys", "")
-	for _, nr := range []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER} {
+	for _, nr := range []uint32{unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
+		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY} {
 		p.jeq(nr, "nosys", "")
 	}
+	p.jeq(unix.SYS_SOCKETPAIR, "family", "")
 	p.jeq(unix.SYS_SOCKET, "", "allow")
+	p.label("family")
 	p.ld(offArg0)
+	p.jeq(unix.AF_UNIX, "allow", "")
+	p.jeq(unix.AF_NETLINK, "allow", "")
 	p.jeq(unix.AF_INET, "inet", "")
-	p.jeq(unix.AF_INET6, "inet", "")
-	p.jeq(unix.AF_PACKET, "deny", "allow")
+	p.jeq(unix.AF_INET6, "inet", "nofamily")
 	p.label("inet")
-	p.ld(offArg1)
-	p.and(0xf) // the type without SOCK_NONBLOCK and SOCK_CLOEXEC
-	p.jeq(unix.SOCK_DGRAM, "allow", "")
-	p.jeq(unix.SOCK_STREAM, "", "deny")
-	p.ld(offArg2)
-	p.jeq(0, "allow", "")
-	p.jeq(unix.IPPROTO_TCP, "allow", "deny")
+	switch inet {
+	case inetAny:
+		p.ret(unix.SECCOMP_RET_ALLOW)
+	case inetNone:
+		p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EACCES))
+	default:
+		p.ld(offArg1)
+		p.and(0xf) // the type without SOCK_NONBLOCK and SOCK_CLOEXEC
+		p.jeq(unix.SOCK_DGRAM, "allow", "")
+		p.jeq(unix.SOCK_STREAM, "", "deny")
+		p.ld(offArg2)
+		p.jeq(0, "allow", "")
+		p.jeq(unix.IPPROTO_TCP, "allow", "deny")
+	}
 	p.label("allow")
 	p.ret(unix.SECCOMP_RET_ALLOW)
 	p.label("deny")
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EPROTONOSUPPORT))
+	p.label("nofamily")
+	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.EAFNOSUPPORT))
 	p.label("nosys")
 	p.ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
 	prog := p.assemble()

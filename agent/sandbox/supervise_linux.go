@@ -23,7 +23,7 @@ const self = "/proc/self/exe"
 // sandbox off). The supervisor is in a process
 // group of its own; cancelling asks it (SIGTERM) to kill everything below it, and WaitDelay's kill
 // is the backstop. Pdeathsig makes a supervisor whose server died clean up the same way.
-func (s *Sandbox) command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
+func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	if !initialized {
 		return nil, ErrNotInitialized
 	}
@@ -66,7 +66,7 @@ func supervise(args []string) int {
 	// no thread of the supervisor ever shares the command's Landlock domain, so the command
 	// cannot signal the supervisor, whose job is to kill what it leaves behind.
 	var cmd *exec.Cmd
-	if sp.Confine {
+	if sp.Confine || sp.Namespace {
 		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
 		cmd.Args[0] = "reprise-sandbox"
 	} else {
@@ -82,7 +82,7 @@ func supervise(args []string) int {
 	// escape sequences to. A supervisor killed outright takes the command with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	if sp.Namespace {
-		namespaced(cmd.SysProcAttr)
+		namespaced(cmd.SysProcAttr, sp.NetNS)
 	}
 	started := make(chan error, 1)
 	done := make(chan struct{})

@@ -8,21 +8,18 @@ import (
 	"time"
 )
 
-// A confined command cannot write the workspace's own version-control directories, but it can
+// A confined command cannot write the workspace's version-control directories, but it can
 // create new ones: a `git init` in a sub-directory with a core.fsmonitor, found by the editor's
-// repository scan, would run outside the sandbox. So the directories where git, hg or svn keep
-// their metadata are listed before an unasked command, and the new ones are moved aside after it.
+// repository scan or entered by the user's shell, would run outside the sandbox. So the
+// directories where git, hg or svn keep their metadata are listed before an unasked command, at
+// any depth and under dependency trees too (a nested repository there is one `cd` away), and the
+// new ones are moved aside after it; so are the editors' files at the root that were not there.
 //
-// vcsScanDepth is how deep the scan looks: deeper than an editor's repository detection (VS Code
-// scans one level by default) for a margin, shallow enough to be cheap on a large tree.
-const vcsScanDepth = 3
-
-// skipDirs are not entered by the scan: dependency and build trees, large and never a place where
-// an editor looks for repositories.
-var skipDirs = []string{"node_modules", "vendor", "target", "dist", "build", ".venv", "venv", "__pycache__"}
+// The walk reads directories only (no stat per file) and does not enter the metadata directories
+// themselves: BenchmarkVCSSnapshot measures it.
 
 // VCSSnapshot lists the version-control entries (slash paths relative to the workspace) present
-// now, to be compared after a command.
+// now, with the editors' files at its root, to be compared after a command.
 func (s *Sandbox) VCSSnapshot() map[string]bool {
 	found := map[string]bool{}
 	root, err := os.OpenRoot(s.cfg.Workspace)
@@ -30,8 +27,13 @@ func (s *Sandbox) VCSSnapshot() map[string]bool {
 		return found
 	}
 	defer root.Close()
+	for _, name := range EditorPaths {
+		if _, err := root.Lstat(name); err == nil {
+			found[name] = true
+		}
+	}
 	level := []string{"."}
-	for depth := 0; depth <= vcsScanDepth && len(level) > 0; depth++ {
+	for len(level) > 0 {
 		var next []string
 		for _, dir := range level {
 			f, err := root.Open(dir)
@@ -46,7 +48,7 @@ func (s *Sandbox) VCSSnapshot() map[string]bool {
 				switch {
 				case slices.Contains(VCSDirs, name):
 					found[rel] = true
-				case e.IsDir() && !slices.Contains(skipDirs, name):
+				case e.IsDir(): // a symlink is not followed: it is not a directory here
 					next = append(next, rel)
 				}
 			}
@@ -56,9 +58,9 @@ func (s *Sandbox) VCSSnapshot() map[string]bool {
 	return found
 }
 
-// QuarantineNew moves aside the version-control entries that were not in before, renaming NAME to
-// NAME.reprise-quarantine-TIME: nothing is lost, and no tool takes it for a repository. It
-// returns what it moved, for the command's result.
+// QuarantineNew moves aside the version-control entries and root editor files that were not in
+// before, renaming NAME to NAME.reprise-quarantine-TIME: nothing is lost, and no tool takes it for
+// a repository or a setting. It returns what it moved, for the command's result.
 func (s *Sandbox) QuarantineNew(before map[string]bool) []string {
 	var moved []string
 	after := s.VCSSnapshot()

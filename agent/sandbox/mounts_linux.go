@@ -1,0 +1,134 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"golang.org/x/sys/unix"
+)
+
+// privateMounts builds the command's view of the file system, in a mount namespace of its own
+// (nothing here propagates back to the user's):
+//   - every mount is read-only but the workspace, the writable directories, /dev and /proc: no
+//     file, mode, owner, time or extended attribute changes outside, whatever Landlock covers;
+//   - TempDir is mounted on /tmp and a new tmpfs on /dev/shm: the user's temporary files, their
+//     sockets (X11, ssh-agent, tmux) and shared-memory segments are out of sight;
+//   - /dev/pts is a new instance: the user's other terminals are not there;
+//   - Hide (credentials) and Sockets (listening Unix sockets outside) are covered by empty
+//     read-only mounts;
+//   - ReadOnly (version-control and editor files in the workspace) are bound read-only.
+func privateMounts(sp spec) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make mounts private: %w", err)
+	}
+	trees, err := writableTrees(sp)
+	defer func() {
+		for _, t := range trees {
+			unix.Close(t.fd)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
+		return fmt.Errorf("make the file system read-only: %w", err)
+	}
+	for _, t := range trees {
+		err := unix.MoveMount(t.fd, "", unix.AT_FDCWD, t.dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		if errors.Is(err, unix.ENOENT) {
+			// The workspace under /tmp: its place in the private temp dir is made first.
+			if err = os.MkdirAll(t.dst, 0o700); err == nil {
+				err = unix.MoveMount(t.fd, "", unix.AT_FDCWD, t.dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("mount %s back writable: %w", t.dst, err)
+		}
+	}
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+		return fmt.Errorf("private /dev/shm: %w", err)
+	}
+	if err := privatePTS(); err != nil {
+		return err
+	}
+	for _, p := range append(slices.Clone(sp.Hide), sp.Sockets...) {
+		if err := cover(p); err != nil {
+			return err
+		}
+	}
+	for _, p := range sp.ReadOnly {
+		if err := bindReadOnly(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// tree is a detached copy of a mount tree, to be attached at dst.
+type tree struct {
+	fd  int
+	dst string
+}
+
+// writableTrees copies, before everything turns read-only, the trees that stay writable; the
+// shortest destination comes first, so that one inside another lands on top of it.
+func writableTrees(sp spec) ([]tree, error) {
+	var trees []tree
+	grab := func(src, dst string, required bool) error {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, src, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			if !required {
+				return nil
+			}
+			return fmt.Errorf("open %s for the sandbox: %w", src, err)
+		}
+		if real, err := filepath.EvalSymlinks(dst); err == nil {
+			dst = real
+		}
+		trees = append(trees, tree{fd, dst})
+		return nil
+	}
+	if err := grab(sp.Workspace, sp.Workspace, true); err != nil {
+		return trees, err
+	}
+	for _, d := range []string{"/dev", "/proc"} {
+		if err := grab(d, d, true); err != nil {
+			return trees, err
+		}
+	}
+	for _, d := range sp.Writable {
+		if err := grab(d, d, false); err != nil {
+			return trees, err
+		}
+	}
+	if sp.TempDir != "" {
+		if err := grab(sp.TempDir, "/tmp", true); err != nil {
+			return trees, err
+		}
+	}
+	slices.SortStableFunc(trees, func(a, b tree) int { return len(a.dst) - len(b.dst) })
+	return trees, nil
+}
+
+// cover hides p behind an empty read-only mount: an empty directory for a directory, an empty
+// file (/dev/null) for anything else — a socket then refuses connections. A path that is gone,
+// or that this user cannot reach anyway, needs nothing.
+func cover(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return nil
+	}
+	if st.IsDir() {
+		err = unix.Mount("tmpfs", p, "tmpfs", unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "size=4k,mode=0500")
+	} else {
+		err = bindReadOnlyFrom("/dev/null", p)
+	}
+	if err != nil && !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("hide %s: %w", p, err)
+	}
+	return nil
+}

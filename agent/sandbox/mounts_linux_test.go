@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCredentialsHidden: the credential files of the user (here a home of the test's) read as
+// empty from a command, under the default list and the hidePaths setting, and cannot be written.
+func TestCredentialsHidden(t *testing.T) {
+	home := outsideDir(t)
+	t.Setenv("HOME", home)
+	files := map[string]string{
+		".ssh/id_ed25519":  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+		".aws/credentials": "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG\n",
+		".config/gcloud/application_default_credentials.json": `{"refresh_token": "1//0gSecretToken"}`,
+		".netrc":              "machine example.com login u password hunter2\n",
+		".docker/config.json": `{"auths": {"r.example.com": {"auth": "dTpzZWNyZXQ="}}}`,
+		".kube/config":        "token: kubesecret\n",
+		"notes/private.txt":   "hidden by the setting\n",
+		"notes/public.txt":    "readable\n",
+	}
+	for rel, content := range files {
+		p := filepath.Join(home, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := t.TempDir()
+	sb := New(Config{Workspace: ws, Writable: []string{}, HidePaths: []string{"~/notes/private.txt"}})
+	for rel, content := range files {
+		out, _ := run(t, sb, ws, "cat "+filepath.Join(home, rel)+"; ls -A "+filepath.Dir(filepath.Join(home, rel)))
+		secret := strings.TrimSpace(strings.Split(content, "\n")[len(strings.Split(strings.TrimSpace(content), "\n"))-1])
+		if rel == "notes/public.txt" {
+			if !strings.Contains(out, "readable") {
+				t.Errorf("%s: a file not in the list is unreadable: %q", rel, out)
+			}
+			continue
+		}
+		if strings.Contains(out, secret) {
+			t.Errorf("%s was read from the sandbox: %q", rel, out)
+		}
+	}
+	run(t, sb, ws, "echo x >> "+filepath.Join(home, ".netrc")+"; rm -rf "+filepath.Join(home, ".ssh"))
+	for rel, content := range files {
+		if b, err := os.ReadFile(filepath.Join(home, rel)); err != nil || string(b) != content {
+			t.Errorf("%s changed: %q %v", rel, b, err)
+		}
+	}
+}
+
+// TestNothingOutsideChanges: a command changes no mode, time or extended attribute outside the
+// workspace (Landlock has no right for those; the read-only mounts refuse them), sees a /dev/shm
+// of its own, and still changes what it likes inside the workspace.
+func TestNothingOutsideChanges(t *testing.T) {
+	sb, ws := confined(t, false)
+	outside := outsideDir(t)
+	victim := filepath.Join(outside, ".bashrc")
+	if err := os.WriteFile(victim, []byte("safe\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Stat(victim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"chmod 0666 " + victim, "chmod 0777 " + outside, "touch -d 2001-01-01 " + victim,
+		"setfattr -n user.x -v y " + victim, "python3 -c 'import os; os.setxattr(\"" + victim + "\", \"user.x\", b\"y\")'",
+	} {
+		if out, st := run(t, sb, ws, line); st.Code == 0 {
+			t.Errorf("%q succeeded: %q", line, out)
+		}
+	}
+	after, err := os.Stat(victim)
+	if err != nil || after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("the file outside changed: %v → %v, %v", before.Mode(), after.Mode(), err)
+	}
+	if st, _ := os.Stat(outside); st.Mode().Perm() != 0o700 {
+		t.Errorf("the directory outside changed: %v", st.Mode())
+	}
+	if out, st := run(t, sb, ws, "echo x > f && chmod 0600 f && touch -d 2001-01-01 f"); st.Code != 0 {
+		t.Errorf("inside the workspace: %v %q", st, out)
+	}
+
+	seg := "/dev/shm/reprise-test-" + filepath.Base(outside)
+	if err := os.WriteFile(seg, []byte("host"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Remove(seg) })
+	out, _ := run(t, sb, ws, "cat "+seg+"; echo pwned > "+seg+"; echo mine > /dev/shm/own && cat /dev/shm/own")
+	if strings.Contains(out, "host") || !strings.Contains(out, "mine") {
+		t.Errorf("/dev/shm is not the command's own: %q", out)
+	}
+	if b, _ := os.ReadFile(seg); string(b) != "host" {
+		t.Errorf("the user's segment changed: %q", b)
+	}
+}
+
+// TestEveryRepositoryReadOnly: version-control directories at any depth, under dependency trees
+// too, and the editors' files at the root, are read-only to a command nobody approved.
+func TestEveryRepositoryReadOnly(t *testing.T) {
+	sb, ws := confined(t, false)
+	nested := []string{".git", "a/b/c/d/e/.git", "node_modules/dep/.git", "vendor/x/.hg", "sub/.git"}
+	for _, d := range nested {
+		if err := os.MkdirAll(filepath.Join(ws, d, "hooks"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(ws, "wt", ".git"), nil, 0o644); err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, f := range []string{".vscode/settings.json", ".envrc", ".dir-locals.el"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(ws, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(ws, f), []byte("safe"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range nested {
+		line := "printf '#!/bin/sh\\ntouch pwned\\n' > " + d + "/hooks/pre-commit"
+		if out, st := run(t, sb, ws, line); st.Code == 0 {
+			t.Errorf("unasked %q succeeded: %q", line, out)
+		}
+		if out, st := runTrusted(t, sb, Approved, ws, line); st.Code != 0 {
+			t.Errorf("approved %q failed: %q", line, out)
+		}
+	}
+	for _, f := range []string{".vscode/settings.json", ".envrc", ".dir-locals.el"} {
+		if out, st := run(t, sb, ws, "echo evil > "+f); st.Code == 0 {
+			t.Errorf("unasked write to %s succeeded: %q", f, out)
+		}
+	}
+}
+
+// TestPrivateTemp: commands get a /tmp of their own, which persists between the commands of a
+// workspace and hides the user's temporary files; a workspace under /tmp is still there.
+func TestPrivateTemp(t *testing.T) {
+	hostFile, err := os.CreateTemp("", "reprise-host-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostFile.Close()
+	t.Cleanup(func() { os.Remove(hostFile.Name()) })
+	ws, tmp := t.TempDir(), t.TempDir()
+	sb := New(Config{Workspace: ws, Writable: []string{}, TempDir: tmp})
+	run1, st := run(t, sb, ws, "test -e "+hostFile.Name()+" && echo seen; echo $TMPDIR; echo kept > /tmp/x; echo in-ws > here")
+	if st.Code != 0 || strings.Contains(run1, "seen") || !strings.Contains(run1, "/tmp") {
+		t.Errorf("first command: %v %q", st, run1)
+	}
+	if out, _ := run(t, sb, ws, "cat /tmp/x"); !strings.Contains(out, "kept") {
+		t.Errorf("the temp dir did not persist: %q", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(ws, "here")); err != nil || string(b) != "in-ws\n" {
+		t.Errorf("the workspace under /tmp: %q %v", b, err)
+	}
+	if b, err := os.ReadFile(filepath.Join(tmp, "x")); err != nil || string(b) != "kept\n" {
+		t.Errorf("the private temp dir holds %q, %v", b, err)
+	}
+}
+
+// TestGoTestAgainstLoopback: with the network off, a test server on loopback still works (it is
+// the command's own), so `go test` of an HTTP handler passes.
+func TestGoTestAgainstLoopback(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Fatal("python3 is needed")
+	}
+	sb, ws := confined(t, false)
+	line := `python3 -c '
+import socket, threading
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b"ok"); print(a.recv(2).decode())'`
+	if out, st := run(t, sb, ws, line); st.Code != 0 || !strings.Contains(out, "ok") {
+		t.Errorf("loopback inside: %v %q", st, out)
+	}
+}
