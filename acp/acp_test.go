@@ -17,14 +17,13 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
-	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
 func TestMain(m *testing.M) {
-	mcptest.Serve() // the MCP server of TestACPMCP, when started as one
-	sandbox.Init()  // the test binary is the sandbox's supervisor for the commands it runs
-	os.Exit(m.Run())
+	mcptest.Serve()              // the MCP server of TestACPMCP, when started as one
+	os.Exit(sandboxtest.Main(m)) // the test binary is the sandbox's supervisor for the commands it runs
 }
 
 // client is an ACP client that records updates and answers permission requests in order.

@@ -124,7 +124,7 @@ func TestAttackAllowedCommandWritesOutside(t *testing.T) {
 			}, makeTest(), textTurn("done"))
 			outs := toolOutputs(a.turn(t, "run the tests"))
 			assertAskedOrConfined(t, sb, ap, outs)
-			if ok, _ := sb.Confined(); ok && (len(outs) != 1 || !strings.Contains(outs[0], "ermission denied")) {
+			if ok, _ := sb.Confined(); ok && (len(outs) != 1 || !strings.Contains(outs[0], "ermission denied") && !strings.Contains(outs[0], "Read-only file system")) {
 				t.Errorf("sandboxed: the write outside was not denied: %q", outs)
 			}
 			if got, _ := os.ReadFile(victim); string(got) != "safe" {

@@ -4,11 +4,10 @@ import (
 	"os"
 	"testing"
 
-	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary play the sandbox's supervisor for the commands the tests run.
 func TestMain(m *testing.M) {
-	sandbox.Init()
-	os.Exit(m.Run())
+	os.Exit(sandboxtest.Main(m))
 }

@@ -24,8 +24,18 @@ func seatbeltProfile(sp spec) string {
 	for _, p := range sp.ReadOnly { // later rules win
 		b.WriteString("(deny file-write* (subpath " + seatbeltString(realPath(p)) + "))\n")
 	}
+	for _, p := range sp.Hide { // credentials: neither read nor written
+		b.WriteString("(deny file-read* file-write* (subpath " + seatbeltString(realPath(p)) + "))\n")
+	}
 	if !sp.Network {
+		// No IP at all, and Unix sockets only within the workspace and the writable directories:
+		// not the Docker daemon, the ssh-agent or the session bus.
 		b.WriteString("(deny network-outbound (remote ip))\n(deny network-bind (local ip))\n")
+		b.WriteString("(deny network-outbound (remote unix-socket))\n(allow network-outbound (remote unix-socket")
+		for _, p := range append([]string{sp.Workspace}, sp.Writable...) {
+			b.WriteString("\n  (subpath " + seatbeltString(realPath(p)) + ")")
+		}
+		b.WriteString("))\n")
 	}
 	return b.String()
 }

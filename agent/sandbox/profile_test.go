@@ -8,7 +8,7 @@ import (
 
 func TestSeatbeltProfile(t *testing.T) {
 	sp := spec{Confine: true, Workspace: "/nonexistent/ws \"q\"", Writable: []string{"/nonexistent/tmp"},
-		ReadOnly: []string{"/nonexistent/ws \"q\"/.git"}}
+		ReadOnly: []string{"/nonexistent/ws \"q\"/.git"}, Hide: []string{"/nonexistent/home/.ssh"}}
 	want := `(version 1)
 (allow default)
 (deny file-write*)
@@ -21,8 +21,13 @@ func TestSeatbeltProfile(t *testing.T) {
   (literal "/dev/random")
   (literal "/dev/urandom"))
 (deny file-write* (subpath "/nonexistent/ws \"q\"/.git"))
+(deny file-read* file-write* (subpath "/nonexistent/home/.ssh"))
 (deny network-outbound (remote ip))
 (deny network-bind (local ip))
+(deny network-outbound (remote unix-socket))
+(allow network-outbound (remote unix-socket
+  (subpath "/nonexistent/ws \"q\"")
+  (subpath "/nonexistent/tmp")))
 `
 	if diff := cmp.Diff(seatbeltProfile(sp), want); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)

@@ -80,11 +80,12 @@ func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 // TestRunCommandCancel cancels a running command: the fifo tells the test it has started.
 func TestRunCommandCancel(t *testing.T) {
 	becomeSubreaper(t)
-	fifo := filepath.Join(t.TempDir(), "started")
+	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
+	// In the workspace: the command's /tmp is its own.
+	fifo := filepath.Join(env.Workspace, "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	done := make(chan Result, 1)
@@ -116,7 +117,7 @@ func TestRunCommandCancel(t *testing.T) {
 // (setsid) is still killed when the command ends, so it holds neither the pipe nor the machine.
 func TestRunCommandSetsidDoesNotOutlive(t *testing.T) {
 	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
-	fifo := filepath.Join(t.TempDir(), "pid")
+	fifo := filepath.Join(env.Workspace, "pid")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -8,20 +8,21 @@ import (
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 )
 
 // TestMain lets the test binary serve as a fast output flood for run_command (the benchmark
 // needs a producer quicker than the reader it measures), and play the commands of roles.
 func TestMain(m *testing.M) {
-	sandbox.Init()
 	if n := os.Getenv("REPRISE_TOOLS_FLOOD"); n != "" {
 		flood(n)
 		os.Exit(0)
 	}
 	if play := roles[os.Getenv(roleEnv)]; play != nil {
+		sandbox.Init()
 		os.Exit(play())
 	}
-	os.Exit(m.Run())
+	os.Exit(sandboxtest.Main(m))
 }
 
 // roleEnv names the role the test binary plays as a command.

@@ -17,7 +17,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
-	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 	"github.com/reprise-dev/reprise/lsp"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
@@ -51,8 +51,7 @@ func binary(tb testing.TB) string {
 
 func TestMain(m *testing.M) {
 	mcptest.Serve() // the MCP server of the MCP tests, when started as one
-	sandbox.Init()
-	code := m.Run()
+	code := sandboxtest.Main(m)
 	if binPath != "" {
 		os.RemoveAll(filepath.Dir(binPath))
 	}
