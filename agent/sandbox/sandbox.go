@@ -53,6 +53,9 @@ type Config struct {
 	// Cache is the sandbox's own build cache, writable; "" means DefaultCache() (and none when
 	// Writable is given, as tests do).
 	Cache string
+	// HidePaths are absolute paths commands must not read (the `hidePaths` setting, `~/`
+	// already expanded): the user's secrets outside the workspace.
+	HidePaths []string
 }
 
 // Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
