@@ -43,6 +43,8 @@ type envOpts struct {
 	server func(*server)
 	// configHome is Options.ConfigHome ("" = none).
 	configHome string
+	// userSettings is Options.UserSettings ("" = none).
+	userSettings string
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -67,13 +69,14 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	}
 	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return Serve(ctx, rwc, Options{
-			Version:    "test",
-			NewModel:   factory,
-			StateHome:  home,
-			ConfigHome: o.configHome,
-			Logger:     slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			NoWatch:    !o.watch,
-			limits:     o.limits,
+			Version:      "test",
+			NewModel:     factory,
+			StateHome:    home,
+			ConfigHome:   o.configHome,
+			UserSettings: o.userSettings,
+			Logger:       slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NoWatch:      !o.watch,
+			limits:       o.limits,
 
 			testServer: o.server,
 		})

@@ -70,6 +70,9 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 		configuration: p.Capabilities.Workspace.Configuration,
 	}
 	s.trace.set(p.Trace)
+	// The user's level, where the protected settings come from: the user settings file, then
+	// initializationOptions, which win.
+	s.applyUserSettings()
 	if settings, err := parseSettings(p.InitializationOptions); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, err.Error())
 	} else if _, _, err := s.cfg.update(settings); err != nil {
@@ -180,7 +183,8 @@ func (s *server) shutdown() any {
 }
 
 // didChangeConfiguration applies settings pushed with the notification, then pulls the section
-// (most clients send an empty notification and expect the pull).
+// (most clients send an empty notification and expect the pull). Neither may set a protected
+// setting (protected.go).
 func (s *server) didChangeConfiguration(raw json.RawMessage) {
 	var p struct {
 		Settings json.RawMessage `json:"settings"`
@@ -191,7 +195,7 @@ func (s *server) didChangeConfiguration(raw json.RawMessage) {
 		if json.Unmarshal(p.Settings, &wrapped) == nil && wrapped[ConfigSection] != nil {
 			section = wrapped[ConfigSection]
 		}
-		s.applySettings(section)
+		s.applyWorkspaceSettings(section, "workspace/didChangeConfiguration")
 	}
 	s.pull()
 }
@@ -213,7 +217,8 @@ func (s *server) pull() {
 	})
 }
 
-// pullConfiguration asks the client for the "reprise" section.
+// pullConfiguration asks the client for the "reprise" section, whose protected settings are
+// ignored (protected.go).
 func (s *server) pullConfiguration() {
 	if !s.client.configuration {
 		return
@@ -227,22 +232,7 @@ func (s *server) pullConfiguration() {
 		return
 	}
 	if len(out) > 0 {
-		s.applySettings(out[0])
-	}
-}
-
-// applySettings applies new settings to the server and every session, and re-emits usage.
-func (s *server) applySettings(raw json.RawMessage) {
-	settings, err := parseSettings(raw)
-	if err == nil {
-		var changed bool
-		var c config
-		if c, changed, err = s.cfg.update(settings); err == nil && changed {
-			s.sessions.applyConfig(c)
-		}
-	}
-	if err != nil {
-		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+err.Error())
+		s.applyWorkspaceSettings(out[0], "workspace/configuration")
 	}
 }
 

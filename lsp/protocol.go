@@ -65,6 +65,12 @@ const ExperimentalCapability = "reprise"
 // ConfigSection is the workspace/configuration section holding the settings.
 const ConfigSection = "reprise"
 
+// ProtectedSettings are the settings the server takes from the user's level only (the user
+// settings file and initializationOptions), never from workspace/configuration or
+// didChangeConfiguration, which clients fill from the project too. The editors keep them out of a
+// project's reach on their side as well (VS Code's machineKeys, Neovim's protected_settings).
+var ProtectedSettings = []string{"allow", "sandbox", "allowNetwork", "hidePaths", "mcpServers"}
+
 // Approval actions offered with window/showMessageRequest. No answer, null, or any other title
 // means Reject.
 const (

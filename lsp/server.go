@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,6 +31,10 @@ type Options struct {
 	// servers) and the consents to start servers a workspace declares. "" reads no user file
 	// and remembers no consent beyond the connection.
 	ConfigHome string
+	// UserSettings is the user settings file ($REPRISE_CONFIG, else settings.json in the config
+	// directory): the settings of initializationOptions, read at initialize before them, for
+	// clients whose every settings channel a project can reach. "" reads none.
+	UserSettings string
 	// Logger writes to stderr; stdout belongs to the protocol.
 	Logger *slog.Logger
 	// NoWatch turns the workspace watcher off (tests that do not need it).
@@ -109,7 +114,10 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
 		secrets:  secret.FromEnv(os.Getenv),
-		cfg:      &configStore{c: config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget}},
+		cfg: &configStore{
+			c:        config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
+			reported: map[string]bool{},
+		},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
 	s.docs = newDocuments(opts.limits.MaxBufferBytes, s.log)
@@ -211,10 +219,11 @@ func (l *lifecycle) exit() {
 
 // configStore holds the settings in force, and whether a pull of them is running.
 type configStore struct {
-	mu      sync.Mutex // guards c, pulling and again
-	c       config
-	pulling bool // a workspace/configuration pull is running
-	again   bool // another pull was asked for while it ran
+	mu       sync.Mutex // guards the fields below
+	c        config
+	pulling  bool            // a workspace/configuration pull is running
+	again    bool            // another pull was asked for while it ran
+	reported map[string]bool // protected settings the user was told were ignored (protected.go)
 }
 
 // startPull reports whether the caller should start a pull: false when one is running, which
@@ -248,16 +257,22 @@ func (c *configStore) get() config {
 	return c.c
 }
 
-// update applies s; it returns whether anything changed.
+// update applies settings of the user's level; it returns whether anything changed.
 func (c *configStore) update(s Settings) (config, bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	return c.updateLocked(s)
+}
+
+// updateLocked is update with c.mu held.
+func (c *configStore) updateLocked(s Settings) (config, bool, error) {
 	n, err := c.c.apply(s)
 	if err != nil {
 		return c.c, false, fmt.Errorf("settings not applied: %w", err)
 	}
 	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
-		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork
+		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork ||
+		!slices.Equal(n.hidePaths, c.c.hidePaths)
 	c.c = n
 	return n, changed, nil
 }

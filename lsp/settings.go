@@ -3,6 +3,10 @@ package lsp
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
@@ -10,7 +14,8 @@ import (
 )
 
 // Settings are what an editor can set, in initializationOptions or in the "reprise"
-// configuration section. A missing field keeps its current value.
+// configuration section, and what the user settings file holds. A missing field keeps its current
+// value. The protected ones (protected.go) are taken from the user's level only.
 type Settings struct {
 	Model                     *string  `json:"model,omitempty"`
 	ContextBudget             *int     `json:"contextBudget,omitempty"`
@@ -26,6 +31,9 @@ type Settings struct {
 	// use TCP.
 	Sandbox      *string `json:"sandbox,omitempty"`
 	AllowNetwork *bool   `json:"allowNetwork,omitempty"`
+	// HidePaths are files and directories outside the workspace that commands must not read:
+	// absolute paths, or paths under the home directory written "~/…".
+	HidePaths []string `json:"hidePaths,omitempty"`
 	// Prices per million tokens by model, merged over the defaults.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
 	// MCPServers are the user's MCP servers, as the "servers" object of VS Code's mcp.json.
@@ -43,8 +51,11 @@ type config struct {
 	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
 	sandbox      sandbox.Mode
 	allowNetwork bool
-	// mcpServers come from the editor's setting; a settings file of the workspace cannot set it
-	// in VS Code (machine scope), so they run without the trust question.
+	// hidePaths are absolute paths ("~/" expanded) commands must not read.
+	hidePaths []string
+	// mcpServers come from the user's level only (protected.go: the user settings file and
+	// initializationOptions, never workspace/configuration), so they run without the trust
+	// question.
 	mcpServers []mcp.ServerConfig
 	// mcpToolBudget is the tokens the MCP declarations may cost; 0 means no cap.
 	mcpToolBudget int
@@ -52,7 +63,7 @@ type config struct {
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
 func (c config) sandboxConfig(workspace string) sandbox.Config {
-	return sandbox.Config{Mode: c.sandbox, AllowNetwork: c.allowNetwork, Workspace: workspace}
+	return sandbox.Config{Mode: c.sandbox, AllowNetwork: c.allowNetwork, Workspace: workspace, HidePaths: slices.Clone(c.hidePaths)}
 }
 
 // parseSettings decodes raw settings; null or absent is no change.
@@ -106,6 +117,13 @@ func (c config) apply(s Settings) (config, error) {
 	if s.AllowNetwork != nil {
 		n.allowNetwork = *s.AllowNetwork
 	}
+	if s.HidePaths != nil {
+		paths, err := parseHidePaths(s.HidePaths)
+		if err != nil {
+			return c, err
+		}
+		n.hidePaths = paths
+	}
 	if s.MCPToolBudget != nil {
 		if *s.MCPToolBudget < 0 {
 			return c, fmt.Errorf("mcpToolBudget must be 0 (no cap) or a number of tokens, got %d", *s.MCPToolBudget)
@@ -131,4 +149,26 @@ func (c config) apply(s Settings) (config, error) {
 		return c, err
 	}
 	return n, nil
+}
+
+// parseHidePaths checks the hidePaths setting: every entry absolute or "~/…", which is expanded
+// with the home directory, then cleaned.
+func parseHidePaths(in []string) ([]string, error) {
+	out := make([]string, 0, len(in))
+	for _, p := range in {
+		switch {
+		case strings.HasPrefix(p, "~/") && len(strings.Trim(p[2:], "/")) > 0:
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil, fmt.Errorf("hidePaths: %q: %w", p, err)
+			}
+			p = filepath.Join(home, p[2:])
+		case filepath.IsAbs(p):
+			p = filepath.Clean(p)
+		default:
+			return nil, fmt.Errorf("hidePaths: %q must be an absolute path or start with ~/", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
 }

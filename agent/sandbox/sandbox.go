@@ -57,7 +57,7 @@ type Config struct {
 	Cache string
 	// TempDir is the directory mounted on /tmp for confined commands (their TMPDIR), so that
 	// they neither see the user's temporary files and sockets nor leave anything among them; ""
-	// means a directory under Cache, or one per workspace under the system's temp dir.
+	// means a directory under Cache (and none when Writable is given, as tests do).
 	TempDir string
 	// HidePaths are more paths commands may not read (the `hidePaths` setting), besides
 	// CredentialPaths.

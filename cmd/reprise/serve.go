@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
@@ -56,6 +57,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		NewModel:     geminiFactory(getenv, logger),
 		StateHome:    home,
 		ConfigHome:   configHome(getenv),
+		UserSettings: userSettingsFile(getenv),
 		Logger:       logger,
 		DefaultModel: gemini.DefaultModel,
 		Warnings:     warnings,
@@ -64,6 +66,19 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return errExit1
 	}
 	return err
+}
+
+// userSettingsFile is the user settings file the server reads at initialize: $REPRISE_CONFIG,
+// else settings.json in the config directory (~/.config/reprise/settings.json by default on
+// Linux). Never a file of the workspace: it holds the settings a project must not set.
+func userSettingsFile(getenv func(string) string) string {
+	if f := getenv("REPRISE_CONFIG"); f != "" {
+		return f
+	}
+	if dir := configHome(getenv); dir != "" {
+		return filepath.Join(dir, "settings.json")
+	}
+	return ""
 }
 
 // errExit1 makes the process exit 1 without printing anything more.

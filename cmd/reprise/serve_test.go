@@ -192,3 +192,22 @@ func TestBenchTable(t *testing.T) {
 	}
 	t.Logf("\n%s", out)
 }
+
+// TestUserSettingsFile: where serve looks for the user settings file. Never the workspace.
+func TestUserSettingsFile(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"REPRISE_CONFIG wins", map[string]string{"REPRISE_CONFIG": "/u/reprise.json", "REPRISE_CONFIG_HOME": "/c", "XDG_CONFIG_HOME": "/x"}, "/u/reprise.json"},
+		{"the config directory", map[string]string{"REPRISE_CONFIG_HOME": "/c", "XDG_CONFIG_HOME": "/x"}, "/c/settings.json"},
+		{"XDG", map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"}, "/x/reprise/settings.json"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := userSettingsFile(func(k string) string { return tt.env[k] }); got != tt.want {
+				t.Errorf("userSettingsFile = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -7,6 +7,8 @@
 ;; "// reprise:" comment, then on a selection, then "Show context" and "Compact session", then
 ;; reviews a turn that edited two files (list the changes, undo one, a refused undo), all
 ;; through `eglot-code-actions' (the command bound in eglot's menu) with the choice answered.
+;; The project carries a hostile .dir-locals.el (run.sh writes it): its protected settings must
+;; change nothing, and a command the model runs is asked (and refused).
 ;; It watches what eglot receives and waits on conditions, never on time.
 
 (require 'package)
@@ -82,6 +84,15 @@ Return PRED's value, or nil at the deadline."
 
 (defvar reprise-test-results nil
   "Results of workspace/executeCommand, newest first, as (COMMAND . RESULT-OR-ERROR).")
+
+(defvar reprise-test-questions nil
+  "The messages of window/showMessageRequest (approvals), newest first.")
+
+(cl-defmethod eglot-handle-request :around (_server (_method (eql window/showMessageRequest)) &rest params)
+  "Record an approval question and answer it as a user who says no.
+Eglot would ask with `completing-read', which a batch Emacs cannot answer."
+  (push (plist-get params :message) reprise-test-questions)
+  (list :title "Reject"))
 
 (cl-defmethod eglot-execute-command :around (_server command _arguments)
   "Record what each command returned; a code action menu discards it."
@@ -166,6 +177,22 @@ Return nil, or the error it signalled."
     (unless server (error "No server"))
     (reprise-test-check "the server offers code actions"
                         (eglot--server-capable :codeActionProvider))
+
+    ;; 0. The project's .dir-locals.el set eglot-workspace-configuration, which Emacs applied
+    ;; without asking and eglot sent: the server ignored its protected settings and said so,
+    ;; naming them and where they belong.
+    (reprise-test-check "eglot applied the project's .dir-locals.el"
+                        (plist-get eglot-workspace-configuration :reprise)
+                        eglot-workspace-configuration)
+    (let ((warning (reprise-test-wait
+                    (lambda () (reprise-test-message-with "ignored allow, sandbox, allowNetwork, mcpServers")))))
+      (reprise-test-check "its protected settings are ignored, with a warning saying where they belong"
+                          (and warning (eql (plist-get warning :type) 2)
+                               (string-search "settings.json" (plist-get warning :message)))
+                          (or warning (mapcar #'cdr (cl-remove-if-not
+                                                     (lambda (n) (string= (car n) "window/showMessage"))
+                                                     reprise-test-notifications))))
+      (when warning (message "     %s" (plist-get warning :message))))
 
     ;; 1. A "// reprise:" comment becomes an action asking it.
     (goto-char (point-min))
@@ -320,6 +347,30 @@ Return nil, or the error it signalled."
       (reprise-test-check "notes.js keeps the user's edit"
                           (string= (reprise-test-file notes) "// Notes on stock, by the user.\n")
                           (reprise-test-file notes)))
+
+    ;; 7. The model runs a command: the workspace's allow ["*"] and sandbox "off" were ignored, so
+    ;; it is asked (and refused here); the workspace's MCP server never ran.
+    (find-file file)
+    (goto-char (point-max))
+    (insert "// reprise: build the release\n")
+    (forward-line -1)
+    (let ((err (reprise-test-run-action "Reprise: ask \"build the release\"")))
+      (reprise-test-check "the ask action that runs a command runs" (null err) err))
+    (reprise-test-check "the command is asked: the workspace's allow was ignored"
+                        (reprise-test-wait
+                         (lambda () (cl-find-if (lambda (q) (string-search "touch released.txt" q))
+                                                reprise-test-questions)))
+                        reprise-test-questions)
+    (reprise-test-check "the turn ends after the refusal"
+                        (reprise-test-wait (lambda () (reprise-test-message-with "nothing was released"))))
+    (reprise-test-check "the refused command did not run"
+                        (not (file-exists-p (expand-file-name "released.txt" project))))
+    (reprise-test-check "the workspace's MCP server never ran"
+                        (not (file-exists-p (expand-file-name "PWNED" (getenv "HOME")))))
+    (let ((n (cl-count-if (lambda (n) (and (string= (car n) "window/showMessage")
+                                           (string-search "ignored allow" (plist-get (cdr n) :message))))
+                          reprise-test-notifications)))
+      (reprise-test-check "the user was told once, though eglot sends the settings on every pull" (= n 1) n))
 
     (reprise-test-dump-events)
     (eglot-shutdown server)

@@ -186,19 +186,29 @@ func TestSettingsNamesMatchProtocol(t *testing.T) {
 	section, _ := settings[lsp.ConfigSection].(map[string]any)
 	schema := readJSON(t, "settings.schema.json")
 	schemaSection := schema["properties"].(map[string]any)[lsp.ConfigSection].(map[string]any)
-	for name, got := range map[string][]string{
-		"lsp.Settings":                      code,
-		"initializationOptions.json":        sortedKeys(readJSON(t, "initializationOptions.json")),
-		"settings.json":                     sortedKeys(section),
-		"settings.schema.json (properties)": sortedKeys(schemaSection["properties"].(map[string]any)),
+	// settings.json is answered to workspace/configuration, where the server ignores the
+	// protected settings: they are in initializationOptions.json only.
+	unprotected := slices.DeleteFunc(slices.Clone(want), func(k string) bool { return slices.Contains(lsp.ProtectedSettings, k) })
+	for _, tt := range []struct {
+		name      string
+		got, want []string
+	}{
+		{"lsp.Settings", code, want},
+		{"initializationOptions.json", sortedKeys(readJSON(t, "initializationOptions.json")), want},
+		{"settings.json", sortedKeys(section), unprotected},
+		{"settings.schema.json (properties)", sortedKeys(schemaSection["properties"].(map[string]any)), want},
 	} {
-		if diff := cmp.Diff(got, want); diff != "" {
-			t.Errorf("%s names vs PROTOCOL.md (-got +want):\n%s", name, diff)
+		if diff := cmp.Diff(tt.got, tt.want); diff != "" {
+			t.Errorf("%s names vs PROTOCOL.md (-got +want):\n%s", tt.name, diff)
 		}
 	}
 	// Both files hold the same values: the server's defaults, so pulling settings.json after
 	// initialize changes nothing until the user edits it.
-	if diff := cmp.Diff(section, readJSON(t, "initializationOptions.json")); diff != "" {
+	init := readJSON(t, "initializationOptions.json")
+	for _, k := range lsp.ProtectedSettings {
+		delete(init, k)
+	}
+	if diff := cmp.Diff(section, init); diff != "" {
 		t.Errorf("settings.json vs initializationOptions.json (-settings +init):\n%s", diff)
 	}
 }
@@ -320,20 +330,27 @@ func validate(schema, v any, at string) error {
 	return nil
 }
 
-// TestServerAcceptsTheSettings gives the real server each file's settings the way LSP4IJ does,
-// as initializationOptions (settings.json's section goes through the same parsing when the
-// server pulls it). A refused value comes back as a window/showMessage warning, sent when the
-// server handles initialized, so before the answer to the next request.
+// TestServerAcceptsTheSettings gives the real server each file's settings the way LSP4IJ does:
+// initializationOptions.json in initialize, settings.json's section answered to
+// workspace/configuration (and, alone, as initializationOptions: the same parsing). A refused
+// value comes back as a window/showMessage warning; so does a protected setting left in
+// settings.json, which the server ignores there.
 func TestServerAcceptsTheSettings(t *testing.T) {
 	settings := readJSON(t, "settings.json")
+	section, _ := settings[lsp.ConfigSection].(map[string]any)
 	tests := []struct {
-		name    string
-		options any
-		refused bool
+		name     string
+		options  any
+		pulled   map[string]any // answered to workspace/configuration
+		refused  bool
+		warnings string // what a warning must say, when refused
 	}{
-		{"initializationOptions.json", readJSON(t, "initializationOptions.json"), false},
-		{"settings.json", settings[lsp.ConfigSection], false},
-		{"a value out of range", map[string]any{"contextBudget": 10}, true},
+		{"initializationOptions.json, settings.json pulled", readJSON(t, "initializationOptions.json"), section, false, ""},
+		{"settings.json", section, nil, false, ""},
+		{"a value out of range", map[string]any{"contextBudget": 10}, nil, true, "contextBudget"},
+		// A settings.json that still carries a protected setting (a template imported before the
+		// rule): the server ignores it and says where it belongs.
+		{"a protected setting in settings.json", readJSON(t, "initializationOptions.json"), map[string]any{"sandbox": "off"}, true, "initializationOptions"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -348,7 +365,7 @@ func TestServerAcceptsTheSettings(t *testing.T) {
 					},
 				})
 			}
-			ed := lsptest.Pipe(t, serve, lsptest.Options{Root: t.TempDir(), InitializationOptions: tt.options})
+			ed := lsptest.Pipe(t, serve, lsptest.Options{Root: t.TempDir(), InitializationOptions: tt.options, Settings: tt.pulled})
 			ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 			defer cancel()
 			if _, err := ed.Initialize(ctx); err != nil {
@@ -357,9 +374,28 @@ func TestServerAcceptsTheSettings(t *testing.T) {
 			if err := ed.Execute(ctx, lsp.CommandSessions, nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			warnings := ed.Notifications("window/showMessage")
-			if refused := len(warnings) > 0; refused != tt.refused {
-				t.Errorf("refused = %v, want %v: %s", refused, tt.refused, warnings)
+			if tt.refused {
+				if _, err := ed.AwaitNotification(ctx, "window/showMessage", func(raw json.RawMessage) bool {
+					return strings.Contains(string(raw), tt.warnings)
+				}); err != nil {
+					t.Errorf("no warning saying %q: %v", tt.warnings, err)
+				}
+				return
+			}
+			// A warning about the pulled settings would follow the answer at once: look after the
+			// pull and one more round trip.
+			if tt.pulled != nil {
+				if err := ed.Await(ctx, "the configuration pull", func(msgs []lsptest.Message) bool {
+					return slices.ContainsFunc(msgs, func(m lsptest.Message) bool { return m.Method == "workspace/configuration" })
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if err := ed.Execute(ctx, lsp.CommandSessions, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if warnings := ed.Notifications("window/showMessage"); len(warnings) > 0 {
+				t.Errorf("warnings %s, want none", warnings)
 			}
 		})
 	}

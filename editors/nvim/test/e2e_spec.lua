@@ -407,23 +407,25 @@ local everything = (vim.env.REPRISE_NPM_CACHE or (vim.env.HOME .. '/.cache/repri
 h.test('an MCP server from the settings: its tool asked for and answered, then :Reprise mcp', function()
   h.truthy(vim.fn.filereadable(everything) == 1, 'the reference MCP server is missing (' .. everything
     .. '): run scripts/setup')
+  local old = id()
   reprise.setup({
     cmd = { bin .. '/reprise', 'serve', '--stdio' },
     cmd_env = { GEMINI_API_KEY = 'test-key', GOOGLE_GEMINI_BASE_URL = url },
     settings = { contextBudget = 12000, compactAt = 0.9, blockAt = 0.95, allow = { 'sleep' },
       mcpServers = { everything = { type = 'stdio', command = 'node', args = { everything, 'stdio' } } } },
   })
-  -- One configuration pull brings both settings: the new budget shown means the servers are set.
+  -- mcpServers is read when the server starts (initializationOptions only): the server stops, and
+  -- the next command starts one with the servers.
+  h.contains(last_note(), 'the server stops to apply mcpServers', 'the notice')
   h.wait(T, function()
-    return reprise.statusline():find('/12k$') ~= nil
-  end, 'the new settings to apply')
-  -- The servers apply to sessions created afterwards.
-  local first = client.state(id()).session
+    return vim.lsp.get_client_by_id(old) == nil
+  end, 'the server to stop')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/notes/f0.txt'))
   vim.cmd('Reprise new')
   h.wait(T, function()
-    local s = client.state(id()).session
-    return s ~= nil and s ~= first
-  end, 'the new session')
+    local s = id() and client.state(id())
+    return s and s.session ~= nil and reprise.statusline():find('/12k$') ~= nil
+  end, 'the new server, its session and settings')
   local on_update, outputs = chat.on_update, {}
   chat.on_update = function(cid, params)
     local u = params.update or {}

@@ -13,7 +13,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
-import { configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings } from './settings';
+import { changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings } from './settings';
 
 /** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
 class ExperimentalFeature implements StaticFeature {
@@ -32,7 +32,7 @@ export interface Handlers {
   update(p: SessionUpdate): void;
 }
 
-/** Server owns the language client; it is restarted when reprise.path or reprise.env change. */
+/** Server owns the language client; it is restarted when a machine key (settings.ts) changes. */
 export class Server implements vscode.Disposable {
   private client?: LanguageClient;
 
@@ -79,7 +79,8 @@ export class Server implements vscode.Disposable {
       initializationOptions: serverSettings(cfg),
       synchronize: { configurationSection: ConfigSection },
       // vscode-languageclient would send the section as VS Code merges it, workspace values
-      // included: both the pull and the push answer with serverSettings instead.
+      // included: both the pull and the push answer with changeableSettings instead (the machine
+      // keys go in initializationOptions only; changing one restarts the server).
       middleware: {
         workspace: {
           configuration: async (params, token, next) => {
@@ -91,7 +92,7 @@ export class Server implements vscode.Disposable {
           },
           didChangeConfiguration: async () => {
             await client.sendNotification(DidChangeConfigurationNotification.type, {
-              settings: { [ConfigSection]: serverSettings(vscode.workspace.getConfiguration(ConfigSection)) },
+              settings: { [ConfigSection]: changeableSettings(vscode.workspace.getConfiguration(ConfigSection)) },
             });
           },
         },

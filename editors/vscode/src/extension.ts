@@ -8,6 +8,7 @@ import { ContextView } from './contextView';
 import { createMeter } from './meterItem';
 import { ConfigSection, UpdateTurnEnd } from './protocol';
 import { Review } from './review';
+import { restartsServer } from './settings';
 import { Store } from './store';
 
 let server: Server | undefined;
@@ -56,8 +57,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(ConfigSection)) return;
       output.appendLine('Reprise settings changed.');
-      // Server settings are pushed by the language client; these two need a new process.
-      if (e.affectsConfiguration(`${ConfigSection}.path`) || e.affectsConfiguration(`${ConfigSection}.env`)) void server?.restart();
+      // Server settings are pushed by the language client; the machine keys (the binary, its
+      // environment, and the settings the server takes from initializationOptions only) need a
+      // new process.
+      if (restartsServer((section) => e.affectsConfiguration(section))) void server?.restart();
     }),
   );
   await server.start();

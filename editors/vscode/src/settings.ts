@@ -18,6 +18,7 @@ export const serverKeys = [
   'allow',
   'sandbox',
   'allowNetwork',
+  'hidePaths',
   'mcpServers',
   'mcpToolBudget',
 ] as const;
@@ -27,12 +28,19 @@ export const clientKeys = ['path', 'env'] as const;
 
 /**
  * machineKeys choose what runs and what it may do: the binary, its environment, the commands run
- * without asking, the sandbox, the network and the MCP servers started. A cloned repository is not the user, so these come
- * only from the user's (or the remote machine's) settings or the default, never from a workspace or
- * folder settings file. package.json declares them `"scope": "machine"`, which current VS Code
- * enforces; reading them through inspect() keeps a workspace value out even where it does not.
+ * without asking, the sandbox, the network, the paths hidden from commands and the MCP servers
+ * started. A cloned repository is not the user, so these come only from the user's (or the remote
+ * machine's) settings or the default, never from a workspace or folder settings file. package.json
+ * declares them `"scope": "machine"`, which current VS Code enforces; reading them through
+ * inspect() keeps a workspace value out even where it does not. The server's own (all but path and
+ * env) go only in initializationOptions, as the server takes them from nowhere else (PROTOCOL.md,
+ * "Protected settings"): changing one restarts the server.
  */
-export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'mcpServers'] as const;
+export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'mcpServers'] as const;
+
+function isMachineKey(k: string): boolean {
+  return (machineKeys as readonly string[]).includes(k);
+}
 
 /** Inspection is the part of vscode's ConfigurationInspect that says where a value comes from. */
 export interface Inspection<T> {
@@ -54,14 +62,14 @@ export interface Config {
  */
 export function setting<T>(cfg: Config, key: string): T | undefined {
   const [head, ...rest] = key.split('.');
-  if (!(machineKeys as readonly string[]).includes(head)) return cfg.get<T>(key);
+  if (!isMachineKey(head)) return cfg.get<T>(key);
   const i = cfg.inspect<unknown>(head);
   let v: unknown = i?.globalValue ?? i?.defaultValue;
   for (const k of rest) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
   return v as T | undefined;
 }
 
-/** serverSettings picks the server's settings out of the `reprise` configuration section. */
+/** serverSettings picks the server's settings out of the `reprise` configuration section: initializationOptions. */
 export function serverSettings(cfg: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of serverKeys) {
@@ -71,6 +79,22 @@ export function serverSettings(cfg: Config): Record<string, unknown> {
   return out;
 }
 
+/**
+ * changeableSettings are serverSettings without the machine keys: what workspace/configuration
+ * and didChangeConfiguration carry. The server ignores the machine keys there (and warns when one
+ * differs from its initializationOptions), so sending them would only race a restart.
+ */
+export function changeableSettings(cfg: Config): Record<string, unknown> {
+  const out = serverSettings(cfg);
+  for (const k of machineKeys) delete out[k];
+  return out;
+}
+
+/** restartsServer tells whether a change of `reprise.<key>` needs a new server process. */
+export function restartsServer(affects: (section: string) => boolean): boolean {
+  return machineKeys.some((k) => affects(`${ConfigSection}.${k}`));
+}
+
 /** launchSettings are what starting the server takes from the settings: the binary and extra environment. */
 export function launchSettings(cfg: Config): { path?: string; env: Record<string, string> } {
   return { path: setting<string>(cfg, 'path'), env: setting<Record<string, string>>(cfg, 'env') ?? {} };
@@ -78,17 +102,21 @@ export function launchSettings(cfg: Config): { path?: string; env: Record<string
 
 /**
  * configurationValue answers one `workspace/configuration` item in place of vscode-languageclient,
- * which reads workspace values too: the `reprise` section as serverSettings, one of its keys
- * through setting, and the whole configuration (no section) with its `reprise` part replaced.
- * `read` gives the `reprise` section; other sections keep the client's own answer.
+ * which reads workspace values too: the `reprise` section as changeableSettings, one of its keys
+ * through setting (null for a machine key), and the whole configuration (no section) with its
+ * `reprise` part replaced. `read` gives the `reprise` section; other sections keep the client's
+ * own answer.
  */
 export function configurationValue(section: string | null | undefined, read: () => Config, clientAnswer: unknown): unknown {
   const prefix = `${ConfigSection}.`;
-  if (section === ConfigSection) return serverSettings(read());
-  if (section && section.startsWith(prefix)) return setting(read(), section.slice(prefix.length)) ?? null;
+  if (section === ConfigSection) return changeableSettings(read());
+  if (section && section.startsWith(prefix)) {
+    const key = section.slice(prefix.length);
+    return isMachineKey(key.split('.')[0]) ? null : (setting(read(), key) ?? null);
+  }
   if (section === undefined || section === null || section === '') {
     const all = clientAnswer && typeof clientAnswer === 'object' ? (clientAnswer as Record<string, unknown>) : {};
-    return { ...all, [ConfigSection]: serverSettings(read()) };
+    return { ...all, [ConfigSection]: changeableSettings(read()) };
   }
   return clientAnswer;
 }

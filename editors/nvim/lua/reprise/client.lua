@@ -266,12 +266,34 @@ function M.execute(id, command, args, cb)
   end
 end
 
+--- The protected settings (trust.protected_settings) that differ between two settings tables.
+---@param old table|nil
+---@param new table
+---@return string[]
+local function protected_changes(old, new)
+  local out = {}
+  for _, k in ipairs(require('reprise.trust').protected_settings) do
+    if not vim.deep_equal((old or {})[k], new[k]) then
+      table.insert(out, k)
+    end
+  end
+  return out
+end
+
 --- Sends the current settings to every running client (workspace/didChangeConfiguration), so
---- that setup() called again applies them without a restart.
+--- that setup() called again applies them without a restart. The server takes the protected
+--- settings from initializationOptions only (a project reaches the other channels in most
+--- clients): when one of them changed, the client is stopped instead, and the next command starts
+--- a server with them.
 function M.push_settings()
   for _, id in ipairs(M.ids()) do
     local client = vim.lsp.get_client_by_id(id)
-    if client and state[id].ready then
+    local changed = client and protected_changes(client.config.init_options, settings()) or {}
+    if client and #changed > 0 then
+      util.notify('the server stops to apply ' .. table.concat(changed, ', ')
+        .. ' (read when it starts); the next command starts it again')
+      call(client, 'stop')
+    elseif client and state[id].ready then
       client.config.settings = { [protocol.config_section] = settings() }
       if client.settings ~= nil then -- Neovim 0.11+ answers workspace/configuration from it
         client.settings = client.config.settings

@@ -15,7 +15,7 @@ local M = {}
 M.protected = { 'cmd', 'cmd_env', 'root_dir', 'root_markers' }
 
 --- Server settings (options.settings) only the user's own configuration may set.
-M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'mcpServers' }
+M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'mcpServers' }
 
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }
