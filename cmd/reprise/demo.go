@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"io"
 	"os"
 	"os/exec"
@@ -108,6 +109,9 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	s, err = newSession(os.Getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
 		policy: policy, approver: scriptedUser{out: approvals}, stream: true, stateDir: filepath.Join(dir, "session"),
+		// Every run has a workspace of its own, always the same bundled code: one build cache
+		// for all of them, so that only the first run compiles cold.
+		sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},
 	})
 	if err != nil {
 		srv.Close()
