@@ -20,8 +20,9 @@ type location struct {
 	keys bool
 }
 
-// In the home directory, slash-separated. Locations of other systems cost nothing where they do
-// not exist, so every list holds them all.
+// homeLocations are the locations under the home directory (slash-separated), with what the
+// redactor reads of each. Those of other systems cost nothing where they do not exist, so every
+// system's list holds them all.
 var homeLocations = []struct {
 	rel  string
 	read []string
@@ -106,14 +107,15 @@ var envLocations = []struct {
 // usual files and directories under home (SSH and GPG keys, cloud CLIs' tokens, registry
 // passwords, browser profiles), those the environment moves elsewhere (AWS_SHARED_CREDENTIALS_FILE,
 // GOOGLE_APPLICATION_CREDENTIALS, KUBECONFIG, DOCKER_CONFIG, GNUPGHOME, NETRC, …; XDG_CONFIG_HOME
-// and KRB5CCNAME too), then extra, the user's own list (the hidePaths setting: `~/x` and
-// relative entries are under home). Paths are absolute and clean, without duplicates, in that
-// order; a nested one may follow its parent when the environment points inside it. home "" leaves
-// out the home-relative ones.
+// and KRB5CCNAME, or else this process's user's default Kerberos cache in /tmp), then extra, the
+// user's own list (the hidePaths setting: `~/x` and relative entries are under home). Paths are
+// absolute and clean, without duplicates, in that order; a nested one may follow its parent when
+// the environment points inside it. home "" leaves out the home-relative ones (HomeDir gives the
+// home from an environment).
 //
 // Commands must not read any of them: the command policy refuses a line naming one, the sandbox
-// hides them from confined commands, and FromEnv learns the secrets inside the files so that
-// what a command prints of them anyway is redacted.
+// is to hide them from confined commands, and FromEnv learns the secrets inside the files so
+// that what a command prints of them anyway is redacted.
 func CredentialPaths(home string, getenv func(string) string, extra []string) []string {
 	var out []string
 	for _, l := range locations(home, getenv, extra) {

@@ -132,6 +132,8 @@ func TestLearnText(t *testing.T) {
 			[]string{"cache=" + existing + "/", "server: https://kubernetes.example.internal:6443", "key=/no/such/file/but/a/b64+", "/no/such/file/but/a/b64+"}},
 		{"netrc", "machine h login alice password correcthorsebattery",
 			[]string{"machine h login alice password correcthorsebattery", "correcthorsebattery"}},
+		{"json key", `{"private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n-----END PRIVATE KEY-----\n"}`,
+			[]string{`{"private_key": "-----BEGIN PRIVATE KEY-----`, "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC", "BKcwggSjAgEAAoIBAQC7"}},
 		{"binary", "SQLite\x00\x00\x01{\"refresh_token\": \"1//0gABCDEFGHIJKLMNOPQRSTUV\"}\x00\x02",
 			[]string{`{"refresh_token": "1//0gABCDEFGHIJKLMNOPQRSTUV"}`, "1//0gABCDEFGHIJKLMNOPQRSTUV"}},
 	}

@@ -109,11 +109,14 @@ func displayPath(home, path string) string {
 // a value) and paths. A PEM body, an AWS secret, a netrc password, a docker `auth`, a refresh
 // token are all such lines or tokens. With decode, the text a base64 token decodes to is read
 // the same way (docker's `auth` is `user:password`, kube's `client-key-data` a PEM key).
-// A binary file (a NUL byte: gcloud's SQLite token stores) is read as its printable runs.
+// A binary file (a NUL byte: gcloud's SQLite token stores) is read as its printable runs, and
+// JSON's escaped line breaks end lines, so that a key in a JSON string (a service account's
+// `private_key`) is read line by line as its PEM file would be.
 func learnText(text string, decode bool, add func(string)) {
 	if strings.IndexByte(text, 0) >= 0 {
 		text = printableRuns(text)
 	}
+	text = escapedBreaks.Replace(text)
 	for line := range strings.Lines(text) {
 		line = strings.TrimSpace(line)
 		if len(line) >= minLine && !strings.HasPrefix(line, "-----") {
@@ -129,6 +132,8 @@ func learnText(text string, decode bool, add func(string)) {
 		}
 	}
 }
+
+var escapedBreaks = strings.NewReplacer(`\n`, "\n", `\r`, "\n")
 
 // isSeparator tells the bytes tokens are split on.
 func isSeparator(c byte) bool {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // Approver decides about a command the policy neither allows nor denies: the editor asks the
@@ -117,8 +119,8 @@ type Policy struct {
 	AllowAll bool
 	// Home, Getenv and HidePaths say where the user's credentials are (secret.CredentialPaths,
 	// HidePaths being the user's own additions) and what `~` and `$NAME` mean to the commands,
-	// whose environment is the process's. Zero values: the process's home and environment, no
-	// additions. Set them before the policy is shared.
+	// whose environment is the process's. Zero values: the environment's home (secret.HomeDir)
+	// and the process's environment, no additions. Set them before the policy is shared.
 	Home      string
 	Getenv    func(string) string
 	HidePaths []string
@@ -168,7 +170,7 @@ func (p *Policy) lists() (allow, deny []rule, creds credentials) {
 			getenv = os.Getenv
 		}
 		if home == "" {
-			home, _ = os.UserHomeDir()
+			home = secret.HomeDir(getenv)
 		}
 		p.creds = newCredentials(home, getenv, p.HidePaths)
 	})

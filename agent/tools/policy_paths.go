@@ -293,14 +293,17 @@ func (r pathRef) real() string {
 	if r.glob || r.abs == "" {
 		return r.abs
 	}
-	return evalExisting(r.abs)
+	if real, err := resolveExisting(r.abs); err == nil {
+		return real
+	}
+	return r.abs
 }
 
 // workspaceDirs are the workspace as given and with its symlinks followed: a path is inside
 // when it is under either.
 func workspaceDirs(workspace string) []string {
 	ws := filepath.Clean(workspace)
-	if real := evalExisting(ws); real != ws {
+	if real, err := resolveExisting(ws); err == nil && real != ws {
 		return []string{ws, real}
 	}
 	return []string{ws}
@@ -313,33 +316,11 @@ func insideWorkspace(dirs []string, r pathRef) bool {
 	}
 	real := r.real()
 	for _, d := range dirs {
-		if inside(d, real) {
+		if _, ok := within(d, real); ok {
 			return true
 		}
 	}
 	return false
-}
-
-// inside reports whether p is dir or under it.
-func inside(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && (rel == "." || filepath.IsLocal(rel))
-}
-
-// evalExisting follows the symlinks of the longest part of p that exists, keeping the rest.
-func evalExisting(p string) string {
-	rest := ""
-	for dir := p; ; {
-		if real, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(real, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // bases are the directories a line's relative paths may be relative to: the workspace, and
