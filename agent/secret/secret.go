@@ -1,13 +1,16 @@
-// Package secret keeps the values Reprise holds for the user (API keys, service-account keys) out
-// of everything that leaves the process towards the model, the disk or the terminal. The model
-// may be steered into printing them (`env`, /proc/PID/environ, a file that contains one): exact
-// values are replaced wherever text flows, as a stream or whole.
+// Package secret keeps the values Reprise holds for the user (API keys, service-account keys) and
+// those of the user's credential files (SSH keys, cloud and registry tokens) out of everything
+// that leaves the process towards the model, the disk or the terminal. The model may be steered
+// into printing them (`env`, /proc/PID/environ, `cat ~/.aws/credentials`): exact values are
+// replaced wherever text flows, as a stream or whole. CredentialPaths is the one list of where
+// credentials live, for the command policy and the sandbox too.
 package secret
 
 import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"slices"
@@ -33,6 +36,8 @@ const maxCredentialsFile = 1 << 20
 type Redactor struct {
 	secrets []named // longest first, so a value containing another is replaced whole
 	longest int
+	index   *index          // set past a few secrets (the credential files' values): finds any in one pass
+	seen    map[string]bool // the values added, while building
 }
 
 type named struct {
@@ -44,41 +49,66 @@ type named struct {
 // MinLen are ignored.
 func New(values map[string]string) *Redactor {
 	r := &Redactor{}
-	for name, v := range values {
-		r.add(name, v)
+	for _, name := range slices.Sorted(maps.Keys(values)) { // a value under two names: the first name
+		r.add(name, values[name])
 	}
-	slices.SortFunc(r.secrets, func(a, b named) int {
-		if d := len(b.value) - len(a.value); d != 0 {
-			return d
-		}
-		return bytes.Compare(a.value, b.value)
-	})
+	r.build()
 	return r
 }
 
+// add adds a value unless it is too short or known already.
 func (r *Redactor) add(name, v string) {
-	if len(v) < MinLen || slices.ContainsFunc(r.secrets, func(s named) bool { return string(s.value) == v }) {
+	if len(v) < MinLen || r.seen[v] {
 		return
 	}
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	r.seen[v] = true
 	r.secrets = append(r.secrets, named{value: []byte(v), marker: []byte("[redacted " + name + "]")})
 	r.longest = max(r.longest, len(v))
 }
 
-// FromEnv collects the secrets of the credential variables, and those inside the service-account
-// file CredentialsVar names (its private key, client secret or refresh token), when it can be read.
-func FromEnv(getenv func(string) string) *Redactor {
-	values := map[string]string{}
+// build orders the secrets, longest first, and indexes them when there are many.
+func (r *Redactor) build() {
+	slices.SortStableFunc(r.secrets, func(a, b named) int { return len(b.value) - len(a.value) })
+	r.seen = nil
+	if len(r.secrets) > scanLimit {
+		r.index = newIndex(r.secrets)
+	}
+}
+
+// FromEnv collects the secrets Reprise knows of from its environment: the credential variables'
+// values, the secrets inside the service-account file CredentialsVar names (its private key,
+// client secret or refresh token), and those inside the credential files that CredentialPaths
+// finds from the home directory (HomeDir), the environment and hidePaths (the user's additions):
+// a command that reads one where the policy and the sandbox did not stop it still shows the
+// model nothing of it. Every front-end builds its redactor here, once, at start-up: files
+// created later are not known.
+func FromEnv(getenv func(string) string, hidePaths ...string) *Redactor {
+	r := &Redactor{}
 	for _, v := range Vars {
-		if s := getenv(v); s != "" {
-			values[v] = s
-		}
+		r.add(v, getenv(v))
 	}
 	if path := getenv(CredentialsVar); path != "" {
-		for k, v := range credentialSecrets(path) {
-			values[CredentialsVar+" "+k] = v
+		secrets := credentialSecrets(path)
+		for _, k := range slices.Sorted(maps.Keys(secrets)) {
+			r.add(CredentialsVar+" "+k, secrets[k])
 		}
 	}
-	return New(values)
+	home := HomeDir(getenv)
+	r.learnCredentials(home, locations(home, getenv, hidePaths))
+	r.build()
+	return r
+}
+
+// HomeDir is the home directory as getenv tells it, the one to give CredentialPaths: HOME, or
+// USERPROFILE on Windows (what os.UserHomeDir reads), "" when unset.
+func HomeDir(getenv func(string) string) string {
+	if runtime.GOOS == "windows" {
+		return getenv("USERPROFILE")
+	}
+	return getenv("HOME")
 }
 
 // credentialSecrets reads the secret fields of a Google credentials JSON file. The key's PEM is
@@ -124,6 +154,10 @@ func (r *Redactor) String(s string) string {
 
 // containsString reports whether s holds a secret.
 func (r *Redactor) containsString(s string) bool {
+	if r.index != nil {
+		at, _ := r.index.nextString(s)
+		return at >= 0
+	}
 	for _, sec := range r.secrets {
 		if strings.Contains(s, string(sec.value)) {
 			return true
@@ -146,8 +180,11 @@ func (r *Redactor) replace(b []byte) []byte {
 	}
 }
 
-// next finds the leftmost occurrence of any secret in b.
+// next finds the leftmost occurrence of any secret in b, the longest one at that position.
 func (r *Redactor) next(b []byte) (at, which int) {
+	if r.index != nil {
+		return r.index.next(b)
+	}
 	at = -1
 	for i, s := range r.secrets {
 		if k := bytes.Index(b, s.value); k >= 0 && (at < 0 || k < at) {
@@ -159,7 +196,8 @@ func (r *Redactor) next(b []byte) (at, which int) {
 
 // Writer redacts a stream on its way to dst. A secret split across writes is still found: the
 // last bytes that could begin one are held back until the next write or Flush. Only those: a
-// stream with no secret in sight goes through unchanged, write for write.
+// stream with no secret in sight goes through unchanged, write for write. What it writes is what
+// String gives for the whole stream, however it is cut.
 type Writer struct {
 	r       *Redactor
 	dst     io.Writer
@@ -172,6 +210,10 @@ func (r *Redactor) NewWriter(dst io.Writer) *Writer {
 }
 
 // Write never fails unless dst does; it reports len(p) consumed.
+//
+// A secret found is replaced only when no secret could still begin at or before it: a
+// credential file's line holds its tokens, and String replaces the whole line, so a token must
+// wait while the line it may belong to is incomplete.
 func (w *Writer) Write(p []byte) (int, error) {
 	if w.r.Empty() {
 		return w.dst.Write(p)
@@ -179,17 +221,18 @@ func (w *Writer) Write(p []byte) (int, error) {
 	buf := append(w.pending, p...)
 	var out []byte
 	for {
+		hold := len(buf) - w.r.pendingPrefix(buf)
 		at, which := w.r.next(buf)
-		if at < 0 {
+		if at < 0 || at >= hold {
+			out = append(out, buf[:hold]...)
+			buf = buf[hold:]
 			break
 		}
 		out = append(out, buf[:at]...)
 		out = append(out, w.r.secrets[which].marker...)
 		buf = buf[at+len(w.r.secrets[which].value):]
 	}
-	keep := w.r.pendingPrefix(buf)
-	out = append(out, buf[:len(buf)-keep]...)
-	w.pending = append(w.pending[:0:0], buf[len(buf)-keep:]...)
+	w.pending = append(w.pending[:0:0], buf...)
 	if len(out) > 0 {
 		if _, err := w.dst.Write(out); err != nil {
 			return 0, err
@@ -201,6 +244,9 @@ func (w *Writer) Write(p []byte) (int, error) {
 // pendingPrefix is the length of the longest end of b that begins some secret (and is shorter
 // than it): what must wait for the next write.
 func (r *Redactor) pendingPrefix(b []byte) int {
+	if r.index != nil {
+		return r.index.pendingPrefix(b)
+	}
 	for k := min(len(b), r.longest-1); k > 0; k-- {
 		tail := b[len(b)-k:]
 		for _, s := range r.secrets {
@@ -212,12 +258,12 @@ func (r *Redactor) pendingPrefix(b []byte) int {
 	return 0
 }
 
-// Flush writes what was held back: the stream is over.
+// Flush writes what was held back, its secrets replaced: the stream is over.
 func (w *Writer) Flush() error {
 	if len(w.pending) == 0 {
 		return nil
 	}
-	_, err := w.dst.Write(w.pending)
+	_, err := w.dst.Write(w.r.replace(w.pending))
 	w.pending = nil
 	return err
 }

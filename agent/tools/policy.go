@@ -3,10 +3,14 @@ package tools
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // Approver decides about a command the policy neither allows nor denies: the editor asks the
@@ -113,13 +117,21 @@ type Policy struct {
 	// AllowAll allows every command the denylist does not refuse (`--yes`). Set it before the
 	// policy is shared.
 	AllowAll bool
+	// Home, Getenv and HidePaths say where the user's credentials are (secret.CredentialPaths,
+	// HidePaths being the user's own additions) and what `~` and `$NAME` mean to the commands,
+	// whose environment is the process's. Zero values: the environment's home (secret.HomeDir)
+	// and the process's environment, no additions. Set them before the policy is shared.
+	Home      string
+	Getenv    func(string) string
+	HidePaths []string
 
 	shell shellKind // the language of the lines; the zero value is run_command's on this OS
 
-	once  sync.Once // fills allow and deny with the defaults in a Policy not made by NewPolicy
+	once  sync.Once // fills creds, and allow and deny with the defaults in a Policy not made by NewPolicy
 	built bool      // made by NewPolicy
 	allow []rule
 	deny  []rule
+	creds credentials
 
 	mu      sync.Mutex // guards session
 	session []rule     // AllowAlways additions
@@ -146,35 +158,58 @@ func rules(patterns []string) []rule {
 	return rs
 }
 
-// lists returns the allow and deny rules, the defaults for a zero Policy.
-func (p *Policy) lists() (allow, deny []rule) {
+// lists returns the allow and deny rules, the defaults for a zero Policy, and where the
+// credentials are.
+func (p *Policy) lists() (allow, deny []rule, creds credentials) {
 	p.once.Do(func() {
 		if !p.built {
 			p.allow, p.deny = rules(DefaultAllow), rules(DefaultDeny)
 		}
+		getenv, home := p.Getenv, p.Home
+		if getenv == nil {
+			getenv = os.Getenv
+		}
+		if home == "" {
+			home = secret.HomeDir(getenv)
+		}
+		p.creds = newCredentials(home, getenv, p.HidePaths)
 	})
-	return p.allow, p.deny
+	return p.allow, p.deny, p.creds
 }
 
-// Check gives the verdict on a command. The denylist wins over everything, AllowAll included.
-// A command using shell operators, redirections or substitutions (`;` `&` `|` `>` `<` backquote
-// `$(` newline, quotes aside; `2>&1` is tolerated, output being merged anyway) is never allowed
-// by a pattern — "go test && curl …" is not a test — only by AllowAll or an exact AllowAlways;
-// it goes to Ask. So does a command whose name the shell computes (`$X`, a glob, `$(…)`): the
-// denylist cannot read it, so it is asked, refused when its arguments fit a denylist entry
-// (`$G push`), and refused under AllowAll, where nobody would be asked.
+// Check gives the verdict on a command run in an unknown directory: CheckIn without a
+// workspace, so paths outside it are not judged, but credential locations still are.
+func (p *Policy) Check(command string) Verdict { return p.CheckIn("", command) }
+
+// CheckIn gives the verdict on a command run in workspace (absolute; "" when unknown). The
+// denylist wins over everything, AllowAll included, and so does a path in a credential location
+// (secret.CredentialPaths: `cat ~/.ssh/id_ed25519`, `git -C ~/.aws …`, `< ~/.netrc`), which is
+// refused. A command using shell operators, redirections or substitutions (`;` `&` `|` `>` `<`
+// backquote `$(` newline, quotes aside; `2>&1` is tolerated, output being merged anyway) is
+// never allowed by a pattern — "go test && curl …" is not a test — only by AllowAll or an exact
+// AllowAlways; it goes to Ask. So does a command whose name the shell computes (`$X`, a glob,
+// `$(…)`): the denylist cannot read it, so it is asked, refused when its arguments fit a
+// denylist entry (`$G push`), and refused under AllowAll, where nobody would be asked. With a
+// workspace, a command naming a path outside it (absolute, `~`, `$HOME`, `..` climbing out, a
+// symlink leading out; /dev/null and its kind aside) is asked too: neither the allowlist nor an
+// "Always allow" prefix reaches there. Judging the workspace's paths follows their symlinks on
+// disk.
 //
 // On Windows the line is PowerShell's, and only a line of plain words counts as one command (see
 // parsePowerShell): anything else is complex.
-func (p *Policy) Check(command string) Verdict {
+func (p *Policy) CheckIn(workspace, command string) Verdict {
 	cmds, complex := p.shell.parse(command)
-	allow, deny := p.lists()
+	allow, deny, creds := p.lists()
 	var invs []invocation
 	for _, c := range cmds {
 		invs = append(invs, invocations(c)...)
 	}
 	if reason, denied := denied(deny, command, invs); denied {
 		return Verdict{Deny, reason}
+	}
+	psh := p.shell.resolved() == powerShell
+	if path := creds.credentialNamed(workspace, cmds, invs, psh); path != "" {
+		return Verdict{Deny, credentialReason(path)}
 	}
 	hidden := hiddenCommand(invs)
 	if p.AllowAll {
@@ -190,6 +225,11 @@ func (p *Policy) Check(command string) Verdict {
 		if r.line && r.text == strings.TrimSpace(command) ||
 			!complex && len(cmds) == 1 && r.argv != nil && slices.Equal(r.argv, cmds[0]) {
 			return Verdict{Allow, reasonApproved}
+		}
+	}
+	if workspace != "" {
+		if path := creds.outsideNamed(workspace, invs, psh); path != "" {
+			return Verdict{Ask, outsideReason(path)}
 		}
 	}
 	switch {
@@ -256,7 +296,9 @@ func (p *Policy) RuleFor(command string) string {
 // alwaysRule is the rule an "Always allow" stores: the exact argv (or, with shell operators,
 // the exact line) by default. A prefix rule — program and subcommand, so `git diff` then allows
 // `git diff --stat` — only for the subcommands in prefixSafe, whose options argvRisk reads:
-// the prefix never allows `git diff --output=…`. Never for wrappers, shells, interpreters,
+// the prefix never allows `git diff --output=…`. Nor is it made from a command naming a path
+// that may be outside the workspace (`git diff /etc/passwd /dev/null`): a prefix does not reach
+// there (CheckIn), so the user approved that command, which is remembered exactly. Never for wrappers, shells, interpreters,
 // find, xargs or env (their arguments are other commands), nor for `git -c` or `npm run lint`
 // (a script name says nothing of the next one).
 func (p *Policy) alwaysRule(command string) (rule, bool) {
@@ -270,11 +312,31 @@ func (p *Policy) alwaysRule(command string) (rule, bool) {
 	}
 	cmd := cmds[0]
 	if len(cmd) >= 2 && !cmd[0].dyn && !cmd[1].dyn && prefixSafe[cmd[0].s][cmd[1].s] &&
-		argvRisk(cmd) == "" && hiddenCommand(invocations(cmd)) == "" {
+		argvRisk(cmd) == "" && hiddenCommand(invocations(cmd)) == "" && !p.mayLeave(cmd) {
 		r, _ := newRule(cmd[0].s + " " + cmd[1].s)
 		return r, true
 	}
 	return rule{text: joinText(cmd), argv: cmd}, true
+}
+
+// mayLeave reports whether cmd names a path that may be outside the workspace, whichever it
+// is: absolute, `~`, `$HOME`, or with a `..`.
+func (p *Policy) mayLeave(cmd []word) bool {
+	_, _, creds := p.lists()
+	psh := p.shell.resolved() == powerShell
+	for _, r := range creds.pathsOf(cmd, "", false, psh) {
+		if !harmlessPaths[filepath.ToSlash(r.abs)] {
+			return true
+		}
+	}
+	for _, w := range cmd[1:] {
+		for _, s := range candidates(w) {
+			if slices.Contains(strings.Split(filepath.ToSlash(s), "/"), "..") || strings.Contains(s, "$") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // prefixSafe are the subcommands an "Always allow" remembers as a prefix: they read, build or

@@ -124,7 +124,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 	}
 	refused := failure("refused by policy: " + command)
 	refused.Refused, refused.Command, refused.ExitCode = true, command, -1
-	v := policy.Check(command)
+	v := policy.CheckIn(e.Workspace, command)
 	if v.allowlisted() {
 		// The allowlist trusts builds and tests because the sandbox confines them; without it they
 		// run workspace code with the user's rights, so each is asked.

@@ -11,6 +11,8 @@ type word struct {
 	// split is set when that part may begin the word or be split into several words, so the
 	// word may become an option or more arguments: `$X`, `"$X"`, `*.go`, `{-o,x}`, `a$X`.
 	split bool
+	// redir is set on the word after `<` or `>`: a file, though the lexer makes it a command.
+	redir bool
 }
 
 func literal(ss ...string) []word {
@@ -46,6 +48,7 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		w     word // the open word's flags
 		in    bool // a word is open (possibly empty: "")
 		brace bool // the open word has an unquoted `{`
+		redir bool // the next word is a redirection's target
 		quote byte
 	}
 	type frame struct {
@@ -65,6 +68,7 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		if st.in {
 			w := st.w
 			w.s = cur.String()
+			w.redir, st.redir = st.redir, false
 			switch {
 			case w.s == "[" || w.s == "[[": // the test command, not a glob
 				w.dyn, w.split = false, false
@@ -177,6 +181,7 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 			}
 			complex = true
 			endCmd()
+			st.redir = c == '<' || c == '>'
 		case '#':
 			if st.in {
 				cur.WriteByte(c)
