@@ -29,7 +29,7 @@ func layer(pkg string) (rank int, name string) {
 
 // testOnly are packages that exist for tests and the offline demo: no library package may link
 // them, so a fake can never be wired into the server.
-var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest", module + "/agent/secret/secrettest"}
+var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest", module + "/agent/secret/secrettest", module + "/agent/sandbox/sandboxtest"}
 
 // TestLayering holds the dependency direction of the design to what the go command sees
 // (non-test dependencies, transitively).
