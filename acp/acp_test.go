@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -516,5 +517,56 @@ func TestACPMCP(t *testing.T) {
 	})
 	if out, _ := up.ToolCallUpdate.RawOutput.(map[string]any); out["output"] != "the token is ${not-expanded}" {
 		t.Errorf("result = %v", up.ToolCallUpdate.RawOutput)
+	}
+}
+
+// TestACPSandboxNotice: where commands cannot be sandboxed, the client's user is told once per
+// connection, not once per session, and commands are then asked.
+func TestACPSandboxNotice(t *testing.T) {
+	t.Setenv(sandbox.UnavailableEnv, "simulated: no Landlock")
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "go vet ./..."}), text("done")}})
+	t.Cleanup(model.Close)
+	e := start(t, model, t.TempDir(), t.TempDir(), true)
+	id := e.open(sdk.ClientCapabilities{})
+	e.c.waitFor(t, "the sandbox notice", func(u sdk.SessionUpdate) bool {
+		return u.AgentMessageChunk != nil && u.AgentMessageChunk.Content.Text != nil &&
+			strings.Contains(u.AgentMessageChunk.Content.Text.Text, "cannot be sandboxed here")
+	})
+	if _, err := e.conn.Prompt(t.Context(), prompt(id, "vet it")); err != nil {
+		t.Fatal(err)
+	}
+	e.c.mu.Lock()
+	asked := len(e.c.asked)
+	e.c.mu.Unlock()
+	if asked != 1 {
+		t.Errorf("the allowlisted go vet was asked %d times, want once: nothing is sandboxed", asked)
+	}
+	second, err := e.conn.NewSession(t.Context(), sdk.NewSessionRequest{Cwd: e.ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The notice would come before the session's commands: once they are there, it did not.
+	deadline := time.After(20 * time.Second)
+	for {
+		var notices, seen int
+		for _, n := range e.c.all() {
+			if m := n.Update.AgentMessageChunk; m != nil && m.Content.Text != nil && strings.Contains(m.Content.Text.Text, "cannot be sandboxed here") {
+				notices++
+			}
+			if n.SessionId == second.SessionId && n.Update.AvailableCommandsUpdate != nil {
+				seen++
+			}
+		}
+		if seen > 0 {
+			if notices != 1 {
+				t.Errorf("the notice was sent %d times, want once per connection", notices)
+			}
+			return
+		}
+		select {
+		case <-e.c.notify:
+		case <-deadline:
+			t.Fatal("the second session's commands never came")
+		}
 	}
 }

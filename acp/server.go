@@ -57,6 +57,10 @@ type server struct {
 	mu       sync.Mutex
 	client   sdk.ClientCapabilities
 	sessions map[string]*live
+
+	// sandboxNotice tells the user once per connection that commands cannot be (wholly)
+	// sandboxed here, and so are all asked.
+	sandboxNotice sync.Once
 }
 
 // live is an open session.
@@ -67,6 +71,7 @@ type live struct {
 	commands *tools.Policy
 	closers  []func() error // MCP servers
 	mcp      *mcp.Manager   // nil: none
+	notice   string         // what the sandbox cannot do here, said once per connection; "" if whole
 	turn     chan struct{}  // holds a token while a prompt runs: one at a time
 
 	mu     sync.Mutex
@@ -236,6 +241,10 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 	}
 	sb := s.opts.Sandbox
 	sb.Workspace = ws
+	box := sandbox.New(sb)
+	if ok, why := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
+		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
+	}
 	return agent.Options{
 		ID:              id,
 		Workspace:       ws,
@@ -246,7 +255,7 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 		Prices:          s.opts.Prices,
 		Commands:        l.commands,
 		Approver:        approver{srv: s, sessionID: id},
-		Sandbox:         sandbox.New(sb),
+		Sandbox:         box,
 		Secrets:         s.opts.Secrets,
 		Stream:          true,
 		Logger:          s.log,

@@ -39,6 +39,9 @@ func usage(u agent.Usage) sdk.SessionUpdate {
 func (s *server) afterSetup(id string, l *live) {
 	go func() {
 		time.Sleep(10 * time.Millisecond)
+		if l.notice != "" {
+			s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+l.notice+"]\n")) })
+		}
 		s.send(s.ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 			SessionUpdate:     "available_commands_update",
 			AvailableCommands: availableCommands(),
