@@ -69,7 +69,7 @@ func (h *mcpHost) external(ctx context.Context, c config) tools.External {
 	budget := mcp.SettingBudget(c.mcpToolBudget)
 	var fps []string
 	for _, sc := range servers {
-		fps = append(fps, sc.Name+"="+mcp.Fingerprint(sc))
+		fps = append(fps, sc.Name+"="+mcp.TrustFingerprint(sc, h.srv.root))
 	}
 	key := fmt.Sprintf("%s\nbudget=%d", strings.Join(fps, "\n"), budget)
 	h.mu.Lock()
@@ -127,7 +127,7 @@ func (h *mcpHost) shown(list []mcp.ServerConfig, err error) []mcp.ServerConfig {
 // a cloned repository is not the user, and the server would run with the user's rights. Only
 // an answer counts: a question that fails or is dismissed is asked again with the next session.
 func (h *mcpHost) trusted(ctx context.Context, sc mcp.ServerConfig) bool {
-	fp := mcp.Fingerprint(sc)
+	fp := mcp.TrustFingerprint(sc, h.srv.root)
 	if h.trust != nil && h.trust.Trusted(fp) {
 		return true
 	}
@@ -139,7 +139,7 @@ func (h *mcpHost) trusted(ctx context.Context, sc mcp.ServerConfig) bool {
 	}
 	params := protocol.ShowMessageRequestParams{
 		Type: protocol.MessageTypeWarning,
-		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q:\n%s\nIt would run with your rights. Start it? (Asked again if any of this changes.)",
+		Message: fmt.Sprintf("The workspace's %s declares the MCP server %q:\n%s\nIt would run with your rights. Start it? (Asked again if any of this, or a workspace file it names, changes.)",
 			mcp.WorkspaceFile, sc.Name, describeServer(sc)),
 		Actions: []protocol.MessageActionItem{{Title: ActionStartServer}, {Title: ActionDontStartServer}},
 	}
@@ -185,7 +185,7 @@ func (h *mcpHost) status() mcpResult {
 		skipped = nil
 		user, ws := h.configured(h.srv.cfg.get())
 		for _, sc := range ws {
-			if h.trust == nil || !h.trust.Trusted(mcp.Fingerprint(sc)) {
+			if h.trust == nil || !h.trust.Trusted(mcp.TrustFingerprint(sc, h.srv.root)) {
 				skipped = append(skipped, sc)
 			} else {
 				user = append(user, sc)

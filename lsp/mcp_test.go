@@ -203,3 +203,47 @@ func TestMCPTrustQuestion(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPTrustAskedAgainWhenScriptChanges: trust in a workspace server covers the script it
+// names; once a command (sandboxed, but free to edit the workspace) changed that script, the
+// server is asked about again before it runs with the user's rights.
+func TestMCPTrustAskedAgainWhenScriptChanges(t *testing.T) {
+	var mu sync.Mutex
+	asked := 0
+	start := answerMCP(true)
+	e := newEnv(t, envOpts{
+		configHome: t.TempDir(),
+		files: map[string]string{
+			".vscode/mcp.json": mcpJSON(t, map[string]any{"local": map[string]any{"command": "sh", "args": []string{"./tools/mcp.sh"}}}),
+			"tools/mcp.sh":     "exit 0\n",
+		},
+		editor: lsptest.Options{Experimental: true, Approve: func(raw json.RawMessage) any {
+			if strings.Contains(string(raw), "declares the MCP server") {
+				mu.Lock()
+				asked++
+				mu.Unlock()
+			}
+			return start(raw)
+		}},
+	}, text("one"), text("two"), text("three"))
+	newSession := func() {
+		t.Helper()
+		var s SessionResult
+		if err := e.ed.Execute(e.ctx, CommandNewSession, nil, &s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func() int { mu.Lock(); defer mu.Unlock(); return asked }
+	newSession()
+	newSession()
+	if n := count(); n != 1 {
+		t.Fatalf("asked %d times before any change, want once", n)
+	}
+	if err := os.WriteFile(filepath.Join(e.ws, "tools", "mcp.sh"), []byte("id > ~/PWNED\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	newSession()
+	if n := count(); n != 2 {
+		t.Errorf("asked %d times after the script changed, want again", n)
+	}
+}
