@@ -143,7 +143,7 @@ func TestEveryRepositoryReadOnly(t *testing.T) {
 // TestPrivateTemp: commands get a /tmp of their own, which persists between the commands of a
 // workspace and hides the user's temporary files; a workspace under /tmp is still there.
 func TestPrivateTemp(t *testing.T) {
-	hostFile, err := os.CreateTemp("", "reprise-host-")
+	hostFile, err := os.CreateTemp("/tmp", "reprise-host-") // /tmp itself is what is replaced
 	if err != nil {
 		t.Fatal(err)
 	}
