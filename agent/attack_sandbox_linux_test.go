@@ -313,7 +313,10 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 // scan would run it outside the sandbox. They are moved aside when the command ends, and the model
 // is told; a command the user approved keeps what it created.
 func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
-	plant := "git init -q && git config core.fsmonitor 'touch pwned' && mkdir -p sub && cd sub && git init -q && git config core.fsmonitor 'touch pwned'"
+	// At the root, in a sub-directory, under a dependency tree and five levels down; and an
+	// .envrc, which direnv would run at the user's next cd.
+	plant := "git init -q && git config core.fsmonitor 'touch pwned' && mkdir -p sub && (cd sub && git init -q && git config core.fsmonitor 'touch pwned')" +
+		" && git init -q node_modules/dep && git init -q a/b/c/d/e && echo 'touch pwned' > .envrc"
 	for _, p := range sandboxPaths {
 		t.Run(p.name, func(t *testing.T) {
 			ws := t.TempDir()
@@ -323,13 +326,13 @@ func TestAttackAllowedCommandCreatesRepository(t *testing.T) {
 				makeTest(), textTurn("done"))
 			outs := toolOutputs(a.turn(t, "run the tests"))
 			assertAskedOrConfined(t, sb, ap, outs)
-			for _, repo := range []string{".git", "sub/.git"} {
+			for _, repo := range []string{".git", "sub/.git", "node_modules/dep/.git", "a/b/c/d/e/.git", ".envrc"} {
 				if _, err := os.Lstat(filepath.Join(ws, repo)); !errors.Is(err, fs.ErrNotExist) {
 					t.Errorf("%s is there after the command (%v): %q", repo, err, outs)
 				}
 			}
 			if ok, _ := sb.Confined(); ok {
-				if len(outs) != 1 || !strings.Contains(outs[0], "created version-control metadata (.git, sub/.git)") {
+				if len(outs) != 1 || !strings.Contains(outs[0], "created version-control metadata or editor settings (.envrc, .git, a/b/c/d/e/.git, node_modules/dep/.git, sub/.git)") {
 					t.Errorf("the model was not told: %q", outs)
 				}
 				if m, _ := filepath.Glob(filepath.Join(ws, "sub", ".git.reprise-quarantine-*")); len(m) != 1 {

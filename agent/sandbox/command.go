@@ -16,6 +16,9 @@ import (
 // Dir, Env, Stdout, Stderr and WaitDelay on the embedded exec.Cmd, then calls Start and Wait.
 type Cmd struct {
 	*exec.Cmd
+	// VCS is the workspace's version-control and editor entries before the command, when it
+	// runs unasked and confined (they are read-only to it): what QuarantineNew compares with.
+	VCS map[string]bool
 	status *os.File // read end of the supervisor's report; nil when there is no supervisor
 	report *os.File // its write end, handed to the supervisor
 	// started finishes Start where the process must exist before it may run: Windows puts the
@@ -105,7 +108,7 @@ func (s *Sandbox) Command(ctx context.Context, trust Trust, argv ...string) (*Cm
 	if len(argv) == 0 {
 		return nil, errors.New("sandbox: empty command")
 	}
-	sp := s.spec(trust)
+	sp, vcs := s.spec(trust)
 	// They must exist before the rules are made: Landlock grants access to what is there.
 	for _, dir := range []string{s.cfg.Cache, sp.TempDir} {
 		if sp.Confine && dir != "" {
@@ -114,5 +117,9 @@ func (s *Sandbox) Command(ctx context.Context, trust Trust, argv ...string) (*Cm
 			}
 		}
 	}
-	return command(ctx, sp, argv)
+	c, err := command(ctx, sp, argv)
+	if c != nil {
+		c.VCS = vcs
+	}
+	return c, err
 }

@@ -286,11 +286,13 @@ var VCSDirs = []string{".git", ".hg", ".svn"}
 var EditorPaths = []string{".vscode", ".idea", ".zed", ".helix", ".devcontainer", ".dir-locals.el", ".dir-locals-2.el",
 	".envrc", ".nvim.lua", ".nvimrc", ".exrc"}
 
-func (s *Sandbox) spec(trust Trust) spec {
+// spec is what the supervisor is told for a command of trust, and the version-control snapshot
+// it was made from (nil unless the command is unasked and the namespaces work).
+func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 	confined := s.landlock()
 	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: slices.Clone(s.cfg.Writable)}
 	if !confined {
-		return sp
+		return sp, nil
 	}
 	if s.cfg.Cache != "" {
 		sp.Writable = append(sp.Writable, s.cfg.Cache)
@@ -302,15 +304,17 @@ func (s *Sandbox) spec(trust Trust) spec {
 		sp.Writable = append(sp.Writable, os.TempDir(), "/dev/shm")
 	}
 	if !sp.Namespace {
-		return sp
+		return sp, nil
 	}
 	sp.NetNS = mountsPrivateTemp && !s.cfg.AllowNetwork
 	sp.Hide = hidden(s.hide, append([]string{s.cfg.Workspace, sp.TempDir}, sp.Writable...))
 	sp.Sockets = outsideSockets(append([]string{s.cfg.Workspace}, sp.Writable...))
+	var vcs map[string]bool
 	if trust == Unasked {
-		sp.ReadOnly = s.protectedPaths()
+		vcs = s.VCSSnapshot()
+		sp.ReadOnly = s.protectedPaths(vcs)
 	}
-	return sp
+	return sp, vcs
 }
 
 // privateTemp reports whether confined commands get TempDir on /tmp: where mount namespaces
@@ -328,9 +332,9 @@ func within(dir, p string) bool {
 
 // protectedPaths are the workspace's paths unasked commands may not write: every
 // version-control directory, at any depth, and the editors' files at its root.
-func (s *Sandbox) protectedPaths() []string {
+func (s *Sandbox) protectedPaths(snapshot map[string]bool) []string {
 	var out []string
-	for rel := range s.VCSSnapshot() {
+	for rel := range snapshot {
 		p := filepath.Join(s.cfg.Workspace, filepath.FromSlash(rel))
 		// A directory, or a file (a worktree's or a submodule's pointer to its git dir, a
 		// setting); not a symlink, which the bind would follow out of the workspace.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -32,15 +33,18 @@ func (s *Sandbox) VCSSnapshot() map[string]bool {
 			found[name] = true
 		}
 	}
+	// The walk opens directories by path rather than through root: it runs when no command of
+	// the sandbox does (before one starts, after all it left is killed), so nothing swaps a
+	// directory for a symlink meanwhile, and os.Root's checks per component would triple its cost.
 	level := []string{"."}
 	for len(level) > 0 {
 		var next []string
 		for _, dir := range level {
-			f, err := root.Open(dir)
+			f, err := os.Open(filepath.Join(s.cfg.Workspace, filepath.FromSlash(dir)))
 			if err != nil {
 				continue
 			}
-			entries, _ := f.ReadDir(-1)
+			entries, _ := f.ReadDir(-1) // unsorted, no stat: the types come with the names
 			f.Close()
 			for _, e := range entries {
 				name := e.Name()

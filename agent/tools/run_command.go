@@ -73,14 +73,6 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 
 	c := env.newCaptureFor(call, "run_command")
 	sb := env.sandbox()
-	guardVCS := trust == sandbox.Unasked
-	if ok, _ := sb.Confined(); !ok {
-		guardVCS = false
-	}
-	var vcsBefore map[string]bool
-	if guardVCS {
-		vcsBefore = sb.VCSSnapshot()
-	}
 	run := execute(ctx, sb, trust, env.Workspace, shellArgv(command), timeout, c)
 	res = Result{Command: command, ExitCode: run.exitCode}
 	var status string
@@ -105,9 +97,9 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	if run.pipeHeld {
 		out = lineEnded(out) + "[output cut: a process that left the command's group kept it open]"
 	}
-	if guardVCS {
-		if moved := sb.QuarantineNew(vcsBefore); len(moved) > 0 {
-			out = lineEnded(out) + fmt.Sprintf("[refused: the command created version-control metadata (%s); moved aside to *.reprise-quarantine-*: hooks and settings there would run outside the sandbox. Ask the user to run it if it is needed.]", strings.Join(moved, ", "))
+	if run.vcs != nil { // unasked and confined: what it created is moved aside
+		if moved := sb.QuarantineNew(run.vcs); len(moved) > 0 {
+			out = lineEnded(out) + fmt.Sprintf("[refused: the command created version-control metadata or editor settings (%s); moved aside to *.reprise-quarantine-*: hooks and settings there would run outside the sandbox. Ask the user to run it if it is needed.]", strings.Join(moved, ", "))
 		}
 	}
 	res.Output = lineEnded(out) + status
@@ -167,6 +159,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 
 // ran is how a command ended.
 type ran struct {
+	vcs       map[string]bool // the version-control snapshot of an unasked confined command
 	exitCode  int
 	signal    string // set when a signal we did not send ended it
 	timedOut  bool
@@ -180,7 +173,7 @@ var errTimedOut = errors.New("timed out")
 // execute runs argv under sb and streams its output into c until every writer is gone. The
 // sandbox (its supervisor, or the OS's process group or job) kills whatever the command left
 // running once it ends, and everything on timeout or cancellation.
-func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir string, argv []string, timeout time.Duration, c *capture) ran {
+func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir string, argv []string, timeout time.Duration, c *capture) (r ran) {
 	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
 	defer cancel()
 	stopped := func() ran {
@@ -197,6 +190,7 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 		pw.Close()
 		return ran{exitCode: -1, startErr: err}
 	}
+	defer func() { r.vcs = cmd.VCS }()
 	cmd.Dir = dir
 	cmd.Env = sb.Env(commandEnv())
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: no copying goroutine, we read pr ourselves
@@ -228,7 +222,7 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	}
 	readErr := <-read
 
-	r := ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
+	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
 	if st.Signaled() {
 		if runCtx.Err() != nil {
 			return stopped()
