@@ -18,7 +18,7 @@ type Cmd struct {
 	*exec.Cmd
 	// VCS is the workspace's version-control and editor entries before the command, when it
 	// runs unasked and confined (they are read-only to it): what QuarantineNew compares with.
-	VCS map[string]bool
+	VCS    map[string]bool
 	status *os.File // read end of the supervisor's report; nil when there is no supervisor
 	report *os.File // its write end, handed to the supervisor
 	// started finishes Start where the process must exist before it may run: Windows puts the
