@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -244,6 +245,8 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 	box := sandbox.New(sb)
 	if ok, why := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
 		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
+	} else if open := box.NetworkOpen(); open != "" {
+		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
 	}
 	return agent.Options{
 		ID:              id,

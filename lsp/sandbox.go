@@ -17,5 +17,11 @@ func (s *server) sandbox(c config) *sandbox.Sandbox {
 			s.showMessage(protocol.MessageTypeWarning, "Reprise: commands cannot be sandboxed here ("+reason+"); every command will be asked.")
 		})
 	}
+	if open := sb.NetworkOpen(); open != "" {
+		s.networkNotice.Do(func() {
+			s.logMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
+			s.showMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
+		})
+	}
 	return sb
 }

@@ -62,3 +62,22 @@ func TestSandboxSettings(t *testing.T) {
 		t.Errorf("apply(%q) = %+v, %v; want an error and the settings kept", bad, kept, err)
 	}
 }
+
+// TestAllowNetworkSaysWhatItOpens: allowing the network is the user's choice, made knowingly: the
+// server says once what it opens.
+func TestAllowNetworkSaysWhatItOpens(t *testing.T) {
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: map[string]any{"allowNetwork": true}}},
+		text("one"), text("two"))
+	for _, prompt := range []string{"one", "two"} {
+		e.turnEnd(e.ask(prompt, ""))
+	}
+	var told int
+	for _, raw := range e.ed.Notifications("window/showMessage") {
+		if strings.Contains(string(raw), "may use the network") && strings.Contains(string(raw), "loopback") {
+			told++
+		}
+	}
+	if ok, _ := sandbox.New(sandbox.Config{Workspace: e.ws}).Confined(); ok && told != 1 {
+		t.Errorf("told %d times what allowing the network opens, want once", told)
+	}
+}

@@ -161,6 +161,16 @@ func (s *Sandbox) Describe() string {
 	return "Commands run in a sandbox: they can read anywhere but credentials (~/.ssh, ~/.aws, …), and write only to the workspace (not its .git), a private temp dir and build caches; " + net + "."
 }
 
+// NetworkOpen says what allowing the network opens, for the front-ends to show once when the
+// user allowed it; "" when the network is off or the sandbox not in use.
+func (s *Sandbox) NetworkOpen() string {
+	if !s.landlock() || !s.cfg.AllowNetwork {
+		return ""
+	}
+	return "sandboxed commands may use the network (allowNetwork): any host on the internet, your local network, " +
+		"and the services listening on this machine's loopback; Unix sockets outside the workspace stay closed"
+}
+
 // Unprotected says what a sandbox without namespaces leaves open (writes stay confined by
 // Landlock, and network off then refuses every IP socket, loopback included).
 const Unprotected = "credential files (~/.ssh, ~/.aws, …) would be readable, .git and the editor's settings writable, " +

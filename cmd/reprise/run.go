@@ -170,6 +170,8 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if ok, reason := s.sandbox.Confined(); !ok && s.sandbox.Mode() == sandbox.WorkspaceWrite {
 		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
+	} else if open := s.sandbox.NetworkOpen(); open != "" {
+		fmt.Fprintln(stderr, "reprise: note:", open)
 	} else if f.verbose {
 		fmt.Fprintln(stderr, "reprise:", s.sandbox.Describe())
 	}
