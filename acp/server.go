@@ -79,8 +79,10 @@ type live struct {
 	cancel context.CancelFunc // the running prompt's, nil when idle
 }
 
-func newLive(ws string, allow []string) *live {
-	return &live{cwd: ws, commands: tools.NewPolicy(allow, nil), turn: make(chan struct{}, 1)}
+func newLive(ws string, allow, hide []string) *live {
+	commands := tools.NewPolicy(allow, nil)
+	commands.HidePaths = hide
+	return &live{cwd: ws, commands: commands, turn: make(chan struct{}, 1)}
 }
 
 // begin waits for the session to be free (a prompt the client replaced is being cancelled) and
@@ -277,7 +279,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		return sdk.NewSessionResponse{}, err
 	}
 	id := agent.NewID(timeNow())
-	l := newLive(ws, s.opts.Allow)
+	l := newLive(ws, s.opts.Allow, s.opts.Sandbox.HidePaths)
 	opts, err := s.options(ctx, id, ws, l)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -326,7 +328,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	case err != nil:
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
 	}
-	l := newLive(ws, s.opts.Allow)
+	l := newLive(ws, s.opts.Allow, s.opts.Sandbox.HidePaths)
 	l.log = log
 	opts, err := s.options(ctx, id, ws, l)
 	if err == nil {

@@ -100,7 +100,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 		}
 	}()
 	id := agent.NewID(time.Now())
-	l := &live{commands: tools.NewPolicy(c.allow, nil), created: time.Now()}
+	l := &live{commands: c.commandPolicy(), created: time.Now()}
 	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
 	l.mcp, _ = opts.External.(*mcp.Manager)
 	if ss.store != nil {
@@ -259,7 +259,7 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 		return nil, errors.Join(errModelUnavailable{err}, log.Close())
 	}
 	c.model = name
-	l := &live{commands: tools.NewPolicy(c.allow, nil), created: snap.Meta.Created, title: snap.Title, log: log}
+	l := &live{commands: c.commandPolicy(), created: snap.Meta.Created, title: snap.Title, log: log}
 	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
 	l.mcp, _ = opts.External.(*mcp.Manager)
 	opts.Journal, opts.Blobs = log, log

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -149,6 +150,14 @@ func (c config) apply(s Settings) (config, error) {
 		return c, err
 	}
 	return n, nil
+}
+
+// commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths
+// the policy refuses as it does the credential files.
+func (c config) commandPolicy() *tools.Policy {
+	p := tools.NewPolicy(c.allow, nil)
+	p.HidePaths = slices.Clone(c.hidePaths)
+	return p
 }
 
 // parseHidePaths checks the hidePaths setting: every entry absolute or "~/…", which is expanded

@@ -29,6 +29,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Var(&allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
 	box := fs.String("sandbox", string(sandbox.WorkspaceWrite), `"workspace-write" or "off"`)
 	network := fs.Bool("allow-network", false, "let sandboxed commands open network connections")
+	var hide listFlag
+	fs.Var(&hide, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens, merged over the defaults")
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
@@ -70,8 +72,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Policy:     policy,
 		Prices:     prices,
 		Allow:      allow,
-		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network},
-		Secrets:    secret.FromEnv(getenv),
+		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
+		Secrets:    secret.FromEnv(getenv, hide...),
 		Logger:     logger,
 	})
 }

@@ -43,6 +43,7 @@ type runFlags struct {
 	allowNetwork     bool
 	mcpConfig        listFlag
 	allowMCP         listFlag
+	hidePaths        listFlag
 	trustMCP         bool
 	mcpToolBudget    int
 }
@@ -70,6 +71,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
 	fs.StringVar(&f.sandbox, "sandbox", string(sandbox.WorkspaceWrite), `"workspace-write": commands write only to the workspace, temp and build caches; "off": no sandbox`)
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
+	fs.Var(&f.hidePaths, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
 	fs.Var(&f.mcpConfig, "mcp-config", "read MCP servers from this file (VS Code's mcp.json format; repeatable)")
 	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
@@ -154,7 +156,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
 		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
-		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork},
+		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths},
 		external: servers, allowMCP: f.allowMCP,
 	})
 	if err != nil {
@@ -222,6 +224,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		return nil, err
 	}
 	commands := tools.NewPolicy(set.allow, nil)
+	commands.HidePaths = set.sandbox.HidePaths
 	commands.AllowAll = set.yes
 	sb := set.sandbox
 	sb.Workspace = set.workspace
@@ -239,7 +242,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		MaxTurnRequests: set.maxTurnRequests,
 		Prices:          set.prices,
 		Sandbox:         box,
-		Secrets:         secret.FromEnv(getenv),
+		Secrets:         secret.FromEnv(getenv, set.sandbox.HidePaths...),
 		MCPGrants:       tools.NewMCPGrants(set.allowMCP),
 	}
 	if set.external != nil {
