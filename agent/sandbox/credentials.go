@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 
 	"github.com/reprise-dev/reprise/agent/secret"
 )
@@ -13,6 +15,16 @@ import (
 // whatever it reads can reach the model, so confined commands see them empty.
 func CredentialPaths(getenv func(string) string, extra []string) []string {
 	return secret.CredentialPaths(secret.HomeDir(getenv), getenv, extra)
+}
+
+// runtimeDir is the user's runtime directory: the session bus, the keyring and ssh agents, the
+// Wayland and PipeWire sockets, systemd's user manager (which starts programs on request, outside
+// the sandbox). Confined commands see it empty.
+func runtimeDir(getenv func(string) string) string {
+	if d := getenv("XDG_RUNTIME_DIR"); filepath.IsAbs(d) {
+		return filepath.Clean(d)
+	}
+	return "/run/user/" + strconv.Itoa(os.Getuid())
 }
 
 // hidden filters paths down to those that exist and that hiding would not take the workspace or

@@ -22,6 +22,7 @@ func TestCredentialsHidden(t *testing.T) {
 		".docker/config.json": `{"auths": {"r.example.com": {"auth": "dTpzZWNyZXQ="}}}`,
 		".kube/config":        "token: kubesecret\n",
 		"notes/private.txt":   "hidden by the setting\n",
+		"run/user/bus-secret": "the runtime directory: session bus, agents\n",
 		"notes/public.txt":    "readable\n",
 	}
 	for rel, content := range files {
@@ -33,6 +34,7 @@ func TestCredentialsHidden(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run/user"))
 	ws := t.TempDir()
 	sb := New(Config{Workspace: ws, Writable: []string{}, HidePaths: []string{"~/notes/private.txt"}})
 	for rel, content := range files {

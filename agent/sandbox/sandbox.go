@@ -89,7 +89,7 @@ func New(cfg Config) *Sandbox {
 	if cfg.TempDir == "" && cfg.Cache != "" {
 		cfg.TempDir = filepath.Join(cfg.Cache, "tmp")
 	}
-	s := &Sandbox{cfg: cfg, hide: CredentialPaths(os.Getenv, cfg.HidePaths), hostTemp: defaulted}
+	s := &Sandbox{cfg: cfg, hide: append(CredentialPaths(os.Getenv, cfg.HidePaths), runtimeDir(os.Getenv)), hostTemp: defaulted}
 	if cfg.Mode == WorkspaceWrite {
 		s.reason = probe(cfg)
 		if why := os.Getenv(UnavailableEnv); why != "" {
