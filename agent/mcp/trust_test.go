@@ -75,7 +75,7 @@ func TestTrustFingerprintFollowsTheScript(t *testing.T) {
 		t.Error("a user server's fingerprint depends on the workspace")
 	}
 	out := ServerConfig{Name: "o", Type: TypeStdio, Command: "node", Args: []string{outside, "../../etc/passwd"}, Workspace: true}
-	if TrustFingerprint(out, ws) != TrustFingerprint(out, ws) || len(workspaceFiles(out, ws)) != 0 {
+	if len(workspaceFiles(out, ws)) != 0 {
 		t.Errorf("files outside the workspace are read: %q", workspaceFiles(out, ws))
 	}
 }

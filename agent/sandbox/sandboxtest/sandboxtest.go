@@ -26,7 +26,10 @@ func Main(m *testing.M) int {
 			return 1
 		}
 		defer os.RemoveAll(dir)
-		os.Setenv("XDG_CACHE_HOME", dir)
+		if err := os.Setenv("XDG_CACHE_HOME", dir); err != nil {
+			fmt.Fprintln(os.Stderr, "sandboxtest:", err)
+			return 1
+		}
 	}
 	return m.Run()
 }
