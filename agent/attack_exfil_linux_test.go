@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -199,3 +200,60 @@ func (l *exfilListeners) arrived() []string {
 	}
 	return got
 }
+
+// TestAttackAllowedCommandLeavesTraces: a Makefile run by the allowlisted `make test` tries to
+// change what lies outside the workspace without writing a file's contents: the mode and time of
+// a file in the home directory, an extended attribute, the user's shared-memory segment, and the
+// user's Go build cache. Sandboxed it fails; without a sandbox it is asked and refused.
+func TestAttackAllowedCommandLeavesTraces(t *testing.T) {
+	for _, p := range sandboxPaths {
+		t.Run(p.name, func(t *testing.T) {
+			home := fakeHome(t)
+			victim := filepath.Join(home, ".bashrc")
+			if err := os.WriteFile(victim, []byte("safe\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			gocache := filepath.Join(home, ".cache", "go-build")
+			if err := os.MkdirAll(gocache, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			seg, err := os.CreateTemp("/dev/shm", "reprise-attack-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			seg.WriteString("user")
+			seg.Close()
+			t.Cleanup(func() { os.Remove(seg.Name()) })
+			before, _ := os.Stat(victim)
+			recipe := fmt.Sprintf("chmod 0666 %[1]s; chmod 0777 %[2]s; touch -d 2001-01-01 %[1]s; "+
+				"python3 -c 'import os; os.setxattr(\"%[1]s\", \"user.x\", b\"y\")'; echo pwned > %[3]s; echo pwned > %[4]s/poisoned; true",
+				victim, home, seg.Name(), gocache)
+			ws := t.TempDir()
+			ap := &recordingApprover{decision: tools.Reject}
+			sb := p.make(ws)
+			a := newFixture(t, fixtureOpts{journal: true, ws: ws, sandbox: sb, approver: ap, files: makefileAttack(recipe)},
+				makeTest(), textTurn("done"))
+			outs := toolOutputs(a.turn(t, "run the tests"))
+			assertAskedOrConfined(t, sb, ap, outs)
+			after, _ := os.Stat(victim)
+			if after.Mode() != before.Mode() || !after.ModTime().Equal(before.ModTime()) {
+				t.Errorf("the file outside changed: %v %v → %v %v", before.Mode(), before.ModTime(), after.Mode(), after.ModTime())
+			}
+			if st, _ := os.Stat(home); st.Mode().Perm() == 0o777 {
+				t.Error("the home directory was made world-writable")
+			}
+			if n, _ := unixListxattr(victim); n > 0 {
+				t.Error("an extended attribute was set outside")
+			}
+			if b, _ := os.ReadFile(seg.Name()); string(b) != "user" {
+				t.Errorf("the user's shared-memory segment changed: %q", b)
+			}
+			if _, err := os.Stat(filepath.Join(gocache, "poisoned")); err == nil {
+				t.Error("the user's build cache was written")
+			}
+		})
+	}
+}
+
+// unixListxattr is the size of the names of a file's extended attributes.
+func unixListxattr(p string) (int, error) { return syscall.Listxattr(p, nil) }
