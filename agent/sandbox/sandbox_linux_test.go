@@ -390,6 +390,7 @@ func TestBuildCacheIsTheSandboxs(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out strings.Builder
+	c.Dir = ws // the test's own directory may be under /tmp, which the command does not see
 	c.Env = sb.Env(append(os.Environ(), "GOCACHE=/home/u/.cache/go-build"))
 	c.Stdout, c.Stderr = &out, &out
 	if err := c.Start(); err != nil {

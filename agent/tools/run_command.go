@@ -174,8 +174,8 @@ var errTimedOut = errors.New("timed out")
 // sandbox (its supervisor, or the OS's process group or job) kills whatever the command left
 // running once it ends, and everything on timeout or cancellation.
 func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir string, argv []string, timeout time.Duration, c *capture) (r ran) {
-	runCtx, cancel := context.WithTimeoutCause(ctx, timeout, errTimedOut)
-	defer cancel()
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	stopped := func() ran {
 		timedOut := errors.Is(context.Cause(runCtx), errTimedOut)
 		return ran{exitCode: -1, cancelled: !timedOut, timedOut: timedOut}
@@ -191,6 +191,10 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 		return ran{exitCode: -1, startErr: err}
 	}
 	defer func() { r.vcs = cmd.VCS }()
+	// The timeout runs from here: preparing the sandbox (its one-time probe, the walk for
+	// version-control directories) is not the command's time.
+	timer := time.AfterFunc(timeout, func() { cancel(errTimedOut) })
+	defer timer.Stop()
 	cmd.Dir = dir
 	cmd.Env = sb.Env(commandEnv())
 	cmd.Stdout, cmd.Stderr = pw, pw // an *os.File: no copying goroutine, we read pr ourselves
