@@ -127,8 +127,8 @@ func contextMarkdown(r agent.Report) string {
 		}
 	}
 	t := r.Totals
-	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · $%.4f · %d compaction(s)\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost, r.Compactions)
+	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · %s · %d compaction(s)\n",
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.CostText(), r.Compactions)
 	return b.String()
 }
 

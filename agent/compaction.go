@@ -97,7 +97,7 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 	return contextwin.PlanCompaction(msgs, func(i int) bool { return s.history[i] != nil && s.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
 		Fixed: est.Tokens(s.prompt.estimate()), Before: before,
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
-		MinCached:       contextwin.MinCachedTokens(s.opts.ModelName),
+		MinCached:       s.cacheMin(),
 		KeepRecentTurns: s.opts.Policy.KeepRecentTurns,
 		Target:          int(s.opts.Policy.CompactAt * float64(s.Window())),
 	})
@@ -111,10 +111,10 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 func (s *Session) worthLocked(plan contextwin.Plan, calls int) bool {
 	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
 	cached := 0
-	if s.lastPrompt >= contextwin.MinCachedTokens(s.opts.ModelName) {
+	if s.lastPrompt >= s.cacheMin() {
 		cached = s.lastPrompt
 	}
-	saving, cost := plan.Worth(s.prices, cached, horizon)
+	saving, cost := plan.Worth(s.planPricesLocked(), cached, horizon)
 	return saving > cost
 }
 
@@ -317,8 +317,8 @@ func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (
 		u := ch.Done.Usage
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		s.mu.Lock()
-		s.totals.Add(cu, s.prices)
-		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cu.Cost(s.prices)})
+		cost, priced := s.billLocked(s.opts.ModelName, cu)
+		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced})
 		s.mu.Unlock()
 		var b strings.Builder
 		if ch.Done.Content != nil {

@@ -72,8 +72,8 @@ func renderContext(c contextResult) string {
 		}
 	}
 	t := c.Totals
-	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · $%.4f · %d compactions · compaction %s at %.0f%%\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
 	return b.String()
 }
 

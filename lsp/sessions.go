@@ -141,6 +141,7 @@ func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, mod
 		InputTokenLimit: limit,
 		Policy:          c.policy,
 		Prices:          c.prices,
+		Catalog:         c.catalog,
 		Commands:        commands,
 		Sandbox:         srv.sandbox(c),
 		Secrets:         srv.secrets,

@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Settings are what an editor can set, in initializationOptions or in the "reprise"
@@ -35,8 +36,11 @@ type Settings struct {
 	// HidePaths are files and directories outside the workspace that commands must not read:
 	// absolute paths, or paths under the home directory written "~/…".
 	HidePaths []string `json:"hidePaths,omitempty"`
-	// Prices per million tokens by model, merged over the defaults.
+	// Prices per million tokens by model, over the model catalogue's.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
+	// Models are rows of the model catalogue by id, partial or new (catalog.Overlay): a model the
+	// catalogue lacks, a limit or a cache minimum that changed.
+	Models map[string]json.RawMessage `json:"models,omitempty"`
 	// MCPServers are the user's MCP servers, as the "servers" object of VS Code's mcp.json.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 	// MCPToolBudget caps what the MCP tools' declarations cost per request, in tokens (0: no cap).
@@ -48,7 +52,11 @@ type config struct {
 	model  string
 	policy contextwin.Policy
 	allow  []string
-	prices contextwin.PriceTable // nil = the defaults
+	prices contextwin.PriceTable // overrides of the catalogue's prices; nil = none
+	// catalog is the model catalogue with the models setting applied; models is that setting
+	// (nil: the built-in catalogue).
+	catalog *catalog.Catalog
+	models  map[string]json.RawMessage
 	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
 	sandbox      sandbox.Mode
 	allowNetwork bool
@@ -144,7 +152,17 @@ func (c config) apply(s Settings) (config, error) {
 	case len(s.Prices) == 0: // the defaults: what an editor sends when its setting is left empty
 		n.prices = nil
 	default:
-		n.prices = contextwin.DefaultPrices().Merge(s.Prices)
+		n.prices = s.Prices
+	}
+	if s.Models != nil {
+		n.catalog, n.models = nil, nil
+		if len(s.Models) > 0 {
+			cat, err := catalog.Builtin().Overlay(s.Models)
+			if err != nil {
+				return c, err
+			}
+			n.catalog, n.models = cat, s.Models
+		}
 	}
 	if err := n.policy.Validate(); err != nil {
 		return c, err

@@ -22,6 +22,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // listFlag collects a repeated flag.
@@ -57,7 +58,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
-	fs.StringVar(&f.model, "model", gemini.DefaultModel, "Gemini model")
+	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -77,7 +78,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
 	fs.BoolVar(&f.trustMCP, "trust-mcp", false, "start the MCP servers the workspace's .vscode/mcp.json declares")
 	fs.IntVar(&f.mcpToolBudget, "mcp-tool-budget", mcp.DefaultToolBudget, "tokens all MCP tool declarations may cost per request (0: no cap); the rest are found with mcp_find_tools")
-	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
+	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens by model, over the model catalogue's: {"model": {"input": 0.75, "cachedInput": 0.075, "output": 3.75}}`)
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -203,7 +204,7 @@ type sessionSetup struct {
 	resume          string // a saved session's id to continue
 	logger          *slog.Logger
 	maxTurnRequests int
-	prices          contextwin.PriceTable // nil = the defaults
+	prices          contextwin.PriceTable // overrides of the catalogue's prices; nil = none
 	sandbox         sandbox.Config        // its Workspace is set by newSession
 	external        *mcp.Manager          // the MCP servers; nil = none
 	allowMCP        []string              // --allow-mcp
@@ -287,7 +288,7 @@ func (h *headless) Close() error {
 	return h.log.Close()
 }
 
-// loadPrices reads a price file and merges it over the default table.
+// loadPrices reads a price file: prices by model that override the catalogue's.
 func loadPrices(path string) (contextwin.PriceTable, error) {
 	if path == "" {
 		return nil, nil
@@ -300,7 +301,7 @@ func loadPrices(path string) (contextwin.PriceTable, error) {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("prices file %s: %w", path, err)
 	}
-	return contextwin.DefaultPrices().Merge(t), nil
+	return t, nil
 }
 
 // printRun runs one turn and prints its table and closing line.

@@ -11,19 +11,23 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
-// DefaultInputTokenLimit is what GET models/M reports when a script sets no limit: the context
-// window of gemini-2.5-flash.
-const DefaultInputTokenLimit = 1048576
+// DefaultInputTokenLimit is what GET models/M reports when a script sets no limit, for a model
+// the catalogue does not know (a known one reports the catalogue's limit).
+const DefaultInputTokenLimit = catalog.FallbackInputTokenLimit
 
-// OutputTokenLimit is what GET models/M reports as outputTokenLimit (gemini-2.5-flash's).
+// OutputTokenLimit is what GET models/M reports as outputTokenLimit for a model the catalogue does
+// not know.
 const OutputTokenLimit = 65536
 
 // Script is what the fake model will answer, turn by turn. It is plain data so that it can live
 // in a JSON file (see LoadScript) shared by Go tests and the editors' end-to-end tests.
 type Script struct {
-	// InputTokenLimit is reported by GET models/M; 0 means DefaultInputTokenLimit. Scripts lower
+	// InputTokenLimit is reported by GET models/M; 0 means the model catalogue's limit for the
+	// model (DefaultInputTokenLimit for a model it does not know). Scripts lower
 	// it to make context-window pressure (truncation, compaction) happen in a few turns.
 	InputTokenLimit int `json:"inputTokenLimit,omitempty"`
 	// Cache sets how implicit caching is billed; the zero value bills it as the API does.

@@ -1,6 +1,7 @@
 package geminitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // maxBody bounds a request body; a real prompt stays far below it.
@@ -19,7 +22,7 @@ const maxBody = 64 << 20
 // while requests are in flight.
 type Server struct {
 	srv   *httptest.Server
-	limit int // inputTokenLimit reported by GET models/M
+	limit int // inputTokenLimit reported by GET models/M; 0: the catalogue's
 
 	mu      sync.Mutex     // guards pending, next, reqs and cache
 	pending []scripted     // turns not served yet, in script order
@@ -55,9 +58,6 @@ func NewListener(s Script, l net.Listener) *Server {
 
 func newServer(s Script) *Server {
 	srv := &Server{limit: s.InputTokenLimit, cache: newImplicitCache(s.Cache)}
-	if srv.limit <= 0 {
-		srv.limit = DefaultInputTokenLimit
-	}
 	srv.Append(s.Turns...)
 	return srv
 }
@@ -158,14 +158,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusMethodNotAllowed, "geminitest: models/"+model+" only answers GET")
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"name":                       "models/" + model,
-			"version":                    "001",
-			"displayName":                model,
-			"inputTokenLimit":            s.limit,
-			"outputTokenLimit":           OutputTokenLimit,
-			"supportedGenerationMethods": []string{"generateContent", "countTokens"},
-		})
+		writeJSON(w, http.StatusOK, s.modelInfo(model))
 		return
 	}
 
@@ -339,4 +332,25 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError sends the API's error JSON for a failure of the fake itself.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody(Fault{Status: status, Message: msg}))
+}
+
+// modelInfo is what GET models/M answers: the catalogue's limits for a model it knows, the
+// script's input limit when it sets one.
+func (s *Server) modelInfo(model string) map[string]any {
+	in, out, display := DefaultInputTokenLimit, OutputTokenLimit, model
+	if m, ok := catalog.Builtin().Lookup(model); ok {
+		in, out = m.InputTokenLimit, cmp.Or(m.OutputTokenLimit, OutputTokenLimit)
+		display = cmp.Or(m.DisplayName, model)
+	}
+	if s.limit > 0 {
+		in = s.limit
+	}
+	return map[string]any{
+		"name":                       "models/" + model,
+		"version":                    "001",
+		"displayName":                display,
+		"inputTokenLimit":            in,
+		"outputTokenLimit":           out,
+		"supportedGenerationMethods": []string{"generateContent", "countTokens"},
+	}
 }

@@ -15,6 +15,7 @@ export const serverKeys = [
   'sessionTokenCap',
   'maxCostUSD',
   'prices',
+  'models',
   'allow',
   'sandbox',
   'allowNetwork',
