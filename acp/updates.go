@@ -29,7 +29,7 @@ func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
 // as a lower bound a client would show as the cost.
 func usage(u agent.Usage) sdk.SessionUpdate {
 	up := &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: u.Used, Size: u.Size}
-	if u.Totals.CostKnown() {
+	if u.Totals.CostKnown() && !u.CostUnknown {
 		up.Cost = &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"}
 	}
 	return sdk.SessionUpdate{UsageUpdate: up}

@@ -157,4 +157,7 @@ type Usage struct {
 	Totals      contextwin.Totals    `json:"totals"`
 	Compaction  CompactionState      `json:"compactionState"` // idle, running or blocking
 	Compactions int                  `json:"compactions"`
+	// CostUnknown: some call, or the calls to come, are to a model without a known price: the
+	// cost shows as unknown, never as the $0 or lower bound Totals.Cost holds.
+	CostUnknown bool `json:"costUnknown,omitempty"`
 }

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -284,13 +285,11 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		s.ledger.Observe(u.Prompt)
 		s.lastPrompt = u.Prompt
 	}
-	model := s.opts.ModelName
-	cost, priced := s.billLocked(model, u)
-	var warnings []string
-	if !priced && s.opts.Policy.MaxCostUSD > 0 {
-		warnings = nonEmpty([]string{s.warnOnceLocked("cap", s.capWarning(model))})
-	}
-	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced})
+	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
+	cost, priced := s.billLocked(served, u)
+	warnings := s.servedWarningsLocked(served, resp.ModelStatus, priced)
+	s.served = served
+	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are

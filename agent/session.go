@@ -105,6 +105,7 @@ type Session struct {
 	running       bool
 	generation    int             // turns started; a turn's deferred cleanup acts only on its own
 	warned        map[string]bool // warnings already given this session, by key
+	served        string          // the model that served the last call
 	capped        bool
 	lastPrompt    int
 	lastActivity  time.Time

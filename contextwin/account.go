@@ -143,9 +143,13 @@ func (t Totals) CostKnown() bool { return t.Unpriced == 0 }
 
 // CostText is the cost as users read it: "$0.0063"; "unknown" when no call could be priced, and
 // "$0.0063 + unknown" when some could not. An unknown price never shows as $0.
-func (t Totals) CostText() string {
+func (t Totals) CostText() string { return t.CostTextUnknown(false) }
+
+// CostTextUnknown is CostText when the cost is also unknown for another reason (the session's
+// model has no known price, though no call has been made yet).
+func (t Totals) CostTextUnknown(unknown bool) string {
 	switch {
-	case t.Unpriced == 0:
+	case t.Unpriced == 0 && !unknown:
 		return fmt.Sprintf("$%.4f", t.Cost)
 	case t.Cost == 0:
 		return "unknown"

@@ -155,7 +155,7 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) co
 		Percent:    u.Percent,
 		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
-		Totals:     totalsOf(u.Totals),
+		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
 		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,

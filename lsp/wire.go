@@ -287,7 +287,9 @@ type fileChange struct {
 // contextResult answers reprise.context: the /context view.
 type contextResult struct {
 	contextUsageParams
-	Model       string           `json:"model"`
+	Model string `json:"model"`
+	// ServedModel is the model that answered the last call, when the API named another.
+	ServedModel string           `json:"servedModel,omitempty"`
 	Largest     []largeItem      `json:"largest"`
 	LastPrompt  int              `json:"lastPrompt"`
 	Calls       int              `json:"calls"`
@@ -316,9 +318,14 @@ type largeItem struct {
 	Stale bool `json:"stale,omitempty"` // the file changed on disk after the agent read it
 }
 
-func totalsOf(t contextwin.Totals) totals {
+func totalsOf(t contextwin.Totals) totals { return totalsUnknown(t, false) }
+
+// totalsUnknown is totalsOf when the cost is unknown for another reason too (agent.Usage's
+// CostUnknown).
+func totalsUnknown(t contextwin.Totals, unknown bool) totals {
+	unknown = unknown || !t.CostKnown()
 	return totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
-		Cost: money{Amount: t.Cost, Currency: "USD", Unknown: !t.CostKnown(), Text: t.CostText()}}
+		Cost: money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Text: t.CostTextUnknown(unknown)}}
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {

@@ -154,5 +154,25 @@ func (c *Client) describe(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return classify(err, c.key).giveUp(1)
+	return c.final(classify(err, c.key), 1)
+}
+
+// final is the error a call ends with after attempts attempts, the last one being f. A 404 is
+// the model itself missing (retired, or never served to this key): never retried, it names the
+// model and what the catalogue says to use instead, in one line.
+func (c *Client) final(f failure, attempts int) *Error {
+	e := f.giveUp(attempts)
+	if e.Status != 404 {
+		return e
+	}
+	cat := catalog.Builtin()
+	instead := "reprise models lists the models this key can use"
+	if m, ok := cat.Lookup(c.model); ok && m.Replacement != "" {
+		instead = fmt.Sprintf("use %s, the replacement the model catalogue of %s names", m.Replacement, cat.CurrentAsOf)
+		if m.Shutdown != "" {
+			instead = fmt.Sprintf("it was shut down on %s; %s", m.Shutdown, instead)
+		}
+	}
+	e.Message = fmt.Sprintf("model %s is not available (%d %s: %s): %s", c.model, f.status, f.code, f.msg, instead)
+	return e
 }

@@ -57,6 +57,13 @@ type Response struct {
 	Content      *genai.Content // Role "model"
 	Usage        Usage
 	FinishReason genai.FinishReason
+	// ModelVersion is the model that served the call (the response's modelVersion): the one
+	// asked for, a version of it, or, for a retired model, the one the API routed the call to.
+	// "" when the API did not say.
+	ModelVersion string
+	// ModelStatus is the served model's stage and retirement, when the API sends it (the Gemini
+	// API does; Vertex AI does not).
+	ModelStatus *genai.ModelStatus
 }
 
 // Usage is the token accounting of one response, as the API reports it.
@@ -105,7 +112,7 @@ func (c *Client) Generate(ctx context.Context, req *Request) iter.Seq2[Chunk, er
 			}
 			f := classify(err, c.key)
 			if !f.retry || attempt >= c.maxAttempts {
-				yield(Chunk{}, f.giveUp(attempt))
+				yield(Chunk{}, c.final(f, attempt))
 				return
 			}
 			delay := backoff(attempt, c.baseDelay, c.maxDelay, rand.Float64())
@@ -160,6 +167,8 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		usage    *genai.GenerateContentResponseUsageMetadata
 		finish   genai.FinishReason
 		feedback *genai.GenerateContentResponsePromptFeedback
+		served   string
+		status   *genai.ModelStatus
 	)
 	for r, err := range c.genai.Models.GenerateContentStream(ctx, c.model, req.Contents, c.config(req)) {
 		if err != nil {
@@ -173,6 +182,12 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		if r.UsageMetadata != nil {
 			usage = r.UsageMetadata // a running total: the last one counts
+		}
+		if r.ModelVersion != "" {
+			served = r.ModelVersion
+		}
+		if r.ModelStatus != nil {
+			status = r.ModelStatus
 		}
 		if fb := r.PromptFeedback; fb != nil && fb.BlockReason != "" {
 			feedback = fb
@@ -206,7 +221,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		return nil, true, ErrStreamCut
 	}
-	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish}, true, nil
+	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish, ModelVersion: served, ModelStatus: status}, true, nil
 }
 
 // unary runs one non-streaming attempt.
@@ -228,7 +243,7 @@ func (c *Client) unary(ctx context.Context, req *Request) (*Response, error) {
 			m.add(p)
 		}
 	}
-	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason}, nil
+	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason, ModelVersion: r.ModelVersion, ModelStatus: r.ModelStatus}, nil
 }
 
 // emitWhole yields the text and thought of a unary reply as one chunk, if there are any.

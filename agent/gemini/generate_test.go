@@ -99,6 +99,7 @@ func TestPlainReply(t *testing.T) {
 				Content:      &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "Hello, world"}}},
 				Usage:        Usage{Prompt: 4, Candidates: 3, Total: 7}, // ceil((8+8)/4), ceil(12/4)
 				FinishReason: genai.FinishReasonStop,
+				ModelVersion: "gemini-3.8-flash",
 			}
 			if diff := cmp.Diff(got.done, want); diff != "" {
 				t.Errorf("response (-got +want):\n%s", diff)

@@ -41,7 +41,11 @@ type Record struct {
 	Usage   *contextwin.CallUsage `json:"usage,omitempty"`
 	Cost    float64               `json:"cost,omitempty"` // of Usage, at the prices in force
 	// Unpriced: the model of Usage had no known price, so Cost is unknown, not zero.
-	Unpriced     bool               `json:"unpriced,omitempty"`
+	Unpriced bool `json:"unpriced,omitempty"`
+	// Model is the model that served the call of Usage (its modelVersion), and ModelStatus its
+	// stage as the API reported it.
+	Model        string             `json:"model,omitempty"`
+	ModelStatus  *genai.ModelStatus `json:"modelStatus,omitempty"`
 	Compaction   *Compaction        `json:"compaction,omitempty"`
 	Verdict      string             `json:"verdict,omitempty"`
 	RestorePoint *RestorePoint      `json:"restorePoint,omitempty"`

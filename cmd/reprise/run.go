@@ -143,6 +143,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	limit, err := client.InputTokenLimit(ctx)
+	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
+		return err
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reprise: %v; assuming %d tokens\n", err, limit)
 	}

@@ -96,6 +96,9 @@ func geminiFactory(getenv func(string) string, logger *slog.Logger) func(ctx con
 			return nil, 0, err
 		}
 		limit, err := c.InputTokenLimit(ctx)
+		if gemini.IsModelNotFound(err) { // a retired model: no session can use it
+			return nil, 0, err
+		}
 		if err != nil {
 			logger.Warn(fmt.Sprintf("%v; assuming %d tokens", err, limit))
 		}

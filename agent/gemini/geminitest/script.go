@@ -32,9 +32,23 @@ type Script struct {
 	InputTokenLimit int `json:"inputTokenLimit,omitempty"`
 	// Cache sets how implicit caching is billed; the zero value bills it as the API does.
 	Cache Cache `json:"cache,omitzero"`
+	// Routes answer requests for a model with another, as the API does for the older keys of a
+	// retired model: by the model asked for. A model the catalogue marks retired and no route
+	// names answers 404, as it does to new keys.
+	Routes map[string]Route `json:"routes,omitempty"`
 	// Turns are the replies to generateContent and streamGenerateContent requests. Each is
 	// consumed by exactly one request; see Turn.Match for how a request picks its turn.
 	Turns []Turn `json:"turns"`
+}
+
+// Route is the model that answers requests for another, and the modelStatus it reports.
+type Route struct {
+	To string `json:"to"` // the model that answers: the responses' modelVersion
+	// Stage, if set, is sent as modelStatus.modelStage (STABLE, DEPRECATED, RETIRED...), with
+	// RetirementTime (RFC 3339) and Message.
+	Stage          string `json:"stage,omitempty"`
+	RetirementTime string `json:"retirementTime,omitempty"`
+	Message        string `json:"message,omitempty"`
 }
 
 // Turn is one reply of the model, or one failure in its place.

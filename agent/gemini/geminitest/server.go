@@ -21,8 +21,9 @@ const maxBody = 64 << 20
 // Server is a running fake. It is safe for concurrent requests and for calls from the test
 // while requests are in flight.
 type Server struct {
-	srv   *httptest.Server
-	limit int // inputTokenLimit reported by GET models/M; 0: the catalogue's
+	srv    *httptest.Server
+	limit  int              // inputTokenLimit reported by GET models/M; 0: the catalogue's
+	routes map[string]Route // by the model asked for
 
 	mu      sync.Mutex     // guards pending, next, reqs and cache
 	pending []scripted     // turns not served yet, in script order
@@ -57,7 +58,7 @@ func NewListener(s Script, l net.Listener) *Server {
 }
 
 func newServer(s Script) *Server {
-	srv := &Server{limit: s.InputTokenLimit, cache: newImplicitCache(s.Cache)}
+	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, cache: newImplicitCache(s.Cache)}
 	srv.Append(s.Turns...)
 	return srv
 }
@@ -152,6 +153,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	served, status, gone := s.route(model)
+	if gone {
+		s.record(req)
+		writeError(w, http.StatusNotFound, fmt.Sprintf("This model models/%s is no longer available to new users. Please update your code to use a newer model for the latest features and improvements.", model))
+		return
+	}
 	if !hasMethod {
 		s.record(req)
 		if r.Method != http.MethodGet {
@@ -206,7 +213,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Billed in arrival order, under the lock, so that concurrent requests see each other
 		// as the API would: the earlier one is the one cached.
 		usage = replyUsage(prompt, t.Parts)
-		usage.Cached = s.cache.bill(req.Model, segs, processed(req, t.Fault))
+		// The model that answers caches: a routed request shares its prefixes.
+		usage.Cached = s.cache.bill(served, segs, processed(req, t.Fault))
 		if t.Usage != nil {
 			usage = *t.Usage
 		}
@@ -232,7 +240,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d turned function calling off, but script turn %d calls a function", n, t.index))
 		return
 	}
-	s.serveTurn(w, req, t.Turn, usage)
+	s.serveTurn(w, req, served, status, t.Turn, usage)
+}
+
+// route says which model answers a request for model, and the modelStatus it reports; gone is
+// true when none does: a model the catalogue marks retired on the day, which no route names.
+func (s *Server) route(model string) (served string, status *wireStatus, gone bool) {
+	if r, ok := s.routes[model]; ok && r.To != "" {
+		if r.Stage != "" || r.RetirementTime != "" || r.Message != "" {
+			status = &wireStatus{ModelStage: r.Stage, RetirementTime: r.RetirementTime, Message: r.Message}
+		}
+		return r.To, status, false
+	}
+	m, ok := catalog.Builtin().Lookup(model)
+	return model, nil, ok && m.RetiredAt(time.Now())
 }
 
 func callsFunction(parts []Part) bool {
@@ -259,13 +280,13 @@ func (s *Server) record(req Request) int {
 	return len(s.reqs)
 }
 
-// serveTurn answers req with t, reporting usage.
-func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, usage Usage) {
+// serveTurn answers req with t, reporting usage, as model with status.
+func (s *Server) serveTurn(w http.ResponseWriter, req Request, model string, status *wireStatus, t Turn, usage Usage) {
 	f := t.Fault
 	if !req.Stream {
 		switch {
 		case f == nil:
-			writeJSON(w, http.StatusOK, unaryReply(req.Model, t, usage))
+			writeJSON(w, http.StatusOK, unaryReply(model, status, t, usage))
 		case f.Status == 0:
 			// A dropped connection: the client sees a transport error.
 			panic(http.ErrAbortHandler)
@@ -278,7 +299,7 @@ func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, usage Usa
 		writeJSON(w, f.Status, errorBody(*f))
 		return
 	}
-	events := streamReply(req.Model, t, usage)
+	events := streamReply(model, status, t, usage)
 	if f != nil {
 		// A failed stream never finishes: what went out before the fault has no finishReason
 		// and no usage.

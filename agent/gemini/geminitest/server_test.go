@@ -162,7 +162,7 @@ func TestStreamSpreadsPartsOverChunks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			events := streamReply(model, tt.turn, Usage{Prompt: 1})
+			events := streamReply(model, nil, tt.turn, Usage{Prompt: 1})
 			var got [][]wirePart
 			for _, e := range events {
 				got = append(got, e.Candidates[0].Content.Parts)

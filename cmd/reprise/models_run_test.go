@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// TestRunRetiredModel: `reprise run --model gemini-2.5-flash` with a key the API no longer serves
+// it to ends at once, in one line that names the model and its replacement, without retrying or
+// calling the model.
+func TestRunRetiredModel(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "never"}}}}})
+	defer srv.Close()
+	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
+	start := time.Now()
+	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", "gemini-2.5-flash", "hello"}, env(vars))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %v, want well under 10 s", took)
+	}
+	if code == 0 {
+		t.Fatalf("exit 0:\n%s", out)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "model gemini-2.5-flash is not available") || !strings.Contains(lines[0], "use gemini-3.5-flash-lite") {
+		t.Errorf("stderr = %q, want one line naming the model and its replacement", errOut)
+	}
+	for _, r := range srv.Requests() {
+		if r.Method != "GET" {
+			t.Errorf("a model call was made: %s %s", r.Method, r.Path)
+		}
+	}
+}
+
+// TestRunRoutedModel: a run on a retired model the API answers with another says so, once, and
+// its closing line is priced at the model that answered.
+func TestRunRoutedModel(t *testing.T) {
+	u := &geminitest.Usage{Prompt: 100_000, Candidates: 10_000}
+	srv := geminitest.New(geminitest.Script{
+		Routes: map[string]geminitest.Route{"gemini-2.5-pro": {To: "gemini-3.8-flash"}},
+		Turns: []geminitest.Turn{
+			{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}}}, Usage: u},
+			{Parts: []geminitest.Part{{Text: "Nothing here."}}, Usage: u},
+		},
+	})
+	defer srv.Close()
+	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
+	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", "gemini-2.5-pro", "what is here?"}, env(vars))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if n := strings.Count(out, "warning: gemini-2.5-pro is retired: the API answered with gemini-3.8-flash; its calls are billed at gemini-3.8-flash's prices"); n != 1 {
+		t.Errorf("%d routing warnings, want one:\n%s", n, out)
+	}
+	if !strings.Contains(out, "warning: gemini-2.5-pro was shut down on 2026-12-01") {
+		t.Errorf("no retirement warning before the first call:\n%s", out)
+	}
+	p, _ := contextwin.Pricing{}.At("gemini-3.8-flash", time.Now(), u.Prompt)
+	cost := 2 * contextwin.CallUsage{Prompt: u.Prompt, Candidates: u.Candidates}.Cost(p)
+	if want := fmt.Sprintf("· $%.4f\n", cost); !strings.Contains(out, want) {
+		t.Errorf("closing line not priced at gemini-3.8-flash's rates (want %q):\n%s", want, out)
+	}
+}
+
+// TestRunUnknownModel: a model the catalogue lacks runs; its cost is unknown, never $0, and a
+// dollar cap says it cannot be enforced.
+func TestRunUnknownModel(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "Hi."}}}}})
+	defer srv.Close()
+	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
+	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", "gemini-9-experimental", "--max-cost", "0.5", "hello"}, env(vars))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, " output · unknown\n") || strings.Contains(out, "$0.0000") {
+		t.Errorf("closing line does not say the cost is unknown:\n%s", out)
+	}
+	if !strings.Contains(out, "warning: the dollar cap ($0.50) cannot be enforced: gemini-9-experimental has no known price") {
+		t.Errorf("no warning about the dollar cap:\n%s", out)
+	}
+}
