@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -45,6 +46,12 @@ func (s *Session) planPricesLocked() contextwin.Prices {
 func (s *Session) pricedLocked() bool {
 	_, ok := s.pricing.At(s.modelLocked(), s.opts.Now(), 0)
 	return ok
+}
+
+// thinking is what every request of the session sends about thinking.
+func (s *Session) thinking() gemini.Thinking {
+	t := s.opts.Thinking
+	return gemini.Thinking{Level: t.Level, Budget: t.Budget}
 }
 
 // cacheMinLocked is the shortest prefix the serving model caches implicitly. s.mu must be held.

@@ -302,7 +302,7 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 // the agent's own system instruction and tool declarations, function calling off, so that its
 // prefix is the one the agent's calls cached. Its usage is billed to the session like any call.
 func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
-	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents}
+	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: s.thinking()}
 	if sr.InContext {
 		s.mu.Lock()
 		req.System, req.Tools, req.NoFunctionCalls = s.prompt.text, s.prompt.decls, true

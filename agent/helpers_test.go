@@ -51,6 +51,7 @@ type fixtureOpts struct {
 	model    string           // "" = the catalogue's default
 	now      func() time.Time // nil = time.Now
 	script   geminitest.Script
+	thinking catalog.ThinkingChoice
 	external tools.External
 	grants   *tools.MCPGrants
 }
@@ -104,6 +105,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Prices:          o.prices,
 		Catalog:         cat,
 		Now:             o.now,
+		Thinking:        o.thinking,
 		InputTokenLimit: o.limit,
 		Policy:          o.policy,
 		Approver:        o.approver,

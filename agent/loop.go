@@ -225,6 +225,7 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 		Tools:    s.prompt.decls,
 		Contents: slices.Clone(s.history),
 		Stream:   s.opts.Stream,
+		Thinking: s.thinking(),
 	}
 	s.mu.Unlock()
 	attempts := 1

@@ -44,7 +44,10 @@ type Options struct {
 	// Catalog is the model catalogue, the user's models setting applied; nil = catalog.Builtin().
 	Catalog *catalog.Catalog
 	// Prices override the catalogue's (the --prices file, the prices setting); nil = none.
-	Prices   contextwin.PriceTable
+	Prices contextwin.PriceTable
+	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
+	// model's default). Catalog.Thinking resolves the user's setting into it.
+	Thinking catalog.ThinkingChoice
 	Commands *tools.Policy  // nil = tools.NewPolicy(nil, nil)
 	Approver tools.Approver // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.

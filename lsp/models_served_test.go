@@ -87,3 +87,33 @@ func TestUnknownModelCost(t *testing.T) {
 		t.Errorf("last contextUsage totals %+v, want the cost unknown", us)
 	}
 }
+
+// TestThinkingSetting: the thinking setting goes with every request of sessions created
+// afterwards as the model takes it; a level the model does not accept is refused as a whole, with
+// the levels it accepts.
+func TestThinkingSetting(t *testing.T) {
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: map[string]any{"thinking": "high"}}},
+		geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}, ThoughtSignature: "c2ln"}}},
+		text("done"))
+	id := e.ask("hello", "")
+	if end := e.turnEnd(id); end.Update.StopReason != "end_turn" {
+		t.Fatalf("turn %+v", end.Update)
+	}
+	for _, r := range e.srv.Requests() {
+		if r.Method == "POST" && (r.ThinkingLevel != "HIGH" || r.ThinkingBudget != nil) {
+			t.Errorf("request sent level %q, budget %v; want HIGH alone", r.ThinkingLevel, r.ThinkingBudget)
+		}
+	}
+
+	bad := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: map[string]any{"thinking": "minimal"}}}, text("hi"))
+	id = bad.ask("hello", "")
+	bad.turnEnd(id)
+	if got := bad.showMessages("settings not applied: gemini-3.8-flash does not accept thinking level minimal: it accepts low, medium, high"); len(got) != 1 {
+		t.Errorf("warnings %q, want one listing the accepted levels", bad.showMessages(""))
+	}
+	for _, r := range bad.srv.Requests() {
+		if r.Method == "POST" && (r.ThinkingLevel != "" || r.ThinkingBudget != nil) {
+			t.Errorf("a refused setting was sent: level %q, budget %v", r.ThinkingLevel, r.ThinkingBudget)
+		}
+	}
+}

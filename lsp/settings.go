@@ -19,7 +19,10 @@ import (
 // configuration section, and what the user settings file holds. A missing field keeps its current
 // value. The protected ones (protected.go) are taken from the user's level only.
 type Settings struct {
-	Model                     *string  `json:"model,omitempty"`
+	Model *string `json:"model,omitempty"`
+	// Thinking is "auto" (the model's default) or a level the model accepts: sent as
+	// thinkingLevel, or as a budget on 2.5 models. Sessions created afterwards.
+	Thinking                  *string  `json:"thinking,omitempty"`
 	ContextBudget             *int     `json:"contextBudget,omitempty"`
 	CompactAt                 *float64 `json:"compactAt,omitempty"`
 	BlockAt                   *float64 `json:"blockAt,omitempty"`
@@ -49,10 +52,11 @@ type Settings struct {
 
 // config is the settings in force.
 type config struct {
-	model  string
-	policy contextwin.Policy
-	allow  []string
-	prices contextwin.PriceTable // overrides of the catalogue's prices; nil = none
+	model    string
+	thinking string // catalog.Auto or a level, upper case
+	policy   contextwin.Policy
+	allow    []string
+	prices   contextwin.PriceTable // overrides of the catalogue's prices; nil = none
 	// catalog is the model catalogue with the models setting applied; models is that setting
 	// (nil: the built-in catalogue).
 	catalog *catalog.Catalog
@@ -98,6 +102,13 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.Model != nil && *s.Model != "" {
 		n.model = *s.Model
+	}
+	if s.Thinking != nil {
+		t, err := catalog.ParseThinking(*s.Thinking)
+		if err != nil {
+			return c, err
+		}
+		n.thinking = t
 	}
 	set(&n.policy.ContextBudget, s.ContextBudget)
 	set(&n.policy.KeepRecentTurns, s.KeepRecentTurns)
@@ -167,7 +178,25 @@ func (c config) apply(s Settings) (config, error) {
 	if err := n.policy.Validate(); err != nil {
 		return c, err
 	}
+	if _, err := n.thinkingFor(n.model); err != nil {
+		return c, err
+	}
 	return n, nil
+}
+
+// catalogue is the model catalogue these settings give: the built-in one, with the models
+// setting applied.
+func (c config) catalogue() *catalog.Catalog {
+	if c.catalog != nil {
+		return c.catalog
+	}
+	return catalog.Builtin()
+}
+
+// thinkingFor resolves the thinking setting for model: an error when the model does not accept
+// the level, which names those it does.
+func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
+	return c.catalogue().Thinking(model, c.thinking)
 }
 
 // commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths

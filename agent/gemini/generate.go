@@ -26,6 +26,16 @@ type Request struct {
 	// NoFunctionCalls declares Tools but forbids calling them (function calling mode NONE): a
 	// side request, such as a summary, keeps the agent's cached prefix without acting.
 	NoFunctionCalls bool
+	// Thinking sets how much the model thinks: a level (3.x and 4) or a budget (2.5); the zero
+	// value sends neither, leaving the model's default.
+	Thinking Thinking
+}
+
+// Thinking is a thinkingLevel or a thinkingBudget. Only one is ever sent: the API answers 400 to
+// both together, and Level wins if both are set.
+type Thinking struct {
+	Level  string // MINIMAL, LOW, MEDIUM, HIGH, XHIGH; "" for none
+	Budget *int   // tokens; nil for none
 }
 
 // Chunk is one step of a Generate call. Exactly one of its fields is set (Text and Thought may
@@ -153,10 +163,27 @@ func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
 		}
 	}
-	if req.IncludeThoughts {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+	if tc := thinkingConfig(req); tc != nil {
+		cfg.ThinkingConfig = tc
 	}
 	return cfg
+}
+
+// thinkingConfig is the request's thinking configuration, nil when it sets nothing. A level and
+// a budget are never sent together.
+func thinkingConfig(req *Request) *genai.ThinkingConfig {
+	t := req.Thinking
+	if !req.IncludeThoughts && t.Level == "" && t.Budget == nil {
+		return nil
+	}
+	tc := &genai.ThinkingConfig{IncludeThoughts: req.IncludeThoughts}
+	switch {
+	case t.Level != "":
+		tc.ThinkingLevel = genai.ThinkingLevel(t.Level)
+	case t.Budget != nil:
+		tc.ThinkingBudget = genai.Ptr(int32(*t.Budget))
+	}
+	return tc
 }
 
 // stream runs one streaming attempt, passing text and thought deltas to emit. more is false when

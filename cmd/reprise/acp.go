@@ -33,6 +33,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var hide listFlag
 	fs.Var(&hide, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
+	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return errUsage
@@ -49,6 +50,11 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	prices, err := loadPrices(*pricesFile)
 	if err != nil {
 		return err
+	}
+	thinking, err := catalog.Builtin().Thinking(*model, *thinkingFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "reprise acp: --thinking:", err)
+		return errUsage
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -72,6 +78,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		ConfigHome: configHome(getenv),
 		Policy:     policy,
 		Prices:     prices,
+		Thinking:   thinking,
 		Allow:      allow,
 		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
 		Secrets:    secret.FromEnv(getenv, hide...),

@@ -83,3 +83,59 @@ func TestRunUnknownModel(t *testing.T) {
 		t.Errorf("no warning about the dollar cap:\n%s", out)
 	}
 }
+
+// TestRunThinking: --thinking low puts thinkingLevel LOW on every request and no budget; on a 2.5
+// model a level is its budget; a level the model does not take is refused before anything runs,
+// with the levels it accepts. Thinking tokens show in the closing line.
+func TestRunThinking(t *testing.T) {
+	for _, tt := range []struct {
+		model, level string
+		wantLevel    string
+		wantBudget   int
+	}{
+		{"gemini-3.8-flash", "low", "LOW", 0},
+		{"gemini-2.5-flash-lite", "medium", "", 8192},
+	} {
+		srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+			{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}, ThoughtSignature: "c2ln"}}},
+			{Parts: []geminitest.Part{{Text: "Nothing here."}}, Usage: &geminitest.Usage{Prompt: 1200, Candidates: 4, Thoughts: 250}},
+		}})
+		vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
+		code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", tt.model, "--thinking", tt.level, "what is here?"}, env(vars))
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s\n%s", tt.model, code, errOut, out)
+		}
+		posts := 0
+		for _, r := range srv.Requests() {
+			if r.Method != "POST" {
+				continue
+			}
+			posts++
+			budget := 0
+			if r.ThinkingBudget != nil {
+				budget = *r.ThinkingBudget
+			}
+			if r.ThinkingLevel != tt.wantLevel || budget != tt.wantBudget {
+				t.Errorf("%s: a request sent level %q, budget %d; want %q, %d", tt.model, r.ThinkingLevel, budget, tt.wantLevel, tt.wantBudget)
+			}
+		}
+		if posts != 2 {
+			t.Errorf("%s: %d model calls, want 2", tt.model, posts)
+		}
+		if !strings.Contains(out, " output (250 thinking) · ") {
+			t.Errorf("%s: the closing line does not show the thinking tokens:\n%s", tt.model, out)
+		}
+	}
+
+	for _, args := range [][]string{
+		{"run", "--thinking", "minimal", "task"},
+		{"run", "--model", "gemini-4-argon", "--thinking", "xhigh", "task"},
+		{"acp", "--thinking", "minimal"},
+	} {
+		code, _, errOut := runMain(t, args, env(map[string]string{"GEMINI_API_KEY": "k"}))
+		if code != 2 || !strings.Contains(errOut, "does not accept thinking level") || !strings.Contains(errOut, "it accepts low, medium, high") {
+			t.Errorf("%v: exit %d, %q; want a usage error listing the accepted levels", args, code, errOut)
+		}
+	}
+}

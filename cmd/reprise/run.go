@@ -34,6 +34,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // runFlags are the settings of a headless run.
 type runFlags struct {
 	workspace, model string
+	thinking         string
 	policy           contextwin.Policy
 	allow            listFlag
 	yes, verbose     bool
@@ -59,6 +60,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
 	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
+	fs.StringVar(&f.thinking, "thinking", catalog.Auto, thinkingUsage)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -96,6 +98,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	if f.mcpToolBudget < 0 {
 		fmt.Fprintln(stderr, "reprise run: --mcp-tool-budget must be 0 (no cap) or a number of tokens")
+		return f, nil, errUsage
+	}
+	if _, err := catalog.Builtin().Thinking(f.model, f.thinking); err != nil {
+		fmt.Fprintln(stderr, "reprise run: --thinking:", err)
 		return f, nil, errUsage
 	}
 	if _, err := sandbox.ParseMode(f.sandbox); err != nil {
@@ -153,13 +159,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	thinking, _ := catalog.Builtin().Thinking(f.model, f.thinking) // checked by parseRunFlags
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
 		approver = allowAll{out: stderr}
 	}
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
-		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
+		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices, thinking: thinking,
 		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths},
 		external: servers, allowMCP: f.allowMCP,
 	})
@@ -208,9 +215,10 @@ type sessionSetup struct {
 	logger          *slog.Logger
 	maxTurnRequests int
 	prices          contextwin.PriceTable // overrides of the catalogue's prices; nil = none
-	sandbox         sandbox.Config        // its Workspace is set by newSession
-	external        *mcp.Manager          // the MCP servers; nil = none
-	allowMCP        []string              // --allow-mcp
+	thinking        catalog.ThinkingChoice
+	sandbox         sandbox.Config // its Workspace is set by newSession
+	external        *mcp.Manager   // the MCP servers; nil = none
+	allowMCP        []string       // --allow-mcp
 }
 
 // newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
@@ -245,6 +253,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		Logger:          set.logger,
 		MaxTurnRequests: set.maxTurnRequests,
 		Prices:          set.prices,
+		Thinking:        set.thinking,
 		Sandbox:         box,
 		Secrets:         secret.FromEnv(getenv, set.sandbox.HidePaths...),
 		MCPGrants:       tools.NewMCPGrants(set.allowMCP),
@@ -290,6 +299,9 @@ func (h *headless) Close() error {
 	h.Session.Close()
 	return h.log.Close()
 }
+
+// thinkingUsage documents --thinking in run and acp.
+const thinkingUsage = `how much the model thinks: "auto" (the model's default) or a level it accepts (minimal, low, medium, high, xhigh; reprise models lists each model's), sent as thinkingLevel, or as a thinking budget on 2.5 models`
 
 // loadPrices reads a price file: prices by model that override the catalogue's.
 func loadPrices(path string) (contextwin.PriceTable, error) {

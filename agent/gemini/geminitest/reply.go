@@ -25,9 +25,10 @@ type wireStatus struct {
 }
 
 type wireCandidate struct {
-	Content      wireContent `json:"content"`
-	FinishReason string      `json:"finishReason,omitempty"`
-	Index        int         `json:"index"`
+	Content           wireContent `json:"content"`
+	FinishReason      string      `json:"finishReason,omitempty"`
+	ContinuationToken string      `json:"continuationToken,omitempty"`
+	Index             int         `json:"index"`
 }
 
 type wireContent struct {
@@ -102,7 +103,7 @@ func unaryReply(model string, status *wireStatus, t Turn, u Usage) wireResponse 
 		parts = append(parts, piece(p, p.Text, true))
 	}
 	return wireResponse{
-		Candidates:    []wireCandidate{{Content: wireContent{Role: "model", Parts: parts}, FinishReason: finishReason(t)}},
+		Candidates:    []wireCandidate{{Content: wireContent{Role: "model", Parts: parts}, FinishReason: finishReason(t), ContinuationToken: t.ContinuationToken}},
 		UsageMetadata: u.wire(),
 		ModelVersion:  model,
 		ModelStatus:   status,
@@ -154,6 +155,7 @@ func streamReply(model string, status *wireStatus, t Turn, u Usage) []wireRespon
 	}
 	last := &events[len(events)-1]
 	last.Candidates[0].FinishReason = finishReason(t)
+	last.Candidates[0].ContinuationToken = t.ContinuationToken
 	last.UsageMetadata = u.wire()
 	return events
 }

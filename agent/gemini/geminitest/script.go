@@ -36,6 +36,11 @@ type Script struct {
 	// retired model: by the model asked for. A model the catalogue marks retired and no route
 	// names answers 404, as it does to new keys.
 	Routes map[string]Route `json:"routes,omitempty"`
+	// Models are the ids GET models (models.list) answers, in order, each with the catalogue's
+	// limits (DefaultInputTokenLimit for one it does not know); nil lists the catalogue's models
+	// that are not retired. An id starting "embedding" or "text-embedding" is listed as an
+	// embedding model (embedContent only).
+	Models []string `json:"models,omitempty"`
 	// Turns are the replies to generateContent and streamGenerateContent requests. Each is
 	// consumed by exactly one request; see Turn.Match for how a request picks its turn.
 	Turns []Turn `json:"turns"`
@@ -74,6 +79,10 @@ type Turn struct {
 	Delay string `json:"delay,omitempty"`
 	// FinishReason is sent on the last event; empty means STOP.
 	FinishReason string `json:"finishReason,omitempty"`
+	// ContinuationToken, standard base64, is sent on the last event's candidate: with
+	// FinishReason "CONTINUATION" it is a reply the API would have the client fetch the rest of
+	// (go-genai's automatic continuation). A request that sends it back is refused.
+	ContinuationToken string `json:"continuationToken,omitempty"`
 	// Fault, if set, makes this turn fail instead of (or part way through) the reply.
 	Fault *Fault `json:"fault,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -24,12 +25,16 @@ type Server struct {
 	srv    *httptest.Server
 	limit  int              // inputTokenLimit reported by GET models/M; 0: the catalogue's
 	routes map[string]Route // by the model asked for
+	models []string         // what models.list answers
 
-	mu      sync.Mutex     // guards pending, next, reqs and cache
+	mu      sync.Mutex     // guards pending, next, reqs, cache and signatures
 	pending []scripted     // turns not served yet, in script order
 	next    int            // script index the next appended turn gets
 	reqs    []Request      // every request received, in order
 	cache   *implicitCache // the requests served so far, for cachedContentTokenCount
+	// signatures are the thought signatures of the function calls sent, by callKey: a request
+	// must send one of them back on its call while the call is in the current turn.
+	signatures map[string][]string
 }
 
 // scripted is a turn waiting to be served, with its index in the script.
@@ -58,7 +63,14 @@ func NewListener(s Script, l net.Listener) *Server {
 }
 
 func newServer(s Script) *Server {
-	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, cache: newImplicitCache(s.Cache)}
+	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache)}
+	if srv.models == nil {
+		for _, m := range catalog.Builtin().Models() {
+			if !m.RetiredAt(time.Now()) {
+				srv.models = append(srv.models, m.ID)
+			}
+		}
+	}
 	srv.Append(s.Turns...)
 	return srv
 }
@@ -131,6 +143,10 @@ func (s *Server) take(body []byte) (scripted, bool) {
 
 // ServeHTTP serves the v1beta models endpoints the genai client uses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1beta/models" && r.Method == http.MethodGet {
+		s.list(w, r)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
 	if !ok || rest == "" {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("geminitest: no such endpoint %s %s", r.Method, r.URL.Path))
@@ -206,6 +222,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
+	if msg := s.reject(served, req); msg != "" {
+		s.reqs = append(s.reqs, req)
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
 	t, ok := s.take(body)
 	var usage Usage
 	if ok {
@@ -220,6 +242,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		if t.Fault == nil {
 			req.Usage = &usage
+		}
+		if processed(req, t.Fault) {
+			s.remember(t.Turn)
 		}
 	}
 	s.reqs = append(s.reqs, req)
@@ -353,6 +378,33 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError sends the API's error JSON for a failure of the fake itself.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody(Fault{Status: status, Message: msg}))
+}
+
+// list answers GET models (models.list): a page of pageSize models (50 by default) from
+// pageToken, an index, and the token of the next page.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	s.record(Request{Method: r.Method, Path: r.URL.Path, HasAPIKey: r.Header.Get("x-goog-api-key") != "", Turn: -1})
+	q := r.URL.Query()
+	size, _ := strconv.Atoi(q.Get("pageSize"))
+	if size <= 0 {
+		size = 50
+	}
+	from, _ := strconv.Atoi(q.Get("pageToken"))
+	from = min(max(from, 0), len(s.models))
+	to := min(from+size, len(s.models))
+	var page []map[string]any
+	for _, id := range s.models[from:to] {
+		info := s.modelInfo(id)
+		if strings.HasPrefix(id, "embedding") || strings.HasPrefix(id, "text-embedding") {
+			info["supportedGenerationMethods"] = []string{"embedContent"}
+		}
+		page = append(page, info)
+	}
+	body := map[string]any{"models": page}
+	if to < len(s.models) {
+		body["nextPageToken"] = strconv.Itoa(to)
+	}
+	writeJSON(w, http.StatusOK, body)
 }
 
 // modelInfo is what GET models/M answers: the catalogue's limits for a model it knows, the
