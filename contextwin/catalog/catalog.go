@@ -312,8 +312,20 @@ func (m Model) RetiredAt(t time.Time) bool {
 // that day (UTC), its long tier when the prompt is above the tier's threshold. ok is false when
 // the row has no prices.
 func (m Model) RatesAt(t time.Time, prompt int) (Rates, bool) {
-	if len(m.Prices) == 0 {
+	p, ok := m.PriceAt(t)
+	if !ok {
 		return Rates{}, false
+	}
+	if p.Long != nil && prompt > p.Long.Above {
+		return p.Long.Rates, true
+	}
+	return p.Rates, true
+}
+
+// PriceAt is the price in force on t's day (UTC); ok is false when the row has no prices.
+func (m Model) PriceAt(t time.Time) (Price, bool) {
+	if len(m.Prices) == 0 {
+		return Price{}, false
 	}
 	p := m.Prices[0]
 	for _, q := range m.Prices[1:] {
@@ -321,10 +333,7 @@ func (m Model) RatesAt(t time.Time, prompt int) (Rates, bool) {
 			p = q
 		}
 	}
-	if p.Long != nil && prompt > p.Long.Above {
-		return p.Long.Rates, true
-	}
-	return p.Rates, true
+	return p, true
 }
 
 // Overlay returns the catalogue with the rows of the models setting applied: an object of

@@ -211,3 +211,47 @@ func TestParseRejects(t *testing.T) {
 		}
 	}
 }
+
+func TestJoin(t *testing.T) {
+	c := Builtin()
+	day := date("2026-12-01")
+	listed := []Listed{
+		{ID: "gemini-9-experimental", DisplayName: "Gemini 9 Experimental", InputTokenLimit: 2_000_000},
+		{ID: "gemini-3.8-flash", InputTokenLimit: 1_000_000},
+		{ID: "gemini-2.5-flash"}, // retired, still listed for an older key
+	}
+	ids := func(es []Entry) []string {
+		var out []string
+		for _, e := range es {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	got := c.Join(listed, day, false)
+	if diff := cmp.Diff(ids(got), []string{"gemini-3.8-flash", "gemini-9-experimental"}); diff != "" {
+		t.Errorf("listed, retired hidden (-got +want):\n%s", diff)
+	}
+	flash, unknown := got[0], got[1]
+	if !flash.Known || !flash.Listed || flash.InputTokenLimit != 1_000_000 || !flash.Priced || flash.Rates != (Rates{0.75, 0.075, 3.75}) ||
+		flash.CacheMinTokens != 4096 || !flash.ExplicitCaching || flash.Thinking.Default != "MEDIUM" {
+		t.Errorf("gemini-3.8-flash: %+v", flash)
+	}
+	if unknown.Known || unknown.Priced || unknown.DisplayName != "Gemini 9 Experimental" || unknown.InputTokenLimit != 2_000_000 || unknown.CacheMinTokens != FallbackCacheMinTokens {
+		t.Errorf("a model the catalogue lacks: %+v", unknown)
+	}
+	all := c.Join(listed, day, true)
+	if len(all) != len(c.Models())+1 {
+		t.Errorf("--all: %d entries, want every catalogue row and the unknown one", len(all))
+	}
+	for _, e := range all {
+		if e.ID == "gemini-2.5-flash" && (!e.Retired || !e.Listed || e.Replacement != "gemini-3.5-flash-lite") {
+			t.Errorf("retired entry: %+v", e)
+		}
+		if e.ID == "gemini-4-argon" && e.Listed {
+			t.Errorf("gemini-4-argon is not listed by the API: %+v", e)
+		}
+		if e.ID == "gemini-3.1-pro-preview" && (e.Long == nil || e.Long.Above != 200_000) {
+			t.Errorf("gemini-3.1-pro-preview has no long tier: %+v", e)
+		}
+	}
+}
