@@ -58,7 +58,9 @@ func modelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		enc.SetIndent("", "  ")
 		return enc.Encode(entries)
 	}
-	printModels(stdout, entries, cat, now)
+	if err := printModels(stdout, entries, cat, now); err != nil {
+		return err
+	}
 	switch {
 	case err != nil:
 	case cached:
@@ -70,7 +72,7 @@ func modelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 }
 
 // printModels prints one row per model.
-func printModels(w io.Writer, entries []catalog.Entry, cat *catalog.Catalog, now time.Time) {
+func printModels(w io.Writer, entries []catalog.Entry, cat *catalog.Catalog, now time.Time) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "model\tstatus\tcontext\t$/1M in · cached · out\tcache min\texplicit cache\tthinking")
 	for _, e := range entries {
@@ -103,10 +105,13 @@ func printModels(w io.Writer, entries []catalog.Entry, cat *catalog.Catalog, now
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, status, kilo(e.InputTokenLimit), prices, cacheMin, explicit, thinking)
 	}
-	tw.Flush()
-	fmt.Fprintf(w, "\nPrices of %s from the model catalogue current as of %s; a model it does not know is priced unknown\n"+
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\nPrices of %s from the model catalogue current as of %s; a model it does not know is priced unknown\n"+
 		"(give one with --prices or the prices setting). Thinking: the levels --thinking accepts, the default in brackets.\n",
 		now.Format(time.DateOnly), cat.CurrentAsOf)
+	return err
 }
 
 func dollars(v float64) string {
