@@ -143,6 +143,12 @@ type env struct {
 // start runs the agent on pipes against the scripted model, with a client connected.
 func start(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool) *env {
 	t.Helper()
+	return startModel(t, model, ws, home, hasKey, "gemini-3.8-flash")
+}
+
+// startModel is start with the model a session asks for.
+func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool, name string) *env {
+	t.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	ctx, cancel := context.WithCancel(t.Context())
@@ -150,7 +156,7 @@ func start(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool)
 	go func() {
 		defer close(done)
 		_ = Serve(ctx, agentIn, agentOut, Options{
-			Version: "test", Model: "gemini-2.5-flash", HasKey: hasKey, StateHome: home,
+			Version: "test", Model: name, HasKey: hasKey, StateHome: home,
 			Policy: policy(),
 			Logger: slog.New(slog.DiscardHandler),
 			NewModel: func(ctx context.Context, name string) (agent.Model, int, error) {

@@ -111,7 +111,11 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 // contextMarkdown is the /context view: the window by category, the largest items, the totals.
 func contextMarkdown(r agent.Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "**Context** · %s · %s/%s tokens (%.1f%%, %s)\n\n| | tokens | share |\n|---|---:|---:|\n", r.Model, contextwin.Kilo(r.Used), contextwin.Kilo(r.Size), r.Percent, r.Source)
+	model := r.Model
+	if r.ServedModel != "" {
+		model += " (answered by " + r.ServedModel + ")"
+	}
+	fmt.Fprintf(&b, "**Context** · %s · %s/%s tokens (%.1f%%, %s)\n\n| | tokens | share |\n|---|---:|---:|\n", model, contextwin.Kilo(r.Used), contextwin.Kilo(r.Size), r.Percent, r.Source)
 	bd := r.Breakdown
 	for _, row := range []struct {
 		name string
@@ -127,8 +131,8 @@ func contextMarkdown(r agent.Report) string {
 		}
 	}
 	t := r.Totals
-	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · $%.4f · %d compaction(s)\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost, r.Compactions)
+	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · %s · %d compaction(s)\n",
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.CostTextUnknown(r.CostUnknown), r.Compactions)
 	return b.String()
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // AuthMethodID is the one authentication method: the key in the agent's environment.
@@ -42,10 +43,12 @@ type Options struct {
 	ConfigHome string
 	Policy     contextwin.Policy
 	Prices     contextwin.PriceTable
-	Allow      []string
-	Sandbox    sandbox.Config // its Workspace is set per session
-	Secrets    *secret.Redactor
-	Logger     *slog.Logger
+	// Thinking is sent with every request (catalog.Catalog.Thinking resolves --thinking).
+	Thinking catalog.ThinkingChoice
+	Allow    []string
+	Sandbox  sandbox.Config // its Workspace is set per session
+	Secrets  *secret.Redactor
+	Logger   *slog.Logger
 }
 
 // server is the ACP agent of one connection.
@@ -258,6 +261,7 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 		InputTokenLimit: limit,
 		Policy:          s.opts.Policy,
 		Prices:          s.opts.Prices,
+		Thinking:        s.opts.Thinking,
 		Commands:        l.commands,
 		Approver:        approver{srv: s, sessionID: id},
 		Sandbox:         box,

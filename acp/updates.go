@@ -24,14 +24,15 @@ func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
 	}
 }
 
-// usage is the usage_update of a session's window and cost.
+// usage is the usage_update of a session's window and cost. A cost that is not known (a call to
+// a model without a known price) is left out, as ACP's optional field allows, rather than sent
+// as a lower bound a client would show as the cost.
 func usage(u agent.Usage) sdk.SessionUpdate {
-	return sdk.SessionUpdate{UsageUpdate: &sdk.SessionUsageUpdate{
-		SessionUpdate: "usage_update",
-		Used:          u.Used,
-		Size:          u.Size,
-		Cost:          &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"},
-	}}
+	up := &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: u.Used, Size: u.Size}
+	if u.Totals.CostKnown() && !u.CostUnknown {
+		up.Cost = &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"}
+	}
+	return sdk.SessionUpdate{UsageUpdate: up}
 }
 
 // afterSetup follows session/new and session/load: the slash commands, then the usage. It runs
@@ -133,6 +134,8 @@ func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) 
 		s.compactionUpdate(ctx, id, ev.Compaction)
 	case agent.EventUsage:
 		s.send(ctx, id, usage(*ev.Usage))
+	case agent.EventWarning:
+		s.send(ctx, id, sdk.UpdateAgentMessageText("[Reprise: warning: "+ev.Text+"]\n"))
 	case agent.EventRetry:
 		r := ev.Retry
 		s.send(ctx, id, sdk.UpdateAgentThoughtText(fmt.Sprintf("\n[the model call failed (%s); trying again, attempt %d]\n", r.Err, r.Attempt)))

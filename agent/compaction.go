@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,7 +98,7 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 	return contextwin.PlanCompaction(msgs, func(i int) bool { return s.history[i] != nil && s.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
 		Fixed: est.Tokens(s.prompt.estimate()), Before: before,
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
-		MinCached:       contextwin.MinCachedTokens(s.opts.ModelName),
+		MinCached:       s.cacheMinLocked(),
 		KeepRecentTurns: s.opts.Policy.KeepRecentTurns,
 		Target:          int(s.opts.Policy.CompactAt * float64(s.Window())),
 	})
@@ -111,10 +112,10 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 func (s *Session) worthLocked(plan contextwin.Plan, calls int) bool {
 	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
 	cached := 0
-	if s.lastPrompt >= contextwin.MinCachedTokens(s.opts.ModelName) {
+	if s.lastPrompt >= s.cacheMinLocked() {
 		cached = s.lastPrompt
 	}
-	saving, cost := plan.Worth(s.prices, cached, horizon)
+	saving, cost := plan.Worth(s.planPricesLocked(), cached, horizon)
 	return saving > cost
 }
 
@@ -301,7 +302,7 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 // the agent's own system instruction and tool declarations, function calling off, so that its
 // prefix is the one the agent's calls cached. Its usage is billed to the session like any call.
 func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
-	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents}
+	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: s.thinking()}
 	if sr.InContext {
 		s.mu.Lock()
 		req.System, req.Tools, req.NoFunctionCalls = s.prompt.text, s.prompt.decls, true
@@ -317,8 +318,9 @@ func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (
 		u := ch.Done.Usage
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		s.mu.Lock()
-		s.totals.Add(cu, s.prices)
-		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cu.Cost(s.prices)})
+		served := cmp.Or(ch.Done.ModelVersion, s.opts.ModelName)
+		cost, priced := s.billLocked(served, cu)
+		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus})
 		s.mu.Unlock()
 		var b strings.Builder
 		if ch.Done.Content != nil {

@@ -44,7 +44,7 @@ func TestBackgroundCompaction(t *testing.T) {
 	p.ContextBudget, p.KeepRecentTurns = 5000, 2
 	noDiscount := contextwin.PriceTable{"gemini": {Input: 1, CachedInput: 1, Output: 0}}
 	turns := append(readTurns(16), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
-	f := newFixture(t, fixtureOpts{policy: p, stream: true, files: notes(16, 800), prices: noDiscount}, turns...)
+	f := newFixture(t, fixtureOpts{policy: p, stream: true, files: notes(16, 800), prices: noDiscount, cacheMin: 1024}, turns...)
 	evs, err := f.run(t.Context(), "Read every note.")
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,9 @@ const (
 	EventUsage      EventType = "usage"      // the context usage changed
 	EventModelCall  EventType = "model_call" // one model call finished: a row of the turn table
 	EventRetry      EventType = "retry"      // the model call is retried; Discard voids streamed text
+	// EventWarning is something the user must hear once per session, in Text: a retired model,
+	// a call answered by another model, a dollar cap that cannot be enforced.
+	EventWarning EventType = "warning"
 )
 
 // StopReason says why a turn ended. The values are saved in session logs; what an editor sees is
@@ -121,9 +124,10 @@ type CallRecord struct {
 	Turn     int    `json:"turn"` // model calls since the session began
 	Prompt   int    `json:"prompt"`
 	Cached   int    `json:"cached"`
-	Output   int    `json:"output"`
-	Tool     string `json:"tool,omitempty"`   // tools the model called, comma-separated
-	Detail   string `json:"detail,omitempty"` // e.g. the command run
+	Output   int    `json:"output"`             // thinking included
+	Thoughts int    `json:"thoughts,omitempty"` // the thinking part of Output
+	Tool     string `json:"tool,omitempty"`     // tools the model called, comma-separated
+	Detail   string `json:"detail,omitempty"`   // e.g. the command run
 	Attempts int    `json:"attempts"`
 }
 
@@ -153,4 +157,7 @@ type Usage struct {
 	Totals      contextwin.Totals    `json:"totals"`
 	Compaction  CompactionState      `json:"compactionState"` // idle, running or blocking
 	Compactions int                  `json:"compactions"`
+	// CostUnknown: some call, or the calls to come, are to a model without a known price: the
+	// cost shows as unknown, never as the $0 or lower bound Totals.Cost holds.
+	CostUnknown bool `json:"costUnknown,omitempty"`
 }

@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +20,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // fixture is a workspace, a fake model and a session over both, through the real genai client.
@@ -42,6 +45,13 @@ type fixtureOpts struct {
 	secrets  *secret.Redactor // nil = the process environment's credentials
 	journal  bool             // save the session in a store, as the server does
 	prices   contextwin.PriceTable
+	// cacheMin, if set, is the session model's implicit-cache minimum, for the fake and in the
+	// catalogue the session plans with (short scripted prompts that still cache).
+	cacheMin int
+	model    string           // "" = the catalogue's default
+	now      func() time.Time // nil = time.Now
+	script   geminitest.Script
+	thinking catalog.ThinkingChoice
 	external tools.External
 	grants   *tools.MCPGrants
 }
@@ -70,17 +80,32 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 	if o.setup != nil {
 		o.setup(t, ws)
 	}
-	srv := geminitest.New(geminitest.Script{Turns: turns})
+	script := o.script
+	script.Turns = append(script.Turns, turns...)
+	if o.cacheMin > 0 {
+		script.Cache.MinTokens = o.cacheMin
+	}
+	srv := geminitest.New(script)
 	t.Cleanup(srv.Close)
-	client, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
+	client, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", Model: o.model, BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
+	}
+	var cat *catalog.Catalog
+	if o.cacheMin > 0 {
+		row := json.RawMessage(fmt.Sprintf(`{"cacheMinTokens": %d}`, o.cacheMin))
+		if cat, err = catalog.Builtin().Overlay(map[string]json.RawMessage{client.Model(): row}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opts := Options{
 		Workspace:       ws,
 		Model:           client,
 		ModelName:       client.Model(),
 		Prices:          o.prices,
+		Catalog:         cat,
+		Now:             o.now,
+		Thinking:        o.thinking,
 		InputTokenLimit: o.limit,
 		Policy:          o.policy,
 		Approver:        o.approver,

@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -76,8 +77,12 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
 	s.lastActivity = s.opts.Now()
 	u := s.usageLocked()
+	warnings := s.turnWarningsLocked()
 	s.mu.Unlock()
 	em.send(Event{Type: EventUsage, Usage: &u})
+	for _, w := range warnings {
+		em.send(Event{Type: EventWarning, Text: w})
+	}
 
 	for calls := 0; ; calls++ {
 		if ctx.Err() != nil || em.stopped {
@@ -97,7 +102,10 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 			return StopError, err
 		}
 		fcs := functionCalls(resp.Content)
-		rec := s.record(resp, fcs, attempts)
+		rec, warnings := s.record(resp, fcs, attempts)
+		for _, w := range warnings {
+			em.send(Event{Type: EventWarning, Text: w})
+		}
 		em.send(Event{Type: EventModelCall, Call: &rec})
 		s.sendUsage(em)
 		if len(fcs) == 0 {
@@ -217,6 +225,7 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 		Tools:    s.prompt.decls,
 		Contents: slices.Clone(s.history),
 		Stream:   s.opts.Stream,
+		Thinking: s.thinking(),
 	}
 	s.mu.Unlock()
 	attempts := 1
@@ -263,8 +272,9 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 	return nil, attempts, errors.New("model call: the stream ended without a response")
 }
 
-// record appends the model's reply and learns from its usage.
-func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) CallRecord {
+// record appends the model's reply, learns from its usage and bills it. It returns the row of the
+// turn table and the warnings the call gives rise to.
+func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) (CallRecord, []string) {
 	u := contextwin.CallUsage{Prompt: resp.Usage.Prompt, Cached: resp.Usage.Cached, Candidates: resp.Usage.Candidates, Thoughts: resp.Usage.Thoughts}
 	content := resp.Content
 	if content.Role == "" {
@@ -276,14 +286,17 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		s.ledger.Observe(u.Prompt)
 		s.lastPrompt = u.Prompt
 	}
-	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: u.Cost(s.prices)})
+	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
+	cost, priced := s.billLocked(served, u)
+	warnings := s.servedWarningsLocked(served, resp.ModelStatus, priced)
+	s.served = served
+	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
 	}
-	s.totals.Add(u, s.prices)
 	s.calls++
-	rec := CallRecord{Turn: s.calls, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Attempts: attempts}
+	rec := CallRecord{Turn: s.calls, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
 	var names []string
 	for _, fc := range fcs {
 		names = append(names, fc.Name)
@@ -292,7 +305,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	if len(fcs) > 0 {
 		_, rec.Detail = describe(fcs[0])
 	}
-	return rec
+	return rec, warnings
 }
 
 // describe returns a call's title and its main argument.

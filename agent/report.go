@@ -8,8 +8,10 @@ import (
 
 // Report is the /context view of a session.
 type Report struct {
-	SessionID   string            `json:"sessionId"`
-	Model       string            `json:"model"`
+	SessionID string `json:"sessionId"`
+	Model     string `json:"model"`
+	// ServedModel is the model that answered the last call, when the API named another.
+	ServedModel string            `json:"servedModel,omitempty"`
 	Usage                         // used, size, percent, breakdown, totals, compaction
 	Largest     []contextwin.Item `json:"largest"`
 	LastPrompt  int               `json:"lastPrompt"` // the model's count for the last call
@@ -48,6 +50,7 @@ func (s *Session) Context() Report {
 	return Report{
 		SessionID:   s.opts.ID,
 		Model:       s.opts.ModelName,
+		ServedModel: s.servedOtherLocked(),
 		Usage:       s.usageLocked(),
 		Largest:     contextwin.LargestItems(s.history, 10, &s.ledger.Estimator),
 		LastPrompt:  s.lastPrompt,
@@ -89,5 +92,6 @@ func (s *Session) usageLocked() Usage {
 		Totals:      s.totals,
 		Compaction:  state,
 		Compactions: len(s.checkpoints),
+		CostUnknown: !s.totals.CostKnown() || !s.pricedLocked(),
 	}
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Model is what the loop needs from a model: one streamed or unary call.
@@ -40,9 +41,15 @@ type Options struct {
 	ModelName       string
 	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
 	Policy          contextwin.Policy
-	Prices          contextwin.PriceTable
-	Commands        *tools.Policy  // nil = tools.NewPolicy(nil, nil)
-	Approver        tools.Approver // nil = refuse what the policy does not allow
+	// Catalog is the model catalogue, the user's models setting applied; nil = catalog.Builtin().
+	Catalog *catalog.Catalog
+	// Prices override the catalogue's (the --prices file, the prices setting); nil = none.
+	Prices contextwin.PriceTable
+	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
+	// model's default). Catalog.Thinking resolves the user's setting into it.
+	Thinking catalog.ThinkingChoice
+	Commands *tools.Policy  // nil = tools.NewPolicy(nil, nil)
+	Approver tools.Approver // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.
 	Sandbox *sandbox.Sandbox
 	// Secrets are redacted from everything that reaches the model or the journal; nil = the
@@ -75,7 +82,8 @@ type Session struct {
 	opts   Options
 	env    *tools.Env
 	prompt systemPrompt
-	prices contextwin.Prices
+	// pricing prices each call at the model that served it, on the day it was made.
+	pricing contextwin.Pricing
 
 	// mu guards everything below.
 	mu            sync.Mutex
@@ -98,7 +106,9 @@ type Session struct {
 	unannounced   []string          // stale files the model has not been told about
 	rereads       int
 	running       bool
-	generation    int // turns started; a turn's deferred cleanup acts only on its own
+	generation    int             // turns started; a turn's deferred cleanup acts only on its own
+	warned        map[string]bool // warnings already given this session, by key
+	served        string          // the model that served the last call
 	capped        bool
 	lastPrompt    int
 	lastActivity  time.Time
@@ -122,8 +132,8 @@ func New(opts Options) (*Session, error) {
 	if err := opts.Policy.Validate(); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
-	if opts.Prices == nil {
-		opts.Prices = contextwin.DefaultPrices()
+	if opts.Catalog == nil {
+		opts.Catalog = catalog.Builtin()
 	}
 	if opts.Commands == nil {
 		opts.Commands = tools.NewPolicy(nil, nil)
@@ -156,7 +166,7 @@ func New(opts Options) (*Session, error) {
 // init finishes New and Resume.
 func (s *Session) init() *Session {
 	opts := s.opts
-	s.prices, _ = opts.Prices.Lookup(opts.ModelName)
+	s.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
 	s.env = s.newEnv()
 	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
 	s.ledger.SetFixed(s.prompt.estimate())

@@ -1,7 +1,11 @@
 package contextwin
 
 import (
+	"fmt"
 	"strings"
+	"time"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Prices are US dollars per million tokens.
@@ -11,19 +15,33 @@ type Prices struct {
 	Output      float64 `json:"output"`
 }
 
-// PriceTable maps a model name (or a prefix of it) to its prices.
+// PriceTable maps a model name (or a prefix of it) to prices that override the catalogue's: the
+// --prices file and the prices setting.
 type PriceTable map[string]Prices
 
-// DefaultPrices are the Gemini API's list prices for prompts up to 200k tokens (paid tier, text),
-// as published in 2026; a user can override any entry.
-func DefaultPrices() PriceTable {
-	return PriceTable{
-		"gemini-2.5-flash-lite": {Input: 0.10, CachedInput: 0.01, Output: 0.40},
-		"gemini-2.5-flash":      {Input: 0.30, CachedInput: 0.03, Output: 2.50},
-		"gemini-2.5-pro":        {Input: 1.25, CachedInput: 0.125, Output: 10.00},
-		"gemini-3-flash":        {Input: 0.50, CachedInput: 0.05, Output: 3.00},
-		"gemini-3-pro":          {Input: 2.00, CachedInput: 0.20, Output: 12.00},
+// Pricing prices calls: a user's override first, else the catalogue's row for the model at the
+// call's date and prompt size (prices change on dated days; long prompts have their own tier).
+type Pricing struct {
+	Catalog   *catalog.Catalog // nil: catalog.Builtin()
+	Overrides PriceTable
+}
+
+// At returns the prices of a call to model made at t whose prompt is prompt tokens. ok is false
+// when neither the overrides nor the catalogue price model: its cost is then unknown, never zero.
+func (p Pricing) At(model string, t time.Time, prompt int) (Prices, bool) {
+	if o, ok := p.Overrides.Lookup(model); ok {
+		return o, true
 	}
+	c := p.Catalog
+	if c == nil {
+		c = catalog.Builtin()
+	}
+	m, ok := c.Lookup(model)
+	if !ok {
+		return Prices{}, false
+	}
+	r, ok := m.RatesAt(t, prompt)
+	return Prices{Input: r.Input, CachedInput: r.CachedInput, Output: r.Output}, ok
 }
 
 // Merge returns t with the entries of o added or replacing t's.
@@ -39,8 +57,7 @@ func (t PriceTable) Merge(o PriceTable) PriceTable {
 }
 
 // Lookup finds the prices of model: an exact entry, else the longest entry that prefixes it
-// ("gemini-2.5-flash-preview-09" → "gemini-2.5-flash"). ok is false for an unknown model, whose
-// cost is then reported as zero rather than guessed.
+// ("gemini-3.8-flash-preview-09" → "gemini-3.8-flash"). ok is false for a model it does not list.
 func (t PriceTable) Lookup(model string) (Prices, bool) {
 	model = strings.TrimPrefix(model, "models/")
 	if p, ok := t[model]; ok {
@@ -74,11 +91,15 @@ func (u CallUsage) Cost(p Prices) float64 {
 
 // Totals are a session's cumulative figures.
 type Totals struct {
-	Calls        int     `json:"calls"`
-	InputTokens  int     `json:"inputTokens"` // billed input: the sum of promptTokenCount
-	CachedTokens int     `json:"cachedTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	Cost         float64 `json:"cost"` // US dollars
+	Calls         int     `json:"calls"`
+	InputTokens   int     `json:"inputTokens"` // billed input: the sum of promptTokenCount
+	CachedTokens  int     `json:"cachedTokens"`
+	OutputTokens  int     `json:"outputTokens"`            // thinking included
+	ThoughtTokens int     `json:"thoughtTokens,omitempty"` // the thinking part of OutputTokens
+	Cost          float64 `json:"cost"`                    // US dollars, of the calls whose prices are known
+	// Unpriced counts the calls whose model has no known price: their cost is unknown, and
+	// Cost is then a lower bound.
+	Unpriced int `json:"unpriced,omitempty"`
 	// WeightedInput is the input in full-price tokens: a cached token weighs its price's share
 	// of the uncached one (a tenth on Gemini). The session cap is counted in it.
 	WeightedInput float64 `json:"weightedInput,omitempty"`
@@ -96,19 +117,52 @@ func (p Prices) CachedWeight() float64 {
 	return p.CachedInput / p.Input
 }
 
-// Add records one call.
+// Add records one call at prices p.
 func (t *Totals) Add(u CallUsage, p Prices) {
+	t.count(u, p.CachedWeight())
+	t.Cost += u.Cost(p)
+}
+
+// AddUnpriced records one call whose prices are unknown: its tokens count, its cost does not.
+func (t *Totals) AddUnpriced(u CallUsage) {
+	t.count(u, DefaultCachedWeight)
+	t.Unpriced++
+}
+
+func (t *Totals) count(u CallUsage, cachedWeight float64) {
 	t.Calls++
 	t.InputTokens += u.Prompt
 	t.CachedTokens += u.Cached
 	t.OutputTokens += u.Output()
-	t.Cost += u.Cost(p)
-	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*p.CachedWeight()
+	t.ThoughtTokens += u.Thoughts
+	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*cachedWeight
+}
+
+// CostKnown tells whether every call was priced.
+func (t Totals) CostKnown() bool { return t.Unpriced == 0 }
+
+// CostText is the cost as users read it: "$0.0063"; "unknown" when no call could be priced, and
+// "$0.0063 + unknown" when some could not. An unknown price never shows as $0.
+func (t Totals) CostText() string { return t.CostTextUnknown(false) }
+
+// CostTextUnknown is CostText when the cost is also unknown for another reason (the session's
+// model has no known price, though no call has been made yet).
+func (t Totals) CostTextUnknown(unknown bool) string {
+	switch {
+	case t.Unpriced == 0 && !unknown:
+		return fmt.Sprintf("$%.4f", t.Cost)
+	case t.Cost == 0:
+		return "unknown"
+	default:
+		return fmt.Sprintf("$%.4f + unknown", t.Cost)
+	}
 }
 
 // Capped tells whether the session reached its cap: the input counted at its price
 // (WeightedInput) against sessionTokenCap, so that a long session living off the prefix cache is
-// not stopped for tokens it paid a tenth for; or its cost against maxCostUSD when that is set.
+// not stopped for tokens it paid a tenth for; or its cost against maxCostUSD when that is set
+// (the known part of it: a session on an unpriced model cannot enforce a dollar cap, which the
+// agent says).
 func (t Totals) Capped(p Policy) bool {
 	weighted := t.WeightedInput
 	if weighted == 0 && t.InputTokens > 0 { // totals saved before the weight was kept

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
@@ -108,19 +109,44 @@ func TestLargestItems(t *testing.T) {
 	}
 }
 
+// today is the catalogue's date; gemini-3.8-flash doubles on 2027-01-01.
+var today = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+
 func TestPricesAndTotals(t *testing.T) {
-	p, ok := DefaultPrices().Lookup("models/gemini-2.5-flash-preview-09-2025")
-	if !ok || p.Input != 0.30 {
-		t.Fatalf("Lookup() = %+v, %v; want gemini-2.5-flash prices", p, ok)
+	p, ok := Pricing{}.At("models/gemini-3.8-flash-preview-09-2026", today, 1000)
+	if !ok || p != (Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75}) {
+		t.Fatalf("At() = %+v, %v; want gemini-3.8-flash prices", p, ok)
 	}
-	if _, ok := DefaultPrices().Lookup("gemini-2.5-flash-lite"); !ok {
-		t.Fatal("flash-lite not found")
+	if p, _ := (Pricing{}).At("gemini-3.8-flash", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), 1000); p.Input != 1.50 {
+		t.Errorf("gemini-3.8-flash on 2027-01-01: %+v, want the doubled prices", p)
+	}
+	if p, _ := (Pricing{}).At("gemini-3.1-pro-preview", today, 250_000); p.Input != 4.00 {
+		t.Errorf("gemini-3.1-pro-preview above 200k: %+v, want the long tier", p)
+	}
+	override := Pricing{Overrides: PriceTable{"gemini-3.8-flash": {Input: 1, CachedInput: 0.1, Output: 2}}}
+	if p, _ := override.At("gemini-3.8-flash-001", today, 1000); p.Input != 1 {
+		t.Errorf("the override is not used: %+v", p)
+	}
+	if p, ok := (Pricing{}).At("acme-model", today, 1000); ok || p != (Prices{}) {
+		t.Errorf("an unknown model is priced: %+v, %v", p, ok)
 	}
 	var tot Totals
 	tot.Add(CallUsage{Prompt: 1_000_000, Cached: 500_000, Candidates: 100_000, Thoughts: 100_000}, p)
-	want := 0.5*0.30 + 0.5*0.03 + 0.2*2.50
-	if math.Abs(tot.Cost-want) > 1e-9 || tot.InputTokens != 1_000_000 || tot.CachedTokens != 500_000 || tot.OutputTokens != 200_000 {
+	want := 0.5*0.75 + 0.5*0.075 + 0.2*3.75
+	if math.Abs(tot.Cost-want) > 1e-9 || tot.InputTokens != 1_000_000 || tot.CachedTokens != 500_000 || tot.OutputTokens != 200_000 || tot.ThoughtTokens != 100_000 {
 		t.Errorf("Totals = %+v, want cost %v", tot, want)
+	}
+	if got := tot.CostText(); got != "$1.1625" {
+		t.Errorf("CostText() = %q", got)
+	}
+	tot.AddUnpriced(CallUsage{Prompt: 1000, Candidates: 10})
+	if got := tot.CostText(); got != "$1.1625 + unknown" || tot.CostKnown() || tot.Calls != 2 {
+		t.Errorf("with an unpriced call: %q, %+v", got, tot)
+	}
+	var unknown Totals
+	unknown.AddUnpriced(CallUsage{Prompt: 1000, Candidates: 10})
+	if got := unknown.CostText(); got != "unknown" {
+		t.Errorf("CostText() of unpriced calls = %q, want unknown (never $0)", got)
 	}
 	if !tot.Capped(DefaultPolicy()) || tot.Capped(Policy{SessionTokenCap: 2_000_000}) {
 		t.Error("Capped() wrong against the cap")
@@ -130,7 +156,7 @@ func TestPricesAndTotals(t *testing.T) {
 // TestSessionCapWeighsCachedTokens: the cap counts input at its price, so a session that lives
 // off the prefix cache runs ten times longer than one that does not; the dollar cap stops either.
 func TestSessionCapWeighsCachedTokens(t *testing.T) {
-	flash, _ := DefaultPrices().Lookup("gemini-2.5-flash")
+	flash := Prices{Input: 0.30, CachedInput: 0.03, Output: 2.50}
 	call := func(cached int) CallUsage { return CallUsage{Prompt: 10_000, Cached: cached, Candidates: 100} }
 	tests := []struct {
 		name   string

@@ -1,16 +1,5 @@
 package contextwin
 
-import "strings"
-
-// MinCachedTokens is the shortest prefix the Gemini API caches implicitly for model: 4,096
-// tokens on Pro models, 1,024 on the others.
-func MinCachedTokens(model string) int {
-	if strings.Contains(model, "pro") {
-		return 4096
-	}
-	return 1024
-}
-
 // DefaultSummaryTokens is the summary length assumed before a session has produced one.
 const DefaultSummaryTokens = 400
 

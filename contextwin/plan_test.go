@@ -61,7 +61,7 @@ func TestPlanCachedParts(t *testing.T) {
 }
 
 func TestWorth(t *testing.T) {
-	flash := DefaultPrices()["gemini-2.5-flash"]
+	flash := Prices{Input: 0.30, CachedInput: 0.03, Output: 2.50} // the rates these figures were worked out at
 	p := Plan{Before: 16_000, After: 4_000, SummaryInput: 12_000, SummaryCached: 11_750, SummaryOutput: 400}
 	saving, cost := p.Worth(flash, 15_000, 1)
 	// Summary: 250 uncached + 11,750 cached + 400 output; next call: 4,000 in full instead of

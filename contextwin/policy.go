@@ -7,10 +7,13 @@ package contextwin
 import (
 	"errors"
 	"fmt"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
-// DefaultInputTokenLimit is assumed when the model's own limit cannot be read.
-const DefaultInputTokenLimit = 1_048_576
+// DefaultInputTokenLimit is assumed when the model's own limit cannot be read and the model
+// catalogue does not know the model.
+const DefaultInputTokenLimit = catalog.FallbackInputTokenLimit
 
 // Policy holds the context-window settings. The defaults are the harness lesson's constants; every
 // field is a user setting (flag, initializationOptions, workspace/configuration).

@@ -15,6 +15,7 @@ func (s *server) contextReport(l *live) contextResult {
 	out := contextResult{
 		contextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
 		Model:              r.Model,
+		ServedModel:        r.ServedModel,
 		LastPrompt:         r.LastPrompt,
 		Calls:              r.Calls,
 		Rereads:            r.Rereads,
@@ -36,7 +37,11 @@ func (s *server) contextReport(l *live) contextResult {
 // then the largest items and the session's totals.
 func renderContext(c contextResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", c.Model, contextwin.Kilo(c.Used), contextwin.Kilo(c.Size), c.Percent, c.Source)
+	model := c.Model
+	if c.ServedModel != "" {
+		model += " (answered by " + c.ServedModel + ")"
+	}
+	fmt.Fprintf(&b, "%s · %s/%s tokens (%.1f%%, %s)\n", model, contextwin.Kilo(c.Used), contextwin.Kilo(c.Size), c.Percent, c.Source)
 	row := func(name string, n int) {
 		fmt.Fprintf(&b, "  %-20s %7s  %5.1f%%\n", name, contextwin.Kilo(n), 100*float64(n)/float64(max(c.Size, 1)))
 	}
@@ -72,8 +77,8 @@ func renderContext(c contextResult) string {
 		}
 	}
 	t := c.Totals
-	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · $%.4f · %d compactions · compaction %s at %.0f%%\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Amount, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
+		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
 	return b.String()
 }
 

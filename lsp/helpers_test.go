@@ -45,6 +45,8 @@ type envOpts struct {
 	configHome string
 	// userSettings is Options.UserSettings ("" = none).
 	userSettings string
+	// routes answer a model with another (geminitest.Script.Routes).
+	routes map[string]geminitest.Route
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -60,7 +62,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 			t.Fatal(err)
 		}
 	}
-	srv := geminitest.New(geminitest.Script{Turns: turns})
+	srv := geminitest.New(geminitest.Script{Turns: turns, Routes: o.routes})
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
 	factory := fakeModel(srv.URL(), o.retries)

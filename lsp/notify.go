@@ -41,6 +41,11 @@ func (o *turnOutput) begin(u agent.Usage) {
 }
 
 func (o *turnOutput) event(ev agent.Event) {
+	if ev.Type == agent.EventWarning { // once per session: the same for every client
+		o.srv.showMessage(protocol.MessageTypeWarning, "Reprise: "+ev.Text)
+		o.srv.logMessage(protocol.MessageTypeWarning, "Reprise: "+ev.Text)
+		return
+	}
 	if o.rich {
 		o.richEvent(ev)
 		return
@@ -150,7 +155,7 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) co
 		Percent:    u.Percent,
 		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
-		Totals:     totalsOf(u.Totals),
+		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
 		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,
@@ -167,7 +172,7 @@ func meterText(u agent.Usage) string {
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · $%.4f", wire(stopNames, e.StopReason), e.Calls, contextwin.Kilo(e.Totals.InputTokens), contextwin.Kilo(e.Totals.CachedTokens), contextwin.Kilo(e.Totals.OutputTokens), e.Totals.Cost)
+	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · %s", wire(stopNames, e.StopReason), e.Calls, contextwin.Kilo(e.Totals.InputTokens), contextwin.Kilo(e.Totals.CachedTokens), contextwin.Kilo(e.Totals.OutputTokens), e.Totals.CostText())
 }
 
 func percentOf(u agent.Usage) uint32 {

@@ -203,6 +203,7 @@ var (
 		agent.EventRetry:      UpdateRetry,
 		agent.EventUsage:      "", // sent as reprise/contextUsage
 		agent.EventModelCall:  "", // a row of the command line's turn table
+		agent.EventWarning:    "", // sent as window/showMessage
 	}
 	stopNames = map[agent.StopReason]string{
 		agent.StopEndTurn:         StopEndTurn,

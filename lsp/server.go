@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Options configure a server.
@@ -96,7 +97,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
 	if opts.DefaultModel == "" {
-		opts.DefaultModel = "gemini-2.5-flash"
+		opts.DefaultModel = catalog.Builtin().DefaultModel()
 	}
 	if opts.NewModel == nil {
 		return errors.New("serve: no model factory")
@@ -116,7 +117,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		trace:    &traceLevel{},
 		secrets:  secret.FromEnv(os.Getenv),
 		cfg: &configStore{
-			c:        config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
+			c:        config{model: opts.DefaultModel, thinking: catalog.Auto, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
 			reported: map[string]bool{},
 		},
 	}
@@ -271,8 +272,8 @@ func (c *configStore) updateLocked(s Settings) (config, bool, error) {
 	if err != nil {
 		return c.c, false, fmt.Errorf("settings not applied: %w", err)
 	}
-	changed := n.model != c.c.model || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
-		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork ||
+	changed := n.model != c.c.model || n.thinking != c.c.thinking || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
+		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || fmt.Sprint(n.models) != fmt.Sprint(c.c.models) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork ||
 		!slices.Equal(n.hidePaths, c.c.hidePaths)
 	c.c = n
 	return n, changed, nil

@@ -133,14 +133,20 @@ func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, mod
 	if ss.store != nil {
 		dir = ss.store.Dir(id)
 	}
+	thinking, err := c.thinkingFor(c.model)
+	if err != nil { // a resumed session's model may not take the level set since: its default
+		srv.log.Warn("thinking setting not applied", "session", id, "error", err)
+	}
 	return agent.Options{
 		ID:              id,
 		Workspace:       srv.root,
 		Model:           model,
 		ModelName:       c.model,
+		Thinking:        thinking,
 		InputTokenLimit: limit,
 		Policy:          c.policy,
 		Prices:          c.prices,
+		Catalog:         c.catalog,
 		Commands:        commands,
 		Sandbox:         srv.sandbox(c),
 		Secrets:         srv.secrets,

@@ -12,13 +12,17 @@ import (
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Settings are what an editor can set, in initializationOptions or in the "reprise"
 // configuration section, and what the user settings file holds. A missing field keeps its current
 // value. The protected ones (protected.go) are taken from the user's level only.
 type Settings struct {
-	Model                     *string  `json:"model,omitempty"`
+	Model *string `json:"model,omitempty"`
+	// Thinking is "auto" (the model's default) or a level the model accepts: sent as
+	// thinkingLevel, or as a budget on 2.5 models. Sessions created afterwards.
+	Thinking                  *string  `json:"thinking,omitempty"`
 	ContextBudget             *int     `json:"contextBudget,omitempty"`
 	CompactAt                 *float64 `json:"compactAt,omitempty"`
 	BlockAt                   *float64 `json:"blockAt,omitempty"`
@@ -35,8 +39,11 @@ type Settings struct {
 	// HidePaths are files and directories outside the workspace that commands must not read:
 	// absolute paths, or paths under the home directory written "~/…".
 	HidePaths []string `json:"hidePaths,omitempty"`
-	// Prices per million tokens by model, merged over the defaults.
+	// Prices per million tokens by model, over the model catalogue's.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
+	// Models are rows of the model catalogue by id, partial or new (catalog.Overlay): a model the
+	// catalogue lacks, a limit or a cache minimum that changed.
+	Models map[string]json.RawMessage `json:"models,omitempty"`
 	// MCPServers are the user's MCP servers, as the "servers" object of VS Code's mcp.json.
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 	// MCPToolBudget caps what the MCP tools' declarations cost per request, in tokens (0: no cap).
@@ -45,10 +52,15 @@ type Settings struct {
 
 // config is the settings in force.
 type config struct {
-	model  string
-	policy contextwin.Policy
-	allow  []string
-	prices contextwin.PriceTable // nil = the defaults
+	model    string
+	thinking string // catalog.Auto or a level, upper case
+	policy   contextwin.Policy
+	allow    []string
+	prices   contextwin.PriceTable // overrides of the catalogue's prices; nil = none
+	// catalog is the model catalogue with the models setting applied; models is that setting
+	// (nil: the built-in catalogue).
+	catalog *catalog.Catalog
+	models  map[string]json.RawMessage
 	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
 	sandbox      sandbox.Mode
 	allowNetwork bool
@@ -90,6 +102,13 @@ func (c config) apply(s Settings) (config, error) {
 	}
 	if s.Model != nil && *s.Model != "" {
 		n.model = *s.Model
+	}
+	if s.Thinking != nil {
+		t, err := catalog.ParseThinking(*s.Thinking)
+		if err != nil {
+			return c, err
+		}
+		n.thinking = t
 	}
 	set(&n.policy.ContextBudget, s.ContextBudget)
 	set(&n.policy.KeepRecentTurns, s.KeepRecentTurns)
@@ -144,12 +163,40 @@ func (c config) apply(s Settings) (config, error) {
 	case len(s.Prices) == 0: // the defaults: what an editor sends when its setting is left empty
 		n.prices = nil
 	default:
-		n.prices = contextwin.DefaultPrices().Merge(s.Prices)
+		n.prices = s.Prices
+	}
+	if s.Models != nil {
+		n.catalog, n.models = nil, nil
+		if len(s.Models) > 0 {
+			cat, err := catalog.Builtin().Overlay(s.Models)
+			if err != nil {
+				return c, err
+			}
+			n.catalog, n.models = cat, s.Models
+		}
 	}
 	if err := n.policy.Validate(); err != nil {
 		return c, err
 	}
+	if _, err := n.thinkingFor(n.model); err != nil {
+		return c, err
+	}
 	return n, nil
+}
+
+// catalogue is the model catalogue these settings give: the built-in one, with the models
+// setting applied.
+func (c config) catalogue() *catalog.Catalog {
+	if c.catalog != nil {
+		return c.catalog
+	}
+	return catalog.Builtin()
+}
+
+// thinkingFor resolves the thinking setting for model: an error when the model does not accept
+// the level, which names those it does.
+func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
+	return c.catalogue().Thinking(model, c.thinking)
 }
 
 // commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths

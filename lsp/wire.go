@@ -23,16 +23,21 @@ type contextUsageParams struct {
 
 // totals are a session's cumulative billed figures.
 type totals struct {
-	InputTokens  int   `json:"inputTokens"`
-	CachedTokens int   `json:"cachedTokens"`
-	OutputTokens int   `json:"outputTokens"`
-	Cost         money `json:"cost"`
+	InputTokens   int   `json:"inputTokens"`
+	CachedTokens  int   `json:"cachedTokens"`
+	OutputTokens  int   `json:"outputTokens"`            // thinking included
+	ThoughtTokens int   `json:"thoughtTokens,omitempty"` // the thinking part of outputTokens
+	Cost          money `json:"cost"`
 }
 
-// money is an amount of money.
+// money is an amount of money. Unknown is set when some call's model had no known price: Amount
+// is then only what the priced calls cost, and the cost must show as unknown, never as $0.
 type money struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
+	Unknown  bool    `json:"unknown,omitempty"`
+	// Text is the cost as users read it: "$0.0063", "unknown", "$0.0063 + unknown".
+	Text string `json:"text"`
 }
 
 // compactionState says whether a compaction is running and how many happened.
@@ -282,7 +287,9 @@ type fileChange struct {
 // contextResult answers reprise.context: the /context view.
 type contextResult struct {
 	contextUsageParams
-	Model       string           `json:"model"`
+	Model string `json:"model"`
+	// ServedModel is the model that answered the last call, when the API named another.
+	ServedModel string           `json:"servedModel,omitempty"`
 	Largest     []largeItem      `json:"largest"`
 	LastPrompt  int              `json:"lastPrompt"`
 	Calls       int              `json:"calls"`
@@ -311,8 +318,14 @@ type largeItem struct {
 	Stale bool `json:"stale,omitempty"` // the file changed on disk after the agent read it
 }
 
-func totalsOf(t contextwin.Totals) totals {
-	return totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, Cost: money{Amount: t.Cost, Currency: "USD"}}
+func totalsOf(t contextwin.Totals) totals { return totalsUnknown(t, false) }
+
+// totalsUnknown is totalsOf when the cost is unknown for another reason too (agent.Usage's
+// CostUnknown).
+func totalsUnknown(t contextwin.Totals, unknown bool) totals {
+	unknown = unknown || !t.CostKnown()
+	return totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
+		Cost: money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Text: t.CostTextUnknown(unknown)}}
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {

@@ -14,14 +14,9 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
-
-// DefaultModel is the model used when Config.Model is empty.
-const DefaultModel = "gemini-2.5-flash"
-
-// DefaultInputTokenLimit is the context window assumed when the model's own limit cannot be read
-// (gemini-2.5-flash's).
-const DefaultInputTokenLimit = 1048576
 
 // Retry defaults: five attempts in all, waits from about 1s doubling up to 30s.
 const (
@@ -37,7 +32,7 @@ var ErrNoAPIKey = errors.New("no Gemini API key: set GEMINI_API_KEY (or GOOGLE_A
 // APIKey has a sensible default.
 type Config struct {
 	APIKey string
-	Model  string // default DefaultModel
+	Model  string // default: the model catalogue's default
 	// BaseURL replaces the API's address (GOOGLE_GEMINI_BASE_URL; with Vertex, else
 	// GOOGLE_VERTEX_BASE_URL): a proxy, or the fake in tests. Empty leaves the SDK's default.
 	// The key goes there: see CheckBaseURL.
@@ -114,7 +109,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		genai:       gc,
-		model:       cmpOr(cfg.Model, DefaultModel),
+		model:       cmpOr(cfg.Model, catalog.Builtin().DefaultModel()),
 		key:         cfg.APIKey,
 		maxAttempts: cmpOr(cfg.MaxAttempts, DefaultMaxAttempts),
 		baseDelay:   cmpOr(cfg.BaseDelay, DefaultBaseDelay),
@@ -139,15 +134,17 @@ func (c *Client) Model() string {
 }
 
 // InputTokenLimit is the model's context window, which the context policy divides up. When the
-// API cannot say (an error, or 0), it returns DefaultInputTokenLimit along with the error, so
-// the caller can log it and carry on.
+// API cannot say (an error, or 0), it returns the model catalogue's figure for the model
+// (catalog.FallbackInputTokenLimit for a model it does not know) along with the error, so the
+// caller can log it and carry on.
 func (c *Client) InputTokenLimit(ctx context.Context) (int, error) {
+	fallback := catalog.Builtin().InputLimit(c.model)
 	m, err := c.genai.Models.Get(ctx, c.model, nil)
 	if err != nil {
-		return DefaultInputTokenLimit, fmt.Errorf("read the input token limit of %s: %w", c.model, c.describe(ctx, err))
+		return fallback, fmt.Errorf("read the input token limit of %s: %w", c.model, c.describe(ctx, err))
 	}
 	if m.InputTokenLimit <= 0 {
-		return DefaultInputTokenLimit, fmt.Errorf("read the input token limit of %s: the API reported %d", c.model, m.InputTokenLimit)
+		return fallback, fmt.Errorf("read the input token limit of %s: the API reported %d", c.model, m.InputTokenLimit)
 	}
 	return int(m.InputTokenLimit), nil
 }
@@ -157,5 +154,25 @@ func (c *Client) describe(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	return classify(err, c.key).giveUp(1)
+	return c.final(classify(err, c.key), 1)
+}
+
+// final is the error a call ends with after attempts attempts, the last one being f. A 404 is
+// the model itself missing (retired, or never served to this key): never retried, it names the
+// model and what the catalogue says to use instead, in one line.
+func (c *Client) final(f failure, attempts int) *Error {
+	e := f.giveUp(attempts)
+	if e.Status != 404 {
+		return e
+	}
+	cat := catalog.Builtin()
+	instead := "reprise models lists the models this key can use"
+	if m, ok := cat.Lookup(c.model); ok && m.Replacement != "" {
+		instead = fmt.Sprintf("use %s, the replacement the model catalogue of %s names", m.Replacement, cat.CurrentAsOf)
+		if m.Shutdown != "" {
+			instead = fmt.Sprintf("it was shut down on %s; %s", m.Shutdown, instead)
+		}
+	}
+	e.Message = fmt.Sprintf("model %s is not available (%d %s: %s): %s", c.model, f.status, f.code, f.msg, instead)
+	return e
 }

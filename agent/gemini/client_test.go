@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 func TestConfigFromEnv(t *testing.T) {
@@ -70,7 +71,7 @@ func TestConfigFromEnv(t *testing.T) {
 }
 
 func TestNew(t *testing.T) {
-	_, err := New(t.Context(), Config{Model: "gemini-2.5-pro"})
+	_, err := New(t.Context(), Config{Model: "gemini-3.8-flash"})
 	if !errors.Is(err, ErrNoAPIKey) || !strings.Contains(err.Error(), "GEMINI_API_KEY") {
 		t.Errorf("without a key: err = %v, want ErrNoAPIKey naming GEMINI_API_KEY", err)
 	}
@@ -80,7 +81,7 @@ func TestNew(t *testing.T) {
 		t.Fatalf("new: %v", err)
 	}
 	got := []any{c.Model(), c.maxAttempts, c.baseDelay, c.maxDelay}
-	want := []any{DefaultModel, DefaultMaxAttempts, DefaultBaseDelay, DefaultMaxDelay}
+	want := []any{catalog.Builtin().DefaultModel(), DefaultMaxAttempts, DefaultBaseDelay, DefaultMaxDelay}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("defaults (-got +want):\n%s", diff)
 	}
@@ -99,7 +100,7 @@ func TestInputTokenLimit(t *testing.T) {
 	if got != 20000 || err != nil {
 		t.Errorf("limit = %d, %v; want 20000 from the script", got, err)
 	}
-	if r := srv.Requests()[0]; r.Method != http.MethodGet || r.Path != "/v1beta/models/gemini-2.5-flash" {
+	if r := srv.Requests()[0]; r.Method != http.MethodGet || r.Path != "/v1beta/models/gemini-3.8-flash" {
 		t.Errorf("request = %s %s", r.Method, r.Path)
 	}
 
@@ -109,10 +110,10 @@ func TestInputTokenLimit(t *testing.T) {
 		body   string
 		want   string
 	}{
-		{"404", 404, `{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}`, "the model request failed (404 NOT_FOUND): models/x is not found"},
+		{"404", 404, `{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}`, "model gemini-3.8-flash is not available (404 NOT_FOUND: models/x is not found): reprise models lists the models this key can use"},
 		{"500", 500, `{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, "model unavailable after 1 attempt: 500 INTERNAL: oops"},
 		{"plain-text 503", 503, `overloaded`, "model unavailable after 1 attempt: 503 UNAVAILABLE: overloaded"},
-		{"limit 0", 200, `{"name":"models/gemini-2.5-flash"}`, "the API reported 0"},
+		{"limit 0", 200, `{"name":"models/gemini-3.8-flash"}`, "the API reported 0"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,8 +127,8 @@ func TestInputTokenLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, err := c.InputTokenLimit(t.Context())
-			if got != DefaultInputTokenLimit || err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("limit = %d, err = %v; want %d and an error containing %q", got, err, DefaultInputTokenLimit, tt.want)
+			if want := catalog.Builtin().InputLimit(c.Model()); got != want || err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("limit = %d, err = %v; want the catalogue's %d and an error containing %q", got, err, want, tt.want)
 			}
 		})
 	}

@@ -24,6 +24,16 @@ type Error struct {
 	Err      error
 }
 
+// ModelNotFound tells whether the call failed because the model does not exist for this key
+// (404): a retired model, or a name the API does not serve. Retrying cannot help.
+func (e *Error) ModelNotFound() bool { return e.Status == 404 }
+
+// IsModelNotFound tells whether err is an *Error for a missing model.
+func IsModelNotFound(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.ModelNotFound()
+}
+
 // Error returns Message, which is written to be shown to the user as is.
 func (e *Error) Error() string { return e.Message }
 

@@ -26,6 +26,16 @@ type Request struct {
 	// NoFunctionCalls declares Tools but forbids calling them (function calling mode NONE): a
 	// side request, such as a summary, keeps the agent's cached prefix without acting.
 	NoFunctionCalls bool
+	// Thinking sets how much the model thinks: a level (3.x and 4) or a budget (2.5); the zero
+	// value sends neither, leaving the model's default.
+	Thinking Thinking
+}
+
+// Thinking is a thinkingLevel or a thinkingBudget. Only one is ever sent: the API answers 400 to
+// both together, and Level wins if both are set.
+type Thinking struct {
+	Level  string // MINIMAL, LOW, MEDIUM, HIGH, XHIGH; "" for none
+	Budget *int   // tokens; nil for none
 }
 
 // Chunk is one step of a Generate call. Exactly one of its fields is set (Text and Thought may
@@ -57,6 +67,13 @@ type Response struct {
 	Content      *genai.Content // Role "model"
 	Usage        Usage
 	FinishReason genai.FinishReason
+	// ModelVersion is the model that served the call (the response's modelVersion): the one
+	// asked for, a version of it, or, for a retired model, the one the API routed the call to.
+	// "" when the API did not say.
+	ModelVersion string
+	// ModelStatus is the served model's stage and retirement, when the API sends it (the Gemini
+	// API does; Vertex AI does not).
+	ModelStatus *genai.ModelStatus
 }
 
 // Usage is the token accounting of one response, as the API reports it.
@@ -105,7 +122,7 @@ func (c *Client) Generate(ctx context.Context, req *Request) iter.Seq2[Chunk, er
 			}
 			f := classify(err, c.key)
 			if !f.retry || attempt >= c.maxAttempts {
-				yield(Chunk{}, f.giveUp(attempt))
+				yield(Chunk{}, c.final(f, attempt))
 				return
 			}
 			delay := backoff(attempt, c.baseDelay, c.maxDelay, rand.Float64())
@@ -146,10 +163,27 @@ func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
 		}
 	}
-	if req.IncludeThoughts {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true}
+	if tc := thinkingConfig(req); tc != nil {
+		cfg.ThinkingConfig = tc
 	}
 	return cfg
+}
+
+// thinkingConfig is the request's thinking configuration, nil when it sets nothing. A level and
+// a budget are never sent together.
+func thinkingConfig(req *Request) *genai.ThinkingConfig {
+	t := req.Thinking
+	if !req.IncludeThoughts && t.Level == "" && t.Budget == nil {
+		return nil
+	}
+	tc := &genai.ThinkingConfig{IncludeThoughts: req.IncludeThoughts}
+	switch {
+	case t.Level != "":
+		tc.ThinkingLevel = genai.ThinkingLevel(t.Level)
+	case t.Budget != nil:
+		tc.ThinkingBudget = genai.Ptr(int32(*t.Budget))
+	}
+	return tc
 }
 
 // stream runs one streaming attempt, passing text and thought deltas to emit. more is false when
@@ -160,6 +194,8 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		usage    *genai.GenerateContentResponseUsageMetadata
 		finish   genai.FinishReason
 		feedback *genai.GenerateContentResponsePromptFeedback
+		served   string
+		status   *genai.ModelStatus
 	)
 	for r, err := range c.genai.Models.GenerateContentStream(ctx, c.model, req.Contents, c.config(req)) {
 		if err != nil {
@@ -173,6 +209,12 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		if r.UsageMetadata != nil {
 			usage = r.UsageMetadata // a running total: the last one counts
+		}
+		if r.ModelVersion != "" {
+			served = r.ModelVersion
+		}
+		if r.ModelStatus != nil {
+			status = r.ModelStatus
 		}
 		if fb := r.PromptFeedback; fb != nil && fb.BlockReason != "" {
 			feedback = fb
@@ -206,7 +248,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		return nil, true, ErrStreamCut
 	}
-	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish}, true, nil
+	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish, ModelVersion: served, ModelStatus: status}, true, nil
 }
 
 // unary runs one non-streaming attempt.
@@ -228,7 +270,7 @@ func (c *Client) unary(ctx context.Context, req *Request) (*Response, error) {
 			m.add(p)
 		}
 	}
-	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason}, nil
+	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason, ModelVersion: r.ModelVersion, ModelStatus: r.ModelStatus}, nil
 }
 
 // emitWhole yields the text and thought of a unary reply as one chunk, if there are any.

@@ -99,6 +99,7 @@ func TestPlainReply(t *testing.T) {
 				Content:      &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{Text: "Hello, world"}}},
 				Usage:        Usage{Prompt: 4, Candidates: 3, Total: 7}, // ceil((8+8)/4), ceil(12/4)
 				FinishReason: genai.FinishReasonStop,
+				ModelVersion: "gemini-3.8-flash",
 			}
 			if diff := cmp.Diff(got.done, want); diff != "" {
 				t.Errorf("response (-got +want):\n%s", diff)
@@ -203,7 +204,7 @@ func TestCachedTokens(t *testing.T) {
 			}})
 			defer srv.Close()
 			c := newClient(t, srv)
-			system := strings.Repeat("You are a careful coding agent. ", 250) // 8,000 characters
+			system := strings.Repeat("You are a careful coding agent. ", 625) // 20,000 characters: past the 4,096-token minimum
 			contents := userTurn("what is here?")
 			first := run(t.Context(), c, &Request{System: system, Contents: contents, Stream: mode.stream})
 			if first.err != nil {
@@ -222,13 +223,13 @@ func TestCachedTokens(t *testing.T) {
 			if third.err != nil {
 				t.Fatalf("third call: %v", third.err)
 			}
-			// Characters: system 8,000 + "what is here?" 13; the call "ls" + {"dir":"."} 13; the
+			// Characters: system 20,000 + "what is here?" 13; the call "ls" + {"dir":"."} 13; the
 			// response {"name":"ls","response":{"output":"a.go b.go"}} 47; the new first message 23.
 			got := []Usage{first.done.Usage, second.done.Usage, third.done.Usage}
 			want := []Usage{
-				{Prompt: 2004, Candidates: 4, Total: 2008},               // ceil(8,013 / 4)
-				{Prompt: 2019, Cached: 2003, Candidates: 3, Total: 2022}, // ceil(8,073 / 4); floor(8,013 / 4)
-				{Prompt: 2021, Cached: 2000, Candidates: 3, Total: 2024}, // ceil(8,083 / 4); floor(8,000 / 4)
+				{Prompt: 5004, Candidates: 4, Total: 5008},               // ceil(20,013 / 4)
+				{Prompt: 5019, Cached: 5003, Candidates: 3, Total: 5022}, // ceil(20,073 / 4); floor(20,013 / 4)
+				{Prompt: 5021, Cached: 5000, Candidates: 3, Total: 5024}, // ceil(20,083 / 4); floor(20,000 / 4)
 			}
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("usage (-got +want):\n%s", diff)

@@ -32,22 +32,28 @@ const (
 
 // Record is one line of events.jsonl.
 type Record struct {
-	Time         time.Time             `json:"t"`
-	Kind         string                `json:"kind"`
-	Turn         int                   `json:"turn,omitempty"`
-	Text         string                `json:"text,omitempty"`
-	Content      *genai.Content        `json:"content,omitempty"`
-	Index        int                   `json:"index,omitempty"`
-	Usage        *contextwin.CallUsage `json:"usage,omitempty"`
-	Cost         float64               `json:"cost,omitempty"` // of Usage, at the prices in force
-	Compaction   *Compaction           `json:"compaction,omitempty"`
-	Verdict      string                `json:"verdict,omitempty"`
-	RestorePoint *RestorePoint         `json:"restorePoint,omitempty"`
-	Restored     *Restored             `json:"restored,omitempty"`
-	Policy       *contextwin.Policy    `json:"policy,omitempty"`
-	Meta         *Meta                 `json:"meta,omitempty"`
-	StopReason   string                `json:"stopReason,omitempty"`
-	Hashes       map[string]string     `json:"hashes,omitempty"` // path → hex SHA-256
+	Time    time.Time             `json:"t"`
+	Kind    string                `json:"kind"`
+	Turn    int                   `json:"turn,omitempty"`
+	Text    string                `json:"text,omitempty"`
+	Content *genai.Content        `json:"content,omitempty"`
+	Index   int                   `json:"index,omitempty"`
+	Usage   *contextwin.CallUsage `json:"usage,omitempty"`
+	Cost    float64               `json:"cost,omitempty"` // of Usage, at the prices in force
+	// Unpriced: the model of Usage had no known price, so Cost is unknown, not zero.
+	Unpriced bool `json:"unpriced,omitempty"`
+	// Model is the model that served the call of Usage (its modelVersion), and ModelStatus its
+	// stage as the API reported it.
+	Model        string             `json:"model,omitempty"`
+	ModelStatus  *genai.ModelStatus `json:"modelStatus,omitempty"`
+	Compaction   *Compaction        `json:"compaction,omitempty"`
+	Verdict      string             `json:"verdict,omitempty"`
+	RestorePoint *RestorePoint      `json:"restorePoint,omitempty"`
+	Restored     *Restored          `json:"restored,omitempty"`
+	Policy       *contextwin.Policy `json:"policy,omitempty"`
+	Meta         *Meta              `json:"meta,omitempty"`
+	StopReason   string             `json:"stopReason,omitempty"`
+	Hashes       map[string]string  `json:"hashes,omitempty"` // path → hex SHA-256
 }
 
 // Meta identifies a session.

@@ -87,16 +87,14 @@ func Replay(recs []Record) *Snapshot {
 			}
 		case KindUsage:
 			if r.Usage != nil {
-				s.Totals.Add(*r.Usage, contextwin.Prices{})
-				s.Totals.Cost += r.Cost
+				addRecorded(&s.Totals, r)
 				s.Calls++
 				s.LastPrompt = r.Usage.Prompt
 				s.AnchorLen = len(s.History)
 			}
 		case KindSummaryUsage:
 			if r.Usage != nil {
-				s.Totals.Add(*r.Usage, contextwin.Prices{})
-				s.Totals.Cost += r.Cost
+				addRecorded(&s.Totals, r)
 			}
 		case KindCompaction:
 			c := r.Compaction
@@ -214,4 +212,15 @@ func (s *Snapshot) Describe() string {
 		out += "warning: " + w + "\n"
 	}
 	return out
+}
+
+// addRecorded adds a usage record to t: its tokens, and its cost as billed when it was written
+// (an unpriced call stays unknown).
+func addRecorded(t *contextwin.Totals, r Record) {
+	if r.Unpriced {
+		t.AddUnpriced(*r.Usage)
+		return
+	}
+	t.Add(*r.Usage, contextwin.Prices{})
+	t.Cost += r.Cost
 }

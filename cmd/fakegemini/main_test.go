@@ -58,17 +58,17 @@ func TestFakeGemini(t *testing.T) {
 		noContinuation := &genai.GenerateContentConfig{AutomaticContinuation: genai.Ptr(false)}
 		contents := genai.Text("hello")
 		var streamed strings.Builder
-		for resp, err := range c.Models.GenerateContentStream(t.Context(), "gemini-2.5-flash", contents, noContinuation) {
+		for resp, err := range c.Models.GenerateContentStream(t.Context(), "gemini-3.8-flash", contents, noContinuation) {
 			if err != nil {
 				t.Fatalf("stream: %v", err)
 			}
 			streamed.WriteString(resp.Text())
 		}
-		resp, err := c.Models.GenerateContent(t.Context(), "gemini-2.5-flash", contents, noContinuation)
+		resp, err := c.Models.GenerateContent(t.Context(), "gemini-3.8-flash", contents, noContinuation)
 		if err != nil {
 			t.Fatalf("generate: %v", err)
 		}
-		m, err := c.Models.Get(t.Context(), "gemini-2.5-flash", nil)
+		m, err := c.Models.Get(t.Context(), "gemini-3.8-flash", nil)
 		if err != nil {
 			t.Fatalf("get model: %v", err)
 		}
@@ -99,9 +99,9 @@ func TestFakeGemini(t *testing.T) {
 			}
 		}
 		want := []string{
-			"/v1beta/models/gemini-2.5-flash:streamGenerateContent",
-			"/v1beta/models/gemini-2.5-flash:generateContent",
-			"/v1beta/models/gemini-2.5-flash",
+			"/v1beta/models/gemini-3.8-flash:streamGenerateContent",
+			"/v1beta/models/gemini-3.8-flash:generateContent",
+			"/v1beta/models/gemini-3.8-flash",
 		}
 		if diff := cmp.Diff(paths, want); diff != "" {
 			t.Errorf("logged paths (-got +want):\n%s", diff)

@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // acpCmd runs Reprise as an Agent Client Protocol agent on stdin/stdout, for the editors that
@@ -21,7 +22,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	var allow listFlag
 	fs := flag.NewFlagSet("reprise acp", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	model := fs.String("model", gemini.DefaultModel, "Gemini model")
+	model := fs.String("model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
 	fs.IntVar(&policy.ContextBudget, "budget", policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&policy.KeepRecentTurns, "keep-recent", policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
 	fs.Float64Var(&policy.CompactAt, "compact-at", policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -31,7 +32,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	network := fs.Bool("allow-network", false, "let sandboxed commands open network connections")
 	var hide listFlag
 	fs.Var(&hide, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
-	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens, merged over the defaults")
+	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
+	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return errUsage
@@ -48,6 +50,11 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	prices, err := loadPrices(*pricesFile)
 	if err != nil {
 		return err
+	}
+	thinking, err := catalog.Builtin().Thinking(*model, *thinkingFlag)
+	if err != nil {
+		fmt.Fprintln(stderr, "reprise acp: --thinking:", err)
+		return errUsage
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -71,6 +78,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		ConfigHome: configHome(getenv),
 		Policy:     policy,
 		Prices:     prices,
+		Thinking:   thinking,
 		Allow:      allow,
 		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
 		Secrets:    secret.FromEnv(getenv, hide...),

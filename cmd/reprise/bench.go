@@ -18,6 +18,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // benchCmd measures what users feel, on this machine, and prints one table: start-up of the
@@ -67,7 +68,9 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	}
 	// What compaction costs, in dollars with the prefix cache, on scripted sessions: the same
 	// figures as TestCompactionPaysForItself and BenchmarkCompactionCost.
-	fmt.Fprintln(stdout, "\nCompaction cost on scripted sessions (fake Gemini billing implicit caching as the API does; gemini-2.5-flash prices):")
+	model := catalog.Builtin().DefaultModel()
+	fmt.Fprintf(stdout, "\nCompaction cost on scripted sessions (fake Gemini billing implicit caching as the API does; %s at its prices of %s, %s-token cache minimum):\n",
+		model, timeNow().Format(time.DateOnly), commas(catalog.Builtin().CacheMin(model)))
 	return costTable(ctx, stdout)
 }
 

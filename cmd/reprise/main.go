@@ -22,6 +22,7 @@ Usage:
   reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
   reprise demo                 the same, offline: a sample workspace and a scripted model
   reprise sessions [list | show ID | checkpoints ID [N]]   saved sessions of this workspace
+  reprise models [--all]       the models this key can use, with prices, cache minimum, thinking
   reprise bench                measure start-up, memory, throughput and the demo's token savings
   reprise version              print the version, the commit and the Go version
 
@@ -71,6 +72,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "sessions":
 		err = sessionsCmd(args[1:], stdout, stderr, getenv)
+	case "models":
+		err = modelsCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "bench":
 		err = benchCmd(ctx, stdout)
 	case "version", "--version", "-v":

@@ -22,6 +22,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // listFlag collects a repeated flag.
@@ -33,6 +34,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // runFlags are the settings of a headless run.
 type runFlags struct {
 	workspace, model string
+	thinking         string
 	policy           contextwin.Policy
 	allow            listFlag
 	yes, verbose     bool
@@ -57,7 +59,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
-	fs.StringVar(&f.model, "model", gemini.DefaultModel, "Gemini model")
+	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
+	fs.StringVar(&f.thinking, "thinking", catalog.Auto, thinkingUsage)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -77,7 +80,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
 	fs.BoolVar(&f.trustMCP, "trust-mcp", false, "start the MCP servers the workspace's .vscode/mcp.json declares")
 	fs.IntVar(&f.mcpToolBudget, "mcp-tool-budget", mcp.DefaultToolBudget, "tokens all MCP tool declarations may cost per request (0: no cap); the rest are found with mcp_find_tools")
-	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens, merged over the defaults: {"model": {"input": 0.3, "cachedInput": 0.03, "output": 2.5}}`)
+	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens by model, over the model catalogue's: {"model": {"input": 0.75, "cachedInput": 0.075, "output": 3.75}}`)
 	var rest []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -95,6 +98,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	if f.mcpToolBudget < 0 {
 		fmt.Fprintln(stderr, "reprise run: --mcp-tool-budget must be 0 (no cap) or a number of tokens")
+		return f, nil, errUsage
+	}
+	if _, err := catalog.Builtin().Thinking(f.model, f.thinking); err != nil {
+		fmt.Fprintln(stderr, "reprise run: --thinking:", err)
 		return f, nil, errUsage
 	}
 	if _, err := sandbox.ParseMode(f.sandbox); err != nil {
@@ -142,6 +149,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return err
 	}
 	limit, err := client.InputTokenLimit(ctx)
+	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
+		return err
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reprise: %v; assuming %d tokens\n", err, limit)
 	}
@@ -149,13 +159,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	thinking, _ := catalog.Builtin().Thinking(f.model, f.thinking) // checked by parseRunFlags
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
 		approver = allowAll{out: stderr}
 	}
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
-		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices,
+		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices, thinking: thinking,
 		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths},
 		external: servers, allowMCP: f.allowMCP,
 	})
@@ -203,10 +214,11 @@ type sessionSetup struct {
 	resume          string // a saved session's id to continue
 	logger          *slog.Logger
 	maxTurnRequests int
-	prices          contextwin.PriceTable // nil = the defaults
-	sandbox         sandbox.Config        // its Workspace is set by newSession
-	external        *mcp.Manager          // the MCP servers; nil = none
-	allowMCP        []string              // --allow-mcp
+	prices          contextwin.PriceTable // overrides of the catalogue's prices; nil = none
+	thinking        catalog.ThinkingChoice
+	sandbox         sandbox.Config // its Workspace is set by newSession
+	external        *mcp.Manager   // the MCP servers; nil = none
+	allowMCP        []string       // --allow-mcp
 }
 
 // newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
@@ -241,6 +253,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		Logger:          set.logger,
 		MaxTurnRequests: set.maxTurnRequests,
 		Prices:          set.prices,
+		Thinking:        set.thinking,
 		Sandbox:         box,
 		Secrets:         secret.FromEnv(getenv, set.sandbox.HidePaths...),
 		MCPGrants:       tools.NewMCPGrants(set.allowMCP),
@@ -287,7 +300,10 @@ func (h *headless) Close() error {
 	return h.log.Close()
 }
 
-// loadPrices reads a price file and merges it over the default table.
+// thinkingUsage documents --thinking in run and acp.
+const thinkingUsage = `how much the model thinks: "auto" (the model's default) or a level it accepts (minimal, low, medium, high, xhigh; reprise models lists each model's), sent as thinkingLevel, or as a thinking budget on 2.5 models`
+
+// loadPrices reads a price file: prices by model that override the catalogue's.
 func loadPrices(path string) (contextwin.PriceTable, error) {
 	if path == "" {
 		return nil, nil
@@ -300,7 +316,7 @@ func loadPrices(path string) (contextwin.PriceTable, error) {
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("prices file %s: %w", path, err)
 	}
-	return contextwin.DefaultPrices().Merge(t), nil
+	return t, nil
 }
 
 // printRun runs one turn and prints its table and closing line.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 	"github.com/reprise-dev/reprise/lsp"
 )
 
@@ -59,7 +60,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		ConfigHome:   configHome(getenv),
 		UserSettings: userSettingsFile(getenv),
 		Logger:       logger,
-		DefaultModel: gemini.DefaultModel,
+		DefaultModel: catalog.Builtin().DefaultModel(),
 		Warnings:     warnings,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
@@ -95,6 +96,9 @@ func geminiFactory(getenv func(string) string, logger *slog.Logger) func(ctx con
 			return nil, 0, err
 		}
 		limit, err := c.InputTokenLimit(ctx)
+		if gemini.IsModelNotFound(err) { // a retired model: no session can use it
+			return nil, 0, err
+		}
 		if err != nil {
 			logger.Warn(fmt.Sprintf("%v; assuming %d tokens", err, limit))
 		}

@@ -50,6 +50,8 @@ func (t *table) handle(ev agent.Event) {
 		t.tool(ev.Tool)
 	case agent.EventCompaction:
 		t.compaction(ev.Compaction)
+	case agent.EventWarning:
+		t.after = append(t.after, "warning: "+ev.Text)
 	case agent.EventTurnEnd:
 		t.flush()
 		t.end = ev.End
@@ -134,8 +136,12 @@ func status(end *agent.TurnEnd) string {
 		agent.StopMaxTurnRequests: "stopped (turn limit)",
 		agent.StopCompactionLimit: "stopped (compaction limit)",
 	}[end.StopReason]
-	return fmt.Sprintf("status %s · %d turns · %s input tokens (%s cached) · %s output · $%.4f",
-		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), commas(end.Totals.OutputTokens), end.Totals.Cost)
+	output := commas(end.Totals.OutputTokens) + " output"
+	if th := end.Totals.ThoughtTokens; th > 0 {
+		output += fmt.Sprintf(" (%s thinking)", commas(th))
+	}
+	return fmt.Sprintf("status %s · %d turns · %s input tokens (%s cached) · %s · %s",
+		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
 }
 
 func commas(n int) string {

@@ -2,23 +2,18 @@ package geminitest
 
 import (
 	"slices"
-	"strings"
 	"unicode/utf8"
-)
 
-// The minimum cacheable prefix of implicit caching, in tokens, as the Gemini API documents it.
-const (
-	MinCachedTokensFlash = 1024
-	MinCachedTokensPro   = 4096
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Cache is how the fake bills implicit caching: a request's prefix shared with an earlier request
 // of the same model is reported as cachedContentTokenCount once it reaches the model's minimum.
 // The zero value is the API's behaviour.
 type Cache struct {
-	// MinTokens replaces the model's minimum cacheable prefix (MinCachedTokensFlash for a model
-	// whose name contains "flash", MinCachedTokensPro for "pro", Flash's for any other); 0 keeps
-	// it. Scripts lower it to see caching with short prompts.
+	// MinTokens replaces the model's minimum cacheable prefix (the model catalogue's: 4,096 on
+	// 3.x and 4 models, 2,048 on 2.5, catalog.FallbackCacheMinTokens on a model it does not
+	// know); 0 keeps it. Scripts lower it to see caching with short prompts.
 	MinTokens int `json:"minTokens,omitempty"`
 	// Off reports no cached tokens at all, as a request with caching unavailable would.
 	Off bool `json:"off,omitempty"`
@@ -26,16 +21,10 @@ type Cache struct {
 
 // minTokens is the shortest prefix, in tokens, that model bills as cached.
 func (c Cache) minTokens(model string) int {
-	switch {
-	case c.MinTokens > 0:
+	if c.MinTokens > 0 {
 		return c.MinTokens
-	case strings.Contains(model, "flash"):
-		return MinCachedTokensFlash
-	case strings.Contains(model, "pro"):
-		return MinCachedTokensPro
-	default:
-		return MinCachedTokensFlash
 	}
+	return catalog.Builtin().CacheMin(model)
 }
 
 // implicitCache remembers, per model, every request the model has processed, as a tree of

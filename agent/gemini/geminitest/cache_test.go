@@ -47,9 +47,10 @@ func reqBody(t testing.TB, system, tools string, contents ...map[string]any) map
 }
 
 func TestImplicitCachePrefixRule(t *testing.T) {
-	const flash, pro = "gemini-2.5-flash", "gemini-2.5-pro"
-	// 2,000 characters are 500 tokens: the system instruction alone is under Flash's minimum,
-	// with two messages over it.
+	// The rule's cases are sized for a minimum of 1,024 tokens (Cache.MinTokens), a model's own
+	// minimum is its last case's: 2,000 characters are 500 tokens, the system instruction alone
+	// is under 1,024, with two messages over it.
+	const flash, lite = "gemini-3.8-flash", "gemini-2.5-flash-lite"
 	sys := filler("sys", 2000)
 	m1, m2, m3 := filler("one", 2000), filler("two", 2000), filler("three", 2000)
 	tools := `[{"functionDeclarations":[{"name":"read_file","description":"` + filler("tool", 4000) + `"}]}]`
@@ -61,10 +62,11 @@ func TestImplicitCachePrefixRule(t *testing.T) {
 		forget bool // the model did not process the request (a fault before any output)
 	}
 	tests := []struct {
-		name  string
-		cache Cache
-		calls []call
-		want  []int // cachedContentTokenCount of each call
+		name      string
+		cache     Cache
+		catalogue bool // the models' own minimums, not 1,024
+		calls     []call
+		want      []int // cachedContentTokenCount of each call
 	}{
 		{
 			name:  "nothing before the first request",
@@ -164,20 +166,25 @@ func TestImplicitCachePrefixRule(t *testing.T) {
 			name: "two models do not share",
 			calls: []call{
 				{flash, reqBody(t, big, "", msg("user", m1)), false},
-				{"gemini-2.5-flash-lite", reqBody(t, big, "", msg("user", m1)), false},
+				{lite, reqBody(t, big, "", msg("user", m1)), false},
 				{flash, reqBody(t, big, "", msg("user", m1)), false},
 			},
 			want: []int{0, 0, 10000 / 4},
 		},
 		{
-			name: "Pro's minimum is 4,096 tokens",
+			name:      "the catalogue's minimum: 4,096 tokens on 3.x and 4, 2,048 on 2.5",
+			catalogue: true,
 			calls: []call{
-				{pro, reqBody(t, big, "", msg("user", m1)), false},
-				{pro, reqBody(t, big, "", msg("user", m1), msg("model", "ok")), false}, // 2,500 tokens
-				{pro, reqBody(t, big+big+big, "", msg("user", m1)), false},
-				{pro, reqBody(t, big+big+big, "", msg("user", m2)), false}, // 6,000 tokens
+				{flash, reqBody(t, big, "", msg("user", m1)), false},
+				{flash, reqBody(t, big, "", msg("user", m1), msg("model", "ok")), false}, // 2,500 tokens
+				{lite, reqBody(t, big, "", msg("user", m1)), false},
+				{lite, reqBody(t, big, "", msg("user", m1), msg("model", "ok")), false}, // 2,500 tokens
+				{flash, reqBody(t, big+big+big, "", msg("user", m1)), false},
+				{flash, reqBody(t, big+big+big, "", msg("user", m2)), false}, // 6,000 tokens
+				{"acme-model", reqBody(t, big+big+big, "", msg("user", m1)), false},
+				{"acme-model", reqBody(t, big, "", msg("user", m1), msg("model", "ok")), false}, // 2,500 tokens
 			},
-			want: []int{0, 0, 0, 6000},
+			want: []int{0, 0, 0, 2500, 0, 6000, 0, 0},
 		},
 		{
 			name: "a request the model did not process is not cached",
@@ -209,7 +216,11 @@ func TestImplicitCachePrefixRule(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newImplicitCache(tt.cache)
+			cfg := tt.cache
+			if cfg.MinTokens == 0 && !tt.catalogue {
+				cfg.MinTokens = 1024
+			}
+			c := newImplicitCache(cfg)
 			var got []int
 			for i, call := range tt.calls {
 				segs := promptSegments(call.body)
@@ -288,7 +299,7 @@ func TestCachedTokensThroughClient(t *testing.T) {
 	defer srv.Close()
 	c := client(t, srv)
 	cfg := noContinuation()
-	cfg.SystemInstruction = genai.NewContentFromText(filler("sys", 8000), "")
+	cfg.SystemInstruction = genai.NewContentFromText(filler("sys", 20000), "") // past gemini-3.8-flash's 4,096
 	first := userText("read the code")
 	second := append(first, genai.NewContentFromText("first", genai.RoleModel), genai.NewContentFromText("go on", genai.RoleUser))
 
@@ -304,8 +315,8 @@ func TestCachedTokensThroughClient(t *testing.T) {
 	}
 	want := []Usage{
 		{},                            // the 429: the model never read the prompt
-		{Prompt: 2004, Candidates: 2}, // (8000 + 13) / 4, rounded up; nothing cached yet
-		{Prompt: 2006, Cached: 2003, Candidates: 2}, // (8000 + 13 + 5 + 5) / 4, rounded up; the first request's 8,013 characters cached
+		{Prompt: 5004, Candidates: 2}, // (20000 + 13) / 4, rounded up; nothing cached yet
+		{Prompt: 5006, Cached: 5003, Candidates: 2}, // (20000 + 13 + 5 + 5) / 4, rounded up; the first request's 20,013 characters cached
 		{Prompt: 7, Candidates: 1},                  // a scripted usage is reported as is
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
@@ -338,7 +349,7 @@ func BenchmarkImplicitCache(b *testing.B) {
 		c := newImplicitCache(Cache{})
 		cached = 0
 		for _, body := range bodies {
-			cached += c.bill("gemini-2.5-flash", promptSegments(body), true)
+			cached += c.bill("gemini-3.8-flash", promptSegments(body), true)
 		}
 	}
 	b.ReportMetric(float64(cached), "cached-tokens")

@@ -13,13 +13,22 @@ type wireResponse struct {
 	Candidates    []wireCandidate `json:"candidates"`
 	UsageMetadata *wireUsage      `json:"usageMetadata,omitempty"`
 	ModelVersion  string          `json:"modelVersion,omitempty"`
+	ModelStatus   *wireStatus     `json:"modelStatus,omitempty"`
 	ResponseID    string          `json:"responseId,omitempty"`
 }
 
+// wireStatus is a response's modelStatus: the stage of the model that answered.
+type wireStatus struct {
+	ModelStage     string `json:"modelStage,omitempty"`
+	RetirementTime string `json:"retirementTime,omitempty"`
+	Message        string `json:"message,omitempty"`
+}
+
 type wireCandidate struct {
-	Content      wireContent `json:"content"`
-	FinishReason string      `json:"finishReason,omitempty"`
-	Index        int         `json:"index"`
+	Content           wireContent `json:"content"`
+	FinishReason      string      `json:"finishReason,omitempty"`
+	ContinuationToken string      `json:"continuationToken,omitempty"`
+	Index             int         `json:"index"`
 }
 
 type wireContent struct {
@@ -88,21 +97,22 @@ func piece(p Part, text string, last bool) wirePart {
 }
 
 // unaryReply is the whole reply in one response.
-func unaryReply(model string, t Turn, u Usage) wireResponse {
+func unaryReply(model string, status *wireStatus, t Turn, u Usage) wireResponse {
 	parts := make([]wirePart, 0, len(t.Parts))
 	for _, p := range t.Parts {
 		parts = append(parts, piece(p, p.Text, true))
 	}
 	return wireResponse{
-		Candidates:    []wireCandidate{{Content: wireContent{Role: "model", Parts: parts}, FinishReason: finishReason(t)}},
+		Candidates:    []wireCandidate{{Content: wireContent{Role: "model", Parts: parts}, FinishReason: finishReason(t), ContinuationToken: t.ContinuationToken}},
 		UsageMetadata: u.wire(),
 		ModelVersion:  model,
+		ModelStatus:   status,
 	}
 }
 
 // streamReply is the reply as SSE events, spread as Turn.Chunks says; the last event carries the
 // finish reason and the usage.
-func streamReply(model string, t Turn, u Usage) []wireResponse {
+func streamReply(model string, status *wireStatus, t Turn, u Usage) []wireResponse {
 	var groups [][]wirePart
 	n := len(t.Parts)
 	switch {
@@ -140,10 +150,12 @@ func streamReply(model string, t Turn, u Usage) []wireResponse {
 		events[i] = wireResponse{
 			Candidates:   []wireCandidate{{Content: wireContent{Role: "model", Parts: g}}},
 			ModelVersion: model,
+			ModelStatus:  status,
 		}
 	}
 	last := &events[len(events)-1]
 	last.Candidates[0].FinishReason = finishReason(t)
+	last.Candidates[0].ContinuationToken = t.ContinuationToken
 	last.UsageMetadata = u.wire()
 	return events
 }

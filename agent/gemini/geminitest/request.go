@@ -27,6 +27,10 @@ type Request struct {
 	// FunctionCalling is toolConfig.functionCallingConfig.mode ("NONE", "ANY", "AUTO"), "" when
 	// the request sets none.
 	FunctionCalling string
+	// ThinkingLevel and ThinkingBudget are generationConfig.thinkingConfig's, "" and nil when
+	// the request sets none.
+	ThinkingLevel  string
+	ThinkingBudget *int
 
 	// Turn is the index in the script (counting appended turns) of the turn that served the
 	// request, or -1 when no turn did (model info, countTokens, rejected or exhausted).
@@ -50,6 +54,12 @@ type decodedBody struct {
 			Mode string `json:"mode"`
 		} `json:"functionCallingConfig"`
 	} `json:"toolConfig"`
+	GenerationConfig struct {
+		ThinkingConfig struct {
+			ThinkingLevel  string `json:"thinkingLevel"`
+			ThinkingBudget *int   `json:"thinkingBudget"`
+		} `json:"thinkingConfig"`
+	} `json:"generationConfig"`
 	GenerateContentRequest *decodedBody `json:"generateContentRequest"`
 }
 
@@ -66,6 +76,8 @@ func (r *Request) decode() error {
 	r.SystemInstruction = b.SystemInstruction
 	r.Tools = len(b.Tools)
 	r.FunctionCalling = b.ToolConfig.FunctionCallingConfig.Mode
+	r.ThinkingLevel = b.GenerationConfig.ThinkingConfig.ThinkingLevel
+	r.ThinkingBudget = b.GenerationConfig.ThinkingConfig.ThinkingBudget
 	for _, t := range b.Tools {
 		for _, fd := range t.FunctionDeclarations {
 			r.Functions = append(r.Functions, fd.Name)

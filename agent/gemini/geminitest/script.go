@@ -11,26 +11,49 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
-// DefaultInputTokenLimit is what GET models/M reports when a script sets no limit: the context
-// window of gemini-2.5-flash.
-const DefaultInputTokenLimit = 1048576
+// DefaultInputTokenLimit is what GET models/M reports when a script sets no limit, for a model
+// the catalogue does not know (a known one reports the catalogue's limit).
+const DefaultInputTokenLimit = catalog.FallbackInputTokenLimit
 
-// OutputTokenLimit is what GET models/M reports as outputTokenLimit (gemini-2.5-flash's).
+// OutputTokenLimit is what GET models/M reports as outputTokenLimit for a model the catalogue does
+// not know.
 const OutputTokenLimit = 65536
 
 // Script is what the fake model will answer, turn by turn. It is plain data so that it can live
 // in a JSON file (see LoadScript) shared by Go tests and the editors' end-to-end tests.
 type Script struct {
-	// InputTokenLimit is reported by GET models/M; 0 means DefaultInputTokenLimit. Scripts lower
+	// InputTokenLimit is reported by GET models/M; 0 means the model catalogue's limit for the
+	// model (DefaultInputTokenLimit for a model it does not know). Scripts lower
 	// it to make context-window pressure (truncation, compaction) happen in a few turns.
 	InputTokenLimit int `json:"inputTokenLimit,omitempty"`
 	// Cache sets how implicit caching is billed; the zero value bills it as the API does.
 	Cache Cache `json:"cache,omitzero"`
+	// Routes answer requests for a model with another, as the API does for the older keys of a
+	// retired model: by the model asked for. A model the catalogue marks retired and no route
+	// names answers 404, as it does to new keys.
+	Routes map[string]Route `json:"routes,omitempty"`
+	// Models are the ids GET models (models.list) answers, in order, each with the catalogue's
+	// limits (DefaultInputTokenLimit for one it does not know); nil lists the catalogue's models
+	// that are not retired. An id starting "embedding" or "text-embedding" is listed as an
+	// embedding model (embedContent only).
+	Models []string `json:"models,omitempty"`
 	// Turns are the replies to generateContent and streamGenerateContent requests. Each is
 	// consumed by exactly one request; see Turn.Match for how a request picks its turn.
 	Turns []Turn `json:"turns"`
+}
+
+// Route is the model that answers requests for another, and the modelStatus it reports.
+type Route struct {
+	To string `json:"to"` // the model that answers: the responses' modelVersion
+	// Stage, if set, is sent as modelStatus.modelStage (STABLE, DEPRECATED, RETIRED...), with
+	// RetirementTime (RFC 3339) and Message.
+	Stage          string `json:"stage,omitempty"`
+	RetirementTime string `json:"retirementTime,omitempty"`
+	Message        string `json:"message,omitempty"`
 }
 
 // Turn is one reply of the model, or one failure in its place.
@@ -56,6 +79,10 @@ type Turn struct {
 	Delay string `json:"delay,omitempty"`
 	// FinishReason is sent on the last event; empty means STOP.
 	FinishReason string `json:"finishReason,omitempty"`
+	// ContinuationToken, standard base64, is sent on the last event's candidate: with
+	// FinishReason "CONTINUATION" it is a reply the API would have the client fetch the rest of
+	// (go-genai's automatic continuation). A request that sends it back is refused.
+	ContinuationToken string `json:"continuationToken,omitempty"`
 	// Fault, if set, makes this turn fail instead of (or part way through) the reply.
 	Fault *Fault `json:"fault,omitempty"`
 }

@@ -1,15 +1,19 @@
 package geminitest
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // maxBody bounds a request body; a real prompt stays far below it.
@@ -18,14 +22,19 @@ const maxBody = 64 << 20
 // Server is a running fake. It is safe for concurrent requests and for calls from the test
 // while requests are in flight.
 type Server struct {
-	srv   *httptest.Server
-	limit int // inputTokenLimit reported by GET models/M
+	srv    *httptest.Server
+	limit  int              // inputTokenLimit reported by GET models/M; 0: the catalogue's
+	routes map[string]Route // by the model asked for
+	models []string         // what models.list answers
 
-	mu      sync.Mutex     // guards pending, next, reqs and cache
+	mu      sync.Mutex     // guards pending, next, reqs, cache and signatures
 	pending []scripted     // turns not served yet, in script order
 	next    int            // script index the next appended turn gets
 	reqs    []Request      // every request received, in order
 	cache   *implicitCache // the requests served so far, for cachedContentTokenCount
+	// signatures are the thought signatures of the function calls sent, by callKey: a request
+	// must send one of them back on its call while the call is in the current turn.
+	signatures map[string][]string
 }
 
 // scripted is a turn waiting to be served, with its index in the script.
@@ -54,9 +63,13 @@ func NewListener(s Script, l net.Listener) *Server {
 }
 
 func newServer(s Script) *Server {
-	srv := &Server{limit: s.InputTokenLimit, cache: newImplicitCache(s.Cache)}
-	if srv.limit <= 0 {
-		srv.limit = DefaultInputTokenLimit
+	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache)}
+	if srv.models == nil {
+		for _, m := range catalog.Builtin().Models() {
+			if !m.RetiredAt(time.Now()) {
+				srv.models = append(srv.models, m.ID)
+			}
+		}
 	}
 	srv.Append(s.Turns...)
 	return srv
@@ -130,6 +143,10 @@ func (s *Server) take(body []byte) (scripted, bool) {
 
 // ServeHTTP serves the v1beta models endpoints the genai client uses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/v1beta/models" && r.Method == http.MethodGet {
+		s.list(w, r)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
 	if !ok || rest == "" {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("geminitest: no such endpoint %s %s", r.Method, r.URL.Path))
@@ -152,20 +169,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
+	served, status, gone := s.route(model)
+	if gone {
+		s.record(req)
+		writeError(w, http.StatusNotFound, fmt.Sprintf("This model models/%s is no longer available to new users. Please update your code to use a newer model for the latest features and improvements.", model))
+		return
+	}
 	if !hasMethod {
 		s.record(req)
 		if r.Method != http.MethodGet {
 			writeError(w, http.StatusMethodNotAllowed, "geminitest: models/"+model+" only answers GET")
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{
-			"name":                       "models/" + model,
-			"version":                    "001",
-			"displayName":                model,
-			"inputTokenLimit":            s.limit,
-			"outputTokenLimit":           OutputTokenLimit,
-			"supportedGenerationMethods": []string{"generateContent", "countTokens"},
-		})
+		writeJSON(w, http.StatusOK, s.modelInfo(model))
 		return
 	}
 
@@ -206,6 +222,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s.mu.Lock()
+	if msg := s.reject(served, req); msg != "" {
+		s.reqs = append(s.reqs, req)
+		s.mu.Unlock()
+		writeError(w, http.StatusBadRequest, msg)
+		return
+	}
 	t, ok := s.take(body)
 	var usage Usage
 	if ok {
@@ -213,12 +235,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Billed in arrival order, under the lock, so that concurrent requests see each other
 		// as the API would: the earlier one is the one cached.
 		usage = replyUsage(prompt, t.Parts)
-		usage.Cached = s.cache.bill(req.Model, segs, processed(req, t.Fault))
+		// The model that answers caches: a routed request shares its prefixes.
+		usage.Cached = s.cache.bill(served, segs, processed(req, t.Fault))
 		if t.Usage != nil {
 			usage = *t.Usage
 		}
 		if t.Fault == nil {
 			req.Usage = &usage
+		}
+		if processed(req, t.Fault) {
+			s.remember(t.Turn)
 		}
 	}
 	s.reqs = append(s.reqs, req)
@@ -239,7 +265,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d turned function calling off, but script turn %d calls a function", n, t.index))
 		return
 	}
-	s.serveTurn(w, req, t.Turn, usage)
+	s.serveTurn(w, req, served, status, t.Turn, usage)
+}
+
+// route says which model answers a request for model, and the modelStatus it reports; gone is
+// true when none does: a model the catalogue marks retired on the day, which no route names.
+func (s *Server) route(model string) (served string, status *wireStatus, gone bool) {
+	if r, ok := s.routes[model]; ok && r.To != "" {
+		if r.Stage != "" || r.RetirementTime != "" || r.Message != "" {
+			status = &wireStatus{ModelStage: r.Stage, RetirementTime: r.RetirementTime, Message: r.Message}
+		}
+		return r.To, status, false
+	}
+	m, ok := catalog.Builtin().Lookup(model)
+	return model, nil, ok && m.RetiredAt(time.Now())
 }
 
 func callsFunction(parts []Part) bool {
@@ -266,13 +305,13 @@ func (s *Server) record(req Request) int {
 	return len(s.reqs)
 }
 
-// serveTurn answers req with t, reporting usage.
-func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, usage Usage) {
+// serveTurn answers req with t, reporting usage, as model with status.
+func (s *Server) serveTurn(w http.ResponseWriter, req Request, model string, status *wireStatus, t Turn, usage Usage) {
 	f := t.Fault
 	if !req.Stream {
 		switch {
 		case f == nil:
-			writeJSON(w, http.StatusOK, unaryReply(req.Model, t, usage))
+			writeJSON(w, http.StatusOK, unaryReply(model, status, t, usage))
 		case f.Status == 0:
 			// A dropped connection: the client sees a transport error.
 			panic(http.ErrAbortHandler)
@@ -285,7 +324,7 @@ func (s *Server) serveTurn(w http.ResponseWriter, req Request, t Turn, usage Usa
 		writeJSON(w, f.Status, errorBody(*f))
 		return
 	}
-	events := streamReply(req.Model, t, usage)
+	events := streamReply(model, status, t, usage)
 	if f != nil {
 		// A failed stream never finishes: what went out before the fault has no finishReason
 		// and no usage.
@@ -339,4 +378,52 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // writeError sends the API's error JSON for a failure of the fake itself.
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody(Fault{Status: status, Message: msg}))
+}
+
+// list answers GET models (models.list): a page of pageSize models (50 by default) from
+// pageToken, an index, and the token of the next page.
+func (s *Server) list(w http.ResponseWriter, r *http.Request) {
+	s.record(Request{Method: r.Method, Path: r.URL.Path, HasAPIKey: r.Header.Get("x-goog-api-key") != "", Turn: -1})
+	q := r.URL.Query()
+	size, _ := strconv.Atoi(q.Get("pageSize"))
+	if size <= 0 {
+		size = 50
+	}
+	from, _ := strconv.Atoi(q.Get("pageToken"))
+	from = min(max(from, 0), len(s.models))
+	to := min(from+size, len(s.models))
+	var page []map[string]any
+	for _, id := range s.models[from:to] {
+		info := s.modelInfo(id)
+		if strings.HasPrefix(id, "embedding") || strings.HasPrefix(id, "text-embedding") {
+			info["supportedGenerationMethods"] = []string{"embedContent"}
+		}
+		page = append(page, info)
+	}
+	body := map[string]any{"models": page}
+	if to < len(s.models) {
+		body["nextPageToken"] = strconv.Itoa(to)
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// modelInfo is what GET models/M answers: the catalogue's limits for a model it knows, the
+// script's input limit when it sets one.
+func (s *Server) modelInfo(model string) map[string]any {
+	in, out, display := DefaultInputTokenLimit, OutputTokenLimit, model
+	if m, ok := catalog.Builtin().Lookup(model); ok {
+		in, out = m.InputTokenLimit, cmp.Or(m.OutputTokenLimit, OutputTokenLimit)
+		display = cmp.Or(m.DisplayName, model)
+	}
+	if s.limit > 0 {
+		in = s.limit
+	}
+	return map[string]any{
+		"name":                       "models/" + model,
+		"version":                    "001",
+		"displayName":                display,
+		"inputTokenLimit":            in,
+		"outputTokenLimit":           out,
+		"supportedGenerationMethods": []string{"generateContent", "countTokens"},
+	}
 }

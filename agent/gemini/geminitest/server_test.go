@@ -16,7 +16,7 @@ import (
 	"google.golang.org/genai"
 )
 
-const model = "gemini-2.5-flash"
+const model = "gemini-3.8-flash"
 
 // client is the real genai client pointed at srv, as the adapter and the demo use it.
 func client(t *testing.T, srv *Server) *genai.Client {
@@ -100,7 +100,7 @@ func TestUnaryReplyAndComputedUsage(t *testing.T) {
 	}
 	r := reqs[0]
 	gotReq := fmt.Sprintf("%s %s model=%s stream=%v key=%v turn=%d system=%q", r.Method, r.Path, r.Model, r.Stream, r.HasAPIKey, r.Turn, r.SystemInstruction.Parts[0].Text)
-	wantReq := `POST /v1beta/models/gemini-2.5-flash:generateContent model=gemini-2.5-flash stream=false key=true turn=0 system="sys!"`
+	wantReq := `POST /v1beta/models/gemini-3.8-flash:generateContent model=gemini-3.8-flash stream=false key=true turn=0 system="sys!"`
 	if gotReq != wantReq {
 		t.Errorf("request = %s, want %s", gotReq, wantReq)
 	}
@@ -162,7 +162,7 @@ func TestStreamSpreadsPartsOverChunks(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			events := streamReply(model, tt.turn, Usage{Prompt: 1})
+			events := streamReply(model, nil, tt.turn, Usage{Prompt: 1})
 			var got [][]wirePart
 			for _, e := range events {
 				got = append(got, e.Candidates[0].Content.Parts)
@@ -199,7 +199,7 @@ func TestStreamThroughClient(t *testing.T) {
 	if got := last.UsageMetadata.TotalTokenCount; got != 2 {
 		t.Errorf("total tokens = %d, want 2", got)
 	}
-	if r := srv.Requests()[0]; !r.Stream || r.Path != "/v1beta/models/gemini-2.5-flash:streamGenerateContent" {
+	if r := srv.Requests()[0]; !r.Stream || r.Path != "/v1beta/models/gemini-3.8-flash:streamGenerateContent" {
 		t.Errorf("request stream=%v path=%s", r.Stream, r.Path)
 	}
 }
@@ -428,7 +428,7 @@ func TestDelayAndFunctionCallingOff(t *testing.T) {
 	}})
 	defer srv.Close()
 	post := func(body string) (int, string) {
-		resp, err := http.Post(srv.URL()+"/v1beta/models/gemini-2.5-flash:generateContent", "application/json", strings.NewReader(body))
+		resp, err := http.Post(srv.URL()+"/v1beta/models/gemini-3.8-flash:generateContent", "application/json", strings.NewReader(body))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import { ConfigSection } from './protocol';
 /** serverKeys are the `reprise.*` settings the server understands (PROTOCOL.md, Settings). */
 export const serverKeys = [
   'model',
+  'thinking',
   'contextBudget',
   'compactAt',
   'blockAt',
@@ -15,6 +16,7 @@ export const serverKeys = [
   'sessionTokenCap',
   'maxCostUSD',
   'prices',
+  'models',
   'allow',
   'sandbox',
   'allowNetwork',

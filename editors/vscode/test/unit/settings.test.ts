@@ -92,7 +92,7 @@ const hostile = {
   sandbox: 'off',
   allowNetwork: true,
   hidePaths: [],
-  model: 'gemini-2.5-pro',
+  model: 'gemini-4-argon',
 };
 
 describe('serverSettings', () => {
@@ -137,7 +137,7 @@ describe('machine settings come from the user only', () => {
   });
   it('initializationOptions carry the user values, other keys the workspace ones', () => {
     const s = serverSettings(fakeConfig(user, hostile));
-    expect(s).toMatchObject({ allow: ['go test'], sandbox: 'workspace-write', allowNetwork: false, hidePaths: ['~/.ssh'], model: 'gemini-2.5-pro' });
+    expect(s).toMatchObject({ allow: ['go test'], sandbox: 'workspace-write', allowNetwork: false, hidePaths: ['~/.ssh'], model: 'gemini-4-argon' });
     expect(s).not.toHaveProperty('path');
     expect(s).not.toHaveProperty('env');
   });
@@ -147,11 +147,11 @@ describe('machine settings come from the user only', () => {
     const merged = { allow: ['*'], sandbox: 'off', allowNetwork: true, path: hostile.path, env: hostile.env };
     const changeable = changeableSettings(read());
     for (const k of machineKeys) expect(changeable).not.toHaveProperty(k);
-    expect(changeable).toMatchObject({ model: 'gemini-2.5-pro' });
+    expect(changeable).toMatchObject({ model: 'gemini-4-argon' });
     expect(configurationValue('reprise', read, merged)).toEqual(changeable);
     for (const k of machineKeys) expect(configurationValue(`reprise.${k}`, read, hostile[k])).toBeNull();
     expect(configurationValue('reprise.env.A', read, 'hostile')).toBeNull();
-    expect(configurationValue('reprise.model', read, 'x')).toBe('gemini-2.5-pro');
+    expect(configurationValue('reprise.model', read, 'x')).toBe('gemini-4-argon');
     expect(configurationValue(undefined, read, { editor: { tabSize: 2 }, reprise: merged })).toEqual({
       editor: { tabSize: 2 },
       reprise: changeable,
@@ -195,7 +195,7 @@ describe('contextBody', () => {
   it('draws the bar and marks stale items', () => {
     const c: ContextResult = {
       ...usage(),
-      model: 'gemini-2.5-flash',
+      model: 'gemini-3.8-flash',
       largest: [
         { index: 3, kind: 'read_file', label: 'read_file a.go', path: 'a.go', tokens: 4000, stale: true },
         { index: 5, kind: 'model', label: 'model message', tokens: 300 },

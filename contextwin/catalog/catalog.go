@@ -1,0 +1,375 @@
+// Package catalog is the one place Reprise knows facts about Gemini models: which exist and which
+// are retired (with what replaces them), their limits, their prices per million tokens with the
+// dates they change and their long-prompt tiers, the shortest prefix implicit caching bills,
+// whether explicit caching is offered, and the thinking levels each accepts. The table is a data
+// file embedded in the binary (models.json), dated: what it says is as of CurrentAsOf, and what
+// the API says at run time (models.list, a response's modelVersion) wins over it. Users override
+// rows with the models setting (Overlay).
+//
+// The package has no dependencies inside the module, so every layer can read it.
+package catalog
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+//go:embed models.json
+var embedded []byte
+
+// FallbackCacheMinTokens is the implicit-cache minimum assumed for a model the catalogue does not
+// know: every current (3.x and 4) model's.
+const FallbackCacheMinTokens = 4096
+
+// FallbackInputTokenLimit is the context window assumed for a model the catalogue does not know
+// when the API cannot say either: every current model's.
+const FallbackInputTokenLimit = 1_048_576
+
+// Status is where a model is in its life.
+type Status string
+
+// Statuses. A deprecated model still answers; a retired one is shut down (404) or, for older
+// keys, routed to RoutedTo.
+const (
+	GA         Status = "ga"
+	Preview    Status = "preview"
+	Deprecated Status = "deprecated"
+	Retired    Status = "retired"
+)
+
+// Catalog is the table. Its methods do not modify it; Overlay returns a new one.
+type Catalog struct {
+	// CurrentAsOf is the date (YYYY-MM-DD) the table was checked against its sources.
+	CurrentAsOf string   `json:"currentAsOf"`
+	Sources     []string `json:"sources,omitempty"`
+	// DefaultID is the model used when none is chosen: a GA model.
+	DefaultID string  `json:"default"`
+	Rows      []Model `json:"models"`
+}
+
+// Model is one row.
+type Model struct {
+	ID          string   `json:"id"`
+	DisplayName string   `json:"displayName,omitempty"`
+	Aliases     []string `json:"aliases,omitempty"`
+	Status      Status   `json:"status"`
+	Released    string   `json:"released,omitempty"` // YYYY-MM-DD
+	// Shutdown is when the API stops serving the model (YYYY-MM-DD); Replacement is what the
+	// deprecation notice recommends, RoutedTo what the API answers with instead for the keys it
+	// still serves after the shutdown ("" if it answers 404 to every key).
+	Shutdown         string  `json:"shutdown,omitempty"`
+	Replacement      string  `json:"replacement,omitempty"`
+	RoutedTo         string  `json:"routedTo,omitempty"`
+	InputTokenLimit  int     `json:"inputTokenLimit"`
+	OutputTokenLimit int     `json:"outputTokenLimit,omitempty"`
+	Prices           []Price `json:"prices,omitempty"` // by date, oldest first; none: unknown
+	// CacheMinTokens is the shortest prefix implicit caching bills as cached.
+	CacheMinTokens  int      `json:"cacheMinTokens"`
+	ExplicitCaching bool     `json:"explicitCaching"`
+	Thinking        Thinking `json:"thinking"`
+}
+
+// Rates are US dollars per million tokens.
+type Rates struct {
+	Input       float64 `json:"input"`
+	CachedInput float64 `json:"cachedInput"`
+	Output      float64 `json:"output"` // thinking included
+}
+
+// Price is the rates in force from a date on (From empty: from the start), with the rates of a
+// prompt longer than Long.Above tokens where the model has such a tier.
+type Price struct {
+	From string `json:"from,omitempty"`
+	Rates
+	Long *LongTier `json:"long,omitempty"`
+}
+
+// LongTier prices a whole call whose prompt exceeds Above tokens.
+type LongTier struct {
+	Above int `json:"above"`
+	Rates
+}
+
+// Thinking says how a model's thinking is set: by level (3.x and 4) or by a token budget (2.5).
+type Thinking struct {
+	// Levels are the thinkingLevel values the model accepts, weakest first.
+	Levels []string `json:"levels,omitempty"`
+	// Default is what the model does when nothing is sent (a level, or "dynamic"/"off" on 2.5).
+	Default string `json:"default,omitempty"`
+	// Budgets, on models set by budget, map each level a user may name to the thinkingBudget
+	// sent for it.
+	Budgets map[string]int `json:"budgets,omitempty"`
+	// NoBudget: the model answers 400 to any thinkingBudget (Gemini 4).
+	NoBudget bool `json:"noBudget,omitempty"`
+}
+
+// Builtin is the embedded catalogue. It is parsed once; a malformed file is a build defect,
+// caught by the package's tests, so it panics.
+var Builtin = sync.OnceValue(func() *Catalog {
+	c, err := Parse(embedded)
+	if err != nil {
+		panic("catalog: the embedded models.json: " + err.Error())
+	}
+	return c
+})
+
+// Parse reads and checks a catalogue.
+func Parse(data []byte) (*Catalog, error) {
+	var c Catalog
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return nil, fmt.Errorf("parse the model catalogue: %w", err)
+	}
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// check holds the table to what the code relies on.
+func (c *Catalog) check() error {
+	if _, err := parseDate(c.CurrentAsOf); err != nil {
+		return fmt.Errorf("catalogue currentAsOf: %w", err)
+	}
+	ids := map[string]bool{}
+	var errs []error
+	for _, m := range c.Rows {
+		for _, name := range append([]string{m.ID}, m.Aliases...) {
+			if name == "" || ids[name] {
+				errs = append(errs, fmt.Errorf("model %q: id or alias %q empty or listed twice", m.ID, name))
+			}
+			ids[name] = true
+		}
+	}
+	for _, m := range c.Rows {
+		if err := m.check(ids); err != nil {
+			errs = append(errs, fmt.Errorf("model %s: %w", m.ID, err))
+		}
+	}
+	if d, ok := c.Lookup(c.DefaultID); !ok || d.Status != GA {
+		errs = append(errs, fmt.Errorf("the default model %q is not a GA model of the catalogue", c.DefaultID))
+	}
+	return errors.Join(errs...)
+}
+
+func (m Model) check(ids map[string]bool) error {
+	switch m.Status {
+	case GA, Preview, Deprecated, Retired:
+	default:
+		return fmt.Errorf("status %q is none of ga, preview, deprecated, retired", m.Status)
+	}
+	for _, d := range []string{m.Released, m.Shutdown} {
+		if d != "" {
+			if _, err := parseDate(d); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range []string{m.Replacement, m.RoutedTo} {
+		if r != "" && !ids[r] {
+			return fmt.Errorf("replacement %q is not in the catalogue", r)
+		}
+	}
+	if m.InputTokenLimit <= 0 || m.CacheMinTokens <= 0 {
+		return errors.New("inputTokenLimit and cacheMinTokens must be positive")
+	}
+	prev := time.Time{}
+	for i, p := range m.Prices {
+		if (i == 0) != (p.From == "") {
+			return errors.New("the first price, and only it, has no from date")
+		}
+		if p.From != "" {
+			t, err := parseDate(p.From)
+			if err != nil {
+				return err
+			}
+			if !t.After(prev) {
+				return errors.New("prices are not in date order")
+			}
+			prev = t
+		}
+		if p.Input < 0 || p.CachedInput < 0 || p.Output < 0 || p.Long != nil && p.Long.Above <= 0 {
+			return errors.New("a price is negative, or a long tier has no threshold")
+		}
+	}
+	th := m.Thinking
+	if len(th.Levels) > 0 && len(th.Budgets) > 0 {
+		return errors.New("thinking is set by levels or by budgets, not both")
+	}
+	for _, l := range th.Levels {
+		if !slices.Contains(knownLevels, l) {
+			return fmt.Errorf("thinking level %q is not one of %s", l, strings.Join(knownLevels, ", "))
+		}
+	}
+	for l := range th.Budgets {
+		if !slices.Contains(knownLevels, l) {
+			return fmt.Errorf("thinking budget level %q is not one of %s", l, strings.Join(knownLevels, ", "))
+		}
+	}
+	if len(th.Levels) > 0 && !slices.Contains(th.Levels, th.Default) {
+		return fmt.Errorf("default thinking level %q is not among its levels", th.Default)
+	}
+	return nil
+}
+
+// parseDate reads YYYY-MM-DD as midnight UTC.
+func parseDate(s string) (time.Time, error) {
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return t, fmt.Errorf("date %q is not YYYY-MM-DD", s)
+	}
+	return t, nil
+}
+
+// AsOf is the date the table is current as of.
+func (c *Catalog) AsOf() time.Time {
+	t, _ := parseDate(c.CurrentAsOf) // checked by Parse
+	return t
+}
+
+// DefaultModel is the model used when none is chosen.
+func (c *Catalog) DefaultModel() string { return c.DefaultID }
+
+// Models returns the rows, in the file's order.
+func (c *Catalog) Models() []Model { return slices.Clone(c.Rows) }
+
+// Lookup finds the row of name: its id or an alias ("models/" prefix ignored), else the longest
+// id that name extends by a "-" suffix (a dated or numbered version such as
+// "gemini-3.8-flash-001" is gemini-3.8-flash). ok is false for a model the catalogue does not
+// know.
+func (c *Catalog) Lookup(name string) (Model, bool) {
+	name = strings.TrimPrefix(name, "models/")
+	if name == "" {
+		return Model{}, false
+	}
+	best, found := -1, false
+	for i, m := range c.Rows {
+		if m.ID == name || slices.Contains(m.Aliases, name) {
+			return m, true
+		}
+		if strings.HasPrefix(name, m.ID+"-") && (!found || len(m.ID) > len(c.Rows[best].ID)) {
+			best, found = i, true
+		}
+	}
+	if !found {
+		return Model{}, false
+	}
+	return c.Rows[best], true
+}
+
+// Same tells whether two model names are the same model as far as the catalogue can tell: the
+// same row, or, for names it does not know, one a "-" version of the other.
+func (c *Catalog) Same(a, b string) bool {
+	a, b = strings.TrimPrefix(a, "models/"), strings.TrimPrefix(b, "models/")
+	if a == b {
+		return true
+	}
+	ma, oka := c.Lookup(a)
+	mb, okb := c.Lookup(b)
+	if oka && okb {
+		return ma.ID == mb.ID
+	}
+	return strings.HasPrefix(a, b+"-") || strings.HasPrefix(b, a+"-")
+}
+
+// CacheMin is the implicit-cache minimum of model, FallbackCacheMinTokens when it is unknown.
+func (c *Catalog) CacheMin(model string) int {
+	if m, ok := c.Lookup(model); ok {
+		return m.CacheMinTokens
+	}
+	return FallbackCacheMinTokens
+}
+
+// InputLimit is the context window of model, FallbackInputTokenLimit when it is unknown.
+func (c *Catalog) InputLimit(model string) int {
+	if m, ok := c.Lookup(model); ok {
+		return m.InputTokenLimit
+	}
+	return FallbackInputTokenLimit
+}
+
+// RetiredAt tells whether the model is shut down at t: marked retired, or past its shutdown date.
+func (m Model) RetiredAt(t time.Time) bool {
+	if m.Shutdown != "" {
+		if d, err := parseDate(m.Shutdown); err == nil && !t.Before(d) {
+			return true
+		}
+		return false
+	}
+	return m.Status == Retired
+}
+
+// RatesAt are the rates of a call made at t whose prompt is prompt tokens: the price in force
+// that day (UTC), its long tier when the prompt is above the tier's threshold. ok is false when
+// the row has no prices.
+func (m Model) RatesAt(t time.Time, prompt int) (Rates, bool) {
+	p, ok := m.PriceAt(t)
+	if !ok {
+		return Rates{}, false
+	}
+	if p.Long != nil && prompt > p.Long.Above {
+		return p.Long.Rates, true
+	}
+	return p.Rates, true
+}
+
+// PriceAt is the price in force on t's day (UTC); ok is false when the row has no prices.
+func (m Model) PriceAt(t time.Time) (Price, bool) {
+	if len(m.Prices) == 0 {
+		return Price{}, false
+	}
+	p := m.Prices[0]
+	for _, q := range m.Prices[1:] {
+		if d, err := parseDate(q.From); err == nil && !t.Before(d) {
+			p = q
+		}
+	}
+	return p, true
+}
+
+// Overlay returns the catalogue with the rows of the models setting applied: an object of
+// partial rows by model id. A field given replaces the row's (a list of prices replaces the
+// list); an id the catalogue lacks adds a row, GA with the fallback cache minimum and input limit
+// unless it says otherwise. Unknown fields are errors: a misspelt key must not be ignored.
+func (c *Catalog) Overlay(rows map[string]json.RawMessage) (*Catalog, error) {
+	if len(rows) == 0 {
+		return c, nil
+	}
+	out := *c
+	out.Rows = slices.Clone(c.Rows)
+	for _, id := range slices.Sorted(maps.Keys(rows)) {
+		i := slices.IndexFunc(out.Rows, func(m Model) bool { return m.ID == id })
+		m := Model{ID: id, Status: GA, InputTokenLimit: FallbackInputTokenLimit, CacheMinTokens: FallbackCacheMinTokens}
+		if i >= 0 {
+			m = out.Rows[i]
+			m.Aliases = slices.Clone(m.Aliases)
+			m.Prices = slices.Clone(m.Prices)
+			m.Thinking.Levels = slices.Clone(m.Thinking.Levels)
+			m.Thinking.Budgets = maps.Clone(m.Thinking.Budgets)
+		}
+		dec := json.NewDecoder(bytes.NewReader(rows[id]))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
+			return nil, fmt.Errorf("models setting, %s: %w", id, err)
+		}
+		m.ID = id
+		if i >= 0 {
+			out.Rows[i] = m
+		} else {
+			out.Rows = append(out.Rows, m)
+		}
+	}
+	if err := out.check(); err != nil {
+		return nil, fmt.Errorf("models setting: %w", err)
+	}
+	return &out, nil
+}
