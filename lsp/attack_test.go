@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -412,5 +413,28 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 	code, msg := rpcError(t, e.ed.Execute(e.ctx, CommandCheckpoints, SessionArgs{SessionID: "20991231-000000-abcdef"}, nil))
 	if code != -32602 || !strings.Contains(msg, "unknown session") {
 		t.Errorf("an unknown, well-formed id: %d %q", code, msg)
+	}
+}
+
+// TestAttackEndlessContentLength: a Content-Length of 10^17 made the server skip "the body"
+// forever, swallowing every later message while the editor waited for answers. A body too long
+// to skip is answered, logged, and ends the connection with an error, so the editor sees the
+// server stop instead of a hang.
+func TestAttackEndlessContentLength(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.WriteRaw([]byte("Content-Length: 100000000000000000\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ed.AwaitOrphan(e.ctx, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), "-32600") && strings.Contains(string(raw), "too long to skip: closing the connection")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, err := e.ed.Wait(e.ctx)
+	if code != 1 || !errors.Is(err, ErrMessageTooLong) {
+		t.Errorf("the server ended with %d %v, want 1 and ErrMessageTooLong", code, err)
 	}
 }

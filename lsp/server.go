@@ -90,7 +90,8 @@ type server struct {
 }
 
 // Serve runs the server over rwc until the client exits or the connection closes. A clean end
-// (exit after shutdown, or the input closing) returns nil.
+// (exit after shutdown, or the input closing) returns nil; a message too long to skip ends it
+// with an error wrapping ErrMessageTooLong.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -132,8 +133,12 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	var err error
 	select {
 	case <-conn.Done():
-		if e := conn.Err(); e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrClosedPipe) {
+		e := conn.Err()
+		if e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrClosedPipe) {
 			s.log.Warn("connection ended", "error", e)
+		}
+		if errors.Is(e, ErrMessageTooLong) { // the editor sees the server stop, with a status
+			err = fmt.Errorf("serve: %w", e)
 		}
 	case code := <-s.life.exited:
 		if code != 0 {
