@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -131,6 +132,7 @@ type frameStream struct {
 	in     *bufio.Reader
 	line   []byte // the header line being read, at most maxHeader+2 bytes of it
 	resync bool   // the last header block had no usable length: scan for the next one
+	large  bool   // the last message returned was at least largeMessageBytes
 
 	// writeMu guards writes to rwc and wbuf, so that a frame from Write and an error answer
 	// from Read never interleave.
@@ -157,6 +159,14 @@ type frameRejection struct {
 
 // Read implements jsonrpc2.Stream; see newStream for what it accepts.
 func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	if s.large {
+		// jsonrpc2.Conn reads the next message once the last one's handler returned: a large
+		// message's copies (its body, its params, the text decoded from them) are garbage by now.
+		// Without this the runtime keeps their pages for later, and three 50 MiB buffers (one kept)
+		// left the process at 450 MB; with it, the process returns to what it holds.
+		s.large = false
+		debug.FreeOSMemory()
+	}
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -198,6 +208,7 @@ func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error)
 		}
 		msg, rej := decodeFrame(body)
 		if rej == nil {
+			s.large = h.length >= largeMessageBytes
 			return msg, total, nil
 		}
 		s.reject(ctx, *rej, h.length, body)
