@@ -45,6 +45,8 @@ type envOpts struct {
 	configHome string
 	// userSettings is Options.UserSettings ("" = none).
 	userSettings string
+	// root is the workspace the editor sends ("" = the test's workspace directory).
+	root string
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -82,6 +84,9 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 		})
 	}
 	o.editor.Root = ws
+	if o.root != "" {
+		o.editor.Root = o.root
+	}
 	ed := lsptest.Pipe(t, serve, o.editor)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -77,6 +77,7 @@ type server struct {
 	mcp      *mcpHost
 	cfg      *configStore
 	trace    *traceLevel
+	roots    *rootGate
 	// Set by initialize before any other message is handled, then only read.
 	root            string
 	client          clientCaps
@@ -115,6 +116,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		calls:    newInflight(opts.limits.MaxInflightCalls),
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
+		roots:    &rootGate{},
 		secrets:  secret.FromEnv(os.Getenv),
 		cfg: &configStore{
 			c:        config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
