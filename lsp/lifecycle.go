@@ -80,6 +80,7 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	} else if _, _, err := s.cfg.update(settings); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, err.Error())
 	}
+	s.cfg.fixUserLevel()
 	s.life.mu.Lock()
 	s.life.initialized = true
 	s.life.mu.Unlock()

@@ -121,6 +121,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		cfg: &configStore{
 			c:        config{model: opts.DefaultModel, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
 			reported: map[string]bool{},
+			user:     userSpending(config{policy: contextwin.DefaultPolicy()}),
 		},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
@@ -231,7 +232,8 @@ type configStore struct {
 	c        config
 	pulling  bool            // a workspace/configuration pull is running
 	again    bool            // another pull was asked for while it ran
-	reported map[string]bool // protected settings the user was told were ignored (protected.go)
+	reported map[string]bool // protected and spending settings the user was told were ignored
+	user     spendingCaps    // the user's spending settings, fixed at initialize (spending.go)
 }
 
 // startPull reports whether the caller should start a pull: false when one is running, which

@@ -58,9 +58,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
       if (!e.affectsConfiguration(ConfigSection)) return;
       output.appendLine('Reprise settings changed.');
       // Server settings are pushed by the language client; the machine keys (the binary, its
-      // environment, and the settings the server takes from initializationOptions only) need a
-      // new process.
-      if (restartsServer((section) => e.affectsConfiguration(section))) void server?.restart();
+      // environment, and the settings the server takes from initializationOptions only) and the
+      // user's spending limits (the level the workspace's may only lower) need a new process.
+      if (restartsServer((section) => e.affectsConfiguration(section)) || server?.spendingChanged()) void server?.restart();
     }),
   );
   await server.start();
