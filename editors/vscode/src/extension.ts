@@ -34,7 +34,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.
   let chat: ChatView | undefined;
-  const commands = new Commands(server, store, () => chat!, () => contextView, rv);
+  const commands = new Commands(server, store, () => chat!, () => contextView, rv, ctx.extensionUri);
   chat = new ChatView(ctx.extensionUri, store, {
     ask: (t) => commands.ask(t),
     cancel: () => commands.cancel(),
@@ -42,6 +42,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     showContext: () => contextView.show(),
     openFile: (p, line) => rv.openFile(p, line),
     openDiff: (p, turn) => rv.openDiff(p, turn),
+    openLink: (url) => commands.openLink(url),
     review: async (action, turn, paths) => (action === 'keep' ? rv.keep(turn, paths) : rv.undo(turn, paths)),
     detach: () => store.setAttachment(undefined),
   });
