@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -180,15 +182,19 @@ func (e *env) newSession() string {
 }
 
 // TestAttackSessionFlood: each session holds its log and its lock; 3,000 sessions were 6,000 file
-// descriptors. Past MaxSessions the least recently active idle session is closed, and stays
-// resumable.
+// descriptors, and 3,000 reprise.newSession calls left their directories on disk. Past
+// MaxSessions the least recently active idle session is closed, and stays resumable if it has
+// content; an empty session leaves nothing on disk.
 func TestAttackSessionFlood(t *testing.T) {
-	const limit, flood = 3, 20
-	e := newEnv(t, envOpts{limits: limits{MaxSessions: limit}, newModel: blockingModel()})
-	var ids []string
+	const limit, flood, asked = 3, 20, 5
+	var turns []geminitest.Turn
+	for i := range asked {
+		turns = append(turns, text(fmt.Sprintf("answer %d", i)))
+	}
+	e := newEnv(t, envOpts{limits: limits{MaxSessions: limit}, editor: lsptest.Options{Experimental: true}}, turns...)
 	fds := -1
 	for i := range flood {
-		ids = append(ids, e.newSession())
+		e.newSession()
 		if i == limit-1 {
 			fds = openFDs()
 		}
@@ -199,12 +205,27 @@ func TestAttackSessionFlood(t *testing.T) {
 	if now := openFDs(); fds >= 0 && now > fds+2 {
 		t.Errorf("%d file descriptors after %d sessions, %d after %d: sessions past the cap still hold files", now, flood, fds, limit)
 	}
+	if dirs, _ := filepath.Glob(filepath.Join(e.home, "*", "sessions", "*")); len(dirs) != 0 {
+		t.Errorf("%d empty sessions left %d directories: %v", flood, len(dirs), dirs)
+	}
+	if _, saved := e.openSessions(); len(saved) != 0 {
+		t.Errorf("saved sessions %v, want none: they were all empty", saved)
+	}
+
+	// Sessions with a question are saved; those closed by the cap resume.
+	var ids []string
+	for range asked {
+		id := e.newSession()
+		e.ask("hello", id)
+		e.turnEnd(id)
+		ids = append(ids, id)
+	}
 	open, saved := e.openSessions()
-	if diff := cmp.Diff(slices.Sorted(slices.Values(ids[flood-limit:])), slices.Sorted(slices.Values(open))); diff != "" {
+	if diff := cmp.Diff(slices.Sorted(slices.Values(ids[asked-limit:])), slices.Sorted(slices.Values(open))); diff != "" {
 		t.Errorf("open sessions: the most recent should stay (-want +got):\n%s", diff)
 	}
-	if len(saved) != flood-limit {
-		t.Errorf("%d saved sessions, want %d", len(saved), flood-limit)
+	if diff := cmp.Diff(slices.Sorted(slices.Values(ids[:asked-limit])), slices.Sorted(slices.Values(saved))); diff != "" {
+		t.Errorf("saved sessions: those closed by the cap (-want +got):\n%s", diff)
 	}
 
 	// A closed session says how to get it back, and reprise.resume does.
@@ -216,8 +237,12 @@ func TestAttackSessionFlood(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandResume, SessionArgs{SessionID: ids[0]}, &res); err != nil {
 		t.Fatalf("resume a session closed by the cap: %v", err)
 	}
-	if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: ids[0]}, nil); err != nil {
-		t.Errorf("context after resume: %v", err)
+	var hist historyResult
+	if err := e.ed.Execute(e.ctx, CommandHistory, SessionArgs{SessionID: ids[0]}, &hist); err != nil {
+		t.Errorf("history after resume: %v", err)
+	}
+	if len(hist.Entries) < 2 || hist.Entries[0].Text != "hello" {
+		t.Errorf("the resumed session's history: %+v", hist.Entries)
 	}
 	if open, _ := e.openSessions(); len(open) != limit {
 		t.Errorf("%d open after resume, want %d", len(open), limit)
@@ -334,7 +359,10 @@ func TestAttackBufferFlood(t *testing.T) {
 func TestAttackSessionIDTraversal(t *testing.T) {
 	e := newEnv(t, envOpts{newModel: blockingModel()})
 	// A real log, planted outside the store where "../../planted" leads.
-	id := e.newSession()
+	id := e.ask("hello", "")
+	if err := e.ed.Execute(e.ctx, CommandCancel, SessionArgs{SessionID: id}, nil); err != nil {
+		t.Fatal(err)
+	}
 	logs, err := filepath.Glob(filepath.Join(e.home, "*", "sessions", id, "events.jsonl"))
 	if err != nil || len(logs) != 1 {
 		t.Fatalf("the session's log: %v %v", logs, err)
@@ -412,5 +440,28 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 	code, msg := rpcError(t, e.ed.Execute(e.ctx, CommandCheckpoints, SessionArgs{SessionID: "20991231-000000-abcdef"}, nil))
 	if code != -32602 || !strings.Contains(msg, "unknown session") {
 		t.Errorf("an unknown, well-formed id: %d %q", code, msg)
+	}
+}
+
+// TestAttackEndlessContentLength: a Content-Length of 10^17 made the server skip "the body"
+// forever, swallowing every later message while the editor waited for answers. A body too long
+// to skip is answered, logged, and ends the connection with an error, so the editor sees the
+// server stop instead of a hang.
+func TestAttackEndlessContentLength(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.ed.WriteRaw([]byte("Content-Length: 100000000000000000\r\n\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.ed.AwaitOrphan(e.ctx, func(raw json.RawMessage) bool {
+		return strings.Contains(string(raw), "-32600") && strings.Contains(string(raw), "too long to skip: closing the connection")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, err := e.ed.Wait(e.ctx)
+	if code != 1 || !errors.Is(err, ErrMessageTooLong) {
+		t.Errorf("the server ended with %d %v, want 1 and ErrMessageTooLong", code, err)
 	}
 }

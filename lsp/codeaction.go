@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -30,7 +32,7 @@ const defaultSelectionQuestion = "Explain this code and point out problems."
 const (
 	maxCommentActions = 5        // reprise: comments turned into actions per request
 	maxQuotedBytes    = 16 << 10 // a larger selection is named by its lines, not quoted
-	maxTitleRunes     = 60       // of the prompt shown in an action's title
+	maxCommentRunes   = 80       // of a comment's prompt: shown whole in the title, and all that is sent
 	maxScannedLines   = 200      // lines of the range searched for reprise: comments
 	maxFileBytes      = 8 << 20  // a file on disk larger than this is not read for actions
 	selectionTitle    = "Reprise: ask about the selection"
@@ -159,10 +161,52 @@ func commentActions(name, text string, r lspRange) []protocol.CodeAction {
 		if !ok {
 			continue
 		}
-		title := fmt.Sprintf("Reprise: ask %q", clip(prompt, maxTitleRunes))
-		out = append(out, commandAction(title, CommandAsk, AskArgs{Text: fmt.Sprintf("%s (from %s:%d)", prompt, name, n+1)}))
+		shown, cut := shownPrompt(prompt)
+		text := fmt.Sprintf("%s (from %s:%d)", shown, name, n+1)
+		if cut {
+			text = fmt.Sprintf("%s (the comment goes on at %s:%d; read it there)", shown, name, n+1)
+		}
+		out = append(out, commandAction(`Reprise: ask "`+shown+`"`, CommandAsk, AskArgs{Text: text}))
 	}
 	return out
+}
+
+// shownPrompt is what an action sends of a comment's prompt, and shows whole in its title: the
+// user picks the action from its title, and the prompt goes to the model as the user's own words,
+// so nothing may hide in it. A title used to show 60 characters of a comment and send all of it
+// (a line padded with spaces hid an instruction after them). Control and format characters
+// (bidi overrides, zero-width spaces) are written as escapes, each run of white space becomes one
+// space, and past maxCommentRunes the prompt is cut, with cut true: the rest reaches the model
+// only as the file's content, if it reads it.
+func shownPrompt(prompt string) (shown string, cut bool) {
+	var pieces []string // each shows one rune of prompt, or a run of white space
+	space := false
+	for _, r := range prompt {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case space && len(pieces) > 0:
+			pieces = append(pieces, " ")
+		}
+		space = false
+		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			pieces = append(pieces, strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
+		} else {
+			pieces = append(pieces, string(r))
+		}
+	}
+	var b strings.Builder
+	runes := 0
+	for i, p := range pieces {
+		n := utf8.RuneCountInString(p)
+		if runes+n > maxCommentRunes || runes+n == maxCommentRunes && i < len(pieces)-1 {
+			return strings.TrimRight(b.String(), " ") + "…", true
+		}
+		b.WriteString(p)
+		runes += n
+	}
+	return b.String(), false
 }
 
 // commentLeaders start a comment in the languages people write. Quotes (Vim's ", Basic's ')

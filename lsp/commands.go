@@ -34,6 +34,12 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	if err := checkSessionID(p.Command, arg); err != nil {
 		return nil, err
 	}
+	if ask, err := s.roots.check(p.Command); err != nil {
+		if ask {
+			s.askRoot()
+		}
+		return nil, err
+	}
 	switch p.Command {
 	case CommandAsk:
 		var a AskArgs

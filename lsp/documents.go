@@ -46,7 +46,7 @@ func (d *documents) putLocked(rel string, b buffer) (dropped bool) {
 		d.total -= cost(rel, old)
 		delete(d.open, rel)
 	}
-	if d.total+cost(rel, b) > d.limit {
+	if b.dropped || d.total+cost(rel, b) > d.limit {
 		b, dropped = buffer{dropped: true}, true
 		if d.total+cost(rel, b) > d.limit {
 			return true
@@ -87,27 +87,67 @@ func (d *documents) rel(uri string) (string, bool) {
 	return filepath.ToSlash(r), true
 }
 
-func (d *documents) didOpen(raw json.RawMessage) error {
+// target decodes the document's URI alone (the decoder skips the text without keeping it) and
+// returns its workspace-relative path; ok is false outside the workspace.
+func (d *documents) target(raw json.RawMessage) (rel string, ok bool, err error) {
 	var p struct {
 		TextDocument struct {
-			URI  string `json:"uri"`
+			URI string `json:"uri"`
+		} `json:"textDocument"`
+	}
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return "", false, err
+	}
+	rel, ok = d.rel(p.TextDocument.URI)
+	return rel, ok, nil
+}
+
+// tooLarge reports whether a message of size bytes for rel cannot fit beside the other buffers.
+// The message is an upper bound of its text (JSON escapes only lengthen it), so a buffer that
+// would fit is decoded; one whose message does not fit is dropped before its text is copied out
+// of the message, which halves what a flood of large buffers costs. Near the cap, a text with
+// many escapes may be dropped although it would just have fitted.
+func (d *documents) tooLarge(rel string, size int) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	others := d.total
+	if old, ok := d.open[rel]; ok {
+		others -= cost(rel, old)
+	}
+	return others+int64(len(rel)+size) > d.limit
+}
+
+func (d *documents) didOpen(raw json.RawMessage) error {
+	rel, ok, err := d.target(raw)
+	if err != nil || !ok {
+		return err
+	}
+	if d.tooLarge(rel, len(raw)) {
+		d.put(rel, buffer{dropped: true})
+		return nil
+	}
+	var p struct {
+		TextDocument struct {
 			Text string `json:"text"`
 		} `json:"textDocument"`
 	}
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
-	if rel, ok := d.rel(p.TextDocument.URI); ok {
-		d.put(rel, buffer{text: p.TextDocument.Text})
-	}
+	d.put(rel, buffer{text: p.TextDocument.Text})
 	return nil
 }
 
 func (d *documents) didChange(raw json.RawMessage) error {
+	rel, ok, err := d.target(raw)
+	if err != nil || !ok {
+		return err
+	}
+	if d.tooLarge(rel, len(raw)) {
+		d.put(rel, buffer{dropped: true})
+		return nil
+	}
 	var p struct {
-		TextDocument struct {
-			URI string `json:"uri"`
-		} `json:"textDocument"`
 		ContentChanges []struct {
 			Range *json.RawMessage `json:"range"`
 			Text  string           `json:"text"`
@@ -116,8 +156,7 @@ func (d *documents) didChange(raw json.RawMessage) error {
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return err
 	}
-	rel, ok := d.rel(p.TextDocument.URI)
-	if !ok || len(p.ContentChanges) == 0 {
+	if len(p.ContentChanges) == 0 {
 		return nil
 	}
 	// The server announces full synchronisation; a client sending ranges anyway leaves the

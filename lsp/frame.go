@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,7 +25,15 @@ import (
 const (
 	defaultMaxMessageBytes = 64 << 20
 	defaultMaxHeaderBytes  = 8 << 10
+	// defaultMaxSkipBytes bounds the body skipped after a message over the limit: an editor that
+	// sends a file somewhat too large keeps its connection, while a Content-Length of 10^17 (the
+	// stream never finds the next message) ends it instead of reading forever.
+	defaultMaxSkipBytes = 4 * defaultMaxMessageBytes
 )
+
+// ErrMessageTooLong ends the connection: a message announced a body too long to skip, so the
+// stream cannot find where the next message starts.
+var ErrMessageTooLong = errors.New("LSP message too long to skip")
 
 // streamOptions bounds what a single client message may cost the server. The zero value is
 // usable: every field has a default.
@@ -35,6 +44,11 @@ type streamOptions struct {
 	// MaxHeaderBytes caps one header line; a whole header block may take four times as much.
 	// Zero or less means defaultMaxHeaderBytes.
 	MaxHeaderBytes int
+	// MaxSkipBytes caps the body of a message over MaxMessageBytes that the stream reads and
+	// drops to reach the next message. A longer one is answered, then Read returns
+	// ErrMessageTooLong, which ends the connection. Zero or less means the larger of
+	// defaultMaxSkipBytes and 4×MaxMessageBytes.
+	MaxSkipBytes int64
 	// Logger gets one record for every message the stream drops or answers itself, with the
 	// reason and at most a short excerpt of the body. Nil discards them.
 	Logger *slog.Logger
@@ -58,7 +72,10 @@ type streamOptions struct {
 //     since the lost body ends right before it with no line break. Best effort: a body that
 //     itself contains such a line can cost the message after it too.
 //   - Content-Length above MaxMessageBytes: the body is read and discarded in small chunks and
-//     answered with InvalidRequest (id null).
+//     answered with InvalidRequest (id null). Above MaxSkipBytes it is answered the same way,
+//     logged as an error, and Read returns ErrMessageTooLong: skipping would take as long as the
+//     peer cares to send (a length of 10^17 swallowed every later message), so the connection
+//     ends, visibly, instead of hanging.
 //   - A body that is not JSON (an empty one included) gets ParseError (id null). A JSON body
 //     that is not a JSON-RPC message gets InvalidRequest: arrays (batches, which LSP does not
 //     use), non-objects, "jsonrpc" other than "2.0" (a missing one is tolerated, as
@@ -82,6 +99,7 @@ func newStream(rwc io.ReadWriteCloser, opts streamOptions) jsonrpc2.Stream {
 		in:         bufio.NewReaderSize(rwc, 32<<10),
 		maxMessage: opts.MaxMessageBytes,
 		maxHeader:  opts.MaxHeaderBytes,
+		maxSkip:    opts.MaxSkipBytes,
 		log:        opts.Logger,
 	}
 	if s.maxMessage <= 0 {
@@ -92,6 +110,10 @@ func newStream(rwc io.ReadWriteCloser, opts streamOptions) jsonrpc2.Stream {
 	if s.maxHeader <= 0 {
 		s.maxHeader = defaultMaxHeaderBytes
 	}
+	if s.maxSkip <= 0 {
+		s.maxSkip = max(defaultMaxSkipBytes, 4*min(s.maxMessage, math.MaxInt64/4))
+	}
+	s.maxSkip = max(s.maxSkip, s.maxMessage)
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
@@ -103,12 +125,14 @@ type frameStream struct {
 	rwc        io.ReadWriteCloser
 	maxMessage int64
 	maxHeader  int
+	maxSkip    int64
 	log        *slog.Logger
 
 	// Read state. jsonrpc2.Conn calls Read from a single goroutine, so these need no lock.
 	in     *bufio.Reader
 	line   []byte // the header line being read, at most maxHeader+2 bytes of it
 	resync bool   // the last header block had no usable length: scan for the next one
+	large  bool   // the last message returned was at least largeMessageBytes
 
 	// writeMu guards writes to rwc and wbuf, so that a frame from Write and an error answer
 	// from Read never interleave.
@@ -135,6 +159,14 @@ type frameRejection struct {
 
 // Read implements jsonrpc2.Stream; see newStream for what it accepts.
 func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error) {
+	if s.large {
+		// jsonrpc2.Conn reads the next message once the last one's handler returned: a large
+		// message's copies (its body, its params, the text decoded from them) are garbage by now.
+		// Without this the runtime keeps their pages for later, and three 50 MiB buffers (one kept)
+		// left the process at 450 MB; with it, the process returns to what it holds.
+		s.large = false
+		debug.FreeOSMemory()
+	}
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -151,6 +183,11 @@ func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error)
 			s.log.LogAttrs(ctx, slog.LevelWarn, "broken header: "+h.problem+"; skipping to the next Content-Length",
 				slog.String("reason", h.problem), slog.Int64("bytes", n))
 			continue
+		case h.length > s.maxSkip:
+			reason := fmt.Sprintf("message of %d bytes exceeds the limit of %d bytes and is too long to skip: closing the connection", h.length, s.maxMessage)
+			s.reject(ctx, frameRejection{code: jsonrpc2.InvalidRequest, reason: reason, answer: true}, h.length, nil)
+			s.log.LogAttrs(ctx, slog.LevelError, "LSP connection closed: "+reason, slog.Int64("bytes", h.length))
+			return nil, total, fmt.Errorf("%w: %d bytes announced, at most %d skipped", ErrMessageTooLong, h.length, s.maxSkip)
 		case h.problem != "" || h.length > s.maxMessage:
 			n, err := s.discard(h.length)
 			total += n
@@ -171,6 +208,7 @@ func (s *frameStream) Read(ctx context.Context) (jsonrpc2.Message, int64, error)
 		}
 		msg, rej := decodeFrame(body)
 		if rej == nil {
+			s.large = h.length >= largeMessageBytes
 			return msg, total, nil
 		}
 		s.reject(ctx, *rej, h.length, body)

@@ -343,6 +343,21 @@ func TestStreamRead(t *testing.T) {
 			wantReplies: []string{frameErr("null", -32600, fmt.Sprintf("message of %d bytes exceeds the limit of 20 bytes", len(frameCall))), frameErr("null", -32600, fmt.Sprintf("message of %d bytes exceeds the limit of 20 bytes", len(frameNote)))},
 		},
 		{
+			name:        "body too long to skip",
+			opts:        streamOptions{MaxMessageBytes: 20, MaxSkipBytes: 100},
+			input:       frameOf(frameCall) + "Content-Length: 100000000000000000\r\n\r\n" + frameOf(frameNote),
+			wantErr:     ErrMessageTooLong,
+			wantReplies: []string{frameErr("null", -32600, fmt.Sprintf("message of %d bytes exceeds the limit of 20 bytes", len(frameCall))), frameErr("null", -32600, "message of 100000000000000000 bytes exceeds the limit of 20 bytes and is too long to skip: closing the connection")},
+			wantLog:     "LSP connection closed",
+		},
+		{
+			name:        "broken header too long to skip",
+			opts:        streamOptions{MaxMessageBytes: 20, MaxSkipBytes: 100},
+			input:       "X-Bad header\r\nContent-Length: 101\r\n\r\n" + frameOf(frameNote),
+			wantErr:     ErrMessageTooLong,
+			wantReplies: []string{frameErr("null", -32600, "message of 101 bytes exceeds the limit of 20 bytes and is too long to skip: closing the connection")},
+		},
+		{
 			name:        "empty body",
 			input:       "Content-Length: 0\r\n\r\n" + frameOf(frameNote),
 			wantMsgs:    []string{frameNoteWant},
@@ -762,11 +777,17 @@ func TestStreamBoundedAllocation(t *testing.T) {
 			name:     "claims 2 GiB, sends 100 bytes",
 			input:    "Content-Length: 2147483648\r\n\r\n" + strings.Repeat("x", 100),
 			maxAlloc: 1 << 20,
-			wantErr:  io.ErrUnexpectedEOF,
+			wantErr:  ErrMessageTooLong, // past what is skipped: nothing more is read
 		},
 		{
 			name:     "claims 1 TiB, sends 100 bytes",
 			input:    "Content-Length: 1099511627776\r\n\r\n" + strings.Repeat("x", 100),
+			maxAlloc: 1 << 20,
+			wantErr:  ErrMessageTooLong,
+		},
+		{
+			name:     "claims 200 MiB, over the limit but skipped, sends 100 bytes",
+			input:    "Content-Length: 209715200\r\n\r\n" + strings.Repeat("x", 100),
 			maxAlloc: 1 << 20,
 			wantErr:  io.ErrUnexpectedEOF,
 		},

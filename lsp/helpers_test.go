@@ -47,6 +47,8 @@ type envOpts struct {
 	userSettings string
 	// routes answer a model with another (geminitest.Script.Routes).
 	routes map[string]geminitest.Route
+	// root is the workspace the editor sends ("" = the test's workspace directory).
+	root string
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -84,6 +86,9 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 		})
 	}
 	o.editor.Root = ws
+	if o.root != "" {
+		o.editor.Root = o.root
+	}
 	ed := lsptest.Pipe(t, serve, o.editor)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	t.Cleanup(cancel)

@@ -58,6 +58,8 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	}
 	s.root = root
 	s.docs.root = root
+	home, _ := os.UserHomeDir()
+	s.roots.set(root, home)
 	if st, err := session.OpenStore(session.WorkspaceDir(s.opts.StateHome, root)); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, "sessions will not be saved: "+err.Error())
 	} else {
@@ -78,6 +80,7 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	} else if _, _, err := s.cfg.update(settings); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, err.Error())
 	}
+	s.cfg.fixUserLevel()
 	s.life.mu.Lock()
 	s.life.initialized = true
 	s.life.mu.Unlock()
@@ -168,7 +171,9 @@ func (s *server) initialized() {
 	s.pendingWarnings = nil
 	s.startupWarnings()
 	s.pull()
-	if !s.opts.NoWatch {
+	if s.roots.startAsking() {
+		s.askRoot() // the watcher starts once the user confirms the workspace
+	} else if !s.opts.NoWatch {
 		s.spawn(s.watch)
 	}
 }

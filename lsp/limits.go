@@ -15,6 +15,12 @@ const (
 	defaultMaxBufferBytes = 64 << 20
 )
 
+// largeMessageBytes is the size of a notification after which the server gives the memory its
+// copies took back to the system at once (a full collection, a few milliseconds, against the
+// time it took to read that many bytes). Only notifications carry whole files (didOpen,
+// didChange); 16 MiB is far above what a source file weighs.
+const largeMessageBytes = 16 << 20
+
 // limits bound what one connection can make the server hold. They are the server's, not
 // settings: a limit the client could raise would not protect the server from that client. Zero
 // or negative fields take the defaults; tests lower them.

@@ -111,20 +111,29 @@ func withoutProtected(cur config, s Settings) (rest Settings, ignored []string) 
 }
 
 // updateFromWorkspace applies settings that came through workspace/configuration or
-// didChangeConfiguration, without the protected ones. ignored names those that would have made
-// a difference and were not reported on this connection before.
-func (c *configStore) updateFromWorkspace(s Settings) (n config, changed bool, ignored []string, err error) {
+// didChangeConfiguration, without the protected ones and with the spending caps held to the
+// user's (spending.go). ignored and held name those that would have made a difference and were
+// not reported on this connection before.
+func (c *configStore) updateFromWorkspace(s Settings) (n config, changed bool, ignored, held []string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	rest, all := withoutProtected(c.c, s)
-	for _, name := range all {
+	rest, protected := withoutProtected(c.c, s)
+	rest, spending := boundSpending(c.c, c.user, rest)
+	n, changed, err = c.updateLocked(rest)
+	return n, changed, c.unreported(protected), c.unreported(spending), err
+}
+
+// unreported returns the names not reported on this connection yet, and marks them reported.
+// c.mu must be held.
+func (c *configStore) unreported(names []string) []string {
+	var out []string
+	for _, name := range names {
 		if !c.reported[name] {
 			c.reported[name] = true
-			ignored = append(ignored, name)
+			out = append(out, name)
 		}
 	}
-	n, changed, err = c.updateLocked(rest)
-	return n, changed, ignored, err
+	return out
 }
 
 // applyWorkspaceSettings applies settings the client sent through via (workspace/configuration
@@ -136,9 +145,12 @@ func (s *server) applyWorkspaceSettings(raw json.RawMessage, via string) {
 		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+err.Error())
 		return
 	}
-	c, changed, ignored, err := s.cfg.updateFromWorkspace(settings)
+	c, changed, ignored, held, err := s.cfg.updateFromWorkspace(settings)
 	if len(ignored) > 0 {
 		s.protectedIgnored(ignored, via)
+	}
+	if len(held) > 0 {
+		s.spendingIgnored(held, via, s.cfg.userLevel())
 	}
 	if err != nil {
 		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+err.Error())

@@ -86,6 +86,14 @@ const (
 	ActionDontStartServer = "Do not start"
 )
 
+// Actions of the question asked before a very broad workspace (the file system's root, the home
+// directory, a system directory) is used. No answer or null asks again with the next command;
+// ActionRefuseWorkspace holds for the connection.
+const (
+	ActionUseWorkspace    = "Use it as the workspace"
+	ActionRefuseWorkspace = "Do not use it"
+)
+
 // States of an MCP server in reprise.mcp.
 const (
 	MCPStateStarting  = "starting"

@@ -78,6 +78,7 @@ type server struct {
 	mcp      *mcpHost
 	cfg      *configStore
 	trace    *traceLevel
+	roots    *rootGate
 	// Set by initialize before any other message is handled, then only read.
 	root            string
 	client          clientCaps
@@ -91,7 +92,8 @@ type server struct {
 }
 
 // Serve runs the server over rwc until the client exits or the connection closes. A clean end
-// (exit after shutdown, or the input closing) returns nil.
+// (exit after shutdown, or the input closing) returns nil; a message too long to skip ends it
+// with an error wrapping ErrMessageTooLong.
 func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
@@ -115,10 +117,12 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 		calls:    newInflight(opts.limits.MaxInflightCalls),
 		progress: newProgressTokens(),
 		trace:    &traceLevel{},
+		roots:    &rootGate{},
 		secrets:  secret.FromEnv(os.Getenv),
 		cfg: &configStore{
 			c:        config{model: opts.DefaultModel, thinking: catalog.Auto, policy: contextwin.DefaultPolicy(), mcpToolBudget: mcp.DefaultToolBudget},
 			reported: map[string]bool{},
+			user:     userSpending(config{policy: contextwin.DefaultPolicy()}),
 		},
 	}
 	s.log = slog.New(&clientLogHandler{next: opts.Logger.Handler(), srv: s})
@@ -133,8 +137,12 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	var err error
 	select {
 	case <-conn.Done():
-		if e := conn.Err(); e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrClosedPipe) {
+		e := conn.Err()
+		if e != nil && !errors.Is(e, io.EOF) && !errors.Is(e, io.ErrClosedPipe) {
 			s.log.Warn("connection ended", "error", e)
+		}
+		if errors.Is(e, ErrMessageTooLong) { // the editor sees the server stop, with a status
+			err = fmt.Errorf("serve: %w", e)
 		}
 	case code := <-s.life.exited:
 		if code != 0 {
@@ -225,7 +233,8 @@ type configStore struct {
 	c        config
 	pulling  bool            // a workspace/configuration pull is running
 	again    bool            // another pull was asked for while it ran
-	reported map[string]bool // protected settings the user was told were ignored (protected.go)
+	reported map[string]bool // protected and spending settings the user was told were ignored
+	user     spendingCaps    // the user's spending settings, fixed at initialize (spending.go)
 }
 
 // startPull reports whether the caller should start a pull: false when one is running, which

@@ -104,7 +104,8 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
 	l.mcp, _ = opts.External.(*mcp.Manager)
 	if ss.store != nil {
-		log, err := ss.store.Create(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
+		// On disk with the first turn: reprise.newSession in a loop leaves no directories.
+		log, err := ss.store.New(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
 		if err != nil {
 			srv.log.Warn("session not saved", "session", id, "error", err)
 		} else {

@@ -20,13 +20,19 @@ var ErrLocked = errors.New("session is open in another reprise process")
 // Log is one session's open event log, locked against other processes. It keeps the session's
 // Summary as records come and writes it to SummaryFile whenever no turn is in progress (a turn's
 // end included) and when it closes, so a listing need not replay the log.
+//
+// A log made by Store.New reaches the disk only with the session's first content: until then it
+// holds the records that are not content (the meta record, the last settings) in memory.
 type Log struct {
 	dir  string
-	mu   sync.Mutex // guards f, w, sum, known and inTurn
-	f    *os.File
+	mu   sync.Mutex // guards f, w, lock, held, closed, sum, known and inTurn
+	f    *os.File   // nil before the log reaches the disk, and after Close
 	w    *bufio.Writer
 	lock *os.File
-	sum  Summary
+	// held are the records of a log not on disk yet, written first when it gets there.
+	held   []Record
+	closed bool
+	sum    Summary
 	// known is set once sum covers every record of the log (a new log, or one resumed from its
 	// snapshot); until then no summary is written.
 	known bool
@@ -110,9 +116,65 @@ func (l *Log) Append(r Record) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.closed {
 		return errors.New("append to a closed session log")
 	}
+	if l.f == nil {
+		if l.holdLocked(r) {
+			return nil
+		}
+		if err := l.writeOutLocked(); err != nil {
+			return fmt.Errorf("save session %s: %w", filepath.Base(l.dir), err)
+		}
+	}
+	return l.appendLocked(r, b)
+}
+
+// holdLocked keeps r in memory if it is not content, for a log not on disk yet: the meta record,
+// and the last settings (each replaces the one before, so a client changing settings in a loop
+// costs nothing). l.mu must be held.
+func (l *Log) holdLocked(r Record) bool {
+	switch r.Kind {
+	case KindMeta:
+		l.held = append(l.held, r)
+		return true
+	case KindSettings:
+		for i, h := range l.held {
+			if h.Kind == KindSettings {
+				l.held[i] = r
+				return true
+			}
+		}
+		l.held = append(l.held, r)
+		return true
+	}
+	return false
+}
+
+// writeOutLocked puts a log held in memory on disk: its directory, lock and file, then the records
+// it held. l.mu must be held.
+func (l *Log) writeOutLocked() error {
+	o, err := openLog(l.dir)
+	if err != nil {
+		return err
+	}
+	l.f, l.w, l.lock = o.f, o.w, o.lock
+	held := l.held
+	l.held = nil
+	for _, r := range held {
+		b, err := json.Marshal(r)
+		if err == nil {
+			err = l.appendLocked(r, b)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendLocked writes r, encoded as b, to the log on disk. l.mu must be held.
+func (l *Log) appendLocked(r Record, b []byte) error {
 	// bufio's error is sticky: the Flush below reports any of these.
 	_, _ = l.w.Write(b)
 	_ = l.w.WriteByte('\n')
@@ -157,6 +219,15 @@ func (l *Log) Sync() error {
 
 // SaveBlob stores a restore point's content under restore/ and returns its name.
 func (l *Log) SaveBlob(turn int, rel string, data []byte) (string, error) {
+	l.mu.Lock()
+	var err error
+	if l.f == nil && !l.closed { // a restore point is content
+		err = l.writeOutLocked()
+	}
+	l.mu.Unlock()
+	if err != nil {
+		return "", fmt.Errorf("save session %s: %w", filepath.Base(l.dir), err)
+	}
 	name := fmt.Sprintf("%04d-%s", turn, strings.NewReplacer("/", "%2F", "%", "%25").Replace(rel))
 	dir := filepath.Join(l.dir, "restore")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -186,7 +257,8 @@ func (l *Log) writeCheckpoint(md, name string) error {
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	l.closed, l.held = true, nil
+	if l.f == nil { // closed already, or never written: a session without content leaves nothing
 		return nil
 	}
 	err := l.w.Flush()

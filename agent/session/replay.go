@@ -2,6 +2,7 @@ package session
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -31,6 +32,9 @@ type Snapshot struct {
 	Interrupted   bool // the log ends in the middle of a turn
 	// Closed is the message Replay added to answer calls a crash left without responses.
 	Closed *genai.Content
+	// Unanswered is what the log says of the files around those calls, for Resume to tell the
+	// model which of them may have run; nil when Closed is.
+	Unanswered *Unanswered
 	// Wrote maps each file the agent changed to the hash of the content it left there.
 	Wrote    map[string]string
 	Warnings []string
@@ -46,6 +50,22 @@ type Entry struct {
 	Turn       int
 }
 
+// Unanswered is what the log knew of the files when a crash left a model message's calls without
+// responses. Each call's file change leaves, in order, a restore point (before the write), the
+// write itself, then a wrote record: a kill between two of them leaves the log behind the disk.
+type Unanswered struct {
+	// Calls are the calls left without responses, in the message's order.
+	Calls []*genai.FunctionCall
+	// Before maps the files the agent had written before the calls were asked to the hash of
+	// what it left there, as Wrote does.
+	Before map[string]string
+	// Points are the restore points recorded since the calls were asked: a call began changing
+	// each of these files.
+	Points []RestorePoint
+	// Since maps the files written since, and recorded, to their hashes: a call changed them.
+	Since map[string]string
+}
+
 // UndoFrame is what undoing a compaction needs: the history before it, and the length of the
 // history right after it (what was appended since is kept).
 type UndoFrame struct {
@@ -58,6 +78,7 @@ type UndoFrame struct {
 func Replay(recs []Record) *Snapshot {
 	s := &Snapshot{AnchorLen: -1, Wrote: map[string]string{}}
 	inTurn := false
+	var open *Unanswered // the last model message's calls while they have no responses
 	for _, r := range recs {
 		if !r.Time.IsZero() {
 			s.LastActivity = r.Time
@@ -80,6 +101,10 @@ func Replay(recs []Record) *Snapshot {
 			if r.Content != nil {
 				s.History = append(s.History, r.Content)
 				s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
+				open = nil
+				if calls := functionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
+					open = &Unanswered{Calls: calls, Before: maps.Clone(s.Wrote), Since: map[string]string{}}
+				}
 			}
 		case KindAmend:
 			if r.Content != nil && r.Index >= 0 && r.Index < len(s.History) {
@@ -124,6 +149,9 @@ func Replay(recs []Record) *Snapshot {
 		case KindRestorePoint:
 			if r.RestorePoint != nil {
 				s.RestorePoints = append(s.RestorePoints, *r.RestorePoint)
+				if open != nil {
+					open.Points = append(open.Points, *r.RestorePoint)
+				}
 			}
 		case KindRestore:
 			if r.Restored != nil {
@@ -138,6 +166,9 @@ func Replay(recs []Record) *Snapshot {
 		case KindWrote:
 			for p, h := range r.Hashes {
 				s.Wrote[p] = h
+				if open != nil {
+					open.Since[p] = h
+				}
 			}
 		}
 	}
@@ -145,6 +176,7 @@ func Replay(recs []Record) *Snapshot {
 	if closed := closeDanglingCalls(s.History); len(closed) > len(s.History) {
 		s.Closed = closed[len(closed)-1]
 		s.History = closed
+		s.Unanswered = open
 	}
 	return s
 }
@@ -181,6 +213,17 @@ func closeDanglingCalls(h []*genai.Content) []*genai.Content {
 		return h
 	}
 	return append(h, &genai.Content{Role: genai.RoleUser, Parts: parts})
+}
+
+// functionCalls are the calls of a message, in order.
+func functionCalls(c *genai.Content) []*genai.FunctionCall {
+	var out []*genai.FunctionCall
+	for _, p := range c.Parts {
+		if p.FunctionCall != nil {
+			out = append(out, p.FunctionCall)
+		}
+	}
+	return out
 }
 
 // ModifiedFiles are the files the agent changed, from the restore points (not from any summary).

@@ -71,6 +71,20 @@ func (st *Store) Create(m Meta) (*Log, error) {
 	return l, nil
 }
 
+// New starts the log of a new session without touching the disk: its directory is made with the
+// session's first content (a turn, a restore point), so a session opened and left empty (a
+// client calling reprise.newSession in a loop) leaves nothing behind. Until then the session is
+// not listed, and cannot be resumed: it has nothing to resume.
+func (st *Store) New(m Meta) (*Log, error) {
+	if !validID(m.ID) {
+		return nil, fmt.Errorf("create session: bad id %q", m.ID)
+	}
+	l := &Log{dir: st.Dir(m.ID)}
+	l.summarize(nil)
+	l.held = []Record{{Time: m.Created, Kind: KindMeta, Meta: &m}}
+	return l, nil
+}
+
 // ErrNotFound is returned for a session this workspace does not have.
 var ErrNotFound = errors.New("no such session")
 

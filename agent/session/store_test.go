@@ -116,3 +116,104 @@ func TestReplayKeepsSummaryBlocks(t *testing.T) {
 		t.Errorf("after undo: blocks %+v, %d messages; want none and the 5 messages", undone.Blocks, len(undone.History))
 	}
 }
+
+// TestNewSessionOnDiskWithContent: a session made by New reaches the disk with its first content.
+// Left empty (its settings changed in a loop meanwhile), it leaves nothing; once a turn starts, the
+// log has its meta, its last settings and the turn, and resumes like any other.
+func TestNewSessionOnDiskWithContent(t *testing.T) {
+	st, err := OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := filepath.Dir(st.Dir("x"))
+	entries := func() []string {
+		t.Helper()
+		ents, err := os.ReadDir(sessions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			out = append(out, e.Name())
+		}
+		return out
+	}
+
+	empty, err := st.New(Meta{ID: "empty", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := contextwin.DefaultPolicy()
+	for i := range 1000 {
+		p.ContextBudget = 10000 + i
+		if err := empty.Append(Record{Kind: KindSettings, Policy: &p}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := empty.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if len(empty.held) != 2 {
+		t.Errorf("an empty log holds %d records, want its meta and its last settings", len(empty.held))
+	}
+	if err := empty.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(); len(got) != 0 {
+		t.Errorf("an empty session left %v", got)
+	}
+	if err := empty.Append(Record{Kind: KindTurnStart, Turn: 1, Text: "late"}); err == nil {
+		t.Error("append after Close succeeded")
+	}
+	if got := entries(); len(got) != 0 {
+		t.Errorf("an append after Close left %v", got)
+	}
+
+	log, err := st.New(Meta{ID: "real", Model: "m", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ContextBudget = 9000
+	for _, r := range []Record{
+		{Kind: KindSettings, Policy: &p},
+		{Kind: KindTurnStart, Turn: 1, Text: "hello"},
+		{Kind: KindAppend, Content: genai.NewContentFromText("hello", genai.RoleUser)},
+		{Kind: KindTurnEnd, StopReason: "end_turn"},
+	} {
+		if err := log.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(); !slices.Equal(got, []string{"real"}) {
+		t.Errorf("sessions on disk %v, want [real]", got)
+	}
+	snap, err := st.Load("real")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if snap.Meta.ID != "real" || snap.Meta.Model != "m" || snap.Title != "hello" || len(snap.History) != 1 || snap.Policy == nil || snap.Policy.ContextBudget != 9000 {
+		t.Errorf("loaded %+v", snap)
+	}
+	list, err := st.List(nil)
+	if err != nil || len(list) != 1 || list[0].Title != "hello" {
+		t.Errorf("List = %+v, %v", list, err)
+	}
+
+	// A restore point is content too.
+	blob, err := st.New(Meta{ID: "blob", Created: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blob.SaveBlob(1, "a.txt", []byte("before")); err != nil {
+		t.Fatal(err)
+	}
+	if err := blob.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Load("blob"); err != nil {
+		t.Errorf("a session with a restore point: %v", err)
+	}
+}

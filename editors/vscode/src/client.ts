@@ -13,7 +13,7 @@ import {
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
-import { changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings } from './settings';
+import { changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings, userSpending } from './settings';
 
 /** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
 class ExperimentalFeature implements StaticFeature {
@@ -35,6 +35,8 @@ export interface Handlers {
 /** Server owns the language client; it is restarted when a machine key (settings.ts) changes. */
 export class Server implements vscode.Disposable {
   private client?: LanguageClient;
+  /** The user's spending settings the running server was started with (settings.ts, spendingKeys). */
+  private spending = '';
 
   constructor(
     private readonly output: vscode.OutputChannel,
@@ -73,6 +75,7 @@ export class Server implements vscode.Disposable {
       transport: TransportKind.stdio,
       options: { env },
     };
+    this.spending = JSON.stringify(userSpending(cfg));
     const clientOptions: LanguageClientOptions = {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
@@ -112,6 +115,14 @@ export class Server implements vscode.Disposable {
       void vscode.window.showErrorMessage(`Reprise: the server did not start: ${message(err)}. See the Reprise output.`);
       return false;
     }
+  }
+
+  /**
+   * spendingChanged tells whether the user's spending settings differ from those the server
+   * started with: it takes them from initializationOptions only, so a change needs a restart.
+   */
+  spendingChanged(): boolean {
+    return this.spending !== JSON.stringify(userSpending(vscode.workspace.getConfiguration(ConfigSection)));
   }
 
   async stop(): Promise<void> {

@@ -27,6 +27,8 @@ import {
 } from './protocol';
 import type { Review } from './review';
 import { attachmentOf, withAttachment } from './selection';
+import { checkpointHtml } from './checkpointView';
+import { linkKind } from './chat/links';
 import type { Attachment } from './store';
 import { keyHint } from './settings';
 import { tokens } from './meter';
@@ -45,9 +47,6 @@ export const ids = {
   restart: 'reprise.ui.restart',
 } as const;
 
-/** checkpointScheme names the read-only documents that hold a checkpoint's Markdown. */
-export const checkpointScheme = 'reprise-checkpoint';
-
 export class Commands {
   constructor(
     private readonly server: Server,
@@ -55,6 +54,8 @@ export class Commands {
     private readonly chat: () => ChatView,
     private readonly context: () => ContextView,
     private readonly review: Review,
+    /** The extension's folder, for the checkpoint view's stylesheet. */
+    private readonly extensionUri: vscode.Uri,
   ) {}
 
   register(): vscode.Disposable {
@@ -70,7 +71,6 @@ export class Commands {
       reg(ids.cancel, () => this.cancel()),
       reg(ids.restore, () => this.restore()),
       reg(ids.restart, () => this.server.restart()),
-      vscode.workspace.registerTextDocumentContentProvider(checkpointScheme, { provideTextDocumentContent: (uri) => this.checkpointMarkdown(uri) }),
     );
   }
 
@@ -170,22 +170,38 @@ export class Commands {
     }
   }
 
-  /** openCheckpoint shows a checkpoint's summary as a Markdown preview. */
+  /**
+   * openCheckpoint shows a checkpoint's summary in a webview of its own, as inert text: no script,
+   * no image, no link that navigates (checkpointView.ts).
+   */
   async openCheckpoint(n: number): Promise<void> {
-    const session = this.store.current;
-    const uri = vscode.Uri.from({ scheme: checkpointScheme, path: `/checkpoint-${n}.md`, query: `session=${encodeURIComponent(session)}&n=${n}` });
-    await vscode.commands.executeCommand('markdown.showPreview', uri);
+    const sessionId = this.store.current || undefined;
+    let markdown: string;
+    let title = `Checkpoint ${n}`;
+    try {
+      const cp = await this.server.execute<CheckpointResult>(CommandCheckpoint, { ...(sessionId ? { sessionId } : {}), n });
+      title = `Checkpoint ${cp.n}: ${cp.title}`;
+      markdown = cp.markdown || `# ${title}\n\n${cp.summary}`;
+    } catch (err) {
+      markdown = `# Checkpoint unavailable\n\n${message(err)}`;
+    }
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const panel = vscode.window.createWebviewPanel('reprise.checkpoint', title, vscode.ViewColumn.Active, {
+      enableScripts: false,
+      enableCommandUris: false,
+      localResourceRoots: [media],
+    });
+    const style = panel.webview.asWebviewUri(vscode.Uri.joinPath(media, 'checkpoint.css'));
+    panel.webview.html = checkpointHtml(markdown, title, panel.webview.cspSource, style.toString());
   }
 
-  private async checkpointMarkdown(uri: vscode.Uri): Promise<string> {
-    const q = new URLSearchParams(uri.query);
-    const sessionId = q.get('session') || undefined;
-    try {
-      const cp = await this.server.execute<CheckpointResult>(CommandCheckpoint, { ...(sessionId ? { sessionId } : {}), n: Number(q.get('n')) });
-      return cp.markdown || `# Checkpoint ${cp.n}: ${cp.title}\n\n${cp.summary}`;
-    } catch (err) {
-      return `# Checkpoint unavailable\n\n${message(err)}`;
+  /** openLink opens a web page named in an answer, through VS Code (which asks before an untrusted site). */
+  async openLink(url: string): Promise<void> {
+    if (linkKind(url) !== 'web') {
+      void vscode.window.showWarningMessage(`Reprise: ${url.slice(0, 200)} is not a web page; it is not opened.`);
+      return;
     }
+    await vscode.env.openExternal(vscode.Uri.parse(url, true));
   }
 
   private async newSession(): Promise<void> {

@@ -34,7 +34,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.
   let chat: ChatView | undefined;
-  const commands = new Commands(server, store, () => chat!, () => contextView, rv);
+  const commands = new Commands(server, store, () => chat!, () => contextView, rv, ctx.extensionUri);
   chat = new ChatView(ctx.extensionUri, store, {
     ask: (t) => commands.ask(t),
     cancel: () => commands.cancel(),
@@ -42,6 +42,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     showContext: () => contextView.show(),
     openFile: (p, line) => rv.openFile(p, line),
     openDiff: (p, turn) => rv.openDiff(p, turn),
+    openLink: (url) => commands.openLink(url),
     review: async (action, turn, paths) => (action === 'keep' ? rv.keep(turn, paths) : rv.undo(turn, paths)),
     detach: () => store.setAttachment(undefined),
   });
@@ -58,9 +59,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
       if (!e.affectsConfiguration(ConfigSection)) return;
       output.appendLine('Reprise settings changed.');
       // Server settings are pushed by the language client; the machine keys (the binary, its
-      // environment, and the settings the server takes from initializationOptions only) need a
-      // new process.
-      if (restartsServer((section) => e.affectsConfiguration(section))) void server?.restart();
+      // environment, and the settings the server takes from initializationOptions only) and the
+      // user's spending limits (the level the workspace's may only lower) need a new process.
+      if (restartsServer((section) => e.affectsConfiguration(section)) || server?.spendingChanged()) void server?.restart();
     }),
   );
   await server.start();

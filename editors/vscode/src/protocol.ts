@@ -32,6 +32,8 @@ export const ActionAlwaysAllow = 'Always allow';
 export const ActionReject = 'Reject';
 export const ActionStartServer = 'Start it';
 export const ActionDontStartServer = 'Do not start';
+export const ActionUseWorkspace = 'Use it as the workspace';
+export const ActionRefuseWorkspace = 'Do not use it';
 
 export const MCPStateStarting = 'starting';
 export const MCPStateRunning = 'running';

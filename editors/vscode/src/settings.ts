@@ -44,6 +44,35 @@ function isMachineKey(k: string): boolean {
   return (machineKeys as readonly string[]).includes(k);
 }
 
+/**
+ * spendingKeys are the user's spending limits and the prices costs are counted at. The server
+ * lets a workspace lower the caps below the user's, never raise or remove them, nor change the
+ * prices (PROTOCOL.md, Settings), and it knows the user's level from initializationOptions only:
+ * these carry the user's value (or the default), while workspace/configuration carries the merged
+ * one, which the server holds to the user's. A change of the user's value restarts the server.
+ */
+export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices'] as const;
+
+function isSpendingKey(k: string): boolean {
+  return (spendingKeys as readonly string[]).includes(k);
+}
+
+/** userValue is a key's value at the user's level: the user's (or remote machine's) settings, else the default. */
+function userValue<T>(cfg: Config, key: string): T | undefined {
+  const i = cfg.inspect<T>(key);
+  return i?.globalValue ?? i?.defaultValue;
+}
+
+/** userSpending is what initializationOptions carry of the spending keys. */
+export function userSpending(cfg: Config): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of spendingKeys) {
+    const v = userValue<unknown>(cfg, k);
+    if (v !== undefined && v !== null) out[k] = v;
+  }
+  return out;
+}
+
 /** Inspection is the part of vscode's ConfigurationInspect that says where a value comes from. */
 export interface Inspection<T> {
   defaultValue?: T;
@@ -71,24 +100,32 @@ export function setting<T>(cfg: Config, key: string): T | undefined {
   return v as T | undefined;
 }
 
-/** serverSettings picks the server's settings out of the `reprise` configuration section: initializationOptions. */
+/**
+ * serverSettings picks the server's settings out of the `reprise` configuration section:
+ * initializationOptions, the user's level. The machine and spending keys are the user's values.
+ */
 export function serverSettings(cfg: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of serverKeys) {
-    const v = setting<unknown>(cfg, k);
+    const v = isSpendingKey(k) ? userValue<unknown>(cfg, k) : setting<unknown>(cfg, k);
     if (v !== undefined && v !== null && v !== '') out[k] = v;
   }
   return out;
 }
 
 /**
- * changeableSettings are serverSettings without the machine keys: what workspace/configuration
- * and didChangeConfiguration carry. The server ignores the machine keys there (and warns when one
+ * changeableSettings are the server's settings without the machine keys, the spending keys as
+ * merged (the workspace's lower caps included): what workspace/configuration and
+ * didChangeConfiguration carry. The server ignores the machine keys there (and warns when one
  * differs from its initializationOptions), so sending them would only race a restart.
  */
 export function changeableSettings(cfg: Config): Record<string, unknown> {
-  const out = serverSettings(cfg);
-  for (const k of machineKeys) delete out[k];
+  const out: Record<string, unknown> = {};
+  for (const k of serverKeys) {
+    if (isMachineKey(k)) continue;
+    const v = cfg.get<unknown>(k);
+    if (v !== undefined && v !== null && v !== '') out[k] = v;
+  }
   return out;
 }
 

@@ -39,6 +39,8 @@ M.action = {
   reject = 'Reject', -- ActionReject
   start_server = 'Start it', -- ActionStartServer
   dont_start_server = 'Do not start', -- ActionDontStartServer
+  use_workspace = 'Use it as the workspace', -- ActionUseWorkspace
+  refuse_workspace = 'Do not use it', -- ActionRefuseWorkspace
 }
 
 M.mcp_state = {

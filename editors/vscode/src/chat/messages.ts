@@ -19,5 +19,6 @@ export type FromWebview =
   | { type: 'context' }
   | { type: 'openFile'; path: string; line?: number }
   | { type: 'openDiff'; path: string; turn: number }
+  | { type: 'openLink'; url: string }
   | { type: 'review'; action: 'keep' | 'undo'; turn: number; paths: string[] }
   | { type: 'detach' };

@@ -72,7 +72,12 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
 
 /** fileLink is a link the webview turns into "open this file at this line". */
 export function fileLink(path: string, label: string, line?: number): string {
-  return `<a href="#" class="file" data-path="${escape(path)}"${line ? ` data-line="${line}"` : ''} title="Open ${escape(path)}${line ? ` at line ${line}` : ''}">${label}</a>`;
+  return `${fileLinkOpen(path, line)}${label}</a>`;
+}
+
+/** fileLinkOpen is fileLink's opening tag. */
+export function fileLinkOpen(path: string, line?: number): string {
+  return `<a href="#" class="file" data-path="${escape(path)}"${line ? ` data-line="${line}"` : ''} title="Open ${escape(path)}${line ? ` at line ${line}` : ''}">`;
 }
 
 function countsOf(added: number, removed: number): string {

@@ -11,6 +11,8 @@ export interface ChatActions {
   showContext(): Promise<void>;
   openFile(path: string, line?: number): Promise<void>;
   openDiff(path: string, turn: number): Promise<void>;
+  /** openLink opens a web page of an answer in the browser; any other scheme is refused. */
+  openLink(url: string): Promise<void>;
   review(action: 'keep' | 'undo', turn: number, paths: string[]): Promise<void>;
   detach(): void;
 }
@@ -66,6 +68,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         break;
       case 'openDiff':
         void this.actions.openDiff(m.path, m.turn);
+        break;
+      case 'openLink':
+        void this.actions.openLink(m.url);
         break;
       case 'review':
         void this.actions.review(m.action, m.turn, m.paths);

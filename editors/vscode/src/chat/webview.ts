@@ -46,15 +46,17 @@ log.addEventListener(
 );
 log.addEventListener('click', (e) => {
   const target = e.target as HTMLElement;
-  const a = target.closest('a.checkpoint, a.file, a.opendiff') as HTMLAnchorElement | null;
+  const a = target.closest('a') as HTMLAnchorElement | null;
   if (a) {
-    // A link inside a tool's summary must not also fold or unfold it.
+    // Every link is the webview's own: none navigates (the answers' Markdown links are rewritten,
+    // links.ts). A link inside a tool's summary must not also fold or unfold it.
     e.preventDefault();
     e.stopPropagation();
     const d = a.dataset;
     if (a.classList.contains('checkpoint')) vscode.postMessage({ type: 'checkpoint', n: Number(d.n) });
     else if (a.classList.contains('file')) vscode.postMessage({ type: 'openFile', path: d.path ?? '', line: d.line ? Number(d.line) : undefined });
-    else vscode.postMessage({ type: 'openDiff', path: d.path ?? '', turn: Number(d.turn) });
+    else if (a.classList.contains('opendiff')) vscode.postMessage({ type: 'openDiff', path: d.path ?? '', turn: Number(d.turn) });
+    else if (a.classList.contains('web')) vscode.postMessage({ type: 'openLink', url: d.href ?? '' });
     return;
   }
   const b = target.closest('.changes button') as HTMLButtonElement | null;

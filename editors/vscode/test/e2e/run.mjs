@@ -367,6 +367,15 @@ await step('Checkpoints lists the checkpoint and opens its summary', async () =>
   await pick('Reprise: Checkpoints', 'Checkpoint 1: Read the notes', () => shot('checkpoints'));
   const f = await frameWith('h1', 'Checkpoint 1: Read the notes');
   await f.locator('text=remember the milk').first().waitFor();
+  // The summary's image is not loaded and its links are text with their target: the view has no
+  // image, no link and no script, and its policy allows nothing else.
+  await f.locator('.blocked', { hasText: '[image: tracker]' }).waitFor();
+  await f.locator('.link-off', { hasText: 'the notes' }).waitFor();
+  await f.locator('.url', { hasText: 'vscode://file/etc/passwd' }).waitFor();
+  const loose = await f.locator('img, a, script').count();
+  if (loose !== 0) throw new Error(`the checkpoint view has ${loose} images, links or scripts`);
+  const csp = await f.locator('meta[http-equiv="Content-Security-Policy"]').getAttribute('content');
+  if (!/^default-src 'none'; style-src [^;]+;$/.test(csp ?? '')) throw new Error(`the checkpoint view's policy is ${csp}`);
   await shot('checkpoint-preview');
 });
 
@@ -415,6 +424,11 @@ await step('file paths in the answer open the file at the line', async () => {
   await chat.locator('.msg.agent a.file', { hasText: 'notes.txt:3' }).last().click();
   await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
   await page.locator('.statusbar-item', { hasText: /Ln 3, Col 1/ }).first().waitFor();
+  // A vscode: link is shown as what it is, not as a link.
+  const answer = chat.locator('.msg.agent', { hasText: 'created chores.md' }).last();
+  await answer.locator('.link-off', { hasText: 'why' }).waitFor();
+  await answer.locator('.url', { hasText: 'vscode://file/etc/passwd' }).waitFor();
+  if ((await answer.locator('a', { hasText: 'why' }).count()) !== 0) throw new Error('the vscode: link is a link');
 });
 
 await step('of two changed files, one is undone and the other kept; a user edit blocks its undo', async () => {

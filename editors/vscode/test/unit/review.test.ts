@@ -1,6 +1,7 @@
 import MarkdownIt from 'markdown-it';
 import { describe, expect, it } from 'vitest';
-import { pathLinks } from '../../src/chat/links';
+import { fileTarget, linkKind, pathLinks } from '../../src/chat/links';
+import { checkpointCSP, checkpointHtml } from '../../src/checkpointView';
 import { renderItems } from '../../src/chat/render';
 import { Action, ChatState, changesByTurn, initialState, reduce } from '../../src/chat/state';
 import type { FileChange, Update } from '../../src/protocol';
@@ -113,14 +114,90 @@ describe('path links in answers', () => {
     expect(html).toContain('<a href="#" class="file" data-path="lsp/server.go" data-line="42" title="Open lsp/server.go at line 42"><code>lsp/server.go:42</code></a>');
     expect(html).toContain('data-path="agent/loop.go"');
     expect(html).toContain('data-path="README.md"');
-    expect(md.render('Visit https://example.com/a.go')).toContain('<a href="https://example.com/a.go">');
   });
   it('leave alone what is not a path', () => {
-    const html = md.render('Version `1.2.3`, e.g. this, https://example.com/a.go and [x](y.go) and `a b.go`.\n\n```\nmain.go\n```');
+    const html = md.render('Version `1.2.3`, e.g. this, https://example.com/a.go and `a b.go`.\n\n```\nmain.go\n```');
     expect(html).not.toContain('class="file"');
   });
   it('escape the text around a link', () => {
     expect(md.render('a <b> c.go')).toContain('a &lt;b&gt; <a href="#" class="file" data-path="c.go"');
+  });
+});
+
+describe('links the model wrote', () => {
+  const md = new MarkdownIt({ html: false, linkify: true }).use(pathLinks);
+  /** anchors lists the <a> tags of html. */
+  const anchors = (html: string) => html.match(/<a [^>]*>/g) ?? [];
+  it('a Markdown link to a workspace file is a file link, at its line', () => {
+    const html = md.render('See [the loop](agent/loop.go#L12) and [notes](./docs/my%20notes.md:3).');
+    expect(html).toContain('<a href="#" class="file" data-path="agent/loop.go" data-line="12" title="Open agent/loop.go at line 12">the loop</a>');
+    expect(html).toContain('data-path="./docs/my notes.md" data-line="3"');
+  });
+  it.each([
+    ['vscode://file/etc/passwd', 'vscode://file/etc/passwd'],
+    ['vscode://vscode.git/clone?url=https://evil.example/x.git', 'vscode://vscode.git/clone?url=https://evil.example/x.git'],
+    ['command:workbench.action.terminal.sendSequence?%7B%22text%22%3A%22id%22%7D', 'command:workbench.action.terminal.sendSequence'],
+    ['/etc/passwd', '/etc/passwd'],
+    ['//evil.example/x', '//evil.example/x'],
+    ['mailto:someone@example.com', 'mailto:someone@example.com'],
+  ])('[README.md](%s) is shown as what it is, not as a link', (href, shown) => {
+    const html = md.render(`Open [README.md](${href}) now.`);
+    expect(anchors(html)).toEqual([]);
+    expect(html).not.toContain('href="vscode');
+    expect(html).not.toContain('href="command');
+    expect(html).toContain('<span class="link-off" title="Not a link of this workspace">README.md</span> <span class="url">');
+    expect(html).toContain(shown);
+  });
+  it('a web link shows its address and opens through the extension, never by navigation', () => {
+    const html = md.render('Read [the docs](https://example.com/docs) or https://example.com/a.go.');
+    expect(html).toContain('<a href="#" class="web" data-href="https://example.com/docs" title="Open https://example.com/docs in the browser">the docs</a> <span class="url">https://example.com/docs</span>');
+    // A bare address is shown once.
+    expect(html).toContain('<a href="#" class="web" data-href="https://example.com/a.go" title="Open https://example.com/a.go in the browser">https://example.com/a.go</a>.');
+    for (const a of anchors(html)) expect(a).toMatch(/^<a href="#" /);
+  });
+  it('javascript: and data: links stay text', () => {
+    const html = md.render('[x](javascript:alert(1)) [y](data:text/html,hi)');
+    expect(anchors(html)).toEqual([]);
+  });
+  it('an image is never loaded: its description and address are shown', () => {
+    const html = md.render('![tracker](https://beacon.example/p.png?u=1) ![](http://127.0.0.1:9/x.png)');
+    expect(html).not.toContain('<img');
+    expect(html).toContain('<span class="blocked" title="Images are not loaded">[image: tracker]</span> <span class="url">https://beacon.example/p.png?u=1</span>');
+    expect(html).toContain('[image]</span> <span class="url">http://127.0.0.1:9/x.png</span>');
+  });
+  it('linkKind and fileTarget', () => {
+    expect(['a.go', 'src/a.ts#L3', './x', 'https://h/x', 'http://h', 'vscode://x', 'command:x', 'file:///etc', '/abs', '#top', '', 'C:\\x'].map(linkKind)).toEqual(
+      ['file', 'file', 'file', 'web', 'web', 'other', 'other', 'other', 'other', 'other', 'other', 'other'],
+    );
+    expect(fileTarget('a.ts#L3-L5')).toEqual({ path: 'a.ts', line: 3 });
+    expect(fileTarget('a%2.ts')).toEqual({ path: 'a%2.ts', line: undefined });
+  });
+});
+
+describe('the checkpoint view', () => {
+  const summary = [
+    '# Checkpoint 1: Read the notes',
+    '',
+    '**Objective:** read the notes. ![tracker](https://beacon.example/p.png) <img src="https://beacon.example/raw.png">',
+    '',
+    'See [the docs](https://example.com/docs), [a file](notes.txt), [run](command:workbench.action.terminal.new) and <https://auto.example/x>.',
+    '',
+    '<script>alert(1)</script>',
+  ].join('\n');
+  const html = checkpointHtml(summary, 'Checkpoint 1: Read the notes', 'vscode-webview://abc', 'vscode-webview://abc/media/checkpoint.css');
+  it('allows nothing but its stylesheet', () => {
+    expect(checkpointCSP('vscode-webview://abc')).toBe("default-src 'none'; style-src vscode-webview://abc;");
+    expect(html).toContain(`<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src vscode-webview://abc;">`);
+    expect(html).not.toMatch(/img-src|https:;|script-src/);
+  });
+  it('loads no image and has no link, no script, no raw HTML', () => {
+    expect(html).not.toMatch(/<img|<a |<script| src="| href="(?!vscode-webview:)/);
+    expect(html).toContain('&lt;img src=&quot;https://beacon.example/raw.png&quot;&gt;');
+    expect(html).toContain('[image: tracker]</span> <span class="url">https://beacon.example/p.png</span>');
+    expect(html).toContain('<span class="link-off" title="Links are not followed here">the docs</span> <span class="url">https://example.com/docs</span>');
+    expect(html).toContain('<span class="link-off" title="Links are not followed here">a file</span> <span class="url">notes.txt</span>');
+    expect(html).toContain('command:workbench.action.terminal.new');
+    expect(html).toContain('<h1>Checkpoint 1: Read the notes</h1>');
   });
 });
 

@@ -16,6 +16,8 @@ import {
   serverKeys,
   serverSettings,
   setting,
+  spendingKeys,
+  userSpending,
 } from '../../src/settings';
 import { contextBody } from '../../src/contextHtml';
 import type { ContextResult } from '../../src/protocol';
@@ -164,6 +166,31 @@ describe('machine settings come from the user only', () => {
   });
   it('a change of another setting does not restart the server', () => {
     expect(restartsServer((section) => section === 'reprise.contextBudget')).toBe(false);
+  });
+});
+
+describe('spending settings: the user level in initializationOptions', () => {
+  const user = { maxCostUSD: 2, sessionTokenCap: 100000, prices: { 'gemini-2.5-flash': { input: 0.3, cachedInput: 0.03, output: 2.5 } } };
+  // What a cloned repository's .vscode/settings.json set in the attack run.
+  const cheap = { maxCostUSD: 0, sessionTokenCap: 1000000000, prices: { 'gemini-2.5-flash': { input: 0, cachedInput: 0, output: 0 } } };
+  it.each(spendingKeys)('initializationOptions carry the user value of reprise.%s, not the workspace one', (key) => {
+    for (const cfg of [fakeConfig(user, cheap), fakeConfig(user, {}, cheap)]) {
+      expect(serverSettings(cfg)[key]).toEqual(user[key]);
+      expect(userSpending(cfg)[key]).toEqual(user[key]);
+    }
+  });
+  it.each(spendingKeys)('without a user value, reprise.%s is the default in initializationOptions', (key) => {
+    expect(serverSettings(fakeConfig({}, cheap))[key]).toEqual(properties[`reprise.${key}`].default);
+  });
+  it('workspace/configuration carries the merged values, which the server holds to the user level', () => {
+    const lower = { maxCostUSD: 0.5, sessionTokenCap: 50000 };
+    expect(changeableSettings(fakeConfig(user, lower))).toMatchObject(lower);
+    expect(configurationValue('reprise', () => fakeConfig(user, cheap), null)).toMatchObject(cheap);
+    expect(configurationValue('reprise.maxCostUSD', () => fakeConfig(user, lower), null)).toBe(0.5);
+  });
+  it('the user level changes only with the user settings', () => {
+    expect(userSpending(fakeConfig(user, cheap))).toEqual(userSpending(fakeConfig(user, {})));
+    expect(userSpending(fakeConfig({ ...user, maxCostUSD: 3 }))).not.toEqual(userSpending(fakeConfig(user)));
   });
 });
 
