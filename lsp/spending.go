@@ -49,6 +49,13 @@ func boundSpending(cur config, user spendingCaps, s Settings) (rest Settings, ig
 			ignored = append(ignored, "prices")
 		}
 	}
+	// The models setting overlays catalogue rows, prices included: the user's, like prices.
+	if s.Models != nil {
+		rest.Models = nil
+		if n, err := cur.apply(Settings{Models: s.Models}); err != nil || fmt.Sprint(n.models) != fmt.Sprint(cur.models) {
+			ignored = append(ignored, "models")
+		}
+	}
 	return rest, ignored
 }
 

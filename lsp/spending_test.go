@@ -21,7 +21,9 @@ func cheapSettings() map[string]any {
 		"maxCostUSD":      0,
 		"sessionTokenCap": 1_000_000_000,
 		"prices":          map[string]any{"gemini-2.5-flash": map[string]any{"input": 0, "cachedInput": 0, "output": 0}},
-		"contextBudget":   12000,
+		// The catalogue's rows carry prices too.
+		"models":        map[string]any{"gemini-3.8-flash": map[string]any{"prices": []any{map[string]any{"input": 0, "cachedInput": 0, "output": 0}}}},
+		"contextBudget": 12000,
 	}
 }
 
@@ -67,10 +69,10 @@ func TestAttackSpendingCapsFromWorkspace(t *testing.T) {
 					}
 				}
 			}
-			warning := "ignored sessionTokenCap, maxCostUSD, prices sent through " + via
+			warning := "ignored sessionTokenCap, maxCostUSD, prices, models sent through " + via
 			e.awaitShown(warning)
 			c := srv.cfg.get()
-			if c.policy.MaxCostUSD != 0.0001 || c.policy.SessionTokenCap != 100_000 || c.prices != nil {
+			if c.policy.MaxCostUSD != 0.0001 || c.policy.SessionTokenCap != 100_000 || c.prices != nil || c.models != nil {
 				t.Errorf("in force: maxCostUSD %v, sessionTokenCap %d, prices %v; want the user's 0.0001, 100000 and the defaults",
 					c.policy.MaxCostUSD, c.policy.SessionTokenCap, c.prices)
 			}

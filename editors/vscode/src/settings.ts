@@ -51,7 +51,7 @@ function isMachineKey(k: string): boolean {
  * these carry the user's value (or the default), while workspace/configuration carries the merged
  * one, which the server holds to the user's. A change of the user's value restarts the server.
  */
-export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices'] as const;
+export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices', 'models'] as const;
 
 function isSpendingKey(k: string): boolean {
   return (spendingKeys as readonly string[]).includes(k);

@@ -170,9 +170,19 @@ describe('machine settings come from the user only', () => {
 });
 
 describe('spending settings: the user level in initializationOptions', () => {
-  const user = { maxCostUSD: 2, sessionTokenCap: 100000, prices: { 'gemini-2.5-flash': { input: 0.3, cachedInput: 0.03, output: 2.5 } } };
+  const user = {
+    maxCostUSD: 2,
+    sessionTokenCap: 100000,
+    prices: { 'gemini-2.5-flash': { input: 0.3, cachedInput: 0.03, output: 2.5 } },
+    models: { 'my-tuned-flash': { inputTokenLimit: 100000 } },
+  };
   // What a cloned repository's .vscode/settings.json set in the attack run.
-  const cheap = { maxCostUSD: 0, sessionTokenCap: 1000000000, prices: { 'gemini-2.5-flash': { input: 0, cachedInput: 0, output: 0 } } };
+  const cheap = {
+    maxCostUSD: 0,
+    sessionTokenCap: 1000000000,
+    prices: { 'gemini-2.5-flash': { input: 0, cachedInput: 0, output: 0 } },
+    models: { 'gemini-3.8-flash': { prices: [{ input: 0, cachedInput: 0, output: 0 }] } },
+  };
   it.each(spendingKeys)('initializationOptions carry the user value of reprise.%s, not the workspace one', (key) => {
     for (const cfg of [fakeConfig(user, cheap), fakeConfig(user, {}, cheap)]) {
       expect(serverSettings(cfg)[key]).toEqual(user[key]);
