@@ -208,6 +208,11 @@ func (p *Policy) CheckIn(workspace, command string) Verdict {
 		return Verdict{Deny, reason}
 	}
 	psh := p.shell.resolved() == powerShell
+	if !psh {
+		if reason := lineDanger(command); reason != "" {
+			return Verdict{Deny, reason}
+		}
+	}
 	if path := creds.credentialNamed(workspace, cmds, invs, psh); path != "" {
 		return Verdict{Deny, credentialReason(path)}
 	}
@@ -461,25 +466,36 @@ func globMatch(pattern, s string) bool {
 }
 
 var (
-	pipeToShell     = regexp.MustCompile(`\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?(env\s+)?(\S*/)?(ba|z|da|k|fi)?sh\b`)
-	shellOfDownload = regexp.MustCompile(`\b(ba|z|da|k|fi)?sh\b[^|;&]*(<\(|\$\(|` + "`" + `)\s*(curl|wget|fetch)\b`)
-	blockDevice     = regexp.MustCompile(`>\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)`)
-	topLevelDir     = regexp.MustCompile(`^/[^/]*/?\*?$`)
+	// The raw line is read too, as a net under the parsed checks (destructive, lineDanger):
+	// it sees into quoted command strings however they are nested.
+	pipeToShell = regexp.MustCompile(`\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?(env\s+)?(\S*/)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node)\b\s*($|[|;&)'"]|-\s|-$|-s\b)`)
+	blockDevice = regexp.MustCompile(`>\|?\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk/|dm-|md|mapper/|loop|nbd)`)
+	topLevelDir = regexp.MustCompile(`^/[^/]*/?\*?$`)
 )
 
-// denied checks the raw line and every program it runs against the denylist.
+// denied checks the raw line and every program it runs against the denylist and the
+// destructive forms.
 func denied(deny []rule, line string, invs []invocation) (string, bool) {
 	switch {
 	case strings.Contains(strings.Join(strings.Fields(line), ""), ":(){"):
 		return "a fork bomb", true
-	case pipeToShell.MatchString(line) || shellOfDownload.MatchString(line):
+	case pipeToShell.MatchString(line) || substitutedDownload.MatchString(line):
 		return "runs a downloaded script", true
 	case blockDevice.MatchString(line):
 		return "writes to a block device", true
 	}
+	through := func(reason string, inv invocation) (string, bool) {
+		if inv.via != "" {
+			return reason + ", through " + inv.via, true
+		}
+		return reason, true
+	}
 	for _, inv := range invs {
+		if inv.danger != "" {
+			return through(inv.danger, inv)
+		}
 		if rmRoot(texts(inv.argv)) {
-			return "deletes /, a top-level directory or home", true
+			return through("deletes /, a top-level directory or home", inv)
 		}
 		for _, r := range deny {
 			if r.denies(inv) {
@@ -488,6 +504,9 @@ func denied(deny []rule, line string, invs []invocation) (string, bool) {
 				}
 				return fmt.Sprintf("matches the denylist (%s)", r.text), true
 			}
+		}
+		if reason := destructive(inv.argv); reason != "" {
+			return through(reason, inv)
 		}
 	}
 	return "", false
@@ -523,11 +542,7 @@ func rmRoot(words []string) bool {
 		return false
 	}
 	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
-			continue
-		}
-		home := strings.TrimSuffix(strings.TrimSuffix(w, "*"), "/")
-		if topLevelDir.MatchString(w) || home == "~" || home == "$HOME" || home == "${HOME}" {
+		if !strings.HasPrefix(w, "-") && rootish(w) {
 			return true
 		}
 	}
