@@ -19,7 +19,10 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
 }
 
-// ApprovalRequest is what the user is asked about.
+// ApprovalRequest is what the user is asked about. Command, Reason and Rule are display text:
+// the tools pass them through DisplayCommand before asking, so every front-end shows them inert,
+// on one line and with the end of the command in view, as they are (DisplayCommand again is a
+// no-op). The exact command is the tool call's arguments.
 type ApprovalRequest struct {
 	CallID  string
 	Command string
@@ -29,6 +32,12 @@ type ApprovalRequest struct {
 	Rule string
 	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
 	Tool string
+}
+
+// displayed returns r with its texts as DisplayCommand shows them.
+func (r ApprovalRequest) displayed() ApprovalRequest {
+	r.Command, r.Reason, r.Rule = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule)
+	return r
 }
 
 // Decision is the user's answer; the zero value rejects, so a lost answer refuses.

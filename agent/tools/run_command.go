@@ -143,7 +143,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 		return refused, sandbox.Unasked, false
 	}
 	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: e.Secrets.String(command),
-		Reason: v.Reason, Rule: e.Secrets.String(policy.RuleFor(command))})
+		Reason: v.Reason, Rule: e.Secrets.String(policy.RuleFor(command))}.displayed())
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1

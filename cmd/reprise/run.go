@@ -420,7 +420,8 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	if req.Tool != "" {
 		verb = "Use the MCP tool"
 	}
-	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command), req.Reason, req.Rule)
+	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command),
+		tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule))
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')
