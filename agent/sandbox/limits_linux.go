@@ -76,7 +76,8 @@ func execLimited(path string, argv, env []string, sp spec) error {
 	if err != nil {
 		return err
 	}
-	if sp.MaxProcs > 0 {
+	// Root is exempt from RLIMIT_NPROC (the pids cgroup bounds it), so its tasks are not counted.
+	if sp.MaxProcs > 0 && os.Getuid() != 0 {
 		n := uint64(sp.MaxProcs)
 		if !sp.Namespace {
 			// Counted across all the user's tasks: leave them their room.
