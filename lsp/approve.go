@@ -18,6 +18,10 @@ type approver struct {
 }
 
 func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	// Inert, on one line and bounded with the end of the command in view: a notification shows
+	// a few lines, and padding must not push what runs out of them. The tools did it already;
+	// again is a no-op.
+	req.Command, req.Reason, req.Rule = tools.DisplayCommand(req.Command), tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule)
 	msg := fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
 	if req.Tool != "" {
 		msg = fmt.Sprintf("Reprise wants to use a tool of an MCP server (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)

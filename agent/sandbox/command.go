@@ -36,6 +36,12 @@ type Status struct {
 	// Signal is the signal that ended it, if any. Windows has no signals: a command whose job
 	// Reprise terminated reports SIGKILL, what the same act is on Unix.
 	Signal syscall.Signal
+	// Left is how many of its processes were still running when it ended or was stopped, and
+	// were killed (the command itself, when it was stopped). Linux only.
+	Left int
+	// ProcessLimit: it reached the sandbox's process limit (Limits().Processes), so some fork
+	// or thread creation failed. Linux only.
+	ProcessLimit bool
 }
 
 // Signaled reports whether a signal ended the command.
@@ -43,8 +49,10 @@ func (s Status) Signaled() bool { return s.Signal != 0 }
 
 // report is the supervisor's one-line message about its child, on fd 3.
 type report struct {
-	Code   int `json:"code"`
-	Signal int `json:"signal,omitempty"`
+	Code   int  `json:"code"`
+	Signal int  `json:"signal,omitempty"`
+	Left   int  `json:"left,omitempty"`
+	Limit  bool `json:"limit,omitempty"`
 }
 
 // Start starts the command.
@@ -93,10 +101,11 @@ func (c *Cmd) Wait() (Status, error) {
 		}
 		var r report
 		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
+			st := Status{Code: r.Code, Left: r.Left, ProcessLimit: r.Limit}
 			if r.Signal != 0 {
-				return Status{Code: -1, Signal: syscall.Signal(r.Signal)}, nil
+				st.Code, st.Signal = -1, syscall.Signal(r.Signal)
 			}
-			return Status{Code: r.Code}, nil
+			return st, nil
 		}
 	}
 	return processStatus(c.ProcessState), nil

@@ -27,7 +27,7 @@ func probe(Config) string { return "no sandbox is available on windows" }
 // The command gets a console of its own, without a window: it cannot read the keys typed in
 // Reprise's terminal nor write to it, and no window flashes up when Reprise has no console.
 func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
-	j, err := newJob()
+	j, err := newJob(sp.MaxProcs, sp.MaxData)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: create a job object: %w", err)
 	}
@@ -64,13 +64,23 @@ type job struct {
 // killedCode is the exit status the job's processes get when it is terminated, Process.Kill's.
 const killedCode = 1
 
-func newJob() (*job, error) {
+// newJob makes a kill-on-close job that holds at most procs processes, each committing at most
+// memory bytes (0: no bound), the sandbox's limits as Windows counts them.
+func newJob(procs int, memory int64) (*job, error) {
 	h, err := windows.CreateJobObject(nil, nil)
 	if err != nil {
 		return nil, err
 	}
 	info := windows.JOBOBJECT_EXTENDED_LIMIT_INFORMATION{
 		BasicLimitInformation: windows.JOBOBJECT_BASIC_LIMIT_INFORMATION{LimitFlags: windows.JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE},
+	}
+	if procs > 0 {
+		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_ACTIVE_PROCESS
+		info.BasicLimitInformation.ActiveProcessLimit = uint32(procs)
+	}
+	if memory > 0 && uint64(memory) <= uint64(^uintptr(0)) {
+		info.BasicLimitInformation.LimitFlags |= windows.JOB_OBJECT_LIMIT_PROCESS_MEMORY
+		info.ProcessMemoryLimit = uintptr(memory)
 	}
 	if _, err := windows.SetInformationJobObject(h, windows.JobObjectExtendedLimitInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info))); err != nil {

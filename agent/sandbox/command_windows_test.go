@@ -243,7 +243,7 @@ func TestStatusWindows(t *testing.T) {
 // TestAdoptAfterKill: a command cancelled while still suspended, before it is in its job, never
 // runs: it dies when adopted.
 func TestAdoptAfterKill(t *testing.T) {
-	j, err := newJob()
+	j, err := newJob(0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -102,8 +103,9 @@ func probeNamespaces() string {
 	return ""
 }
 
-// confine is the confining process's main: in its namespaces (if any) it sets up the command's
-// view of the file system and its network, then restricts itself and execs the command.
+// confine is the confining process's main: it sets the command's limits and, in its namespaces
+// (if any), the command's view of the file system and its network, then restricts itself and
+// execs the command.
 // Landlock forbids the command to mount or unmount anything, so it cannot uncover what is hidden.
 func confine(args []string) int {
 	sp, argv, err := splitArgs(args)
@@ -115,6 +117,9 @@ func confine(args []string) int {
 		return fail("%v", err)
 	}
 	runtime.LockOSThread() // never unlocked: the restriction is this thread's, and exec follows
+	// Were the machine short of memory, the OOM killer picks the command before the editor or
+	// Reprise. Raising one's own score needs no privilege (and /proc is still writable here).
+	_ = os.WriteFile("/proc/self/oom_score_adj", []byte("1000"), 0)
 	if sp.Namespace {
 		wd, err := unix.Getwd()
 		if err != nil {
@@ -147,7 +152,12 @@ func confine(args []string) int {
 			return fail("%v", err)
 		}
 	}
-	err = syscall.Exec(path, argv, os.Environ())
+	if sp.Hold { // the supervisor puts this process in its pids cgroup, then closes the pipe
+		hold := os.NewFile(3, "hold")
+		_, _ = io.Copy(io.Discard, hold)
+		hold.Close()
+	}
+	err = execLimited(path, argv, os.Environ(), sp)
 	return fail("exec %s: %v", argv[0], err)
 }
 

@@ -62,6 +62,14 @@ type Config struct {
 	// HidePaths are more paths commands may not read (the `hidePaths` setting), besides
 	// CredentialPaths.
 	HidePaths []string
+	// MaxProcesses bounds the processes and threads a command may have at once, whatever the
+	// mode (a fork bomb stops there and the machine goes on); 0 means DefaultMaxProcesses(), a
+	// negative value no limit.
+	MaxProcesses int
+	// MaxMemory bounds the private writable memory, in bytes, each process of a command may map
+	// (an allocation past it fails there instead of waking the OOM killer, which may pick the
+	// editor); 0 means half the physical memory, a negative value no limit. At least MinMemory.
+	MaxMemory int64
 }
 
 // Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
@@ -107,7 +115,8 @@ const UnavailableEnv = "REPRISE_SANDBOX_UNAVAILABLE"
 // Unavailable returns a sandbox that says it cannot confine anything, for reason: what a machine
 // without Landlock gets (used by tests to run the same attacks on both paths).
 func Unavailable(cfg Config, reason string) *Sandbox {
-	s := New(Config{Mode: Off, Workspace: cfg.Workspace, Writable: cfg.Writable, Cache: cfg.Cache})
+	s := New(Config{Mode: Off, Workspace: cfg.Workspace, Writable: cfg.Writable, Cache: cfg.Cache,
+		MaxProcesses: cfg.MaxProcesses, MaxMemory: cfg.MaxMemory})
 	s.cfg.Mode = cfg.Mode
 	s.reason = reason
 	return s
@@ -283,6 +292,12 @@ type spec struct {
 	// NetNS: a network namespace of its own too, with only loopback: nothing it sends over IP
 	// leaves it, and nothing outside can connect in.
 	NetNS bool `json:"netns,omitempty"`
+	// MaxProcs and MaxData are the command's Limits, in every mode; 0 is none.
+	MaxProcs int   `json:"maxProcs,omitempty"`
+	MaxData  int64 `json:"maxData,omitempty"`
+	// Hold: the confining process waits for EOF on fd 3 before it execs the command, while the
+	// supervisor puts it in a pids cgroup.
+	Hold bool `json:"hold,omitempty"`
 }
 
 // VCSDirs are the version-control directories of a workspace that commands the user did not
@@ -300,7 +315,9 @@ var EditorPaths = []string{".vscode", ".idea", ".zed", ".helix", ".devcontainer"
 // it was made from (nil unless the command is unasked and the namespaces work).
 func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 	confined := s.landlock()
-	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: slices.Clone(s.cfg.Writable)}
+	l := s.cfg.limits()
+	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: slices.Clone(s.cfg.Writable),
+		MaxProcs: l.Processes, MaxData: l.Memory}
 	if !confined {
 		return sp, nil
 	}

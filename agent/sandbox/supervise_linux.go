@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -64,11 +65,21 @@ func supervise(args []string) int {
 	}
 	// A confined command is started by a confining process that restricts itself and execs it:
 	// no thread of the supervisor ever shares the command's Landlock domain, so the command
-	// cannot signal the supervisor, whose job is to kill what it leaves behind.
+	// cannot signal the supervisor, whose job is to kill what it leaves behind. The same process
+	// sets the command's limits, whatever the mode.
 	var cmd *exec.Cmd
-	if sp.Confine || sp.Namespace {
+	var group *pidsGroup // nil unless this user can make a pids cgroup (root)
+	var held, release *os.File
+	if sp.Confine || sp.Namespace || sp.MaxProcs > 0 || sp.MaxData > 0 {
+		if sp.MaxProcs > 0 {
+			group, held, release = holdForGroup(sp.MaxProcs)
+			sp.Hold = group != nil
+		}
 		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
 		cmd.Args[0] = "reprise-sandbox"
+		if sp.Hold {
+			cmd.ExtraFiles = []*os.File{held} // its fd 3: it execs the command at EOF
+		}
 	} else {
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
@@ -86,6 +97,8 @@ func supervise(args []string) int {
 	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
+	// The command's status, set before done is closed.
+	var status unix.WaitStatus
 	go func() { // ends when the command has exited
 		defer close(done)
 		// Pdeathsig follows the thread that forked: it must live until the command exits.
@@ -96,90 +109,172 @@ func supervise(args []string) int {
 			return
 		}
 		started <- nil
-		_ = cmd.Wait() // how it ended is read from ProcessState below
+		status = reapUntil(cmd.Process.Pid)
 	}()
-	if err := <-started; err != nil {
+	err = <-started
+	if group != nil {
+		held.Close() // the confining process has its own copy
+		if err == nil {
+			if gerr := group.add(cmd.Process.Pid); gerr != nil {
+				// It runs under RLIMIT_NPROC alone, which does not bind root: say so.
+				fmt.Fprintf(os.Stderr, "reprise sandbox: no pids cgroup: %v\n", gerr)
+			}
+		}
+		release.Close()
+		defer group.remove()
+	}
+	if err != nil {
 		return fail("%v", err)
 	}
 	pgid := cmd.Process.Pid
+	var procs []proc
 	select {
 	case <-stop:
+		procs = scanProcs()
 		_ = unix.Kill(-pgid, unix.SIGKILL) // ESRCH: it ended meanwhile
 		<-done
 	case <-done:
+		procs = scanProcs()
 	}
-	reapAll(pgid)
-	r := report{Code: cmd.ProcessState.ExitCode()}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		r = report{Code: -1, Signal: int(ws.Signal())}
+	left, tasks := census(procs, pgid)
+	reapAll(pgid, procs)
+	r := report{Code: status.ExitStatus(), Left: left}
+	if status.Signaled() {
+		r.Code, r.Signal = -1, int(status.Signal())
 	}
+	// The cgroup counts refused forks; RLIMIT_NPROC does not, so a tree still at 90 % of the
+	// bound when it ended is taken to have met it (a fork bomb sits there retrying).
+	r.Limit = sp.MaxProcs > 0 && (group != nil && group.hit() || tasks >= sp.MaxProcs*9/10)
 	b, _ := json.Marshal(r)
 	_, _ = out.Write(b) // without the report the parent reads this process's own status
 	return 0
 }
 
-// reapAll kills the command's process group, then every process that is still a child of the
-// supervisor (orphans of the command reparented here) and their groups, until none is left.
-// Killing a process orphans its children, which come here in turn, so the loop ends with the tree.
-func reapAll(pgid int) {
-	_ = unix.Kill(-pgid, unix.SIGKILL) // ESRCH when the group is gone already, the usual case
-	me := os.Getpid()
+// reapUntil waits for the command, pid, and meanwhile reaps the orphans of its tree that come to
+// the supervisor: a zombie would hold one of the command's process slots until it ended.
+func reapUntil(pid int) unix.WaitStatus {
 	for {
-		for _, pid := range childrenOf(me) {
-			_ = unix.Kill(-pid, unix.SIGKILL) // a setsid'd leader's group, if it leads one
-			_ = unix.Kill(pid, unix.SIGKILL)
-		}
 		var ws unix.WaitStatus
-		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+		got, err := unix.Wait4(-1, &ws, 0, nil)
 		switch {
-		case errors.Is(err, unix.ECHILD):
-			return
-		case errors.Is(err, unix.EINTR) || pid > 0:
-			continue
+		case errors.Is(err, unix.EINTR):
+		case err != nil: // ECHILD: it cannot be gone unseen; report a kill rather than spin
+			return unix.WaitStatus(unix.SIGKILL)
+		case got == pid:
+			return ws
 		}
-		time.Sleep(time.Millisecond) // a child is dying: let it
 	}
 }
 
-// childrenOf lists the processes whose parent is pid, from /proc (the per-task children file
-// needs CONFIG_PROC_CHILDREN, which not every kernel has).
-func childrenOf(pid int) []int {
+// holdForGroup makes a pids cgroup bounded to max tasks and the pipe that holds the confining
+// process until it is in it; nil when this user cannot make one.
+func holdForGroup(max int) (group *pidsGroup, held, release *os.File) {
+	group, err := newPidsGroup(max)
+	if err != nil {
+		return nil, nil, nil
+	}
+	held, release, err = os.Pipe()
+	if err != nil {
+		group.remove()
+		return nil, nil, nil
+	}
+	return group, held, release
+}
+
+// reapAll kills the command's process group, then every process that is still a child of the
+// supervisor (orphans of the command reparented here) and their groups, until none is left.
+// Killing a process orphans its children, which come here in turn, so the loop ends with the tree.
+// procs is a recent scanProcs, or nil.
+func reapAll(pgid int, procs []proc) {
+	me := os.Getpid()
+	_ = unix.Kill(-pgid, unix.SIGKILL) // ESRCH when the group is gone already, the usual case
+	for {
+		for _, p := range procs {
+			if p.ppid != me {
+				continue
+			}
+			_ = unix.Kill(-p.pid, unix.SIGKILL) // a setsid'd leader's group, if it leads one
+			_ = unix.Kill(p.pid, unix.SIGKILL)
+		}
+		reaped := false
+		for {
+			var ws unix.WaitStatus
+			pid, err := unix.Wait4(-1, &ws, unix.WNOHANG, nil)
+			if errors.Is(err, unix.ECHILD) {
+				return
+			}
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || pid <= 0 {
+				break
+			}
+			reaped = true
+		}
+		if !reaped {
+			time.Sleep(time.Millisecond) // a child is dying: let it
+		}
+		procs = scanProcs()
+	}
+}
+
+// census counts the processes of the command's tree in procs — its session, and what was
+// orphaned to the supervisor — and their tasks (threads).
+func census(procs []proc, session int) (n, tasks int) {
+	me := os.Getpid()
+	for _, p := range procs {
+		if p.session == session || p.ppid == me {
+			n++
+			tasks += p.threads
+		}
+	}
+	return n, tasks
+}
+
+// proc is what reapAll reads of a process in /proc/PID/stat.
+type proc struct{ pid, ppid, session, threads int }
+
+// scanProcs lists every process with its parent, session and number of threads (the per-task
+// children file needs CONFIG_PROC_CHILDREN, which not every kernel has).
+func scanProcs() []proc {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var kids []int
+	var out []proc
 	for _, e := range entries {
 		n, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		if ppid(n) == pid {
-			kids = append(kids, n)
+		if p, ok := readProc(n); ok {
+			out = append(out, p)
 		}
 	}
-	return kids
+	return out
 }
 
-// ppid reads a process's parent from /proc/PID/stat, whose second field (the command name, in
-// parentheses) may itself hold spaces and parentheses.
-func ppid(pid int) int {
+// readProc reads /proc/PID/stat, whose second field (the command name, in parentheses) may itself
+// hold spaces and parentheses.
+func readProc(pid int) (proc, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return -1
+		return proc{}, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return -1
+		return proc{}, false
 	}
+	// From the state on: state ppid pgrp session … num_threads is the 18th.
 	f := strings.Fields(s[i+1:])
-	if len(f) < 2 {
-		return -1
+	if len(f) < 18 {
+		return proc{}, false
 	}
-	n, err := strconv.Atoi(f[1])
-	if err != nil {
-		return -1
-	}
-	return n
+	p := proc{pid: pid}
+	var errs [3]error
+	p.ppid, errs[0] = strconv.Atoi(f[1])
+	p.session, errs[1] = strconv.Atoi(f[3])
+	p.threads, errs[2] = strconv.Atoi(f[17])
+	return p, errors.Join(errs[:]...) == nil
 }

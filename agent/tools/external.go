@@ -93,7 +93,7 @@ func runExternal(ctx context.Context, e *Env, t ExternalTool, call Call) Result 
 			return refused
 		}
 		d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: e.Secrets.String(line),
-			Reason: "MCP tool of the server " + t.Server, Rule: "the MCP tool " + t.Name + " (any arguments)", Tool: t.Name})
+			Reason: "MCP tool of the server " + t.Server, Rule: "the MCP tool " + t.Name + " (any arguments)", Tool: t.Name}.displayed())
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return failure("cancelled")

@@ -17,6 +17,9 @@ type invocation struct {
 	// hidden is set when what runs cannot be read from the line: the text of `sh -c "$X"`, an
 	// alias taken from the environment. It names what hides it.
 	hidden string
+	// danger is set when the command line argv runs holds a destructive form that only its
+	// structure shows (lineDanger: a download piped into a shell, a redirection to a disk).
+	danger string
 }
 
 // maxDepth bounds the nesting of wrappers and shells followed; deeper is hidden.
@@ -63,6 +66,11 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 			return
 		}
 		inner, _ := k.parse(w.s)
+		if k.resolved() != powerShell {
+			if d := lineDanger(w.s); d != "" {
+				*out = append(*out, invocation{argv: cmd, via: via, danger: d})
+			}
+		}
 		for _, c := range inner {
 			collect(c, via, false, depth+1, out)
 		}
@@ -223,6 +231,9 @@ var wrappers = map[string]func(args []word) []word{
 	"ionice":  func(a []word) []word { return after(a, 0, "cnpP", "class", "classdata", "pid", "pgid", "uid") },
 	"setsid":  func(a []word) []word { return after(a, 0, "") },
 	"taskset": func(a []word) []word { return after(a, 1, "") }, // then a mask or CPU list
+	// busybox and toybox run the applet named first: `busybox rm -rf /` is rm.
+	"busybox": func(a []word) []word { return after(a, 0, "") },
+	"toybox":  func(a []word) []word { return after(a, 0, "") },
 	// Shell keywords that a command follows.
 	"!": keyword, "{": keyword, "if": keyword, "then": keyword, "elif": keyword, "else": keyword,
 	"while": keyword, "until": keyword, "do": keyword,

@@ -19,7 +19,10 @@ type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
 }
 
-// ApprovalRequest is what the user is asked about.
+// ApprovalRequest is what the user is asked about. Command, Reason and Rule are display text:
+// the tools pass them through DisplayCommand before asking, so every front-end shows them inert,
+// on one line and with the end of the command in view, as they are (DisplayCommand again is a
+// no-op). The exact command is the tool call's arguments.
 type ApprovalRequest struct {
 	CallID  string
 	Command string
@@ -29,6 +32,12 @@ type ApprovalRequest struct {
 	Rule string
 	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
 	Tool string
+}
+
+// displayed returns r with its texts as DisplayCommand shows them.
+func (r ApprovalRequest) displayed() ApprovalRequest {
+	r.Command, r.Reason, r.Rule = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule)
+	return r
 }
 
 // Decision is the user's answer; the zero value rejects, so a lost answer refuses.
@@ -208,6 +217,11 @@ func (p *Policy) CheckIn(workspace, command string) Verdict {
 		return Verdict{Deny, reason}
 	}
 	psh := p.shell.resolved() == powerShell
+	if !psh {
+		if reason := lineDanger(command); reason != "" {
+			return Verdict{Deny, reason}
+		}
+	}
 	if path := creds.credentialNamed(workspace, cmds, invs, psh); path != "" {
 		return Verdict{Deny, credentialReason(path)}
 	}
@@ -461,25 +475,36 @@ func globMatch(pattern, s string) bool {
 }
 
 var (
-	pipeToShell     = regexp.MustCompile(`\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?(env\s+)?(\S*/)?(ba|z|da|k|fi)?sh\b`)
-	shellOfDownload = regexp.MustCompile(`\b(ba|z|da|k|fi)?sh\b[^|;&]*(<\(|\$\(|` + "`" + `)\s*(curl|wget|fetch)\b`)
-	blockDevice     = regexp.MustCompile(`>\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk)`)
-	topLevelDir     = regexp.MustCompile(`^/[^/]*/?\*?$`)
+	// The raw line is read too, as a net under the parsed checks (destructive, lineDanger):
+	// it sees into quoted command strings however they are nested.
+	pipeToShell = regexp.MustCompile(`\b(curl|wget|fetch)\b[^|;&]*\|\s*(sudo\s+)?(env\s+)?(\S*/)?((ba|z|da|k|fi)?sh|python[0-9.]*|perl|ruby|node)\b\s*($|[|;&)'"]|-\s|-$|-s\b)`)
+	blockDevice = regexp.MustCompile(`>\|?\s*/dev/(sd|hd|vd|xvd|nvme|mmcblk|disk/|dm-|md|mapper/|loop|nbd)`)
+	topLevelDir = regexp.MustCompile(`^/[^/]*/?\*?$`)
 )
 
-// denied checks the raw line and every program it runs against the denylist.
+// denied checks the raw line and every program it runs against the denylist and the
+// destructive forms.
 func denied(deny []rule, line string, invs []invocation) (string, bool) {
 	switch {
 	case strings.Contains(strings.Join(strings.Fields(line), ""), ":(){"):
 		return "a fork bomb", true
-	case pipeToShell.MatchString(line) || shellOfDownload.MatchString(line):
+	case pipeToShell.MatchString(line) || substitutedDownload.MatchString(line):
 		return "runs a downloaded script", true
 	case blockDevice.MatchString(line):
 		return "writes to a block device", true
 	}
+	through := func(reason string, inv invocation) (string, bool) {
+		if inv.via != "" {
+			return reason + ", through " + inv.via, true
+		}
+		return reason, true
+	}
 	for _, inv := range invs {
+		if inv.danger != "" {
+			return through(inv.danger, inv)
+		}
 		if rmRoot(texts(inv.argv)) {
-			return "deletes /, a top-level directory or home", true
+			return through("deletes /, a top-level directory or home", inv)
 		}
 		for _, r := range deny {
 			if r.denies(inv) {
@@ -488,6 +513,9 @@ func denied(deny []rule, line string, invs []invocation) (string, bool) {
 				}
 				return fmt.Sprintf("matches the denylist (%s)", r.text), true
 			}
+		}
+		if reason := destructive(inv.argv); reason != "" {
+			return through(reason, inv)
 		}
 	}
 	return "", false
@@ -523,11 +551,7 @@ func rmRoot(words []string) bool {
 		return false
 	}
 	for _, w := range words[1:] {
-		if strings.HasPrefix(w, "-") {
-			continue
-		}
-		home := strings.TrimSuffix(strings.TrimSuffix(w, "*"), "/")
-		if topLevelDir.MatchString(w) || home == "~" || home == "$HOME" || home == "${HOME}" {
+		if !strings.HasPrefix(w, "-") && rootish(w) {
 			return true
 		}
 	}

@@ -73,6 +73,11 @@ func runReadFile(ctx context.Context, env *Env, call Call, a *args) Result {
 			return failure(pathProblem(given, err))
 		}
 		defer f.Close()
+		if n := linksOf(f); n > 1 {
+			r := failure(linkRefusal(given, n))
+			r.Refused = true
+			return r
+		}
 		src, size = f, fi.Size()
 	}
 	br := bufio.NewReaderSize(src, binarySniff)

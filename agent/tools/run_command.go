@@ -97,6 +97,10 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	if run.pipeHeld {
 		out = lineEnded(out) + "[output cut: a process that left the command's group kept it open]"
 	}
+	if run.processLimit {
+		limits, _ := sb.Limits()
+		out = lineEnded(out) + fmt.Sprintf("[the command reached the sandbox's limit of %d processes and threads: forks past it failed, and all %d of its processes were killed when it ended]", limits.Processes, run.left)
+	}
 	if run.vcs != nil { // unasked and confined: what it created is moved aside
 		if moved := sb.QuarantineNew(run.vcs); len(moved) > 0 {
 			out = lineEnded(out) + fmt.Sprintf("[refused: the command created version-control metadata or editor settings (%s); moved aside to *.reprise-quarantine-*: hooks and settings there would run outside the sandbox. Ask the user to run it if it is needed.]", strings.Join(moved, ", "))
@@ -139,7 +143,7 @@ func (e *Env) authorize(ctx context.Context, call Call, command string) (res Res
 		return refused, sandbox.Unasked, false
 	}
 	d, err := e.Approver.Approve(ctx, ApprovalRequest{CallID: call.ID, Command: e.Secrets.String(command),
-		Reason: v.Reason, Rule: e.Secrets.String(policy.RuleFor(command))})
+		Reason: v.Reason, Rule: e.Secrets.String(policy.RuleFor(command))}.displayed())
 	if err != nil && ctx.Err() != nil {
 		r := failure("cancelled")
 		r.Command, r.ExitCode = command, -1
@@ -166,6 +170,10 @@ type ran struct {
 	cancelled bool
 	pipeHeld  bool // reading stopped after waitDelay: the pipe outlived the command
 	startErr  error
+	// left is how many of its processes were killed when it ended (or was stopped);
+	// processLimit says it met the sandbox's process limit.
+	left         int
+	processLimit bool
 }
 
 var errTimedOut = errors.New("timed out")
@@ -226,10 +234,12 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	}
 	readErr := <-read
 
-	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded)}
+	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded), left: st.Left, processLimit: st.ProcessLimit}
 	if st.Signaled() {
 		if runCtx.Err() != nil {
-			return stopped()
+			s := stopped()
+			s.left, s.processLimit = st.Left, st.ProcessLimit
+			return s
 		}
 		r.signal = st.Signal.String()
 	}

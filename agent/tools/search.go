@@ -87,6 +87,7 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 		out             strings.Builder
 		total, lines    int
 		files, withMore int
+		linked          int // files not searched for their hard links
 		more            []fileCount
 		gaveUp          bool
 	)
@@ -103,6 +104,9 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 		if files++; files > maxSearched {
 			gaveUp = true
 			return fs.SkipAll
+		}
+		if h.linked {
+			linked++
 		}
 		if h.count == 0 {
 			return nil
@@ -138,6 +142,9 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 			pattern, shown, plural(int(excluded.Load()), "entry"))
 	case total == 0:
 		fmt.Fprintf(&out, "no matches for %q in %s\n", pattern, shown)
+	}
+	if linked > 0 {
+		out.WriteString(linkedNote(linked) + "\n")
 	}
 	if gaveUp {
 		fmt.Fprintf(&out, "[stopped after %d files; narrow pattern or path]\n", maxSearched)
@@ -194,8 +201,9 @@ func listCounts(more []fileCount, files int) string {
 // fileHits is what searching one file found: how many lines matched and the first maxMatches
 // of them, formatted.
 type fileHits struct {
-	count int
-	lines []string
+	count  int
+	lines  []string
+	linked bool // not searched: the file has more than one name
 }
 
 // chunkSize is how much of a file is read at once: most source files in one read.
@@ -223,6 +231,10 @@ func searchFile(m *lineMatcher, env *Env, p *place, opener *fileOpener, name str
 		return h
 	}
 	defer f.Close()
+	if linksOf(f) > 1 {
+		h.linked = true
+		return h
+	}
 	bp := chunks.Get().(*[]byte)
 	defer chunks.Put(bp)
 	h.count, _ = scanReader(m, f, bp, emit)

@@ -42,14 +42,33 @@ func joinText(ws []word) string { return strings.Join(texts(ws), " ") }
 // merged anyway. What commands run inside others (sh -c, env, find -exec…) is invocations'
 // business.
 func parseLine(line string) (cmds [][]word, complex bool) {
+	cmds, _, complex = lexLine(line)
+	return cmds, complex
+}
+
+// cmdInfo is what lexLine also tells of each simple command.
+type cmdInfo struct {
+	// pipeline is shared by the commands a `|` (or `|&`) joins, and differs between pipelines.
+	// Parentheses keep it: `(curl x) | sh` is one pipeline.
+	pipeline int
+	// writes: the command is a redirection's target opened for writing (`>`, `>>`, `>|`, `&>`,
+	// `<>`).
+	writes bool
+}
+
+// lexLine is parseLine with, for each command, its cmdInfo.
+func lexLine(line string) (cmds [][]word, info []cmdInfo, complex bool) {
 	type state struct {
-		words []word
-		cur   string
-		w     word // the open word's flags
-		in    bool // a word is open (possibly empty: "")
-		brace bool // the open word has an unquoted `{`
-		redir bool // the next word is a redirection's target
-		quote byte
+		words    []word
+		cur      string
+		w        word // the open word's flags
+		in       bool // a word is open (possibly empty: "")
+		brace    bool // the open word has an unquoted `{`
+		redir    bool // the next word is a redirection's target
+		redirOut bool // … opened for writing
+		writes   bool // the command is a target opened for writing
+		pipeline int
+		quote    byte
 	}
 	type frame struct {
 		kind  byte  // '(' a subshell or arithmetic, '$' a $( … ) substitution, '`' a backquoted one
@@ -59,7 +78,9 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		st    state
 		cur   strings.Builder
 		stack []frame
+		pipes = 1 // the next pipeline's number
 	)
+	newPipeline := func() { st.pipeline = pipes; pipes++ }
 	expand := func(splits bool) { // the shell computes what comes next in the word
 		st.w.dyn = true
 		st.w.split = st.w.split || splits || cur.Len() == 0
@@ -68,7 +89,10 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		if st.in {
 			w := st.w
 			w.s = cur.String()
-			w.redir, st.redir = st.redir, false
+			if w.redir = st.redir; w.redir && len(st.words) == 0 {
+				st.writes = st.redirOut
+			}
+			st.redir, st.redirOut = false, false
 			switch {
 			case w.s == "[" || w.s == "[[": // the test command, not a glob
 				w.dyn, w.split = false, false
@@ -85,8 +109,10 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		endWord()
 		if len(st.words) > 0 {
 			cmds = append(cmds, st.words)
+			info = append(info, cmdInfo{pipeline: st.pipeline, writes: st.writes})
 			st.words = nil
 		}
+		st.writes = false
 	}
 	open := func(kind byte) { // a substitution starts inside the current word
 		complex = true
@@ -94,6 +120,7 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 		saved.cur = cur.String()
 		stack = append(stack, frame{kind: kind, outer: saved})
 		st = state{}
+		newPipeline()
 		cur.Reset()
 	}
 	closeSubst := func() { // back to the word the substitution is part of, which is now dyn
@@ -181,7 +208,25 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 			}
 			complex = true
 			endCmd()
-			st.redir = c == '<' || c == '>'
+			next := byte(0)
+			if i+1 < len(line) {
+				next = line[i+1]
+			}
+			switch {
+			case c == '<' || c == '>':
+				st.redir = true
+				st.redirOut = st.redirOut || c == '>' || next == '>'
+			case c == '|' && next == '|', c == '&' && next == '&':
+				i++
+				newPipeline()
+			case c == '|' && next == '&': // |&: stderr too, still a pipe
+				i++
+			case c == '|':
+			case c == '&' && (next == '>' || i > 0 && (line[i-1] == '>' || line[i-1] == '<')):
+				// &> and >&: a redirection, not a background job
+			default:
+				newPipeline()
+			}
 		case '#':
 			if st.in {
 				cur.WriteByte(c)
@@ -241,5 +286,5 @@ func parseLine(line string) (cmds [][]word, complex bool) {
 	if len(cmds) > 1 {
 		complex = true
 	}
-	return cmds, complex
+	return cmds, info, complex
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"path/filepath"
 
@@ -104,7 +105,17 @@ func current(p *place, given string) (existing, string) {
 	if !fi.Mode().IsRegular() {
 		return existing{}, given + " is not a regular file"
 	}
-	data, err := p.root.ReadFile(p.rel)
+	f, err := p.root.Open(p.rel)
+	if err != nil {
+		return existing{}, pathProblem(given, err)
+	}
+	defer f.Close()
+	// Read through a link, the old content would reach the model (edit_file's answers) and the
+	// restore points: another name may be a file outside the workspace.
+	if n := linksOf(f); n > 1 {
+		return existing{}, linkRefusal(given, n)
+	}
+	data, err := io.ReadAll(f)
 	if err != nil {
 		return existing{}, pathProblem(given, err)
 	}

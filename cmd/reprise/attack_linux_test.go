@@ -16,10 +16,12 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -117,6 +119,49 @@ func TestAttackApprovalPromptBidi(t *testing.T) {
 	reqs := srv.Requests()
 	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "refused") {
 		t.Errorf("the model was not told the command was refused: %s", body)
+	}
+}
+
+// TestAttackApprovalPromptPadding: the two spoofs of issue 26 in the terminal approver. A command
+// padded with 200 spaces and 40 newlines shows on one line with the padding counted, so what runs
+// after it is in view; one padded with 5,000 characters keeps its end; a right-to-left override is
+// escaped.
+func TestAttackApprovalPromptPadding(t *testing.T) {
+	for _, tc := range []struct{ cmd, want string }{
+		{"echo ok" + strings.Repeat(" ", 200) + strings.Repeat("\n", 40) + "rm -rf src", `Run "echo ok[200 spaces, 40 newlines]rm -rf src" (`},
+		{"echo ok \u202e; rm -rf src #\u202c", `Run "echo ok \u202e; rm -rf src #\u202c" (`},
+		{"echo " + strings.Repeat("x", 5000) + "; rm -rf src", `xxx; rm -rf src" (`},
+	} {
+		master, tty := openPTY(t)
+		if _, err := master.WriteString("n\n"); err != nil {
+			t.Fatal(err)
+		}
+		srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+			{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "run_command", Args: map[string]any{"command": tc.cmd}}}}},
+			{Parts: []geminitest.Part{{Text: "Refused, then."}}},
+		}})
+		vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+		var stdout, stderr bytes.Buffer
+		code := run(t.Context(), []string{"run", "--workspace", t.TempDir(), "go"}, tty, &stdout, &stderr, vars)
+		srv.Close()
+		if code != 0 {
+			t.Fatalf("run exited %d: %s\n%s", code, &stderr, &stdout)
+		}
+		checkInert(t, "stderr", stderr.String())
+		prompt := ""
+		for line := range strings.Lines(stderr.String()) {
+			if strings.HasPrefix(line, "Run ") {
+				prompt = line
+			}
+		}
+		if !strings.Contains(prompt, tc.want) || !strings.Contains(prompt, "[N] no: ") ||
+			len(tc.cmd) > tools.MaxDisplay && !strings.Contains(prompt, " characters …]") {
+			t.Errorf("the prompt is not one line showing %q:\n%s", tc.want, &stderr)
+		}
+		// The command, the reason and the rule (the exact command again), each bounded.
+		if n := utf8.RuneCountInString(prompt); n > 3*tools.MaxDisplay {
+			t.Errorf("the prompt is %d characters long", n)
+		}
 	}
 }
 

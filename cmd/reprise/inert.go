@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // Joiners are format characters that emoji sequences and several scripts (Persian, Indic) need
@@ -30,8 +31,8 @@ const (
 //
 // Everything else, newline and tab included, is left as is; text without any of the above comes
 // back unchanged. Backslashes are not escaped: a literal "\x1b" in the text looks like an escaped
-// ESC, which misleads no terminal. Where exactness matters (the command an approval prompt asks
-// about) the text is quoted first, by shownCommand, which escapes all of these and more.
+// ESC, which misleads no terminal. The command an approval prompt asks about is shown by
+// shownCommand, which escapes all of these and more.
 func inert(s string) string {
 	i := firstUnsafe(s)
 	if i == len(s) {
@@ -104,10 +105,9 @@ func (w inertWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// shownCommand is a command as an approval prompt shows it: exactly what will run, in Go quoting,
-// which escapes every rune that does not show as itself (newlines, tabs, spaces other than U+0020,
-// format and private-use characters, invalid UTF-8) and doubles backslashes, so the quoted form
-// maps back to one string only. It is inert by construction.
+// shownCommand is a command as an approval prompt shows it: tools.DisplayCommand's form, the
+// one every front-end shows (inert, on one line, long blank runs counted, bounded with the end
+// in view), in double quotes that mark where it starts and ends.
 func shownCommand(cmd string) string {
-	return strconv.Quote(cmd)
+	return `"` + tools.DisplayCommand(cmd) + `"`
 }

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -48,6 +50,48 @@ type runFlags struct {
 	hidePaths        listFlag
 	trustMCP         bool
 	mcpToolBudget    int
+	maxMemory        memoryFlag
+}
+
+// memoryFlag is a size in bytes written with an optional K, M or G suffix (powers of 1024);
+// 0 is the sandbox's default, "none" no bound.
+type memoryFlag int64
+
+func (m *memoryFlag) String() string {
+	switch {
+	case *m == 0:
+		return "0"
+	case *m < 0:
+		return "none"
+	}
+	return strconv.FormatInt(int64(*m)>>20, 10) + "M"
+}
+
+func (m *memoryFlag) Set(v string) error {
+	if v == "none" {
+		*m = -1
+		return nil
+	}
+	num, unit := v, int64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'K', 'k':
+			num, unit = v[:n-1], 1<<10
+		case 'M', 'm':
+			num, unit = v[:n-1], 1<<20
+		case 'G', 'g':
+			num, unit = v[:n-1], 1<<30
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/unit {
+		return fmt.Errorf("want a size such as 512M or 4G, or none: %q", v)
+	}
+	if n*unit != 0 && n*unit < sandbox.MinMemory {
+		return fmt.Errorf("at least %dM", sandbox.MinMemory>>20)
+	}
+	*m = memoryFlag(n * unit)
+	return nil
 }
 
 func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
@@ -74,6 +118,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
 	fs.StringVar(&f.sandbox, "sandbox", string(sandbox.WorkspaceWrite), `"workspace-write": commands write only to the workspace, temp and build caches; "off": no sandbox`)
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
+	fs.Var(&f.maxMemory, "max-memory", "the most memory each process of a command may allocate, e.g. 4G (0: half the machine's; none: no bound)")
 	fs.Var(&f.hidePaths, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
 	fs.Var(&f.mcpConfig, "mcp-config", "read MCP servers from this file (VS Code's mcp.json format; repeatable)")
@@ -167,7 +212,8 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	s, err := newSession(getenv, sessionSetup{
 		workspace: ws, model: client, modelName: client.Model(), limit: limit,
 		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices, thinking: thinking,
-		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths},
+		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
+			MaxMemory: int64(f.maxMemory)},
 		external: servers, allowMCP: f.allowMCP,
 	})
 	if err != nil {
@@ -390,7 +436,8 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	if req.Tool != "" {
 		verb = "Use the MCP tool"
 	}
-	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command), req.Reason, req.Rule)
+	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command),
+		tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule))
 	answer := make(chan string, 1)
 	go func() { // ends when a line is read or stdin closes
 		line, _ := bufio.NewReader(f).ReadString('\n')

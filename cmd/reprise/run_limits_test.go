@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -51,5 +52,33 @@ func TestRunMaxCost(t *testing.T) {
 	}
 	if code, _, errOut := runMain(t, []string{"run", "--max-cost", "-1", "x"}, env(nil)); code != 2 || !strings.Contains(errOut, "maxCostUSD") {
 		t.Errorf("--max-cost -1: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRunMaxMemory: --max-memory bounds each process of a command; an allocation past it fails
+// there and the model reads why. A bad value is a usage error.
+func TestRunMaxMemory(t *testing.T) {
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("python3 allocates on request")
+	}
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "run_command", Args: map[string]any{
+			"command": "python3 -c 'b = bytearray(512 << 20)'"}}}}},
+		{Parts: []geminitest.Part{{Text: "It ran out of memory."}}},
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, out, errOut := runMain(t, []string{"run", "--yes", "--max-memory", "128M", "--workspace", t.TempDir(), "allocate"}, vars)
+	if code != 0 {
+		t.Fatalf("run exited %d: %s\n%s", code, errOut, out)
+	}
+	reqs := srv.Requests()
+	if body := string(reqs[len(reqs)-1].Body); !strings.Contains(body, "MemoryError") {
+		t.Errorf("the allocation past --max-memory did not fail: %s", body)
+	}
+	for _, bad := range []string{"12x", "1M", "-5"} {
+		if code, _, errOut := runMain(t, []string{"run", "--max-memory", bad, "task"}, vars); code == 0 || !strings.Contains(errOut, "max-memory") {
+			t.Errorf("--max-memory %s: exit %d, %q", bad, code, errOut)
+		}
 	}
 }

@@ -1,0 +1,54 @@
+package sandbox
+
+import "runtime"
+
+// DefaultMaxProcesses is the default bound on the processes and threads one command may have at
+// once: enough for a parallel build on every core (a Go compile is one process of GOMAXPROCS+5
+// threads or so, `go build` runs one per core), far below what stalls a machine. A fork bomb
+// stops there and is killed with the rest when the command ends.
+func DefaultMaxProcesses() int { return max(1024, 128*runtime.NumCPU()) }
+
+// MinMemory is the smallest per-process memory bound accepted: below it the confining process
+// (a Go program) and ordinary shells may not start.
+const MinMemory = 64 << 20
+
+// Limits are what the sandbox bounds for each command, 0 meaning none.
+type Limits struct {
+	// Processes is the most tasks (processes and threads) the command's tree may have at once.
+	Processes int
+	// Memory is the most private writable memory, in bytes, each of its processes may map
+	// (RLIMIT_DATA): an allocation past it fails in that process.
+	Memory int64
+}
+
+// limits resolves the configuration's defaults: 0 is the default, a negative value no limit.
+func (c Config) limits() Limits {
+	l := Limits{Processes: c.MaxProcesses, Memory: c.MaxMemory}
+	switch {
+	case l.Processes == 0:
+		l.Processes = DefaultMaxProcesses()
+	case l.Processes < 0:
+		l.Processes = 0
+	}
+	switch {
+	case l.Memory == 0:
+		l.Memory = defaultMaxMemory()
+	case l.Memory < 0:
+		l.Memory = 0
+	case l.Memory < MinMemory:
+		l.Memory = MinMemory
+	}
+	return l
+}
+
+// Limits returns the bounds each command runs under, and why the process bound is not enforced
+// here ("" when it is). Linux enforces both (RLIMIT_NPROC in the command's own user namespace,
+// or a pids cgroup for root, whom RLIMIT_NPROC does not bind; RLIMIT_DATA); Windows puts them
+// on the command's job; macOS has neither.
+func (s *Sandbox) Limits() (Limits, string) {
+	l := s.cfg.limits()
+	if l.Processes == 0 {
+		return l, ""
+	}
+	return l, processLimitUnavailable()
+}
