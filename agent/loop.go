@@ -101,7 +101,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 			}
 			return StopError, err
 		}
-		fcs := functionCalls(resp.Content)
+		fcs := session.FunctionCalls(resp.Content)
 		rec, warnings := s.record(resp, fcs, attempts)
 		for _, w := range warnings {
 			em.send(Event{Type: EventWarning, Text: w})
@@ -317,16 +317,6 @@ func describe(fc *genai.FunctionCall) (title, detail string) {
 		}
 	}
 	return title, ""
-}
-
-func functionCalls(c *genai.Content) []*genai.FunctionCall {
-	var out []*genai.FunctionCall
-	for _, p := range c.Parts {
-		if p.FunctionCall != nil {
-			out = append(out, p.FunctionCall)
-		}
-	}
-	return out
 }
 
 func (s *Session) appendLocked(c *genai.Content) {

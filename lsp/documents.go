@@ -117,14 +117,25 @@ func (d *documents) tooLarge(rel string, size int) bool {
 	return others+int64(len(rel)+size) > d.limit
 }
 
-func (d *documents) didOpen(raw json.RawMessage) error {
+// admit returns the document a didOpen or didChange is for, and whether its text is to be
+// decoded: not when it is outside the workspace, nor when the message cannot fit beside the other
+// buffers (the buffer is then marked dropped).
+func (d *documents) admit(raw json.RawMessage) (rel string, decode bool, err error) {
 	rel, ok, err := d.target(raw)
 	if err != nil || !ok {
-		return err
+		return "", false, err
 	}
 	if d.tooLarge(rel, len(raw)) {
 		d.put(rel, buffer{dropped: true})
-		return nil
+		return "", false, nil
+	}
+	return rel, true, nil
+}
+
+func (d *documents) didOpen(raw json.RawMessage) error {
+	rel, decode, err := d.admit(raw)
+	if !decode {
+		return err
 	}
 	var p struct {
 		TextDocument struct {
@@ -139,13 +150,9 @@ func (d *documents) didOpen(raw json.RawMessage) error {
 }
 
 func (d *documents) didChange(raw json.RawMessage) error {
-	rel, ok, err := d.target(raw)
-	if err != nil || !ok {
+	rel, decode, err := d.admit(raw)
+	if !decode {
 		return err
-	}
-	if d.tooLarge(rel, len(raw)) {
-		d.put(rel, buffer{dropped: true})
-		return nil
 	}
 	var p struct {
 		ContentChanges []struct {

@@ -255,23 +255,13 @@ func join(base string, elem ...string) string {
 }
 
 // Env adapts a command's environment to the sandbox: confined commands build into the sandbox's
-// own Go build cache, and their temp dir is the private one mounted on /tmp.
+// own Go build cache. (TMPDIR is set by the confining process, which mounts the private /tmp.)
 func (s *Sandbox) Env(env []string) []string {
-	if !s.landlock() {
+	if !s.landlock() || s.cfg.Cache == "" {
 		return env
 	}
-	out := slices.Clone(env)
-	set := func(k, v string) {
-		out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, k+"=") })
-		out = append(out, k+"="+v)
-	}
-	if s.cfg.Cache != "" {
-		set("GOCACHE", filepath.Join(s.cfg.Cache, "go-build"))
-	}
-	if s.privateTemp() {
-		set("TMPDIR", "/tmp")
-	}
-	return out
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOCACHE=") })
+	return append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
 }
 
 // spec is what the supervisor is told, as one argv word.

@@ -102,7 +102,7 @@ func Replay(recs []Record) *Snapshot {
 				s.History = append(s.History, r.Content)
 				s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
 				open = nil
-				if calls := functionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
+				if calls := FunctionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
 					open = &Unanswered{Calls: calls, Before: maps.Clone(s.Wrote), Since: map[string]string{}}
 				}
 			}
@@ -215,8 +215,8 @@ func closeDanglingCalls(h []*genai.Content) []*genai.Content {
 	return append(h, &genai.Content{Role: genai.RoleUser, Parts: parts})
 }
 
-// functionCalls are the calls of a message, in order.
-func functionCalls(c *genai.Content) []*genai.FunctionCall {
+// FunctionCalls are the calls of a message, in order.
+func FunctionCalls(c *genai.Content) []*genai.FunctionCall {
 	var out []*genai.FunctionCall
 	for _, p := range c.Parts {
 		if p.FunctionCall != nil {
