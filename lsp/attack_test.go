@@ -426,10 +426,10 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 			})
 		}
 	}
-	// Every command but the three without arguments is covered: a new command taking a sessionId
+	// Every command but the four without a session is covered: a new command taking a sessionId
 	// must be added above.
 	for _, c := range serverCommands {
-		if !takesSession[c] && c != CommandSessions && c != CommandNewSession && c != CommandMCP {
+		if !takesSession[c] && c != CommandSessions && c != CommandNewSession && c != CommandMCP && c != CommandModels {
 			t.Errorf("%s is not covered by this test", c)
 		}
 	}

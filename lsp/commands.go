@@ -188,6 +188,12 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 		return s.showContext(l), nil
 	case CommandMCP:
 		return s.mcp.status(), nil
+	case CommandModels:
+		var a ModelsArgs
+		if err := decodeArg(p.Command, arg, &a, false); err != nil {
+			return nil, err
+		}
+		return s.models(ctx, a)
 	case "":
 		return nil, invalidParams("workspace/executeCommand: command is required")
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -49,6 +50,10 @@ type envOpts struct {
 	routes map[string]geminitest.Route
 	// root is the workspace the editor sends ("" = the test's workspace directory).
 	root string
+	// models are what the fake lists (geminitest.Script.Models; nil: the catalogue's).
+	models []string
+	// listModels replaces the lister of reprise.models (default: the fake's list, cached).
+	listModels func(ctx context.Context, refresh bool) ([]catalog.Listed, time.Time, bool, error)
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
@@ -64,17 +69,26 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 			t.Fatal(err)
 		}
 	}
-	srv := geminitest.New(geminitest.Script{Turns: turns, Routes: o.routes})
+	srv := geminitest.New(geminitest.Script{Turns: turns, Routes: o.routes, Models: o.models})
 	t.Cleanup(srv.Close)
 	home := t.TempDir()
 	factory := fakeModel(srv.URL(), o.retries)
 	if o.newModel != nil {
 		factory = o.newModel
 	}
+	lister := o.listModels
+	if lister == nil {
+		cache := t.TempDir()
+		lister = func(ctx context.Context, refresh bool) ([]catalog.Listed, time.Time, bool, error) {
+			l, cached, err := gemini.ListModelsCached(ctx, gemini.Config{APIKey: "test-key", BaseURL: srv.URL(), CacheDir: cache}, time.Now(), refresh)
+			return l.Models, l.Fetched, cached, err
+		}
+	}
 	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return Serve(ctx, rwc, Options{
 			Version:      "test",
 			NewModel:     factory,
+			ListModels:   lister,
 			StateHome:    home,
 			ConfigHome:   o.configHome,
 			UserSettings: o.userSettings,

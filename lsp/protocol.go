@@ -46,6 +46,9 @@ const (
 	// CommandShowChanges shows the changed files with their counts with window/showMessage, for
 	// plain clients that cannot call reprise.changes themselves.
 	CommandShowChanges = "reprise.showChanges"
+	// CommandModels lists the models the key can use, joined with the model catalogue, for
+	// the editors' model pickers (ModelsArgs, ModelsResult).
+	CommandModels = "reprise.models"
 	// CommandMCP lists the MCP servers with their state and their tools' declaration costs.
 	CommandMCP = "reprise.mcp"
 )
@@ -55,7 +58,7 @@ var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
-	CommandUndoFile, CommandShowChanges, CommandMCP,
+	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

@@ -26,6 +26,9 @@ type Options struct {
 	// NewModel builds the model client for a model name and returns its input token limit. The
 	// command wires Gemini from the environment; tests wire the fake server.
 	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
+	// ListModels is the API's list of models for reprise.models, read again when refresh is
+	// set, else possibly a copy cached for a day (cached true). Nil: the catalogue's alone.
+	ListModels func(ctx context.Context, refresh bool) (listed []catalog.Listed, fetched time.Time, cached bool, err error)
 	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace.
 	StateHome string
 	// ConfigHome is the user's Reprise configuration directory: mcp.json (the user's MCP

@@ -47,6 +47,10 @@ type Config struct {
 	MaxAttempts int           // attempts per Generate, first included; default 5
 	BaseDelay   time.Duration // first backoff wait, doubled each retry; default 1s
 	MaxDelay    time.Duration // cap on any wait, RetryInfo's included; default 30s
+
+	// CacheDir keeps what the API said about its models (list, input limits) for a day
+	// (ModelsCacheTTL). Empty: asked every time. ConfigFromEnv sets UserCacheDir.
+	CacheDir string
 }
 
 // ConfigFromEnv reads the variables users of the Gemini CLI and SDKs already set. getenv is
@@ -63,6 +67,7 @@ func ConfigFromEnv(getenv func(string) string) Config {
 		Vertex:   vertex == "1" || vertex == "true",
 		Project:  getenv("GOOGLE_CLOUD_PROJECT"),
 		Location: getenv("GOOGLE_CLOUD_LOCATION"),
+		CacheDir: UserCacheDir(getenv),
 	}
 	if cfg.Vertex && cfg.BaseURL == "" {
 		// The SDK would read it from the process environment itself; reading it here too puts
@@ -79,6 +84,7 @@ type Client struct {
 	key                 string // only to scrub it from error messages
 	maxAttempts         int
 	baseDelay, maxDelay time.Duration
+	cacheDir, endpoint  string // where models.get answers are cached, and for which endpoint
 }
 
 // New checks cfg and builds the genai client. The SDK's own HTTP retries stay off: Generate
@@ -114,6 +120,8 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		maxAttempts: cmpOr(cfg.MaxAttempts, DefaultMaxAttempts),
 		baseDelay:   cmpOr(cfg.BaseDelay, DefaultBaseDelay),
 		maxDelay:    cmpOr(cfg.MaxDelay, DefaultMaxDelay),
+		cacheDir:    cfg.CacheDir,
+		endpoint:    cfg.Endpoint(),
 	}
 	return c, nil
 }
@@ -139,6 +147,10 @@ func (c *Client) Model() string {
 // caller can log it and carry on.
 func (c *Client) InputTokenLimit(ctx context.Context) (int, error) {
 	fallback := catalog.Builtin().InputLimit(c.model)
+	now := time.Now()
+	if limit, ok := c.cachedLimit(now); ok {
+		return limit, nil
+	}
 	m, err := c.genai.Models.Get(ctx, c.model, nil)
 	if err != nil {
 		return fallback, fmt.Errorf("read the input token limit of %s: %w", c.model, c.describe(ctx, err))
@@ -146,6 +158,7 @@ func (c *Client) InputTokenLimit(ctx context.Context) (int, error) {
 	if m.InputTokenLimit <= 0 {
 		return fallback, fmt.Errorf("read the input token limit of %s: the API reported %d", c.model, m.InputTokenLimit)
 	}
+	c.keepLimit(int(m.InputTokenLimit), now)
 	return int(m.InputTokenLimit), nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
@@ -56,6 +57,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
 		Version:      currentBuild().Version,
 		NewModel:     geminiFactory(getenv, logger),
+		ListModels:   modelLister(getenv),
 		StateHome:    home,
 		ConfigHome:   configHome(getenv),
 		UserSettings: userSettingsFile(getenv),
@@ -80,6 +82,15 @@ func userSettingsFile(getenv func(string) string) string {
 		return filepath.Join(dir, "settings.json")
 	}
 	return ""
+}
+
+// modelLister reads the API's list of models for the editors' pickers, through the same cache
+// on disk as `reprise models`.
+func modelLister(getenv func(string) string) func(ctx context.Context, refresh bool) ([]catalog.Listed, time.Time, bool, error) {
+	return func(ctx context.Context, refresh bool) ([]catalog.Listed, time.Time, bool, error) {
+		l, cached, err := gemini.ListModelsCached(ctx, gemini.ConfigFromEnv(getenv), timeNow(), refresh)
+		return l.Models, l.Fetched, cached, err
+	}
 }
 
 // errExit1 makes the process exit 1 without printing anything more.
