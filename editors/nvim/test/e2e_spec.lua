@@ -477,6 +477,71 @@ h.test('an MCP server from the settings: its tool asked for and answered, then :
   vim.cmd('normal q')
 end)
 
+h.test(':Reprise models picks the model of new sessions; a routed call is named once', function()
+  local picks = {}
+  answers['reprise.models'] = function(items)
+    table.insert(picks, items)
+    for _, m in ipairs(items) do
+      if m.id == (#picks == 1 and 'gemini-4-argon' or 'gemini-2.5-pro') then
+        return m
+      end
+    end
+  end
+  vim.cmd('Reprise models')
+  h.wait(T, function()
+    return #picks == 1
+  end, 'the model picker')
+  local picker = asked[#asked]
+  local shown = {}
+  for _, m in ipairs(picks[1]) do
+    table.insert(shown, picker.opts.format_item(m))
+  end
+  shown = table.concat(shown, '\n')
+  h.contains(shown, '● gemini-3.8-flash', 'the current model marked')
+  h.contains(shown, 'ga · 1M context · $0.75 · $0.075 · $3.75 per 1M', 'its prices')
+  h.contains(shown, '(default)', 'the default named')
+  h.contains(shown, 'gemini-9-experimental', 'a model the catalogue does not know')
+  h.contains(shown, 'not in the catalogue · 1M context · unknown per 1M', 'its price unknown, never $0')
+  h.truthy(not shown:find('gemini-2.5-pro', 1, true), 'retired models only with all:\n' .. shown)
+  h.truthy(not shown:find('embedding', 1, true), 'only models that generate content')
+  h.contains(picker.opts.prompt, 'Model for new sessions (now gemini-3.8-flash', 'the prompt')
+  h.eq(require('reprise.config').options.settings.model, 'gemini-4-argon', 'the setting')
+  h.contains(last_note(), 'new sessions use gemini-4-argon', 'the notice')
+
+  -- A retired model, offered with all, warns when picked; the API answers with another model,
+  -- and the first call says so once.
+  vim.cmd('Reprise models all')
+  h.wait(T, function()
+    return #picks == 2
+  end, 'the second picker')
+  h.wait(T, function()
+    return last_note():find('new sessions use gemini-2.5-pro', 1, true) ~= nil
+  end, 'the retired model chosen')
+  local warned = vim.tbl_filter(function(n)
+    return n.msg:find('gemini-2.5-pro is retired: use ', 1, true) ~= nil
+  end, notes)
+  h.eq(#warned, 1, 'the retired pick warned')
+  vim.cmd('Reprise new')
+  local before = turn_ends()
+  vim.cmd('Reprise ask which model answers')
+  h.wait(T, function()
+    return chat_text():find('The routed model answered.', 1, true) ~= nil and turn_ends() > before
+  end, 'the routed answer')
+  local routed = vim.tbl_filter(function(n)
+    return n.msg:find('gemini-2.5-pro is retired: the API answered with gemini-3.8-flash', 1, true) ~= nil
+  end, notes)
+  h.eq(#routed, 1, 'one routing warning')
+
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the context window')
+  local view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
+  h.contains(view, 'gemini-2.5-pro (answered by gemini-3.8-flash)', 'the served model')
+  h.truthy(view:find('\nSession: [^\n]* · %$0%.%d+ · 1 model calls'), 'the cost at the served model:\n' .. view)
+  vim.cmd('normal q')
+end)
+
 h.test('the client stops', function()
   local a = id()
   client.stop_all()

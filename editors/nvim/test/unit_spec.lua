@@ -92,6 +92,34 @@ h.test('context view rendering', function()
   h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
 end)
 
+h.test('costs as the server words them: unknown is never $0', function()
+  local util = require('reprise.util')
+  h.eq(util.cost({ amount = 0.0336, currency = 'USD', text = '$0.0336' }), '$0.0336', 'priced')
+  h.eq(util.cost({ amount = 0, currency = 'USD', unknown = true, text = 'unknown' }), 'unknown', 'unknown')
+  h.eq(util.cost({ amount = 0.0063, currency = 'USD', unknown = true, text = '$0.0063 + unknown' }),
+    '$0.0063 + unknown', 'part unknown')
+  h.eq(util.cost({ amount = 0, currency = 'USD', unknown = true }), 'unknown', 'unknown without text')
+  h.eq(util.cost({ amount = 0.5, currency = 'USD' }), '$0.5000', 'an older server')
+  h.eq(util.cost(nil), 'unknown', 'none')
+  local text = table.concat(require('reprise.context').render({
+    percent = 1, used = 100, size = 1000, model = 'gemini-9-x', servedModel = 'gemini-9-y',
+    totals = { inputTokens = 100, cachedTokens = 0, outputTokens = 5, cost = { amount = 0, currency = 'USD',
+      unknown = true, text = 'unknown' } }, calls = 1,
+  }), '\n')
+  h.contains(text, 'gemini-9-x (answered by gemini-9-y)', 'the served model')
+  h.contains(text, '· 5 out · unknown · 1 model calls', 'the cost unknown')
+end)
+
+h.test('models picker rows', function()
+  local models = require('reprise.models')
+  h.eq(models.format({ id = 'gemini-3.8-flash', current = true, default = true, detail = 'ga · 1M context' }),
+    '● gemini-3.8-flash         ga · 1M context (default)', 'current and default')
+  h.eq(models.format({ id = 'x', statusText = 'not in the catalogue' }),
+    '  x                        not in the catalogue', 'no detail')
+  h.contains(models.prompt({ model = 'm', catalogueAsOf = '2026-12-01', warning = 'no key' }), 'now m; prices of the '
+    .. 'catalogue as of 2026-12-01) — no key', 'prompt')
+end)
+
 h.test('context view: the MCP servers under the MCP tools row', function()
   local lines = require('reprise.context').render({
     percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },

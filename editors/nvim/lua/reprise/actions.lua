@@ -7,6 +7,7 @@ local client = require('reprise.client')
 local config = require('reprise.config')
 local context = require('reprise.context')
 local mcp = require('reprise.mcp')
+local models = require('reprise.models')
 local protocol = require('reprise.protocol')
 local status = require('reprise.status')
 local util = require('reprise.util')
@@ -140,6 +141,22 @@ function M.mcp()
   run('mcp', C.mcp, function()
     return {}
   end, mcp.show)
+end
+
+--- Picks the model new sessions use from the server's list; `all` also lists retired models.
+--- The choice is the user's model setting, sent to every running client.
+---@param rest string|nil 'all', or empty
+function M.models(rest)
+  local all = vim.trim(rest or '') == 'all'
+  run('models', C.models, function()
+    return all and { all = true } or {}
+  end, function(res)
+    models.pick(res, function(model)
+      config.options.settings.model = model
+      client.push_settings()
+      util.notify(string.format('new sessions use %s (:Reprise new starts one)', model))
+    end)
+  end)
 end
 
 --- Opens one checkpoint's summary in a scratch buffer.

@@ -35,6 +35,9 @@ M.subcommands = {
     actions.diff(rest)
   end,
   mcp = actions.mcp,
+  models = function(rest)
+    actions.models(rest)
+  end,
   new = actions.new,
   restore = function(rest)
     if rest == '' then
@@ -93,6 +96,9 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and (words[2] == 'diff' or words[2] == 'undo') then
     return vim.fn.getcompletion(arglead, 'file')
+  end
+  if n == 3 and words[2] == 'models' then
+    return starting({ 'all' }, arglead)
   end
   if n == 3 and words[2] == 'checkpoint' then
     return starting(actions.known.checkpoints, arglead)

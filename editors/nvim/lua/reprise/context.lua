@@ -47,7 +47,8 @@ end
 function M.render(r)
   local lines = {
     string.format('Context %d%% · %s/%s tokens (%s) · %s', math.floor((r.percent or 0) + 0.5), util.kilo(r.used),
-      util.kilo(r.size), r.source or '?', r.model or ''),
+      util.kilo(r.size), r.source or '?', (r.servedModel and r.servedModel ~= '' and r.servedModel ~= r.model)
+        and string.format('%s (answered by %s)', r.model or '', r.servedModel) or (r.model or '')),
     string.format('Compacts at %d%%, blocks at %d%% · %d checkpoint(s) · %s',
       math.floor((r.compactAt or 0) * 100 + 0.5),
       math.floor((r.blockAt or 0) * 100 + 0.5), r.checkpoints or 0, r.status or ''),
@@ -79,9 +80,8 @@ function M.render(r)
   local t = r.totals
   if t then
     table.insert(lines, '')
-    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %.4f %s · %d model calls',
-      util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens),
-      t.cost and t.cost.amount or 0, t.cost and t.cost.currency or '', r.calls or 0))
+    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %s · %d model calls',
+      util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens), util.cost(t.cost), r.calls or 0))
   end
   return lines
 end

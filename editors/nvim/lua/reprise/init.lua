@@ -27,6 +27,16 @@ local function install_handlers()
     chat.on_update(ctx.client_id, params)
   end
   client.handlers['window/showMessageRequest'] = require('reprise.approvals').handler
+  -- The server's once-per-session warnings (a routed or retired model, a cap it cannot enforce)
+  -- go through vim.notify, as the plugin's own do: Neovim 0.7's default writes them to the
+  -- message area, where a notification plugin never sees them.
+  client.handlers['window/showMessage'] = function(_, params)
+    if type(params) == 'table' and type(params.message) == 'string' then
+      local L = vim.log.levels
+      local level = ({ L.ERROR, L.WARN, L.INFO, L.DEBUG })[params.type] or L.INFO
+      vim.notify(params.message, level)
+    end
+  end
 end
 
 --- Configures the plugin. Safe to call again: the settings are pushed to running servers, the

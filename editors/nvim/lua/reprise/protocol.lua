@@ -27,6 +27,7 @@ M.command = {
   undo_file = 'reprise.undoFile', -- CommandUndoFile (code action for plain clients)
   show_changes = 'reprise.showChanges', -- CommandShowChanges (code action for plain clients)
   mcp = 'reprise.mcp', -- CommandMCP
+  models = 'reprise.models', -- CommandModels
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability

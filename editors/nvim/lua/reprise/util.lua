@@ -14,6 +14,24 @@ function M.kilo(n)
   return tostring(math.floor(n))
 end
 
+--- A cost as the server words it (cost.text: "$0.0336", "unknown", "$0.0063 + unknown"); only
+--- an older server without text gets the amount printed here. Never "$0" for an unknown price.
+---@param cost table|nil {amount, currency, text?, unknown?}
+---@return string
+function M.cost(cost)
+  if type(cost) ~= 'table' then
+    return 'unknown'
+  end
+  if type(cost.text) == 'string' and cost.text ~= '' then
+    return cost.text
+  end
+  if cost.unknown then
+    return 'unknown'
+  end
+  local s = string.format('%.4f', cost.amount or 0)
+  return (cost.currency == nil or cost.currency == 'USD') and ('$' .. s) or (s .. ' ' .. cost.currency)
+end
+
 ---@param msg string
 ---@param level integer|nil
 function M.notify(msg, level)
