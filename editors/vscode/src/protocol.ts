@@ -22,6 +22,7 @@ export const CommandHistory = 'reprise.history';
 export const CommandUndoFile = 'reprise.undoFile';
 export const CommandShowChanges = 'reprise.showChanges';
 export const CommandMCP = 'reprise.mcp';
+export const CommandModels = 'reprise.models';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
