@@ -17,8 +17,8 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// executeCommand runs one of the commands in serverCommands. Arguments are [ {…} ]; anything wrong with
-// them is InvalidParams with a message that names the problem.
+// executeCommand runs one of the commands of the table (command_table.go). Arguments are
+// [ {…} ]; anything wrong with them is InvalidParams with a message that names the problem.
 func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, error) {
 	var p struct {
 		Command   string            `json:"command"`
@@ -27,6 +27,13 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	if err := json.Unmarshal(raw, &p); err != nil {
 		return nil, invalidParams("workspace/executeCommand: %v", err)
 	}
+	if p.Command == "" {
+		return nil, invalidParams("workspace/executeCommand: command is required")
+	}
+	c, ok := commands[p.Command]
+	if !ok {
+		return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(serverCommands, ", "))
+	}
 	var arg json.RawMessage
 	if len(p.Arguments) > 0 {
 		arg = p.Arguments[0]
@@ -34,170 +41,100 @@ func (s *server) executeCommand(ctx context.Context, raw json.RawMessage) (any, 
 	if err := checkSessionID(p.Command, arg); err != nil {
 		return nil, err
 	}
-	if ask, err := s.roots.check(p.Command); err != nil {
-		if ask {
-			s.askRoot()
+	if !c.anyWorkspace {
+		if ask, err := s.roots.check(p.Command); err != nil {
+			if ask {
+				s.askRoot()
+			}
+			return nil, err
 		}
+	}
+	res, err := c.run(s, ctx, p.Command, arg)
+	if err != nil {
+		return nil, commandError(p.Command, err)
+	}
+	return res, nil
+}
+
+// checkpointList answers reprise.checkpoints: a session's checkpoints, live or saved.
+func (s *server) checkpointList(a SessionArgs) ([]CheckpointInfo, error) {
+	cps, _, err := s.checkpointsOf(a.SessionID)
+	if err != nil {
 		return nil, err
 	}
-	switch p.Command {
-	case CommandAsk:
-		var a AskArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
-			return nil, err
-		}
-		return s.ask(ctx, a)
-	case CommandCancel:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
-	case CommandCompact:
-		var a compactArgs // every field optional: some clients send {} back as null
-		if err := decodeArg(p.Command, arg, &a, false); err != nil {
-			return nil, err
-		}
-		return s.compact(ctx, a)
-	case CommandContext:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		return s.contextReport(l), nil
-	case CommandCheckpoints:
-		var a SessionArgs
-		if err := decodeArg(p.Command, arg, &a, false); err != nil {
-			return nil, err
-		}
-		cps, _, err := s.checkpointsOf(a.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		out := []CheckpointInfo{}
-		for _, cp := range cps {
-			out = append(out, checkpointInfo(cp))
-		}
-		return out, nil
-	case CommandCheckpoint:
-		var a checkpointArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
-			return nil, err
-		}
-		cps, id, err := s.checkpointsOf(a.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		if a.N < 1 || a.N > len(cps) {
-			return nil, invalidParams("%s: no checkpoint %d in session %s (it has %d)", p.Command, a.N, id, len(cps))
-		}
-		cp := cps[a.N-1]
-		return checkpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
-	case CommandSessions:
-		return s.sessions.list(), nil
-	case CommandNewSession:
-		l, err := s.sessions.create(ctx)
-		if err != nil {
-			return nil, modelError(err)
-		}
-		defer s.sessions.release(l)
-		s.emitUsage(l.s.ID(), l.s.Usage())
-		return SessionResult{SessionID: l.s.ID()}, nil
-	case CommandResume:
-		var a SessionArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
-			return nil, err
-		}
-		if a.SessionID == "" {
-			return nil, invalidParams("%s: sessionId is required", p.Command)
-		}
-		l, err := s.sessions.resume(ctx, a.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		s.emitUsage(l.s.ID(), l.s.Usage())
-		return SessionResult{SessionID: l.s.ID()}, nil
-	case CommandRestore:
-		var a RestoreArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
-			return nil, err
-		}
-		if a.Turn < 1 {
-			return nil, invalidParams("%s: turn must be a turn number (1 or more)", p.Command)
-		}
-		l, err := s.sessions.use(a.SessionID)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		if a.Paths != nil {
-			return restorePaths(l, a)
-		}
-		paths, err := l.s.RestoreFiles(a.Turn)
-		if err != nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", p.Command, err))
-		}
-		return restoreResult{Restored: paths}, nil
-	case CommandChanges:
-		var a ChangesArgs
-		if err := decodeArg(p.Command, arg, &a, false); err != nil {
-			return nil, err
-		}
-		return s.changes(a)
-	case CommandUndoFile:
-		var a UndoFileArgs
-		if err := decodeArg(p.Command, arg, &a, true); err != nil {
-			return nil, err
-		}
-		return s.undoFile(a)
-	case CommandShowChanges:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		return s.showChanges(l)
-	case CommandUndoCompaction:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		cp, err := l.s.UndoCompaction()
-		if err != nil {
-			return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error())
-		}
-		s.emitUsage(l.s.ID(), l.s.Usage())
-		return map[string]any{"undone": checkpointInfo(cp)}, nil
-	case CommandHistory:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		return historyResult{SessionID: l.s.ID(), Entries: historyOf(l.s.Transcript())}, nil
-	case CommandShowContext:
-		l, err := s.sessionArg(p.Command, arg)
-		if err != nil {
-			return nil, err
-		}
-		defer s.sessions.release(l)
-		return s.showContext(l), nil
-	case CommandMCP:
-		return s.mcp.status(), nil
-	case CommandModels:
-		var a ModelsArgs
-		if err := decodeArg(p.Command, arg, &a, false); err != nil {
-			return nil, err
-		}
-		return s.models(ctx, a)
-	case "":
-		return nil, invalidParams("workspace/executeCommand: command is required")
+	out := []CheckpointInfo{}
+	for _, cp := range cps {
+		out = append(out, checkpointInfo(cp))
 	}
-	return nil, invalidParams("unknown command %q; the server offers %s", p.Command, strings.Join(serverCommands, ", "))
+	return out, nil
+}
+
+// checkpoint answers reprise.checkpoint: one checkpoint with its summary.
+func (s *server) checkpoint(a checkpointArgs) (checkpointResult, error) {
+	cps, id, err := s.checkpointsOf(a.SessionID)
+	if err != nil {
+		return checkpointResult{}, err
+	}
+	if a.N < 1 || a.N > len(cps) {
+		return checkpointResult{}, invalidParams("%s: no checkpoint %d in session %s (it has %d)", CommandCheckpoint, a.N, id, len(cps))
+	}
+	cp := cps[a.N-1]
+	return checkpointResult{CheckpointInfo: checkpointInfo(cp), Summary: cp.Summary, Markdown: cp.Markdown()}, nil
+}
+
+// newSession answers reprise.newSession: a session that becomes the current one.
+func (s *server) newSession(ctx context.Context) (any, error) {
+	l, err := s.sessions.create(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	s.emitUsage(l.s.ID(), l.s.Usage())
+	return SessionResult{SessionID: l.s.ID()}, nil
+}
+
+// resume answers reprise.resume: a saved session loaded and made current.
+func (s *server) resume(ctx context.Context, a SessionArgs) (any, error) {
+	if a.SessionID == "" {
+		return nil, invalidParams("%s: sessionId is required", CommandResume)
+	}
+	l, err := s.sessions.resume(ctx, a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	s.emitUsage(l.s.ID(), l.s.Usage())
+	return SessionResult{SessionID: l.s.ID()}, nil
+}
+
+// restore answers reprise.restore: the files as they were before a turn, all or some.
+func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
+	if a.Turn < 1 {
+		return nil, invalidParams("%s: turn must be a turn number (1 or more)", CommandRestore)
+	}
+	l, err := s.sessions.use(a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	if a.Paths != nil {
+		return restorePaths(l, a)
+	}
+	paths, err := l.s.RestoreFiles(a.Turn)
+	if err != nil {
+		return nil, err
+	}
+	return restoreResult{Restored: paths}, nil
+}
+
+// undoCompaction answers reprise.undoCompaction: the last compaction taken back.
+func (s *server) undoCompaction(_ context.Context, l *live) (any, error) {
+	cp, err := l.s.UndoCompaction()
+	if err != nil {
+		return nil, err
+	}
+	s.emitUsage(l.s.ID(), l.s.Usage())
+	return map[string]any{"undone": checkpointInfo(cp)}, nil
 }
 
 // checkSessionID refuses a sessionId that could not be one, whatever the command: ids end up in
@@ -265,7 +202,7 @@ func (s *server) ask(ctx context.Context, a AskArgs) (any, error) {
 		l, err = s.sessions.create(ctx)
 	}
 	if err != nil {
-		return nil, modelError(err)
+		return nil, err
 	}
 	defer s.sessions.release(l)
 	if err := s.sessions.startTurn(l, a.Text); err != nil {

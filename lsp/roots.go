@@ -137,15 +137,9 @@ func (g *rootGate) set(root, home string) {
 	}
 }
 
-// commandsWithoutWorkspace read only the server's own state: they run whatever the workspace.
-var commandsWithoutWorkspace = map[string]bool{CommandSessions: true, CommandMCP: true, CommandModels: true}
-
 // check lets command run, or returns the error that says why the agent does not run in this
 // workspace; ask is true when the question should go (again) to the user.
 func (g *rootGate) check(command string) (ask bool, err error) {
-	if commandsWithoutWorkspace[command] {
-		return false, nil
-	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	switch g.state {

@@ -1,0 +1,96 @@
+package lsp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.lsp.dev/jsonrpc2"
+)
+
+// handler runs one workspace/executeCommand. Each is built by one of the adapters below, which
+// decode the argument object one way (decodeArg) and hand the handler a typed value.
+type handler func(s *server, ctx context.Context, name string, arg json.RawMessage) (any, error)
+
+// command is one entry of the command table.
+type command struct {
+	run handler
+	// anyWorkspace: the command reads only the server's own state, so it runs whatever the
+	// workspace, before the user has confirmed a broad one (roots.go).
+	anyWorkspace bool
+}
+
+// commands is the table executeCommand dispatches on; serverCommands lists the same names in
+// the order the server announces them (TestCommandTableMatchesAnnounced).
+var commands = map[string]command{
+	CommandAsk: {run: args(true, (*server).ask)},
+	CommandCancel: {run: withSession(func(s *server, ctx context.Context, l *live) (any, error) {
+		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
+	})},
+	CommandCompact: {run: args(false, (*server).compact)}, // every field optional: some clients send {} back as null
+	CommandContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.contextReport(l), nil })},
+	CommandCheckpoints: {run: args(false, func(s *server, _ context.Context, a SessionArgs) (any, error) {
+		return s.checkpointList(a)
+	})},
+	CommandCheckpoint:     {run: args(true, func(s *server, _ context.Context, a checkpointArgs) (any, error) { return s.checkpoint(a) })},
+	CommandSessions:       {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.sessions.list(), nil }), anyWorkspace: true},
+	CommandNewSession:     {run: noArgs((*server).newSession)},
+	CommandResume:         {run: args(true, (*server).resume)},
+	CommandRestore:        {run: args(true, (*server).restore)},
+	CommandChanges:        {run: args(false, func(s *server, _ context.Context, a ChangesArgs) (any, error) { return s.changes(a) })},
+	CommandUndoFile:       {run: args(true, func(s *server, _ context.Context, a UndoFileArgs) (any, error) { return s.undoFile(a) })},
+	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showChanges(l) })},
+	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
+	CommandHistory: {run: withSession(func(_ *server, _ context.Context, l *live) (any, error) {
+		return historyResult{SessionID: l.s.ID(), Entries: historyOf(l.s.Transcript())}, nil
+	})},
+	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showContext(l), nil })},
+	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},
+	CommandModels:      {run: args(false, (*server).models), anyWorkspace: true},
+}
+
+// args adapts a handler of a typed argument object; required says whether it may be absent.
+func args[A any, R any](required bool, fn func(*server, context.Context, A) (R, error)) handler {
+	return func(s *server, ctx context.Context, name string, raw json.RawMessage) (any, error) {
+		var a A
+		if err := decodeArg(name, raw, &a, required); err != nil {
+			return nil, err
+		}
+		return fn(s, ctx, a)
+	}
+}
+
+// withSession adapts a handler of one session, {sessionId?} (empty: the current one), held in
+// use while it runs.
+func withSession(fn func(*server, context.Context, *live) (any, error)) handler {
+	return func(s *server, ctx context.Context, name string, raw json.RawMessage) (any, error) {
+		l, err := s.sessionArg(name, raw)
+		if err != nil {
+			return nil, err
+		}
+		defer s.sessions.release(l)
+		return fn(s, ctx, l)
+	}
+}
+
+// noArgs adapts a handler that reads no argument; one sent anyway must still be an object.
+func noArgs(fn func(*server, context.Context) (any, error)) handler {
+	return args(false, func(s *server, ctx context.Context, _ struct{}) (any, error) { return fn(s, ctx) })
+}
+
+// commandError maps what a handler returned to the one shape the editors get: a protocol error
+// as it is; a failure to reach the model as CodeModelUnavailable; anything else InvalidRequest,
+// prefixed with the command's name.
+func commandError(name string, err error) error {
+	var rpc *jsonrpc2.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &rpc):
+		return err
+	case errors.As(err, new(errModelUnavailable)):
+		return modelError(err)
+	}
+	return jsonrpc2.NewError(jsonrpc2.InvalidRequest, fmt.Sprintf("%s: %v", name, err))
+}
