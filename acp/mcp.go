@@ -1,19 +1,17 @@
 package acp
 
 import (
-	"context"
 	"fmt"
 
 	sdk "github.com/coder/acp-go-sdk"
 
-	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp"
 )
 
 // withMCP gives a session the MCP servers the client passes and the user's own mcp.json. The
 // workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
 // client already passes the servers its user set up.
-func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, given []sdk.McpServer) error {
+func (s *server) withMCP(id string, l *live, given []sdk.McpServer) (*mcp.Manager, error) {
 	user, err := mcp.LoadUser(s.opts.ConfigHome)
 	if err != nil {
 		s.log.Warn("MCP configuration", "error", err)
@@ -34,12 +32,12 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 			}
 			client = append(client, mcp.ServerConfig{Name: m.Http.Name, Type: mcp.TypeHTTP, URL: m.Http.Url, Headers: headers, Source: "the client", Literal: true})
 		default:
-			return sdk.NewInvalidParams(map[string]any{"error": "only stdio and http MCP servers are supported"})
+			return nil, sdk.NewInvalidParams(map[string]any{"error": "only stdio and http MCP servers are supported"})
 		}
 	}
 	servers := mcp.Merge(user, client)
 	if len(servers) == 0 {
-		return nil
+		return nil, nil
 	}
 	m := mcp.New(mcp.Options{
 		Workspace: l.cwd,
@@ -49,17 +47,13 @@ func (s *server) withMCP(ctx context.Context, opts *agent.Options, l *live, give
 		Notify: func(server, message string) {
 			// During the setup the client does not know the session yet: afterSetup reports
 			// the servers that did not start.
-			if _, err := s.session(sdk.SessionId(opts.ID)); err == nil {
-				s.send(s.ctx, opts.ID, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[%s]\n", message)))
+			if _, err := s.session(sdk.SessionId(id)); err == nil {
+				s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[%s]\n", message)))
 			}
 		},
 	})
-	if err := m.Start(ctx); err != nil {
-		_ = m.Close()
-		return err
-	}
-	opts.External = m
+	// The host starts it with the request's context, once the session is otherwise ready.
 	l.mcp = m
 	l.closers = append(l.closers, m.Close)
-	return nil
+	return m, nil
 }

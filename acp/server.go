@@ -17,13 +17,13 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
-	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // AuthMethodID is the one authentication method: the key in the agent's environment.
@@ -43,17 +43,20 @@ type Options struct {
 	ConfigHome string
 	Policy     contextwin.Policy
 	Prices     contextwin.PriceTable
-	// Thinking is sent with every request (catalog.Catalog.Thinking resolves --thinking).
-	Thinking catalog.ThinkingChoice
+	// Thinking is the --thinking setting: catalog.Auto or a level the model accepts.
+	Thinking string
 	Allow    []string
 	Sandbox  sandbox.Config // its Workspace is set per session
 	Secrets  *secret.Redactor
 	Logger   *slog.Logger
+	// Observe, when set, sees the options of every session opened (host.Host.Observe).
+	Observe func(agent.Options)
 }
 
 // server is the ACP agent of one connection.
 type server struct {
 	opts Options
+	host *host.Host
 	conn *sdk.AgentSideConnection
 	log  *slog.Logger
 	ctx  context.Context // the connection's: cancelled when it ends
@@ -82,10 +85,19 @@ type live struct {
 	cancel context.CancelFunc // the running prompt's, nil when idle
 }
 
-func newLive(ws string, allow, hide []string) *live {
-	commands := tools.NewPolicy(allow, nil)
-	commands.HidePaths = hide
-	return &live{cwd: ws, commands: commands, turn: make(chan struct{}, 1)}
+func newLive(ws string) *live {
+	return &live{cwd: ws, turn: make(chan struct{}, 1)}
+}
+
+// attach takes the session the host opened, and words what its sandbox cannot do here.
+func (l *live) attach(o *host.Open) {
+	l.s, l.log, l.commands = o.Session, o.Log, o.Commands
+	box := o.Sandbox
+	if ok, why := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
+		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
+	} else if open := box.NetworkOpen(); open != "" {
+		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
+	}
 }
 
 // begin waits for the session to be free (a prompt the client replaced is being cancelled) and
@@ -132,7 +144,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{opts: opts, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
+	h := &host.Host{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe}
+	s := &server{opts: opts, host: h, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
 	// handler runs before it.
 	ready := make(chan struct{})
@@ -235,41 +248,32 @@ func workspace(cwd string) (string, error) {
 	return filepath.Clean(cwd), nil
 }
 
-func (s *server) store(ws string) (*session.Store, error) {
-	return session.OpenStore(session.WorkspaceDir(s.opts.StateHome, ws))
+// spec is what every session of this connection gets, with the MCP servers the client passes
+// (started by the host).
+func (s *server) spec(id string, l *live, given []sdk.McpServer) (host.Spec, error) {
+	spec := host.Spec{
+		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking,
+		Policy: s.opts.Policy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
+		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
+		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id,
+	}
+	m, err := s.withMCP(id, l, given)
+	if m != nil {
+		spec.External = m
+	}
+	return spec, err
 }
 
-// options are what every session of this connection gets.
-func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Options, error) {
-	model, limit, err := s.opts.NewModel(ctx, s.opts.Model)
-	if err != nil {
-		return agent.Options{}, sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("model unavailable: %v", err)})
+// hostError words what the host could not do as ACP errors.
+func hostError(err error) error {
+	var me host.ModelError
+	switch {
+	case errors.As(err, &me):
+		return sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("model unavailable: %v", me.Err)})
+	case errors.Is(err, session.ErrNotFound):
+		return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
-	sb := s.opts.Sandbox
-	sb.Workspace = ws
-	box := sandbox.New(sb)
-	if ok, why := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
-		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
-	} else if open := box.NetworkOpen(); open != "" {
-		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
-	}
-	return agent.Options{
-		ID:              id,
-		Workspace:       ws,
-		Model:           model,
-		ModelName:       s.opts.Model,
-		InputTokenLimit: limit,
-		Policy:          s.opts.Policy,
-		Prices:          s.opts.Prices,
-		Thinking:        s.opts.Thinking,
-		Commands:        l.commands,
-		Approver:        approver{srv: s, sessionID: id},
-		Sandbox:         box,
-		Secrets:         s.opts.Secrets,
-		Stream:          true,
-		Logger:          s.log,
-		Overlay:         s.overlay(id, ws),
-	}, nil
+	return err
 }
 
 // NewSession starts a session in cwd, saved like serve's, and advertises the slash commands.
@@ -278,30 +282,19 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	st, err := s.store(ws)
-	if err != nil {
-		return sdk.NewSessionResponse{}, err
-	}
 	id := agent.NewID(timeNow())
-	l := newLive(ws, s.opts.Allow, s.opts.Sandbox.HidePaths)
-	opts, err := s.options(ctx, id, ws, l)
-	if err != nil {
-		return sdk.NewSessionResponse{}, err
-	}
-	if err := s.withMCP(ctx, &opts, l, p.McpServers); err != nil {
-		return sdk.NewSessionResponse{}, err
-	}
-	log, err := st.Create(session.Meta{ID: id, Workspace: ws, Model: s.opts.Model, Created: timeNow()})
+	l := newLive(ws)
+	spec, err := s.spec(id, l, p.McpServers)
 	if err != nil {
 		l.close()
 		return sdk.NewSessionResponse{}, err
 	}
-	l.log = log
-	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
-	if l.s, err = agent.New(opts); err != nil {
-		l.close() // the log and the MCP servers
-		return sdk.NewSessionResponse{}, err
+	o, err := s.host.New(ctx, spec)
+	if err != nil {
+		l.close() // the MCP servers
+		return sdk.NewSessionResponse{}, hostError(err)
 	}
+	l.attach(o)
 	s.add(id, l)
 	s.afterSetup(id, l)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
@@ -321,32 +314,26 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	if _, err := s.session(p.SessionId); err == nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is already open", id)})
 	}
-	st, err := s.store(ws)
+	l := newLive(ws)
+	spec, err := s.spec(id, l, p.McpServers)
 	if err != nil {
+		l.close()
 		return sdk.LoadSessionResponse{}, err
 	}
-	log, snap, err := st.Resume(id)
+	o, err := s.host.Resume(ctx, id, spec)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
+		l.close()
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no saved session %q for %s", id, ws)})
 	case err != nil:
+		l.close()
+		var me host.ModelError
+		if errors.As(err, &me) {
+			return sdk.LoadSessionResponse{}, hostError(err)
+		}
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
 	}
-	l := newLive(ws, s.opts.Allow, s.opts.Sandbox.HidePaths)
-	l.log = log
-	opts, err := s.options(ctx, id, ws, l)
-	if err == nil {
-		err = s.withMCP(ctx, &opts, l, p.McpServers)
-	}
-	if err != nil {
-		l.close()
-		return sdk.LoadSessionResponse{}, err
-	}
-	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
-	if l.s, err = agent.Resume(opts, snap); err != nil {
-		l.close()
-		return sdk.LoadSessionResponse{}, err
-	}
+	l.attach(o)
 	s.add(id, l)
 	s.replay(ctx, id, l.s.Transcript())
 	s.afterSetup(id, l)

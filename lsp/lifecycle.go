@@ -10,8 +10,6 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
-
-	"github.com/reprise-dev/reprise/agent/session"
 )
 
 // initParams is the part of InitializeParams the server reads, decoded leniently: clients differ
@@ -60,8 +58,11 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	s.docs.root = root
 	home, _ := os.UserHomeDir()
 	s.roots.set(root, home)
-	if st, err := session.OpenStore(session.WorkspaceDir(s.opts.StateHome, root)); err != nil {
+	s.sessions.host = s.newHost()
+	if st, err := s.sessions.host.Store(root); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, "sessions will not be saved: "+err.Error())
+		s.sessions.host = s.newHost()
+		s.sessions.host.StateHome = "" // the sessions work, unsaved
 	} else {
 		s.sessions.store = st
 	}

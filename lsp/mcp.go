@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent/mcp"
-	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // trustFile keeps, in Options.ConfigHome, the workspace servers the user agreed to start.
@@ -49,7 +48,7 @@ func newMCPHost(srv *server) *mcpHost {
 
 // external returns the tools for a new session: nil when no server is configured (or none is
 // trusted). The first call starts the servers, in parallel, with a progress report.
-func (h *mcpHost) external(ctx context.Context, c config) tools.External {
+func (h *mcpHost) external(ctx context.Context, c config) *mcp.Manager {
 	h.choosing.Lock()
 	defer h.choosing.Unlock()
 	// The user's servers (the config directory's mcp.json, the setting) run as they are; the

@@ -10,6 +10,12 @@ import (
 // the settings ask for it, the user is told why once per connection: every command will be asked.
 func (s *server) sandbox(c config) *sandbox.Sandbox {
 	sb := sandbox.New(c.sandboxConfig(s.root))
+	s.sandboxNotices(sb)
+	return sb
+}
+
+// sandboxNotices tells the user, once per connection, what sb cannot do here.
+func (s *server) sandboxNotices(sb *sandbox.Sandbox) {
 	s.log.Debug(sb.Describe())
 	if ok, reason := sb.Confined(); !ok && sb.Mode() == sandbox.WorkspaceWrite {
 		s.sandboxNotice.Do(func() {
@@ -23,5 +29,4 @@ func (s *server) sandbox(c config) *sandbox.Sandbox {
 			s.showMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
 		})
 	}
-	return sb
 }

@@ -43,6 +43,8 @@ type Options struct {
 	Logger *slog.Logger
 	// NoWatch turns the workspace watcher off (tests that do not need it).
 	NoWatch bool
+	// Observe, when set, sees the options of every session opened (host.Host.Observe).
+	Observe func(agent.Options)
 	// DefaultModel is used until a setting names another.
 	DefaultModel string
 	// Warnings found before the editor connected (a model endpoint that is not Google's) are

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -24,6 +25,7 @@ import (
 type sessionSet struct {
 	srv    *server
 	store  *session.Store // nil when the state directory is unusable: sessions are not saved
+	host   *host.Host     // opens the sessions: set at initialize, with the store
 	models *modelCache    // the clients by model name
 	// mu guards byID, current, admitted and each live's cancel, done, title, users and touched.
 	mu       sync.Mutex
@@ -84,81 +86,53 @@ func (e errModelUnavailable) Unwrap() error { return e.err }
 // create starts a new session with the settings in force and makes it current. The caller
 // uses it until it calls release.
 func (ss *sessionSet) create(ctx context.Context) (*live, error) {
-	srv := ss.srv
-	c := srv.cfg.get()
-	model, limit, err := ss.models.get(ctx, c.model)
-	if err != nil {
-		return nil, errModelUnavailable{err}
-	}
+	c := ss.srv.cfg.get()
 	if err := ss.admit(); err != nil {
 		return nil, err
 	}
-	added := false
-	defer func() {
-		if !added {
-			ss.unadmit()
-		}
-	}()
 	id := agent.NewID(time.Now())
-	l := &live{commands: c.commandPolicy(), created: time.Now()}
-	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
-	l.mcp, _ = opts.External.(*mcp.Manager)
-	if ss.store != nil {
-		// On disk with the first turn: reprise.newSession in a loop leaves no directories.
-		log, err := ss.store.New(session.Meta{ID: id, Workspace: srv.root, Model: c.model, Created: l.created})
-		if err != nil {
-			srv.log.Warn("session not saved", "session", id, "error", err)
-		} else {
-			l.log = log
-			opts.Journal, opts.Blobs = log, log
-		}
-	}
-	s, err := agent.New(opts)
+	// On disk with the first turn (Lazy): reprise.newSession in a loop leaves no directories.
+	spec := ss.spec(ctx, id, c)
+	o, err := ss.host.New(ctx, spec)
 	if err != nil {
-		if l.log != nil {
-			err = errors.Join(err, l.log.Close())
-		}
-		return nil, fmt.Errorf("new session: %w", err)
+		ss.unadmit()
+		return nil, hostError(err)
 	}
-	l.s = s
-	ss.add(l)
-	added = true
-	return l, nil
+	return ss.attach(o, spec, o.Created, ""), nil
 }
 
-// agentOptions are the options every session of this connection gets. The MCP servers start
-// with the first session that needs them.
-func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, model agent.Model, limit int, commands *tools.Policy) agent.Options {
+// spec is what every session of this connection gets, with the settings c. The MCP servers
+// start with the first session that needs them.
+func (ss *sessionSet) spec(ctx context.Context, id string, c config) host.Spec {
 	srv := ss.srv
-	dir := filepath.Join(os.TempDir(), "reprise-"+id)
-	if ss.store != nil {
-		dir = ss.store.Dir(id)
+	spec := host.Spec{
+		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking,
+		Policy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
+		Sandbox: c.sandboxConfig(srv.root), Secrets: srv.secrets, Approver: approver{srv: srv, sessionID: id},
+		Stream: true, Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Lazy: true,
 	}
-	thinking, err := c.thinkingFor(c.model)
-	if err != nil { // a resumed session's model may not take the level set since: its default
-		srv.log.Warn("thinking setting not applied", "session", id, "error", err)
+	if m := srv.mcp.external(ctx, c); m != nil {
+		spec.External = m
 	}
-	return agent.Options{
-		ID:              id,
-		Workspace:       srv.root,
-		Model:           model,
-		ModelName:       c.model,
-		Thinking:        thinking,
-		InputTokenLimit: limit,
-		Policy:          c.policy,
-		Prices:          c.prices,
-		Catalog:         c.catalog,
-		Commands:        commands,
-		Sandbox:         srv.sandbox(c),
-		Secrets:         srv.secrets,
-		Approver:        approver{srv: srv, sessionID: id},
-		StateDir:        dir,
-		Stream:          true,
-		Overlay:         srv.docs.overlay,
-		Guard:           srv.docs.guard,
-		Logger:          srv.opts.Logger,
-		External:        srv.mcp.external(ctx, c),
+	return spec
+}
+
+// attach makes the session the host opened open and current, in use by the caller.
+func (ss *sessionSet) attach(o *host.Open, spec host.Spec, created time.Time, title string) *live {
+	ss.srv.sandboxNotices(o.Sandbox)
+	l := &live{s: o.Session, commands: o.Commands, log: o.Log, created: created, title: title}
+	l.mcp, _ = spec.External.(*mcp.Manager)
+	ss.add(l)
+	return l
+}
+
+// hostError words what the host could not do for the editor.
+func hostError(err error) error {
+	var me host.ModelError
+	if errors.As(err, &me) {
+		return errModelUnavailable{me.Err}
 	}
+	return err
 }
 
 // add makes l, admitted before, open and current, in use by the caller.
@@ -244,40 +218,22 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 			ss.unadmit()
 		}
 	}()
-	log, snap, err := ss.store.Resume(id)
+	spec := ss.spec(ctx, id, ss.srv.cfg.get())
+	o, err := ss.host.Resume(ctx, id, spec)
+	if err == nil {
+		for _, w := range o.Warnings {
+			ss.srv.log.Warn("session log damaged; skipped what could not be read", "session", id, "warning", w)
+		}
+		added = true
+		return ss.attach(o, spec, o.Created, o.Title), nil
+	}
 	switch {
 	case errors.Is(err, session.ErrNotFound):
 		return nil, invalidParams("unknown session %q", id)
 	case errors.Is(err, session.ErrLocked):
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error()+"; close it there first")
-	case err != nil:
-		return nil, err
 	}
-	for _, w := range snap.Warnings {
-		ss.srv.log.Warn("session log damaged; skipped what could not be read", "session", id, "warning", w)
-	}
-	c := ss.srv.cfg.get()
-	name := snap.Meta.Model
-	if name == "" {
-		name = c.model
-	}
-	model, limit, err := ss.models.get(ctx, name)
-	if err != nil {
-		return nil, errors.Join(errModelUnavailable{err}, log.Close())
-	}
-	c.model = name
-	l := &live{commands: c.commandPolicy(), created: snap.Meta.Created, title: snap.Title, log: log}
-	opts := ss.agentOptions(ctx, id, c, model, limit, l.commands)
-	l.mcp, _ = opts.External.(*mcp.Manager)
-	opts.Journal, opts.Blobs = log, log
-	s, err := agent.Resume(opts, snap)
-	if err != nil {
-		return nil, errors.Join(err, log.Close())
-	}
-	l.s = s
-	ss.add(l)
-	added = true
-	return l, nil
+	return nil, hostError(err)
 }
 
 // use returns the open session with id, or the current one when id is empty; it is not closed
@@ -504,4 +460,10 @@ func titleOf(text string) string {
 		line = string(r[:59]) + "…"
 	}
 	return line
+}
+
+// newHost is the host of this connection's sessions, with the connection's cache of model
+// clients.
+func (s *server) newHost() *host.Host {
+	return &host.Host{StateHome: s.opts.StateHome, Models: s.sessions.models.get, Observe: s.opts.Observe}
 }

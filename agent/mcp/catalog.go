@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -85,7 +84,7 @@ func callTarget(args map[string]any) (name string, targs map[string]any) {
 
 // CatalogTokens is what the catalogue's two declarations cost per request, when it is declared.
 func (m *Manager) CatalogTokens() int {
-	if m.Start(context.Background()) != nil || len(m.deferred) == 0 {
+	if !m.startDone() || len(m.deferred) == 0 {
 		return 0
 	}
 	n := 0

@@ -36,6 +36,7 @@ func TestToolBudget(t *testing.T) {
 	m := New(Options{Servers: []ServerConfig{{Name: "ledger", Type: TypeStdio, Command: "unused", Source: "test"}},
 		Logger: quiet(), ToolBudget: budget, transport: inMemory(t, map[string]*mcp.Server{"ledger": manyTools(30)})})
 	defer m.Close()
+	mustStart(t, m)
 	decls := m.Declarations()
 	if decls[0].Name != FindToolsName || decls[1].Name != CallToolName {
 		t.Fatalf("declared %s, %s first: want the catalogue", decls[0].Name, decls[1].Name)
@@ -86,6 +87,7 @@ func TestToolBudgetFits(t *testing.T) {
 	for _, budget := range []int{0, -1} { // the default, and no limit
 		m := New(Options{Servers: []ServerConfig{{Name: "ledger", Type: TypeStdio, Command: "unused", Source: "test"}},
 			Logger: quiet(), ToolBudget: budget, transport: inMemory(t, map[string]*mcp.Server{"ledger": manyTools(3)})})
+		mustStart(t, m)
 		decls := m.Declarations()
 		if len(decls) != 3 || decls[0].Name != "ledger__tool00" {
 			t.Errorf("budget %d: declared %d tools, first %s", budget, len(decls), decls[0].Name)

@@ -30,6 +30,7 @@ func checkEverything(t *testing.T, cfg ServerConfig) {
 	logger, logs := testLogger()
 	m := New(Options{Servers: []ServerConfig{cfg}, Logger: logger})
 	defer m.Close()
+	mustStart(t, m)
 	names := map[string]bool{}
 	for _, d := range m.Declarations() {
 		names[d.Name] = true

@@ -33,6 +33,7 @@ func TestStreamableHTTP(t *testing.T) {
 		Logger: logger,
 	})
 	defer m.Close()
+	mustStart(t, m)
 	if n := len(m.Declarations()); n != 7 {
 		t.Fatalf("%d declarations, want 7", n)
 	}
@@ -61,6 +62,7 @@ func TestSSE(t *testing.T) {
 	defer srv.Close()
 	m := New(Options{Servers: []ServerConfig{{Name: "old", Type: TypeSSE, URL: srv.URL}}, Logger: quiet()})
 	defer m.Close()
+	mustStart(t, m)
 	if n := len(m.Declarations()); n != 7 {
 		t.Fatalf("%d declarations, want 7; status %+v", n, m.Servers())
 	}

@@ -147,11 +147,24 @@ func (m *Manager) start(ctx context.Context) {
 	m.declare()
 }
 
+// startDone reports whether Start has finished: the getters read what it found, and never start
+// anything themselves (a session is built by a host that has started its servers with the
+// request's context).
+func (m *Manager) startDone() bool {
+	select {
+	case <-m.started:
+		return true
+	default:
+		return false
+	}
+}
+
 // Declarations are the tools of the servers that started, servers in configuration order and
-// each one's tools sorted by name. It starts the servers on its first call, and returns the same
-// list ever after.
+// each one's tools sorted by name; none before Start has finished.
 func (m *Manager) Declarations() []*genai.FunctionDeclaration {
-	_ = m.Start(context.Background())
+	if !m.startDone() {
+		return nil
+	}
 	return m.decls
 }
 
@@ -159,7 +172,7 @@ func (m *Manager) Declarations() []*genai.FunctionDeclaration {
 // so that the user is asked about that tool; mcp_find_tools runs without asking, since it reads
 // only the list of tools.
 func (m *Manager) Lookup(name string, args map[string]any) (tools.ExternalTool, bool) {
-	if m.Start(context.Background()) != nil {
+	if !m.startDone() {
 		return tools.ExternalTool{}, false
 	}
 	switch {

@@ -91,6 +91,7 @@ func TestManagerInMemory(t *testing.T) {
 	if got := m.Servers()[0].State; got != StateStopped {
 		t.Errorf("state before Start = %q, want %q: servers start lazily", got, StateStopped)
 	}
+	mustStart(t, m)
 	var names []string
 	for _, d := range m.Declarations() {
 		names = append(names, d.Name)
@@ -157,6 +158,7 @@ func TestManagerCallTimeoutAndCancel(t *testing.T) {
 		CallTimeout: 300 * time.Millisecond})
 	m.opts.transport = inMemory(t, map[string]*mcp.Server{"s": newTestServer(sleeping)})
 	defer m.Close()
+	mustStart(t, m)
 
 	start := time.Now()
 	text, isErr := m.Call(t.Context(), "s__sleep", map[string]any{"seconds": 3600})
@@ -194,6 +196,9 @@ func TestManagerConcurrentStart(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if err := m.Start(t.Context()); err != nil {
+				t.Error(err)
+			}
 			lists[i] = len(m.Declarations())
 		}()
 	}
@@ -213,6 +218,7 @@ func TestManagerExpandFailure(t *testing.T) {
 	}, Notify: notes.notify})
 	m.opts.transport = inMemory(t, map[string]*mcp.Server{"ok": newTestServer(nil)})
 	defer m.Close()
+	mustStart(t, m)
 	if n := len(m.Declarations()); n != 7 {
 		t.Errorf("%d declarations, want the 7 of the server that started", n)
 	}
@@ -239,5 +245,36 @@ func TestManagerCloseBeforeStart(t *testing.T) {
 	text, isErr := m.Call(t.Context(), "s__echo", nil)
 	if !isErr || text != `unknown MCP tool "s__echo"` {
 		t.Errorf("Call after Close = %q, %v", text, isErr)
+	}
+}
+
+// mustStart starts m's servers, as a host does before a session declares their tools.
+func mustStart(t *testing.T, m *Manager) {
+	t.Helper()
+	if err := m.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGettersStartNothing: the getters a session calls read what Start found, and never start
+// a server themselves (with a context nobody can cancel): before Start they declare nothing.
+func TestGettersStartNothing(t *testing.T) {
+	m := New(Options{Logger: quiet(), Servers: []ServerConfig{{Name: "s", Type: TypeStdio, Command: "unused"}}})
+	started := false
+	server := newTestServer(nil)
+	m.opts.transport = func(cfg ServerConfig) (mcp.Transport, error) {
+		started = true
+		return inMemory(t, map[string]*mcp.Server{"s": server})(cfg)
+	}
+	defer m.Close()
+	if len(m.Declarations()) != 0 || m.CatalogTokens() != 0 {
+		t.Error("declarations before Start")
+	}
+	if _, ok := m.Lookup("s__echo", nil); ok || started {
+		t.Errorf("a getter started the server (started %v)", started)
+	}
+	mustStart(t, m)
+	if n := len(m.Declarations()); n != 7 || !started {
+		t.Errorf("after Start: %d declarations, started %v", n, started)
 	}
 }

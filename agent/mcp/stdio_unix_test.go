@@ -68,6 +68,7 @@ func TestStdioStartKillClose(t *testing.T) {
 		StartTimeout: startTimeout, Notify: notes.notify, Logger: logger, Workspace: t.TempDir(),
 	})
 	defer m.Close()
+	mustStart(t, m)
 
 	start := time.Now()
 	decls := m.Declarations()
@@ -154,6 +155,7 @@ func TestStdioCommandNotFound(t *testing.T) {
 	logger, _ := testLogger()
 	m := New(Options{Servers: []ServerConfig{{Name: "missing", Type: TypeStdio, Command: "reprise-no-such-command-here"}}, Logger: logger})
 	defer m.Close()
+	mustStart(t, m)
 	m.Declarations()
 	s := m.Servers()[0]
 	if s.State != StateFailed || !strings.Contains(s.Error, "executable file not found") {

@@ -51,8 +51,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	thinking, err := catalog.Builtin().Thinking(*model, *thinkingFlag)
-	if err != nil {
+	if _, err := catalog.Builtin().Thinking(*model, *thinkingFlag); err != nil {
 		fmt.Fprintln(stderr, "reprise acp: --thinking:", err)
 		return errUsage
 	}
@@ -78,7 +77,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		ConfigHome: configHome(getenv),
 		Policy:     policy,
 		Prices:     prices,
-		Thinking:   thinking,
+		Thinking:   *thinkingFlag,
+		Observe:    observeSessions,
 		Allow:      allow,
 		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
 		Secrets:    secret.FromEnv(getenv, hide...),

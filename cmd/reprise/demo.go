@@ -15,6 +15,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/cmd/reprise/demo"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -96,7 +97,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // scriptedSession starts a session, at budget, on a workspace that workspace writes under dir,
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
-func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer) (s *headless, closeAll func(), err error) {
+func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer) (s *host.Open, closeAll func(), err error) {
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, nil, err
@@ -112,12 +113,14 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	}
 	policy := contextwin.DefaultPolicy()
 	policy.ContextBudget = budget
-	s, err = newSession(os.Getenv, sessionSetup{
-		workspace: ws, model: client, modelName: client.Model(), limit: contextwin.DefaultInputTokenLimit,
-		policy: policy, approver: scriptedUser{out: approvals}, stream: true, stateDir: filepath.Join(dir, "session"),
+	h := &host.Host{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(context.Context, string) (agent.Model, int, error) {
+		return client, contextwin.DefaultInputTokenLimit, nil
+	}}
+	s, err = h.New(ctx, host.Spec{
+		Workspace: ws, Model: client.Model(), Policy: policy, Approver: scriptedUser{out: approvals}, Stream: true,
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.
-		sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},
+		Sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},
 	})
 	if err != nil {
 		srv.Close()

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
 	"os/exec"
+	"regexp"
+	"strconv"
 	"slices"
 	"strings"
 	"testing"
@@ -65,5 +68,44 @@ func TestLayering(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestPackageMapIsCurrent: docs/packages.md lists every package once, in the layer layer()
+// gives it, and marks the test packages as testOnly does.
+func TestPackageMapIsCurrent(t *testing.T) {
+	b, err := os.ReadFile("../../docs/packages.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]int{}
+	testDoc := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\| (\\d) \\| (.*) \\|$").FindAllStringSubmatch(string(b), -1) {
+		if _, dup := documented[m[1]]; dup {
+			t.Errorf("docs/packages.md lists %s twice", m[1])
+		}
+		documented[m[1]], _ = strconv.Atoi(m[2])
+		testDoc[m[1]] = strings.HasPrefix(m[3], "*test*")
+	}
+	out, err := exec.Command("go", "list", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		rel := strings.TrimPrefix(strings.TrimPrefix(pkg, module), "/")
+		rank, _ := layer(pkg)
+		got, ok := documented[rel]
+		switch {
+		case !ok:
+			t.Errorf("docs/packages.md does not list %s (layer %d)", rel, rank)
+		case got != rank:
+			t.Errorf("docs/packages.md puts %s in layer %d; the code in %d", rel, got, rank)
+		case testDoc[rel] != slices.Contains(testOnly, pkg):
+			t.Errorf("docs/packages.md marks %s test-only %v; testOnly says %v", rel, testDoc[rel], !testDoc[rel])
+		}
+		delete(documented, rel)
+	}
+	for rel := range documented {
+		t.Errorf("docs/packages.md lists %s, which does not exist", rel)
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,10 +16,10 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -204,18 +202,26 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	thinking, _ := catalog.Builtin().Thinking(f.model, f.thinking) // checked by parseRunFlags
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
 		approver = allowAll{out: stderr}
 	}
-	s, err := newSession(getenv, sessionSetup{
-		workspace: ws, model: client, modelName: client.Model(), limit: limit,
-		policy: f.policy, allow: f.allow, yes: f.yes, approver: approver, stream: f.stream, prices: prices, thinking: thinking,
-		resume: f.resume, sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
+	home, err := stateHome(getenv)
+	if err != nil {
+		return err
+	}
+	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
+	spec := host.Spec{
+		Workspace: ws, Model: client.Model(), Thinking: f.thinking, Policy: f.policy, Prices: prices,
+		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP,
+		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
 			MaxMemory: int64(f.maxMemory)},
-		external: servers, allowMCP: f.allowMCP,
-	})
+		Secrets: secret.FromEnv(getenv, f.hidePaths...),
+	}
+	if servers != nil {
+		spec.External = servers
+	}
+	s, err := openSession(ctx, h, spec, f.resume)
 	if err != nil {
 		return err
 	}
@@ -224,15 +230,15 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			fmt.Fprintln(stderr, "reprise: warning: the session log may lack the last records:", err)
 		}
 	}()
-	for _, w := range s.warnings {
+	for _, w := range s.Warnings {
 		fmt.Fprintln(stderr, "reprise: warning:", w)
 	}
-	if ok, reason := s.sandbox.Confined(); !ok && s.sandbox.Mode() == sandbox.WorkspaceWrite {
+	if ok, reason := s.Sandbox.Confined(); !ok && s.Sandbox.Mode() == sandbox.WorkspaceWrite {
 		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
-	} else if open := s.sandbox.NetworkOpen(); open != "" {
+	} else if open := s.Sandbox.NetworkOpen(); open != "" {
 		fmt.Fprintln(stderr, "reprise: note:", open)
 	} else if f.verbose {
-		fmt.Fprintln(stderr, "reprise:", s.sandbox.Describe())
+		fmt.Fprintln(stderr, "reprise:", s.Sandbox.Describe())
 	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
@@ -245,105 +251,12 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	return nil
 }
 
-// sessionSetup is what a headless session needs besides the environment.
-type sessionSetup struct {
-	workspace       string
-	model           agent.Model
-	modelName       string
-	limit           int
-	policy          contextwin.Policy
-	allow           []string
-	yes             bool
-	approver        tools.Approver
-	stream          bool
-	stateDir        string // the session store; "" = the workspace's under REPRISE_HOME
-	resume          string // a saved session's id to continue
-	logger          *slog.Logger
-	maxTurnRequests int
-	prices          contextwin.PriceTable // overrides of the catalogue's prices; nil = none
-	thinking        catalog.ThinkingChoice
-	sandbox         sandbox.Config // its Workspace is set by newSession
-	external        *mcp.Manager   // the MCP servers; nil = none
-	allowMCP        []string       // --allow-mcp
-}
-
-// newSession starts (or, with resume set, reopens) a saved session; closing it closes its log.
-func newSession(getenv func(string) string, set sessionSetup) (*headless, error) {
-	home := set.stateDir
-	if home == "" {
-		h, err := stateHome(getenv)
-		if err != nil {
-			return nil, err
-		}
-		home = session.WorkspaceDir(h, set.workspace)
+// openSession opens a session through the host, or with resume set reopens a saved one.
+func openSession(ctx context.Context, h *host.Host, spec host.Spec, resume string) (*host.Open, error) {
+	if resume != "" {
+		return h.Resume(ctx, resume, spec)
 	}
-	st, err := session.OpenStore(home)
-	if err != nil {
-		return nil, err
-	}
-	commands := tools.NewPolicy(set.allow, nil)
-	commands.HidePaths = set.sandbox.HidePaths
-	commands.AllowAll = set.yes
-	sb := set.sandbox
-	sb.Workspace = set.workspace
-	box := sandbox.New(sb)
-	opts := agent.Options{
-		Workspace:       set.workspace,
-		Model:           set.model,
-		ModelName:       set.modelName,
-		InputTokenLimit: set.limit,
-		Policy:          set.policy,
-		Commands:        commands,
-		Approver:        set.approver,
-		Stream:          set.stream,
-		Logger:          set.logger,
-		MaxTurnRequests: set.maxTurnRequests,
-		Prices:          set.prices,
-		Thinking:        set.thinking,
-		Sandbox:         box,
-		Secrets:         secret.FromEnv(getenv, set.sandbox.HidePaths...),
-		MCPGrants:       tools.NewMCPGrants(set.allowMCP),
-	}
-	if set.external != nil {
-		opts.External = set.external
-	}
-	if set.resume != "" {
-		log, snap, err := st.Resume(set.resume)
-		if err != nil {
-			return nil, err
-		}
-		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(set.resume), log, log
-		s, err := agent.Resume(opts, snap)
-		if err != nil {
-			return nil, errors.Join(err, log.Close())
-		}
-		return &headless{Session: s, log: log, warnings: snap.Warnings, sandbox: box}, nil
-	}
-	opts.ID = agent.NewID(timeNow())
-	log, err := st.Create(session.Meta{ID: opts.ID, Workspace: set.workspace, Model: set.modelName, Created: timeNow()})
-	if err != nil {
-		return nil, err
-	}
-	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(opts.ID), log, log
-	s, err := agent.New(opts)
-	if err != nil {
-		return nil, errors.Join(err, log.Close())
-	}
-	return &headless{Session: s, log: log, sandbox: box}, nil
-}
-
-// headless is a CLI session and its log.
-type headless struct {
-	*agent.Session
-	log      *session.Log
-	warnings []string
-	sandbox  *sandbox.Sandbox
-}
-
-// Close stops background work and closes the log; an error means its last records may be lost.
-func (h *headless) Close() error {
-	h.Session.Close()
-	return h.log.Close()
+	return h.New(ctx, spec)
 }
 
 // thinkingUsage documents --thinking in run and acp.

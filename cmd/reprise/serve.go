@@ -58,6 +58,7 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Version:      currentBuild().Version,
 		NewModel:     geminiFactory(getenv, logger),
 		ListModels:   modelLister(getenv),
+		Observe:      observeSessions,
 		StateHome:    home,
 		ConfigHome:   configHome(getenv),
 		UserSettings: userSettingsFile(getenv),
@@ -92,6 +93,10 @@ func modelLister(getenv func(string) string) func(ctx context.Context, refresh b
 		return l.Models, l.Fetched, cached, err
 	}
 }
+
+// observeSessions sees the options of every session any command opens: tests compare what the
+// front-ends ask for from the same settings. Nil outside tests.
+var observeSessions func(agent.Options)
 
 // errExit1 makes the process exit 1 without printing anything more.
 var errExit1 = errors.New("exit 1")
