@@ -31,7 +31,9 @@ func (f *fakeMCP) Declarations() []*genai.FunctionDeclaration {
 	f.declared = f.startCtx != nil
 	return nil
 }
-func (f *fakeMCP) Lookup(string, map[string]any) (tools.ExternalTool, bool) { return tools.ExternalTool{}, false }
+func (f *fakeMCP) Lookup(string, map[string]any) (tools.ExternalTool, bool) {
+	return tools.ExternalTool{}, false
+}
 func (f *fakeMCP) Call(context.Context, string, map[string]any) (string, bool) { return "", true }
 
 func newHost(t *testing.T, srv *geminitest.Server, home string) *Host {

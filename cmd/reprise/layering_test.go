@@ -4,8 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
