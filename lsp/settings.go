@@ -95,11 +95,6 @@ func parseSettings(raw json.RawMessage) (Settings, error) {
 func (c config) apply(s Settings) (config, error) {
 	n := c
 	n.allow = append([]string(nil), c.allow...)
-	set := func(dst *int, v *int) {
-		if v != nil {
-			*dst = *v
-		}
-	}
 	if s.Model != nil && *s.Model != "" {
 		n.model = *s.Model
 	}
@@ -110,27 +105,53 @@ func (c config) apply(s Settings) (config, error) {
 		}
 		n.thinking = t
 	}
-	set(&n.policy.ContextBudget, s.ContextBudget)
-	set(&n.policy.KeepRecentTurns, s.KeepRecentTurns)
-	set(&n.policy.ToolOutputMaxChars, s.ToolOutputMaxChars)
-	set(&n.policy.LargeOutputThresholdBytes, s.LargeOutputThresholdBytes)
-	set(&n.policy.SessionTokenCap, s.SessionTokenCap)
-	if s.CompactAt != nil {
-		n.policy.CompactAt = *s.CompactAt
-	}
-	if s.BlockAt != nil {
-		n.policy.BlockAt = *s.BlockAt
-	}
-	if s.MaxCostUSD != nil {
-		n.policy.MaxCostUSD = *s.MaxCostUSD
-	}
+	n.policy = s.applyPolicy(n.policy)
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}
+	for _, step := range []func(*config, Settings) error{applySandbox, applyMCP, applyModels} {
+		if err := step(&n, s); err != nil {
+			return c, err
+		}
+	}
+	if err := n.policy.Validate(); err != nil {
+		return c, err
+	}
+	if _, err := n.thinkingFor(n.model); err != nil {
+		return c, err
+	}
+	return n, nil
+}
+
+// applyPolicy returns p with the context policy's settings of s; Validate checks them.
+func (s Settings) applyPolicy(p contextwin.Policy) contextwin.Policy {
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&p.ContextBudget, s.ContextBudget)
+	set(&p.KeepRecentTurns, s.KeepRecentTurns)
+	set(&p.ToolOutputMaxChars, s.ToolOutputMaxChars)
+	set(&p.LargeOutputThresholdBytes, s.LargeOutputThresholdBytes)
+	set(&p.SessionTokenCap, s.SessionTokenCap)
+	for _, f := range []struct {
+		dst *float64
+		v   *float64
+	}{{&p.CompactAt, s.CompactAt}, {&p.BlockAt, s.BlockAt}, {&p.MaxCostUSD, s.MaxCostUSD}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	return p
+}
+
+// applySandbox applies the sandbox's settings: its mode, the network, the hidden paths.
+func applySandbox(n *config, s Settings) error {
 	if s.Sandbox != nil {
 		m, err := parseSandbox(*s.Sandbox)
 		if err != nil {
-			return c, err
+			return err
 		}
 		n.sandbox = m
 	}
@@ -140,13 +161,18 @@ func (c config) apply(s Settings) (config, error) {
 	if s.HidePaths != nil {
 		paths, err := parseHidePaths(s.HidePaths)
 		if err != nil {
-			return c, err
+			return err
 		}
 		n.hidePaths = paths
 	}
+	return nil
+}
+
+// applyMCP applies the MCP settings: the tool budget and the user's servers.
+func applyMCP(n *config, s Settings) error {
 	if s.MCPToolBudget != nil {
 		if *s.MCPToolBudget < 0 {
-			return c, fmt.Errorf("mcpToolBudget must be 0 (no cap) or a number of tokens, got %d", *s.MCPToolBudget)
+			return fmt.Errorf("mcpToolBudget must be 0 (no cap) or a number of tokens, got %d", *s.MCPToolBudget)
 		}
 		n.mcpToolBudget = *s.MCPToolBudget
 	}
@@ -154,10 +180,15 @@ func (c config) apply(s Settings) (config, error) {
 		wrapped := append(append([]byte(`{"servers":`), s.MCPServers...), '}')
 		list, err := mcp.ParseConfig(wrapped, "the mcpServers setting", false)
 		if err != nil {
-			return c, err
+			return err
 		}
 		n.mcpServers = list
 	}
+	return nil
+}
+
+// applyModels applies what is known of the models: prices, and catalogue rows.
+func applyModels(n *config, s Settings) error {
 	switch {
 	case s.Prices == nil:
 	case len(s.Prices) == 0: // the defaults: what an editor sends when its setting is left empty
@@ -170,18 +201,12 @@ func (c config) apply(s Settings) (config, error) {
 		if len(s.Models) > 0 {
 			cat, err := catalog.Builtin().Overlay(s.Models)
 			if err != nil {
-				return c, err
+				return err
 			}
 			n.catalog, n.models = cat, s.Models
 		}
 	}
-	if err := n.policy.Validate(); err != nil {
-		return c, err
-	}
-	if _, err := n.thinkingFor(n.model); err != nil {
-		return c, err
-	}
-	return n, nil
+	return nil
 }
 
 // catalogue is the model catalogue these settings give: the built-in one, with the models
