@@ -168,49 +168,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "geminitest: read request body: "+err.Error())
 		return
 	}
-
 	served, status, gone := s.route(model)
-	if gone {
+	switch {
+	case gone:
 		s.record(req)
 		writeError(w, http.StatusNotFound, fmt.Sprintf("This model models/%s is no longer available to new users. Please update your code to use a newer model for the latest features and improvements.", model))
-		return
-	}
-	if !hasMethod {
+	case !hasMethod:
 		s.record(req)
 		if r.Method != http.MethodGet {
 			writeError(w, http.StatusMethodNotAllowed, "geminitest: models/"+model+" only answers GET")
 			return
 		}
 		writeJSON(w, http.StatusOK, s.modelInfo(model))
-		return
-	}
-
-	switch method {
-	case "generateContent", "streamGenerateContent", "countTokens":
 	default:
-		s.record(req)
-		writeError(w, http.StatusNotFound, "geminitest: unsupported method "+method)
-		return
+		s.generate(w, r, req, method, served, status)
 	}
-	var generic map[string]any
-	if r.Method != http.MethodPost {
-		err = fmt.Errorf("%s needs POST, got %s", method, r.Method)
-	} else if err = json.Unmarshal(body, &generic); err == nil {
-		err = req.decode()
-	}
-	if err != nil {
-		s.record(req)
-		writeError(w, http.StatusBadRequest, "geminitest: bad request: "+err.Error())
-		return
-	}
-	if hasContinuationToken(generic) {
-		n := s.record(req)
-		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d carries a continuationToken; set AutomaticContinuation to false", n))
-		return
-	}
-	if req.Stream && r.URL.Query().Get("alt") != "sse" {
-		s.record(req)
-		writeError(w, http.StatusBadRequest, "geminitest: streamGenerateContent is only served with alt=sse")
+}
+
+// generate answers generateContent, streamGenerateContent and countTokens: the request checked
+// as the API would, then the next scripted turn, billed.
+func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request, method, served string, status *wireStatus) {
+	generic, code, msg := s.check(r, &req, method)
+	if msg != "" {
+		writeError(w, code, msg)
 		return
 	}
 	segs := promptSegments(generic)
@@ -220,37 +200,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": prompt})
 		return
 	}
-
-	s.mu.Lock()
-	if msg := s.reject(served, req); msg != "" {
-		s.reqs = append(s.reqs, req)
-		s.mu.Unlock()
+	t, usage, n, msg := s.bill(req, served, segs, prompt)
+	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
-	t, ok := s.take(body)
-	var usage Usage
-	if ok {
-		req.Turn = t.index
-		// Billed in arrival order, under the lock, so that concurrent requests see each other
-		// as the API would: the earlier one is the one cached.
-		usage = replyUsage(prompt, t.Parts)
-		// The model that answers caches: a routed request shares its prefixes.
-		usage.Cached = s.cache.bill(served, segs, processed(req, t.Fault))
-		if t.Usage != nil {
-			usage = *t.Usage
-		}
-		if t.Fault == nil {
-			req.Usage = &usage
-		}
-		if processed(req, t.Fault) {
-			s.remember(t.Turn)
-		}
-	}
-	s.reqs = append(s.reqs, req)
-	n := len(s.reqs)
-	s.mu.Unlock()
-	if !ok {
+	if t == nil {
 		writeError(w, http.StatusInternalServerError, fmt.Sprintf("geminitest: script exhausted (request %d)", n))
 		return
 	}
@@ -265,7 +220,72 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d turned function calling off, but script turn %d calls a function", n, t.index))
 		return
 	}
+	req.Turn = t.index
+	if t.Fault == nil {
+		req.Usage = &usage
+	}
 	s.serveTurn(w, req, served, status, t.Turn, usage)
+}
+
+// check decodes a generation request and refuses what the API refuses; a refusal is recorded
+// and returned as its status and message.
+func (s *Server) check(r *http.Request, req *Request, method string) (generic map[string]any, code int, msg string) {
+	switch method {
+	case "generateContent", "streamGenerateContent", "countTokens":
+	default:
+		s.record(*req)
+		return nil, http.StatusNotFound, "geminitest: unsupported method " + method
+	}
+	var err error
+	if r.Method != http.MethodPost {
+		err = fmt.Errorf("%s needs POST, got %s", method, r.Method)
+	} else if err = json.Unmarshal(req.Body, &generic); err == nil {
+		err = req.decode()
+	}
+	switch {
+	case err != nil:
+		s.record(*req)
+		return nil, http.StatusBadRequest, "geminitest: bad request: " + err.Error()
+	case hasContinuationToken(generic):
+		n := s.record(*req)
+		return nil, http.StatusBadRequest, fmt.Sprintf("geminitest: request %d carries a continuationToken; set AutomaticContinuation to false", n)
+	case req.Stream && r.URL.Query().Get("alt") != "sse":
+		s.record(*req)
+		return nil, http.StatusBadRequest, "geminitest: streamGenerateContent is only served with alt=sse"
+	}
+	return generic, 0, ""
+}
+
+// bill records the request and takes the turn that answers it, with its usage: in arrival order,
+// under the lock, so that concurrent requests see each other as the API would (the earlier one
+// is the one cached). A request the model's rules refuse gets msg; an exhausted script a nil
+// turn. n is the request's number.
+func (s *Server) bill(req Request, served string, segs []segment, prompt int) (t *scripted, usage Usage, n int, msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if msg := s.reject(served, req); msg != "" {
+		s.reqs = append(s.reqs, req)
+		return nil, Usage{}, len(s.reqs), msg
+	}
+	st, ok := s.take(req.Body)
+	if ok {
+		req.Turn = st.index
+		usage = replyUsage(prompt, st.Parts)
+		// The model that answers caches: a routed request shares its prefixes.
+		usage.Cached = s.cache.bill(served, segs, processed(req, st.Fault))
+		if st.Usage != nil {
+			usage = *st.Usage
+		}
+		if st.Fault == nil {
+			req.Usage = &usage
+		}
+		if processed(req, st.Fault) {
+			s.remember(st.Turn)
+		}
+		t = &st
+	}
+	s.reqs = append(s.reqs, req)
+	return t, usage, len(s.reqs), ""
 }
 
 // route says which model answers a request for model, and the modelStatus it reports; gone is
