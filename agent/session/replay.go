@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -76,109 +77,148 @@ type UndoFrame struct {
 
 // Replay rebuilds a session from its records. It is pure: the agent and `reprise sessions` share it.
 func Replay(recs []Record) *Snapshot {
-	s := &Snapshot{AnchorLen: -1, Wrote: map[string]string{}}
-	inTurn := false
-	var open *Unanswered // the last model message's calls while they have no responses
+	p := replayer{s: &Snapshot{AnchorLen: -1, Wrote: map[string]string{}}}
 	for _, r := range recs {
 		if !r.Time.IsZero() {
-			s.LastActivity = r.Time
+			p.s.LastActivity = r.Time
 		}
-		switch r.Kind {
-		case KindMeta:
-			if r.Meta != nil {
-				s.Meta = *r.Meta
-			}
-		case KindTurnStart:
-			s.Turns = max(s.Turns, r.Turn)
-			if s.Title == "" {
-				s.Title = r.Text
-			}
-			if s.Task == "" {
-				s.Task = r.Text
-			}
-			inTurn = true
-		case KindAppend:
-			if r.Content != nil {
-				s.History = append(s.History, r.Content)
-				s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
-				open = nil
-				if calls := FunctionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
-					open = &Unanswered{Calls: calls, Before: maps.Clone(s.Wrote), Since: map[string]string{}}
-				}
-			}
-		case KindAmend:
-			if r.Content != nil && r.Index >= 0 && r.Index < len(s.History) {
-				s.History[r.Index] = r.Content
-			}
-		case KindUsage:
-			if r.Usage != nil {
-				addRecorded(&s.Totals, r)
-				s.Calls++
-				s.LastPrompt = r.Usage.Prompt
-				s.AnchorLen = len(s.History)
-			}
-		case KindSummaryUsage:
-			if r.Usage != nil {
-				addRecorded(&s.Totals, r)
-			}
-		case KindCompaction:
-			c := r.Compaction
-			if c == nil || c.Head == nil || c.Split < 1 || c.Split > len(s.History) {
-				s.Warnings = append(s.Warnings, "a compaction record does not fit the history; ignored")
-				continue
-			}
-			s.Undo = append(s.Undo, UndoFrame{Before: s.History, Blocks: s.Blocks})
-			s.History = Compact(s.History, c.Head, c.Split)
-			s.Undo[len(s.Undo)-1].AfterLen = len(s.History)
-			s.Blocks = c.SummaryBlocks()
-			s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
-			cp := c.Checkpoint
-			s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
-			s.AnchorLen = -1
-		case KindUndo:
-			if len(s.Undo) == 0 {
-				continue
-			}
-			f := s.Undo[len(s.Undo)-1]
-			s.Undo = s.Undo[:len(s.Undo)-1]
-			s.History = UndoHistory(f, s.History)
-			s.Blocks = f.Blocks
-			s.AnchorLen = -1
-		case KindVerdict:
-			s.Verdict = r.Verdict
-		case KindRestorePoint:
-			if r.RestorePoint != nil {
-				s.RestorePoints = append(s.RestorePoints, *r.RestorePoint)
-				if open != nil {
-					open.Points = append(open.Points, *r.RestorePoint)
-				}
-			}
-		case KindRestore:
-			if r.Restored != nil {
-				s.RestorePoints = slices.DeleteFunc(s.RestorePoints, func(p RestorePoint) bool {
-					return p.Turn >= r.Restored.Turn && slices.Contains(r.Restored.Paths, p.Path)
-				})
-			}
-		case KindSettings:
-			s.Policy = r.Policy
-		case KindTurnEnd:
-			inTurn = false
-		case KindWrote:
-			for p, h := range r.Hashes {
-				s.Wrote[p] = h
-				if open != nil {
-					open.Since[p] = h
-				}
-			}
-		}
+		p.apply(r)
 	}
-	s.Interrupted = inTurn
+	s := p.s
+	s.Interrupted = p.inTurn
 	if closed := closeDanglingCalls(s.History); len(closed) > len(s.History) {
 		s.Closed = closed[len(closed)-1]
 		s.History = closed
-		s.Unanswered = open
+		s.Unanswered = p.open
 	}
 	return s
+}
+
+// replayer is Replay's state between records.
+type replayer struct {
+	s      *Snapshot
+	inTurn bool
+	open   *Unanswered // the last model message's calls while they have no responses
+}
+
+// apply replays one record.
+func (p *replayer) apply(r Record) {
+	s := p.s
+	switch r.Kind {
+	case KindMeta:
+		if r.Meta != nil {
+			s.Meta = *r.Meta
+		}
+	case KindTurnStart:
+		s.Turns = max(s.Turns, r.Turn)
+		s.Title = cmp.Or(s.Title, r.Text)
+		s.Task = cmp.Or(s.Task, r.Text)
+		p.inTurn = true
+	case KindTurnEnd:
+		p.inTurn = false
+	case KindAppend, KindAmend:
+		p.message(r)
+	case KindUsage, KindSummaryUsage:
+		p.usage(r)
+	case KindCompaction, KindUndo:
+		p.compaction(r)
+	case KindVerdict:
+		s.Verdict = r.Verdict
+	case KindRestorePoint, KindRestore, KindWrote:
+		p.files(r)
+	case KindSettings:
+		s.Policy = r.Policy
+	}
+}
+
+// message replays a message appended to the history, or one amended in place.
+func (p *replayer) message(r Record) {
+	s := p.s
+	if r.Content == nil {
+		return
+	}
+	if r.Kind == KindAmend {
+		if r.Index >= 0 && r.Index < len(s.History) {
+			s.History[r.Index] = r.Content
+		}
+		return
+	}
+	s.History = append(s.History, r.Content)
+	s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
+	p.open = nil
+	if calls := FunctionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
+		p.open = &Unanswered{Calls: calls, Before: maps.Clone(s.Wrote), Since: map[string]string{}}
+	}
+}
+
+// usage replays what a call was billed: a model call's, or a summary's.
+func (p *replayer) usage(r Record) {
+	s := p.s
+	if r.Usage == nil {
+		return
+	}
+	addRecorded(&s.Totals, r)
+	if r.Kind == KindUsage {
+		s.Calls++
+		s.LastPrompt = r.Usage.Prompt
+		s.AnchorLen = len(s.History)
+	}
+}
+
+// compaction replays a compaction, or its undoing.
+func (p *replayer) compaction(r Record) {
+	s := p.s
+	if r.Kind == KindUndo {
+		if len(s.Undo) == 0 {
+			return
+		}
+		f := s.Undo[len(s.Undo)-1]
+		s.Undo = s.Undo[:len(s.Undo)-1]
+		s.History = UndoHistory(f, s.History)
+		s.Blocks = f.Blocks
+		s.AnchorLen = -1
+		return
+	}
+	c := r.Compaction
+	if c == nil || c.Head == nil || c.Split < 1 || c.Split > len(s.History) {
+		s.Warnings = append(s.Warnings, "a compaction record does not fit the history; ignored")
+		return
+	}
+	s.Undo = append(s.Undo, UndoFrame{Before: s.History, Blocks: s.Blocks})
+	s.History = Compact(s.History, c.Head, c.Split)
+	s.Undo[len(s.Undo)-1].AfterLen = len(s.History)
+	s.Blocks = c.SummaryBlocks()
+	s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
+	cp := c.Checkpoint
+	s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
+	s.AnchorLen = -1
+}
+
+// files replays what the session did to files: restore points, restores, and what it wrote.
+func (p *replayer) files(r Record) {
+	s := p.s
+	switch r.Kind {
+	case KindRestorePoint:
+		if r.RestorePoint != nil {
+			s.RestorePoints = append(s.RestorePoints, *r.RestorePoint)
+			if p.open != nil {
+				p.open.Points = append(p.open.Points, *r.RestorePoint)
+			}
+		}
+	case KindRestore:
+		if r.Restored != nil {
+			s.RestorePoints = slices.DeleteFunc(s.RestorePoints, func(rp RestorePoint) bool {
+				return rp.Turn >= r.Restored.Turn && slices.Contains(r.Restored.Paths, rp.Path)
+			})
+		}
+	case KindWrote:
+		for path, h := range r.Hashes {
+			s.Wrote[path] = h
+			if p.open != nil {
+				p.open.Since[path] = h
+			}
+		}
+	}
 }
 
 // UndoHistory is the history before a compaction, followed by what was appended after it.
