@@ -80,29 +80,7 @@ func (c *converter) node(s map[string]any, refs []string) (map[string]any, error
 		return nil, fmt.Errorf("the input schema inlines into over %d schemas", maxSchemaNodes)
 	}
 	if ref, ok := s["$ref"].(string); ok {
-		target, err := c.resolve(ref, refs)
-		if err != nil {
-			return nil, err
-		}
-		inlined, err := c.node(target, append(refs, ref))
-		if err != nil {
-			return nil, err
-		}
-		// Keywords beside a $ref (a description, mostly) override the target's.
-		rest := make(map[string]any, len(s))
-		for k, v := range s {
-			if k != "$ref" {
-				rest[k] = v
-			}
-		}
-		own, err := c.node(rest, refs)
-		if err != nil {
-			return nil, err
-		}
-		for k, v := range own {
-			inlined[k] = v
-		}
-		return inlined, nil
+		return c.ref(s, ref, refs)
 	}
 	out := map[string]any{}
 	if all, ok := s["allOf"].([]any); ok {
@@ -119,77 +97,118 @@ func (c *converter) node(s map[string]any, refs []string) (map[string]any, error
 		}
 	}
 	for k, v := range s {
-		switch k {
-		case "type", "description", "title", "default", "format", "enum",
-			"minimum", "maximum", "minItems", "maxItems", "nullable", "propertyOrdering":
-			out[k] = v
-		case "const":
-			out["enum"] = []any{v}
-		case "required":
-			if req, ok := v.([]any); ok {
-				out[k] = mergeRequired(out[k], req)
-			}
-		case "properties":
-			props, ok := v.(map[string]any)
-			if !ok {
-				return nil, fmt.Errorf("properties is not an object")
-			}
-			conv := map[string]any{}
-			if prev, ok := out[k].(map[string]any); ok {
-				conv = prev
-			}
-			for name, p := range props {
-				m, ok := p.(map[string]any)
-				if !ok {
-					// true (anything) or false: neither says what to pass, so accept anything.
-					m = map[string]any{}
-				}
-				cp, err := c.node(m, refs)
-				if err != nil {
-					return nil, fmt.Errorf("property %q: %w", name, err)
-				}
-				conv[name] = cp
-			}
-			out[k] = conv
-		case "items":
-			switch it := v.(type) {
-			case map[string]any:
-				conv, err := c.node(it, refs)
-				if err != nil {
-					return nil, fmt.Errorf("items: %w", err)
-				}
-				out[k] = conv
-			case []any: // an older draft's tuple
-				conv, err := c.list(it, refs)
-				if err != nil {
-					return nil, fmt.Errorf("items: %w", err)
-				}
-				out["prefixItems"] = conv
-			}
-		case "prefixItems", "anyOf", "oneOf":
-			list, ok := v.([]any)
-			if !ok {
-				return nil, fmt.Errorf("%s is not a list", k)
-			}
-			conv, err := c.list(list, refs)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-			out[k] = conv
-		case "additionalProperties":
-			switch ap := v.(type) {
-			case bool:
-				out[k] = ap
-			case map[string]any:
-				conv, err := c.node(ap, refs)
-				if err != nil {
-					return nil, fmt.Errorf("additionalProperties: %w", err)
-				}
-				out[k] = conv
-			}
+		if err := c.keyword(out, k, v, refs); err != nil {
+			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// ref inlines the schema s refers to; keywords beside the $ref (a description, mostly)
+// override the target's.
+func (c *converter) ref(s map[string]any, ref string, refs []string) (map[string]any, error) {
+	target, err := c.resolve(ref, refs)
+	if err != nil {
+		return nil, err
+	}
+	inlined, err := c.node(target, append(refs, ref))
+	if err != nil {
+		return nil, err
+	}
+	rest := make(map[string]any, len(s))
+	for k, v := range s {
+		if k != "$ref" {
+			rest[k] = v
+		}
+	}
+	own, err := c.node(rest, refs)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range own {
+		inlined[k] = v
+	}
+	return inlined, nil
+}
+
+// keyword converts one keyword k of a schema into out; those Gemini does not take are dropped.
+func (c *converter) keyword(out map[string]any, k string, v any, refs []string) error {
+	switch k {
+	case "type", "description", "title", "default", "format", "enum",
+		"minimum", "maximum", "minItems", "maxItems", "nullable", "propertyOrdering":
+		out[k] = v
+	case "const":
+		out["enum"] = []any{v}
+	case "required":
+		if req, ok := v.([]any); ok {
+			out[k] = mergeRequired(out[k], req)
+		}
+	case "properties":
+		return c.properties(out, v, refs)
+	case "items":
+		switch it := v.(type) {
+		case map[string]any:
+			conv, err := c.node(it, refs)
+			if err != nil {
+				return fmt.Errorf("items: %w", err)
+			}
+			out[k] = conv
+		case []any: // an older draft's tuple
+			conv, err := c.list(it, refs)
+			if err != nil {
+				return fmt.Errorf("items: %w", err)
+			}
+			out["prefixItems"] = conv
+		}
+	case "prefixItems", "anyOf", "oneOf":
+		list, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s is not a list", k)
+		}
+		conv, err := c.list(list, refs)
+		if err != nil {
+			return fmt.Errorf("%s: %w", k, err)
+		}
+		out[k] = conv
+	case "additionalProperties":
+		switch ap := v.(type) {
+		case bool:
+			out[k] = ap
+		case map[string]any:
+			conv, err := c.node(ap, refs)
+			if err != nil {
+				return fmt.Errorf("additionalProperties: %w", err)
+			}
+			out[k] = conv
+		}
+	}
+	return nil
+}
+
+// properties converts a schema's properties, merged into those allOf gave.
+func (c *converter) properties(out map[string]any, v any, refs []string) error {
+	props, ok := v.(map[string]any)
+	if !ok {
+		return fmt.Errorf("properties is not an object")
+	}
+	conv := map[string]any{}
+	if prev, ok := out["properties"].(map[string]any); ok {
+		conv = prev
+	}
+	for name, p := range props {
+		m, ok := p.(map[string]any)
+		if !ok {
+			// true (anything) or false: neither says what to pass, so accept anything.
+			m = map[string]any{}
+		}
+		cp, err := c.node(m, refs)
+		if err != nil {
+			return fmt.Errorf("property %q: %w", name, err)
+		}
+		conv[name] = cp
+	}
+	out["properties"] = conv
+	return nil
 }
 
 func (c *converter) list(list []any, refs []string) ([]any, error) {
