@@ -83,78 +83,90 @@ func runSearch(ctx context.Context, env *Env, call Call, a *args) Result {
 	m := newLineMatcher(re)
 	opener := newFileOpener(p.root)
 	defer opener.close()
-	var (
-		out             strings.Builder
-		total, lines    int
-		files, withMore int
-		linked          int // files not searched for their hard links
-		more            []fileCount
-		gaveUp          bool
-	)
+	t := searchTally{p: p}
 	work := func(name string, d fs.DirEntry) fileHits {
 		if !d.Type().IsRegular() {
 			return fileHits{} // symlinks are searched where they lead, when that is in the tree
 		}
 		return searchFile(m, env, p, opener, name)
 	}
-	emit := func(name string, d fs.DirEntry, h fileHits) error {
-		if !d.Type().IsRegular() {
-			return nil
-		}
-		if files++; files > maxSearched {
-			gaveUp = true
-			return fs.SkipAll
-		}
-		if h.linked {
-			linked++
-		}
-		if h.count == 0 {
-			return nil
-		}
-		total += h.count
-		k := min(len(h.lines), maxMatches-lines)
-		for _, l := range h.lines[:k] {
-			out.WriteString(l)
-		}
-		lines += k
-		if rest := h.count - k; rest > 0 {
-			withMore++
-			if len(more) < maxMoreFiles {
-				more = append(more, fileCount{p.display(name), rest})
-			}
-		}
-		return nil
-	}
 	var excluded atomic.Int64
-	err = ignore.WalkOrdered(ctx, newWalkFS(p.root), filepath.ToSlash(p.rel), walkOptions(all, &excluded), work, emit)
+	err = ignore.WalkOrdered(ctx, newWalkFS(p.root), filepath.ToSlash(p.rel), walkOptions(all, &excluded), work, t.emit)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return failure("cancelled")
 		}
 		return failure(pathProblem(shown, err))
 	}
-	switch {
-	case total > lines:
-		fmt.Fprintf(&out, "[… %d more matching lines not shown, in %s: %s; narrow pattern or path]\n",
-			total-lines, plural(withMore, "file"), listCounts(more, withMore))
-	case total == 0 && excluded.Load() > 0:
-		fmt.Fprintf(&out, "no matches for %q in %s (%s ignored or hidden not searched; include_ignored searches them)\n",
-			pattern, shown, plural(int(excluded.Load()), "entry"))
-	case total == 0:
-		fmt.Fprintf(&out, "no matches for %q in %s\n", pattern, shown)
-	}
-	if linked > 0 {
-		out.WriteString(linkedNote(linked) + "\n")
-	}
-	if gaveUp {
-		fmt.Fprintf(&out, "[stopped after %d files; narrow pattern or path]\n", maxSearched)
-	}
 	res := Result{}
 	if !p.spill {
 		res.Path = p.key
 	}
-	env.bounded(call, "search", strings.TrimSuffix(out.String(), "\n"), &res)
+	env.bounded(call, "search", t.text(pattern, shown, int(excluded.Load())), &res)
 	return res
+}
+
+// searchTally gathers a search's hits in walk order, within the tool's bounds.
+type searchTally struct {
+	p               *place
+	out             strings.Builder
+	total, lines    int
+	files, withMore int
+	linked          int // files not searched for their hard links
+	more            []fileCount
+	gaveUp          bool
+}
+
+// emit takes one file's hits, in walk order.
+func (t *searchTally) emit(name string, d fs.DirEntry, h fileHits) error {
+	if !d.Type().IsRegular() {
+		return nil
+	}
+	if t.files++; t.files > maxSearched {
+		t.gaveUp = true
+		return fs.SkipAll
+	}
+	if h.linked {
+		t.linked++
+	}
+	if h.count == 0 {
+		return nil
+	}
+	t.total += h.count
+	k := min(len(h.lines), maxMatches-t.lines)
+	for _, l := range h.lines[:k] {
+		t.out.WriteString(l)
+	}
+	t.lines += k
+	if rest := h.count - k; rest > 0 {
+		t.withMore++
+		if len(t.more) < maxMoreFiles {
+			t.more = append(t.more, fileCount{t.p.display(name), rest})
+		}
+	}
+	return nil
+}
+
+// text is the result: the lines shown, then what was not shown or searched, and why.
+func (t *searchTally) text(pattern, shown string, excluded int) string {
+	out := &t.out
+	switch {
+	case t.total > t.lines:
+		fmt.Fprintf(out, "[… %d more matching lines not shown, in %s: %s; narrow pattern or path]\n",
+			t.total-t.lines, plural(t.withMore, "file"), listCounts(t.more, t.withMore))
+	case t.total == 0 && excluded > 0:
+		fmt.Fprintf(out, "no matches for %q in %s (%s ignored or hidden not searched; include_ignored searches them)\n",
+			pattern, shown, plural(excluded, "entry"))
+	case t.total == 0:
+		fmt.Fprintf(out, "no matches for %q in %s\n", pattern, shown)
+	}
+	if t.linked > 0 {
+		out.WriteString(linkedNote(t.linked) + "\n")
+	}
+	if t.gaveUp {
+		fmt.Fprintf(out, "[stopped after %d files; narrow pattern or path]\n", maxSearched)
+	}
+	return strings.TrimSuffix(out.String(), "\n")
 }
 
 // walkOptions are the rules list_files and search walk with: git's ignore rules, hidden files
