@@ -118,6 +118,21 @@ func runListFiles(ctx context.Context, env *Env, call Call, a *args) Result {
 	if limit <= 0 {
 		limit = DefaultMaxOutputChars
 	}
+	text := listing(entries, size, limit, start, shown, pattern)
+	if gaveUp {
+		text += fmt.Sprintf("[stopped after %d entries; narrow path or pattern]\n", maxWalked)
+	}
+	if n := excluded.Load(); n > 0 && !all {
+		text += fmt.Sprintf("[%s ignored or hidden not listed; include_ignored lists them]\n", plural(int(n), "entry"))
+	}
+	res := Result{Path: p.key}
+	env.bounded(call, "list_files", strings.TrimSuffix(text, "\n"), &res)
+	return res
+}
+
+// listing is the entries one per line, directories ending in /, or summarized by directory
+// when they would not fit in limit characters.
+func listing(entries []listed, size, limit int, start, shown, pattern string) string {
 	var b strings.Builder
 	switch {
 	case len(entries) == 0 && pattern != "":
@@ -134,15 +149,7 @@ func runListFiles(ctx context.Context, env *Env, call Call, a *args) Result {
 			b.WriteByte('\n')
 		}
 	}
-	if gaveUp {
-		fmt.Fprintf(&b, "[stopped after %d entries; narrow path or pattern]\n", maxWalked)
-	}
-	if n := excluded.Load(); n > 0 && !all {
-		fmt.Fprintf(&b, "[%s ignored or hidden not listed; include_ignored lists them]\n", plural(int(n), "entry"))
-	}
-	res := Result{Path: p.key}
-	env.bounded(call, "list_files", strings.TrimSuffix(b.String(), "\n"), &res)
-	return res
+	return b.String()
 }
 
 type listed struct {

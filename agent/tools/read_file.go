@@ -53,33 +53,11 @@ func runReadFile(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 	defer p.close()
 
-	var src io.Reader
-	var size int64
-	if content, ok := env.overlayOf(p.key, p.spill); ok {
-		src, size = strings.NewReader(content), int64(len(content))
-	} else {
-		fi, err := p.root.Stat(p.rel)
-		if err != nil {
-			return failure(pathProblem(given, err))
-		}
-		if fi.IsDir() {
-			return failure(given + " is a directory; use list_files")
-		}
-		if !fi.Mode().IsRegular() { // a fifo or a device would block or never end
-			return failure(given + " is not a regular file")
-		}
-		f, err := p.root.Open(p.rel)
-		if err != nil {
-			return failure(pathProblem(given, err))
-		}
-		defer f.Close()
-		if n := linksOf(f); n > 1 {
-			r := failure(linkRefusal(given, n))
-			r.Refused = true
-			return r
-		}
-		src, size = f, fi.Size()
+	src, size, closeFile, refusal := openForReading(env, p, given)
+	if refusal != nil {
+		return *refusal
 	}
+	defer closeFile()
 	br := bufio.NewReaderSize(src, binarySniff)
 	if sniff, _ := br.Peek(binarySniff); bytes.IndexByte(sniff, 0) >= 0 {
 		return failure(fmt.Sprintf("%s is a binary file (%s bytes); not shown", given, commas(size)))
@@ -100,25 +78,62 @@ func runReadFile(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 	text, chars, omitted := c.render()
 	res.TotalChars, res.Omitted = chars, omitted
+	res.Output = text
+	if note := rangeNote(offset, limit, lines, omitted); note != "" {
+		res.Output = lineEnded(text) + note
+	}
+	return res
+}
+
+// openForReading opens what read_file reads: the editor's unsaved buffer, else the file, which
+// must be a regular file with no other hard link. refusal is the result when it cannot be read.
+func openForReading(env *Env, p *place, given string) (src io.Reader, size int64, closeFile func(), refusal *Result) {
+	nothing := func() {}
+	if content, ok := env.overlayOf(p.key, p.spill); ok {
+		return strings.NewReader(content), int64(len(content)), nothing, nil
+	}
+	fail := func(msg string) (io.Reader, int64, func(), *Result) {
+		r := failure(msg)
+		return nil, 0, nothing, &r
+	}
+	fi, err := p.root.Stat(p.rel)
+	switch {
+	case err != nil:
+		return fail(pathProblem(given, err))
+	case fi.IsDir():
+		return fail(given + " is a directory; use list_files")
+	case !fi.Mode().IsRegular(): // a fifo or a device would block or never end
+		return fail(given + " is not a regular file")
+	}
+	f, err := p.root.Open(p.rel)
+	if err != nil {
+		return fail(pathProblem(given, err))
+	}
+	if n := linksOf(f); n > 1 {
+		f.Close()
+		r := failure(linkRefusal(given, n))
+		r.Refused = true
+		return nil, 0, nothing, &r
+	}
+	return f, fi.Size(), func() { f.Close() }, nil
+}
+
+// rangeNote says which lines of how many a read shows, and whether its middle was cut.
+func rangeNote(offset, limit, lines, omitted int) string {
 	end := lines
 	if limit > 0 {
 		end = min(lines, offset+limit-1)
 	}
 	cut := offset > 1 || end < lines
-	var note string
 	switch {
 	case cut && omitted > 0:
-		note = fmt.Sprintf("[lines %d-%d of %d; the middle was cut, use a smaller limit]", offset, end, lines)
+		return fmt.Sprintf("[lines %d-%d of %d; the middle was cut, use a smaller limit]", offset, end, lines)
 	case cut:
-		note = fmt.Sprintf("[lines %d-%d of %d]", offset, end, lines)
+		return fmt.Sprintf("[lines %d-%d of %d]", offset, end, lines)
 	case omitted > 0:
-		note = fmt.Sprintf("[%d lines; the middle was cut, read it with offset and limit]", lines)
+		return fmt.Sprintf("[%d lines; the middle was cut, read it with offset and limit]", lines)
 	}
-	res.Output = lineEnded(text) + note
-	if note == "" {
-		res.Output = text
-	}
-	return res
+	return ""
 }
 
 // overlayOf returns the editor's unsaved buffer for a workspace file (never for a saved output).
