@@ -1,0 +1,234 @@
+package contextwin
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"google.golang.org/genai"
+)
+
+// The first tier of context management: clearing old tool results. A cleared result keeps its
+// call and its response part (same id and name: pairing and thought signatures are intact) but
+// its output becomes a stub naming the call and how to get the result back. No model call is
+// made; the price is the cache, lost from the first cleared result on.
+
+// ClearedMarker starts every stub, so that a cleared result is never cleared again and the
+// editors can tell it apart.
+const ClearedMarker = "[cleared to free context: "
+
+// Stub is what a cleared result says: the call, and how to see its result again (recall, e.g.
+// "read_file tool-outputs/x.txt", or "" to call the tool again).
+func Stub(call *genai.FunctionCall, recall string) string {
+	var b strings.Builder
+	b.WriteString(ClearedMarker)
+	b.WriteString(DescribeCall(call))
+	if recall != "" {
+		fmt.Fprintf(&b, ". The full result is saved: %s to see it again.]", recall)
+	} else {
+		b.WriteString(". Call it again to see it as it is now.]")
+	}
+	return b.String()
+}
+
+// DescribeCall names a call by what it asked for: the tool and its arguments, each clipped, in
+// a stable order.
+func DescribeCall(call *genai.FunctionCall) string {
+	if call == nil {
+		return "a tool call"
+	}
+	keys := make([]string, 0, len(call.Args))
+	for k := range call.Args {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(call.Name)
+	for _, k := range keys {
+		v := fmt.Sprint(call.Args[k])
+		if r := []rune(v); len(r) > 80 {
+			v = string(r[:79]) + "…"
+		}
+		fmt.Fprintf(&b, " %s=%q", k, v)
+	}
+	return b.String()
+}
+
+// IsCleared reports whether a response part's output is a stub.
+func IsCleared(fr *genai.FunctionResponse) bool {
+	if fr == nil {
+		return false
+	}
+	for _, v := range fr.Response {
+		if s, ok := v.(string); ok && strings.HasPrefix(s, ClearedMarker) {
+			return true
+		}
+	}
+	return false
+}
+
+// ClearItem is one tool-result message the first tier may clear.
+type ClearItem struct {
+	Index      int // in the history
+	Tokens     int // what it costs now
+	StubTokens int // what it would cost cleared
+	// Keep: the model still uses it (the file being edited, the last test run), the user
+	// pinned it, or it is in the turns kept verbatim.
+	Keep bool
+}
+
+// ClearInput is what planning a clearing needs, in tokens.
+type ClearInput struct {
+	Messages  []int // tokens of each message of the history, head first
+	Fixed     int   // system instruction and tool declarations
+	Before    int   // the next prompt without clearing
+	Cached    int   // what the next call would have cached without clearing
+	MinCached int   // the model's implicit-cache minimum
+	Horizon   int   // the calls expected from now on, this one included
+	Prices    Prices
+}
+
+// ClearPlan is a clearing as it would be done now: the messages cleared (oldest first), what it
+// frees, and what it costs and saves in dollars over the horizon.
+type ClearPlan struct {
+	Indexes      []int
+	From         int // the first cleared message: the prompt is rewritten, and billed in full, from here
+	Freed        int
+	After        int // the next prompt right after it
+	AfterCached  int // the part of After still cached
+	Saving, Cost float64
+}
+
+// Net is what the plan gains over the horizon.
+func (p ClearPlan) Net() float64 { return p.Saving - p.Cost }
+
+// PlanClearing chooses how many of the clearable results, oldest first, to clear: the batch
+// that gains the most over the horizon, weighing the rebuild of the prompt from the first
+// cleared result (the next call pays it in full) against what every later call no longer pays.
+// ok is false when nothing is clearable or no batch pays for itself.
+func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
+	var cands []ClearItem
+	for _, it := range items {
+		if !it.Keep && it.Tokens > it.StubTokens && it.Index > 0 && it.Index < len(in.Messages) {
+			cands = append(cands, it)
+		}
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].Index < cands[j].Index })
+	if len(cands) == 0 {
+		return ClearPlan{}, false
+	}
+	prefix := in.Fixed
+	for _, t := range in.Messages[:cands[0].Index] {
+		prefix += t
+	}
+	var best ClearPlan
+	found := false
+	freed := 0
+	for k, c := range cands {
+		freed += c.Tokens - c.StubTokens
+		p := ClearPlan{From: cands[0].Index, Freed: freed, After: max(in.Before-freed, 0)}
+		if prefix >= in.MinCached {
+			p.AfterCached = min(prefix, p.After)
+		}
+		p.Saving, p.Cost = weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, in.Horizon, 0)
+		if !found || p.Net() > best.Net() {
+			p.Indexes = indexes(cands[:k+1])
+			best, found = p, true
+		}
+	}
+	return best, found && best.Net() > 0
+}
+
+func indexes(items []ClearItem) []int {
+	out := make([]int, len(items))
+	for i, it := range items {
+		out[i] = it.Index
+	}
+	return out
+}
+
+// weigh compares, in dollars, rewriting the prompt now (to after tokens, of which afterCached
+// are still cached, plus extra paid for once: a summary call) with leaving it (before tokens,
+// cached of them cached), over horizon calls: the next call pays the rewrite, and each later one
+// a prompt the size it would have, cached when it reaches the minimum (a smaller prompt below it
+// can cost more than a larger one above it).
+func weigh(p Prices, before, cached, after, afterCached, minCached, horizon int, extra float64) (saving, cost float64) {
+	in, ca := p.Input/1e6, p.CachedInput/1e6
+	cost = extra
+	without := float64(before-cached)*in + float64(cached)*ca
+	with := float64(after-afterCached)*in + float64(afterCached)*ca
+	if d := with - without; d > 0 {
+		cost += d
+	} else {
+		saving -= d
+	}
+	if horizon > 1 {
+		if d := steadyCall(p, before, minCached) - steadyCall(p, after, minCached); d > 0 {
+			saving += float64(horizon-1) * d
+		} else {
+			cost -= float64(horizon-1) * d
+		}
+	}
+	return saving, cost
+}
+
+// steadyCall is what a call pays for a prompt an earlier call already sent: cached when it
+// reaches the model's minimum, in full below it.
+func steadyCall(p Prices, prompt, minCached int) float64 {
+	if prompt >= minCached {
+		return float64(prompt) * p.CachedInput / 1e6
+	}
+	return float64(prompt) * p.Input / 1e6
+}
+
+// ClearResults returns history with the messages at idx cleared: each response part's output
+// replaced by the stub recall gives for its call (recall may return "" for no saved copy).
+// Parts other than function responses, and responses already cleared, are kept. The messages
+// are copied; history is not changed.
+func ClearResults(history []*genai.Content, idx []int, recall func(fr *genai.FunctionResponse) string) []*genai.Content {
+	out := append([]*genai.Content(nil), history...)
+	for _, i := range idx {
+		if i <= 0 || i >= len(out) || out[i] == nil {
+			continue
+		}
+		calls := map[string]*genai.FunctionCall{}
+		if prev := out[i-1]; prev != nil && prev.Role == genai.RoleModel {
+			for _, p := range prev.Parts {
+				if p != nil && p.FunctionCall != nil {
+					calls[callKey(p.FunctionCall.ID, p.FunctionCall.Name)] = p.FunctionCall
+				}
+			}
+		}
+		msg := *out[i]
+		msg.Parts = make([]*genai.Part, len(out[i].Parts))
+		for j, p := range out[i].Parts {
+			msg.Parts[j] = p
+			if p == nil || p.FunctionResponse == nil || IsCleared(p.FunctionResponse) {
+				continue
+			}
+			fr := *p.FunctionResponse
+			call := calls[callKey(fr.ID, fr.Name)]
+			if call == nil {
+				call = &genai.FunctionCall{Name: fr.Name}
+			}
+			key := "output"
+			if _, isErr := fr.Response["error"]; isErr {
+				key = "error"
+			}
+			fr.Response = map[string]any{key: Stub(call, recall(p.FunctionResponse))}
+			np := *p
+			np.FunctionResponse = &fr
+			msg.Parts[j] = &np
+		}
+		out[i] = &msg
+	}
+	return out
+}
+
+// callKey matches a response to its call: by id when the model gave one, else by name.
+func callKey(id, name string) string {
+	if id != "" {
+		return "id:" + id
+	}
+	return "name:" + name
+}

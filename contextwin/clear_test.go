@@ -1,0 +1,100 @@
+package contextwin
+
+import (
+	"strings"
+	"testing"
+
+	"google.golang.org/genai"
+)
+
+var flash = Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75}
+
+// TestStubNamesTheCallAndTheWayBack: a stub says which call it was and how to see its result.
+func TestStubNamesTheCallAndTheWayBack(t *testing.T) {
+	call := &genai.FunctionCall{Name: "read_file", Args: map[string]any{"path": "src/a.go", "offset": 10, "limit": 200}}
+	got := Stub(call, "")
+	want := `[cleared to free context: read_file limit="200" offset="10" path="src/a.go". Call it again to see it as it is now.]`
+	if got != want {
+		t.Errorf("stub\n got %s\nwant %s", got, want)
+	}
+	saved := Stub(&genai.FunctionCall{Name: "run_command", Args: map[string]any{"command": "go test ./..."}}, `read_file path=".reprise/outputs/call-3.txt"`)
+	if !strings.Contains(saved, `run_command command="go test ./..."`) || !strings.Contains(saved, `The full result is saved: read_file path=".reprise/outputs/call-3.txt" to see it again.`) {
+		t.Errorf("saved stub: %s", saved)
+	}
+	long := DescribeCall(&genai.FunctionCall{Name: "search", Args: map[string]any{"pattern": strings.Repeat("x", 300)}})
+	if len([]rune(long)) > 100 {
+		t.Errorf("a long argument is not clipped: %d runes", len([]rune(long)))
+	}
+}
+
+// TestClearResultsKeepsPairs: clearing replaces outputs only: every response keeps its call's
+// id and name, the model's parts (and their thought signatures) are untouched, errors stay
+// errors, a cleared result is not cleared again, and the input history is not changed.
+func TestClearResultsKeepsPairs(t *testing.T) {
+	sig := []byte("signature")
+	h := []*genai.Content{
+		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "task"}}},
+		{Role: genai.RoleModel, Parts: []*genai.Part{
+			{FunctionCall: &genai.FunctionCall{ID: "a", Name: "read_file", Args: map[string]any{"path": "x.go"}}, ThoughtSignature: sig},
+			{FunctionCall: &genai.FunctionCall{ID: "b", Name: "run_command", Args: map[string]any{"command": "make"}}},
+		}},
+		{Role: genai.RoleUser, Parts: []*genai.Part{
+			{FunctionResponse: &genai.FunctionResponse{ID: "a", Name: "read_file", Response: map[string]any{"output": strings.Repeat("code ", 500)}}},
+			{FunctionResponse: &genai.FunctionResponse{ID: "b", Name: "run_command", Response: map[string]any{"error": "make: *** no rule"}}},
+		}},
+	}
+	orig := h[2].Parts[0].FunctionResponse.Response["output"]
+	out := ClearResults(h, []int{2}, func(fr *genai.FunctionResponse) string {
+		if fr.ID == "b" {
+			return "read_file path=\"saved/b.txt\""
+		}
+		return ""
+	})
+	if h[2].Parts[0].FunctionResponse.Response["output"] != orig {
+		t.Fatal("the input history was changed")
+	}
+	a, b := out[2].Parts[0].FunctionResponse, out[2].Parts[1].FunctionResponse
+	if a.ID != "a" || a.Name != "read_file" || !IsCleared(a) || !strings.Contains(a.Response["output"].(string), `read_file path="x.go"`) {
+		t.Errorf("a = %+v", a)
+	}
+	if b.ID != "b" || !IsCleared(b) || b.Response["error"] == nil || !strings.Contains(b.Response["error"].(string), "saved/b.txt") {
+		t.Errorf("b = %+v", b)
+	}
+	if out[1] != h[1] || string(out[1].Parts[0].ThoughtSignature) != "signature" {
+		t.Error("the model's message was rewritten")
+	}
+	again := ClearResults(out, []int{2}, func(*genai.FunctionResponse) string { return "other" })
+	if again[2].Parts[0].FunctionResponse.Response["output"] != a.Response["output"] {
+		t.Error("a cleared result was cleared again")
+	}
+}
+
+// TestPlanClearingWeighsTheCache: clearing pays when the freed tokens, no longer paid on each
+// later call, outweigh the rebuild from the first cleared result; results kept are never
+// cleared; with a short horizon nothing pays; a prompt pushed below the cache minimum costs
+// more per call, not less.
+func TestPlanClearingWeighsTheCache(t *testing.T) {
+	msgs := []int{500, 200, 6000, 200, 5000, 200, 4000, 200, 300}
+	before := 16600 + 4000
+	in := ClearInput{Messages: msgs, Fixed: 4000, Before: before, Cached: before - 300, MinCached: 4096, Horizon: 20, Prices: flash}
+	items := []ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}, {Index: 4, Tokens: 5000, StubTokens: 30}, {Index: 6, Tokens: 4000, StubTokens: 30, Keep: true}}
+	p, ok := PlanClearing(items, in)
+	if !ok || len(p.Indexes) != 2 || p.Indexes[0] != 2 || p.Indexes[1] != 4 || p.From != 2 {
+		t.Fatalf("plan %+v, ok %v; want messages 2 and 4 cleared", p, ok)
+	}
+	if p.Freed != 10940 || p.After != before-10940 || p.AfterCached != 4700 {
+		t.Errorf("freed %d, after %d (cached %d)", p.Freed, p.After, p.AfterCached)
+	}
+	in.Horizon = 1
+	if p, ok := PlanClearing(items, in); ok {
+		t.Errorf("with no call after the next one, clearing paid: %+v", p)
+	}
+	// A small prompt: clearing takes it below the minimum; every later call pays it in full.
+	small := ClearInput{Messages: []int{300, 100, 1200, 100, 300}, Fixed: 2500, Before: 4500, Cached: 4300, MinCached: 4096, Horizon: 20, Prices: flash}
+	if p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 1200, StubTokens: 30}}, small); ok {
+		t.Errorf("clearing below the cache minimum paid: %+v", p)
+	}
+	if _, ok := PlanClearing(nil, in); ok {
+		t.Error("a plan with nothing to clear")
+	}
+}
