@@ -49,6 +49,8 @@ type Options struct {
 	Sandbox  sandbox.Config // its Workspace is set per session
 	Secrets  *secret.Redactor
 	Logger   *slog.Logger
+	// MaxTurnRequests caps a turn's model calls (0: the agent's default).
+	MaxTurnRequests int
 	// Observe, when set, sees the options of every session opened (host.Host.Observe).
 	Observe func(agent.Options)
 }
@@ -255,7 +257,7 @@ func (s *server) spec(id string, l *live, given []sdk.McpServer) (host.Spec, err
 		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking,
 		Policy: s.opts.Policy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
-		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id,
+		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,
 	}
 	m, err := s.withMCP(id, l, given)
 	if m != nil {

@@ -57,7 +57,7 @@ type Options struct {
 	Secrets         *secret.Redactor
 	StateDir        string // the session's directory; large outputs go to StateDir/tool-outputs
 	Stream          bool
-	MaxTurnRequests int // model calls per user turn; 0 = 50
+	MaxTurnRequests int // model calls per user turn; 0 = DefaultMaxTurnRequests
 	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
 	Overlay func(rel string) (string, bool)
 	Guard   func(rel string) error
@@ -72,6 +72,11 @@ type Options struct {
 	// MCPGrants are the MCP tools that run without asking; nil = every one is asked.
 	MCPGrants *tools.MCPGrants
 }
+
+// DefaultMaxTurnRequests bounds the model calls of one user turn: long tasks routinely take a
+// hundred or more, and what protects against an agent going in circles is the loop guard, not
+// this cap.
+const DefaultMaxTurnRequests = 200
 
 // ErrBusy is returned when a turn is asked of a session that is already running one.
 var ErrBusy = errors.New("a turn is already running in this session")
@@ -145,7 +150,7 @@ func New(opts Options) (*Session, error) {
 		opts.Sandbox = sandbox.New(sandbox.Config{Workspace: opts.Workspace})
 	}
 	if opts.MaxTurnRequests == 0 {
-		opts.MaxTurnRequests = 50
+		opts.MaxTurnRequests = DefaultMaxTurnRequests
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)

@@ -110,6 +110,7 @@ func (ss *sessionSet) spec(ctx context.Context, id string, c config) host.Spec {
 		Policy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
 		Sandbox: c.sandboxConfig(srv.root), Secrets: srv.secrets, Approver: approver{srv: srv, sessionID: id},
 		Stream: true, Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Lazy: true,
+		MaxTurnRequests: c.maxTurnRequests,
 	}
 	if m := srv.mcp.external(ctx, c); m != nil {
 		spec.External = m

@@ -48,6 +48,8 @@ type Settings struct {
 	MCPServers json.RawMessage `json:"mcpServers,omitempty"`
 	// MCPToolBudget caps what the MCP tools' declarations cost per request, in tokens (0: no cap).
 	MCPToolBudget *int `json:"mcpToolBudget,omitempty"`
+	// MaxTurnRequests caps the model calls of one user turn (agent.DefaultMaxTurnRequests).
+	MaxTurnRequests *int `json:"maxTurnRequests,omitempty"`
 }
 
 // config is the settings in force.
@@ -55,6 +57,8 @@ type config struct {
 	model    string
 	thinking string // catalog.Auto or a level, upper case
 	policy   contextwin.Policy
+	// maxTurnRequests caps a turn's model calls (0: the agent's default).
+	maxTurnRequests int
 	allow    []string
 	prices   contextwin.PriceTable // overrides of the catalogue's prices; nil = none
 	// catalog is the model catalogue with the models setting applied; models is that setting
@@ -106,6 +110,12 @@ func (c config) apply(s Settings) (config, error) {
 		n.thinking = t
 	}
 	n.policy = s.applyPolicy(n.policy)
+	if v := s.MaxTurnRequests; v != nil {
+		if *v < 1 {
+			return c, fmt.Errorf("maxTurnRequests must be at least 1, got %d", *v)
+		}
+		n.maxTurnRequests = *v
+	}
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}

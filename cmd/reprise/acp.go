@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprise-dev/reprise/acp"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -35,6 +36,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
+	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return errUsage
 	}
@@ -50,6 +52,10 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	prices, err := loadPrices(*pricesFile)
 	if err != nil {
 		return err
+	}
+	if *maxTurn < 1 {
+		fmt.Fprintln(stderr, "reprise acp: --max-turn-requests must be at least 1")
+		return errUsage
 	}
 	if _, err := catalog.Builtin().Thinking(*model, *thinkingFlag); err != nil {
 		fmt.Fprintln(stderr, "reprise acp: --thinking:", err)
@@ -69,19 +75,20 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		logger.Warn(w)
 	}
 	return acp.Serve(ctx, stdin, stdout, acp.Options{
-		Version:    currentBuild().Version,
-		NewModel:   geminiFactory(getenv, logger),
-		Model:      *model,
-		HasKey:     cfg.APIKey != "" || cfg.Vertex,
-		StateHome:  home,
-		ConfigHome: configHome(getenv),
-		Policy:     policy,
-		Prices:     prices,
-		Thinking:   *thinkingFlag,
-		Observe:    observeSessions,
-		Allow:      allow,
-		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
-		Secrets:    secret.FromEnv(getenv, hide...),
-		Logger:     logger,
+		Version:         currentBuild().Version,
+		NewModel:        geminiFactory(getenv, logger),
+		Model:           *model,
+		HasKey:          cfg.APIKey != "" || cfg.Vertex,
+		StateHome:       home,
+		ConfigHome:      configHome(getenv),
+		Policy:          policy,
+		Prices:          prices,
+		Thinking:        *thinkingFlag,
+		Observe:         observeSessions,
+		MaxTurnRequests: *maxTurn,
+		Allow:           allow,
+		Sandbox:         sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
+		Secrets:         secret.FromEnv(getenv, hide...),
+		Logger:          logger,
 	})
 }

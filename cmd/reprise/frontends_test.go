@@ -76,7 +76,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 
 	as("run")
 	if code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget),
-		"--allow", "make", "--allow-network", "--hide-path", hidden, "say done"}, vars); code != 0 {
+		"--allow", "make", "--allow-network", "--hide-path", hidden, "--max-turn-requests", "120", "say done"}, vars); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errOut)
 	}
 
@@ -85,7 +85,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 		run(ctx, []string{"serve", "--stdio"}, rwc, rwc, io.Discard, vars)
 		return nil
 	}, lsptest.Options{Root: ws, Experimental: true, InitializationOptions: map[string]any{
-		"model": model, "thinking": "low", "contextBudget": budget, "allow": []string{"make"}, "allowNetwork": true, "hidePaths": []string{hidden},
+		"model": model, "thinking": "low", "contextBudget": budget, "allow": []string{"make"}, "allowNetwork": true, "hidePaths": []string{hidden}, "maxTurnRequests": 120,
 	}})
 	if _, err := ed.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -102,7 +102,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 	go func() { // ends when the connection closes or actx is cancelled
 		defer close(done)
 		run(actx, []string{"acp", "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget), "--allow", "make",
-			"--allow-network", "--hide-path", hidden}, agentIn, agentOut, io.Discard, vars)
+			"--allow-network", "--hide-path", hidden, "--max-turn-requests", "120"}, agentIn, agentOut, io.Discard, vars)
 		agentOut.Close()
 	}()
 	defer func() { acancel(); clientOut.Close(); <-done }()
@@ -121,7 +121,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 		t.Fatalf("sessions seen from %d front-ends, want 3", len(seen))
 	}
 	want := shapeOf(seen["run"])
-	if want.Model != model || want.Thinking.Level != "LOW" || want.Policy.ContextBudget != budget || !want.Sandbox.AllowNetwork {
+	if want.Model != model || want.Thinking.Level != "LOW" || want.Policy.ContextBudget != budget || !want.Sandbox.AllowNetwork || want.MaxTurnRequests != 120 {
 		t.Fatalf("run's session does not have the settings asked: %+v", want)
 	}
 	for _, fe := range []string{"serve", "acp"} {

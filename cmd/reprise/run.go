@@ -35,6 +35,7 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type runFlags struct {
 	workspace, model string
 	thinking         string
+	maxTurnRequests  int
 	policy           contextwin.Policy
 	allow            listFlag
 	yes, verbose     bool
@@ -110,6 +111,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on input tokens, counted at their price (a cached token counts a tenth)")
 	fs.Float64Var(&f.policy.MaxCostUSD, "max-cost", 0, "stop the session once it has cost this many US dollars (0: no dollar cap)")
 	fs.IntVar(&f.policy.ToolOutputMaxChars, "max-output-chars", f.policy.ToolOutputMaxChars, "a longer tool output keeps its first 40 % and last 60 %")
+	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops (the loop guard stops an agent going in circles sooner)")
 	fs.Var(&f.allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
@@ -141,6 +143,10 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	}
 	if f.mcpToolBudget < 0 {
 		fmt.Fprintln(stderr, "reprise run: --mcp-tool-budget must be 0 (no cap) or a number of tokens")
+		return f, nil, errUsage
+	}
+	if f.maxTurnRequests < 1 {
+		fmt.Fprintln(stderr, "reprise run: --max-turn-requests must be at least 1")
 		return f, nil, errUsage
 	}
 	if _, err := catalog.Builtin().Thinking(f.model, f.thinking); err != nil {
@@ -213,7 +219,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
 	spec := host.Spec{
 		Workspace: ws, Model: client.Model(), Thinking: f.thinking, Policy: f.policy, Prices: prices,
-		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP,
+		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
 		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
 			MaxMemory: int64(f.maxMemory)},
 		Secrets: secret.FromEnv(getenv, f.hidePaths...),
