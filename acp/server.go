@@ -17,11 +17,11 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
@@ -72,7 +72,7 @@ type live struct {
 	s        *agent.Session
 	log      *session.Log
 	cwd      string
-	commands *tools.Policy
+	commands *cmdpolicy.Policy
 	closers  []func() error // MCP servers
 	mcp      *mcp.Manager   // nil: none
 	notice   string         // what the sandbox cannot do here, said once per connection; "" if whole
@@ -83,7 +83,7 @@ type live struct {
 }
 
 func newLive(ws string, allow, hide []string) *live {
-	commands := tools.NewPolicy(allow, nil)
+	commands := cmdpolicy.New(allow, nil)
 	commands.HidePaths = hide
 	return &live{cwd: ws, commands: commands, turn: make(chan struct{}, 1)}
 }
@@ -259,7 +259,7 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 		Model:           model,
 		ModelName:       s.opts.Model,
 		InputTokenLimit: limit,
-		Policy:          s.opts.Policy,
+		ContextPolicy:   s.opts.Policy,
 		Prices:          s.opts.Prices,
 		Thinking:        s.opts.Thinking,
 		Commands:        l.commands,

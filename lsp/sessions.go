@@ -14,9 +14,9 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/session"
-	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once. At most
@@ -35,7 +35,7 @@ type sessionSet struct {
 // live is one session and its running turn, if any.
 type live struct {
 	s        *agent.Session
-	commands *tools.Policy // the session's command policy ("always allow" lasts the session)
+	commands *cmdpolicy.Policy // the session's command policy ("always allow" lasts the session)
 	title    string
 	created  time.Time
 	log      *session.Log       // nil when not saved
@@ -128,7 +128,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 
 // agentOptions are the options every session of this connection gets. The MCP servers start
 // with the first session that needs them.
-func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, model agent.Model, limit int, commands *tools.Policy) agent.Options {
+func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, model agent.Model, limit int, commands *cmdpolicy.Policy) agent.Options {
 	srv := ss.srv
 	dir := filepath.Join(os.TempDir(), "reprise-"+id)
 	if ss.store != nil {
@@ -145,7 +145,7 @@ func (ss *sessionSet) agentOptions(ctx context.Context, id string, c config, mod
 		ModelName:       c.model,
 		Thinking:        thinking,
 		InputTokenLimit: limit,
-		Policy:          c.policy,
+		ContextPolicy:   c.policy,
 		Prices:          c.prices,
 		Catalog:         c.catalog,
 		Commands:        commands,

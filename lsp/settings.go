@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
@@ -201,8 +201,8 @@ func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
 
 // commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths
 // the policy refuses as it does the credential files.
-func (c config) commandPolicy() *tools.Policy {
-	p := tools.NewPolicy(c.allow, nil)
+func (c config) commandPolicy() *cmdpolicy.Policy {
+	p := cmdpolicy.New(c.allow, nil)
 	p.HidePaths = slices.Clone(c.hidePaths)
 	return p
 }

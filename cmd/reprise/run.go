@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
@@ -281,7 +282,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 	if err != nil {
 		return nil, err
 	}
-	commands := tools.NewPolicy(set.allow, nil)
+	commands := cmdpolicy.New(set.allow, nil)
 	commands.HidePaths = set.sandbox.HidePaths
 	commands.AllowAll = set.yes
 	sb := set.sandbox
@@ -292,7 +293,7 @@ func newSession(getenv func(string) string, set sessionSetup) (*headless, error)
 		Model:           set.model,
 		ModelName:       set.modelName,
 		InputTokenLimit: set.limit,
-		Policy:          set.policy,
+		ContextPolicy:   set.policy,
 		Commands:        commands,
 		Approver:        set.approver,
 		Stream:          set.stream,
