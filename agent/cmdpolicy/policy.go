@@ -172,11 +172,15 @@ func (p *Policy) Check(command string) Verdict { return p.CheckIn("", command) }
 // On Windows the line is PowerShell's, and only a line of plain words counts as one command (see
 // parsePowerShell): anything else is complex.
 func (p *Policy) CheckIn(workspace, command string) Verdict {
-	cmds, complex := p.shell.parse(command)
+	sc := p.shell.parse(command)
+	cmds, complex := sc.cmds, sc.complex
 	allow, deny, creds := p.lists()
 	var invs []invocation
 	for _, c := range cmds {
 		invs = append(invs, invocations(c)...)
+	}
+	if sc.hidden != "" {
+		invs = append(invs, invocation{hidden: sc.hidden})
 	}
 	if reason, denied := denied(deny, command, invs); denied {
 		return Verdict{Deny, reason}
@@ -281,7 +285,8 @@ func (p *Policy) RuleFor(command string) string {
 // find, xargs or env (their arguments are other commands), nor for `git -c` or `npm run lint`
 // (a script name says nothing of the next one).
 func (p *Policy) alwaysRule(command string) (rule, bool) {
-	cmds, complex := p.shell.parse(command)
+	sc := p.shell.parse(command)
+	cmds, complex := sc.cmds, sc.complex
 	line := strings.TrimSpace(command)
 	switch {
 	case line == "":
@@ -491,6 +496,8 @@ func denied(deny []rule, line string, invs []invocation) (string, bool) {
 func hiddenCommand(invs []invocation) string {
 	for _, inv := range invs {
 		switch {
+		case inv.hidden != "" && inv.via == "":
+			return inv.hidden
 		case inv.hidden != "":
 			return fmt.Sprintf("what %s runs is computed by the shell (%s)", inv.via, inv.hidden)
 		case len(inv.argv) > 0 && inv.argv[0].dyn:

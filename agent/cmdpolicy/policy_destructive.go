@@ -314,9 +314,13 @@ func readsProgramFromStdin(argv []word) bool {
 }
 
 // lineDanger checks what only the structure of line (sh's) shows: a redirection that writes a
-// block device, and a download piped into an interpreter.
+// block device, a download piped into an interpreter, and a fork bomb.
 func lineDanger(line string) string {
-	cmds, info, _ := lexLine(line)
+	sc := readScript(line)
+	if sc.danger != "" {
+		return sc.danger
+	}
+	cmds, info := sc.cmds, sc.info
 	for i, c := range cmds {
 		if info[i].writes && c[0].redir && isBlockDevice(c[0].s) {
 			return "writes to a block device (" + c[0].s + ")"

@@ -1,17 +1,24 @@
 package cmdpolicy
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+
+	"mvdan.cc/sh/v3/syntax"
+)
 
 // word is one word of a simple command with its quotes removed.
 type word struct {
 	s string
 	// dyn is set when the shell computes part of the word when it runs: a `$` expansion (bare
-	// or in double quotes), or a glob, brace or `~` outside quotes. The policy cannot know it.
+	// or in double quotes), a substitution, or a glob, brace or `~` outside quotes. The policy
+	// cannot know it.
 	dyn bool
 	// split is set when that part may begin the word or be split into several words, so the
 	// word may become an option or more arguments: `$X`, `"$X"`, `*.go`, `{-o,x}`, `a$X`.
 	split bool
-	// redir is set on the word after `<` or `>`: a file, though the lexer makes it a command.
+	// redir is set on the target of a redirection (`< f`, `> f`), which the reading makes a
+	// command of its own, so that every path the line names is judged.
 	redir bool
 }
 
@@ -33,258 +40,343 @@ func texts(ws []word) []string {
 
 func joinText(ws []word) string { return strings.Join(texts(ws), " ") }
 
-// parseLine splits a command line into simple commands and reports whether the line is more
-// than one simple command: control operators, pipes, redirections, substitutions, subshells,
-// comments or an unclosed quote. It is not a full shell parser; it is enough to tell
-// "go test ./..." from "go test && rm …" and to find every command a line names, the ones inside
-// `$(…)` and backquotes included (listed before the command they are part of, whose word is then
-// dyn: `$(echo sudo) ls` runs an unknown command). `2>&1` is not an operator here: output is
-// merged anyway. What commands run inside others (sh -c, env, find -exec…) is invocations'
+// script is what sh's grammar says of a line: every simple command it can run, wherever it is
+// (pipelines and lists, `$(…)` and backquotes, `<(…)`, arithmetic, here-documents, subshells and
+// groups, if/while/until/for/case bodies, function bodies), the commands inside a substitution
+// listed before the command they are part of, whose word is then dyn: `$(echo sudo) ls` runs an
+// unknown command. What commands run inside others (sh -c, env, find -exec…) is invocations'
 // business.
-func parseLine(line string) (cmds [][]word, complex bool) {
-	cmds, _, complex = lexLine(line)
-	return cmds, complex
+type script struct {
+	cmds [][]word
+	info []cmdInfo
+	// complex is set when the line is more than one plain simple command: operators, pipes,
+	// redirections (`2>&1` aside: output is merged anyway), substitutions, compound commands,
+	// function definitions, comments, or a line the grammar rejects.
+	complex bool
+	// hidden says why some program of the line cannot be read from it: the grammar rejects the
+	// line, a here-document fed to a shell is computed, functions call each other too often.
+	hidden string
+	// danger names a destructive form only the structure shows: a function that runs itself
+	// in a pipe or in the background (a fork bomb).
+	danger string
 }
 
-// cmdInfo is what lexLine also tells of each simple command.
+// cmdInfo is what the reading also tells of each simple command.
 type cmdInfo struct {
 	// pipeline is shared by the commands a `|` (or `|&`) joins, and differs between pipelines.
-	// Parentheses keep it: `(curl x) | sh` is one pipeline.
+	// A group or subshell in a pipeline keeps it for all its commands: `(curl x; true) | sh`.
 	pipeline int
 	// writes: the command is a redirection's target opened for writing (`>`, `>>`, `>|`, `&>`,
-	// `<>`).
+	// `<>`, `>&`).
 	writes bool
 }
 
-// lexLine is parseLine with, for each command, its cmdInfo.
-func lexLine(line string) (cmds [][]word, info []cmdInfo, complex bool) {
-	type state struct {
-		words    []word
-		cur      string
-		w        word // the open word's flags
-		in       bool // a word is open (possibly empty: "")
-		brace    bool // the open word has an unquoted `{`
-		redir    bool // the next word is a redirection's target
-		redirOut bool // … opened for writing
-		writes   bool // the command is a target opened for writing
-		pipeline int
-		quote    byte
+// parseLine splits a command line into simple commands and reports whether the line is more
+// than one plain simple command (see script).
+func parseLine(line string) (cmds [][]word, complex bool) {
+	sc := readScript(line)
+	return sc.cmds, sc.complex
+}
+
+// maxCalls bounds how many function bodies a line's calls expand: `f(){ :; }; g(){ f;f;f; }…`
+// grows exponentially, and past the bound what runs is hidden.
+const maxCalls = 64
+
+// readScript reads line with sh's grammar (bash's, which accepts what sh does and more). A line
+// the grammar rejects is complex and hidden: nothing of it is allowed by a pattern, and under
+// --yes it is refused, since the denylist could not read it.
+func readScript(line string) script {
+	parser := syntax.NewParser(syntax.KeepComments(true), syntax.Variant(syntax.LangBash))
+	f, err := parser.Parse(strings.NewReader(line), "")
+	if err != nil {
+		return script{complex: true, hidden: "the shell's grammar rejects the line (" + err.Error() + ")"}
 	}
-	type frame struct {
-		kind  byte  // '(' a subshell or arithmetic, '$' a $( … ) substitution, '`' a backquoted one
-		outer state // what a substitution interrupted
-	}
-	var (
-		st    state
-		cur   strings.Builder
-		stack []frame
-		pipes = 1 // the next pipeline's number
-	)
-	newPipeline := func() { st.pipeline = pipes; pipes++ }
-	expand := func(splits bool) { // the shell computes what comes next in the word
-		st.w.dyn = true
-		st.w.split = st.w.split || splits || cur.Len() == 0
-	}
-	endWord := func() {
-		if st.in {
-			w := st.w
-			w.s = cur.String()
-			if w.redir = st.redir; w.redir && len(st.words) == 0 {
-				st.writes = st.redirOut
-			}
-			st.redir, st.redirOut = false, false
-			switch {
-			case w.s == "[" || w.s == "[[": // the test command, not a glob
-				w.dyn, w.split = false, false
-			case st.brace && w.s != "{": // a lone `{` is the group keyword
-				w.dyn = true
-				w.split = w.split || w.s[0] == '{'
-			}
-			st.words = append(st.words, w)
+	r := &reader{src: line, funcs: map[string]*syntax.Stmt{}, calls: maxCalls}
+	r.stmts(f.Stmts, -1)
+	syntax.Walk(f, func(n syntax.Node) bool {
+		if _, ok := n.(*syntax.Comment); ok {
+			r.sc.complex = true
 		}
-		cur.Reset()
-		st.w, st.in, st.brace = word{}, false, false
+		return !r.sc.complex
+	})
+	r.programsOnStdin()
+	if len(r.sc.cmds) > 1 {
+		r.sc.complex = true
 	}
-	endCmd := func() {
-		endWord()
-		if len(st.words) > 0 {
-			cmds = append(cmds, st.words)
-			info = append(info, cmdInfo{pipeline: st.pipeline, writes: st.writes})
-			st.words = nil
+	return r.sc
+}
+
+// reader walks a parsed line into a script.
+type reader struct {
+	src   string // the line, for the text of expansions
+	sc    script
+	pipes int                     // the last pipeline number given
+	funcs map[string]*syntax.Stmt // the functions defined so far, by name
+	// frames are the functions being read, innermost last, each with the forks (pipes and
+	// backgrounds) around it when it began: a call to one of them is recursion, and a fork bomb
+	// when more forks surround it now.
+	frames []frame
+	forks  int
+	calls  int     // function bodies still to expand
+	stdin  []stdin // here-documents and here-strings, judged at the end
+}
+
+type frame struct {
+	name  string
+	forks int
+}
+
+// stdin is a here-document or here-string: data, unless a shell of its pipeline reads its
+// program from standard input.
+type stdin struct {
+	pipeline int
+	text     string
+	known    bool // false when the shell computes part of the text
+}
+
+func (r *reader) newPipeline() int {
+	r.pipes++
+	return r.pipes
+}
+
+// add appends a simple command to the script.
+func (r *reader) add(argv []word, pipe int, writes bool) {
+	if len(argv) == 0 {
+		return
+	}
+	r.sc.cmds = append(r.sc.cmds, argv)
+	r.sc.info = append(r.sc.info, cmdInfo{pipeline: pipe, writes: writes})
+}
+
+// stmts reads a list. pipe is the pipeline the list's output goes to, or -1 when each
+// statement starts its own.
+func (r *reader) stmts(ss []*syntax.Stmt, pipe int) {
+	for _, s := range ss {
+		r.stmt(s, pipe)
+	}
+}
+
+func (r *reader) stmt(s *syntax.Stmt, pipe int) {
+	if s.Background || s.Coprocess || s.Disown {
+		r.sc.complex = true
+		r.forks++
+		defer func() { r.forks-- }()
+	}
+	if s.Negated {
+		r.sc.complex = true
+	}
+	if pipe < 0 && (len(s.Redirs) > 0 || isCall(s.Cmd)) {
+		pipe = r.newPipeline()
+	}
+	if s.Cmd != nil {
+		r.command(s.Cmd, pipe)
+	}
+	r.redirects(s.Redirs, pipe)
+}
+
+func isCall(c syntax.Command) bool {
+	_, ok := c.(*syntax.CallExpr)
+	return ok
+}
+
+// command reads one command of any kind.
+func (r *reader) command(c syntax.Command, pipe int) {
+	if call, ok := c.(*syntax.CallExpr); ok {
+		r.call(call, pipe)
+		return
+	}
+	r.sc.complex = true
+	switch c := c.(type) {
+	case *syntax.BinaryCmd:
+		if c.Op == syntax.Pipe || c.Op == syntax.PipeAll {
+			if pipe < 0 {
+				pipe = r.newPipeline()
+			}
+			r.forks++
+			defer func() { r.forks-- }()
 		}
-		st.writes = false
-	}
-	open := func(kind byte) { // a substitution starts inside the current word
-		complex = true
-		saved := st
-		saved.cur = cur.String()
-		stack = append(stack, frame{kind: kind, outer: saved})
-		st = state{}
-		newPipeline()
-		cur.Reset()
-	}
-	closeSubst := func() { // back to the word the substitution is part of, which is now dyn
-		endCmd()
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		st = f.outer
-		cur.Reset()
-		cur.WriteString(st.cur)
-		st.in = true
-		expand(st.quote == 0)
-	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch st.quote {
-		case '\'':
-			if c == '\'' {
-				st.quote = 0
-			} else {
-				cur.WriteByte(c)
-			}
-			continue
-		case '"':
-			switch {
-			case c == '"':
-				st.quote = 0
-			case c == '\\' && i+1 < len(line) && strings.IndexByte("$`\"\\\n", line[i+1]) >= 0:
-				i++
-				cur.WriteByte(line[i])
-			case c == '`' && len(stack) > 0 && stack[len(stack)-1].kind == '`':
-				closeSubst() // a backquote ends the one it is inside, quoted or not
-			case c == '`':
-				open('`')
-			case c == '$' && i+1 < len(line) && line[i+1] == '(':
-				i++
-				open('$')
-			case c == '$' && i+1 < len(line) && line[i+1] != '"' && line[i+1] != ' ':
-				expand(false)
-				cur.WriteByte(c)
-			default:
-				cur.WriteByte(c)
-			}
-			continue
+		r.stmt(c.X, pipe)
+		r.stmt(c.Y, pipe)
+	case *syntax.Block:
+		r.stmts(c.Stmts, pipe)
+	case *syntax.Subshell:
+		r.stmts(c.Stmts, pipe)
+	case *syntax.IfClause:
+		for ; c != nil; c = c.Else {
+			r.stmts(c.Cond, pipe)
+			r.stmts(c.Then, pipe)
 		}
-		switch c {
-		case ' ', '\t', '\r':
-			endWord()
-		case '\\':
-			if i+1 < len(line) {
-				i++
-				if line[i] != '\n' {
-					cur.WriteByte(line[i])
-					st.in = true
-				}
+	case *syntax.WhileClause:
+		r.stmts(c.Cond, pipe)
+		r.stmts(c.Do, pipe)
+	case *syntax.ForClause:
+		r.substitutions(c.Loop)
+		r.stmts(c.Do, pipe)
+	case *syntax.CaseClause:
+		r.substitutions(c.Word)
+		for _, item := range c.Items {
+			for _, p := range item.Patterns {
+				r.substitutions(p)
 			}
-		case '\'', '"':
-			st.quote, st.in = c, true
-		case '`':
-			if len(stack) > 0 && stack[len(stack)-1].kind == '`' {
-				closeSubst()
-			} else {
-				open('`')
+			r.stmts(item.Stmts, pipe)
+		}
+	default:
+		r.otherCommand(c, pipe)
+	}
+}
+
+// otherCommand reads the commands that are neither simple nor a list of statements.
+func (r *reader) otherCommand(c syntax.Command, pipe int) {
+	switch c := c.(type) {
+	case *syntax.FuncDecl:
+		r.define(c)
+	case *syntax.TimeClause:
+		if c.Stmt != nil {
+			r.stmt(c.Stmt, pipe)
+		}
+	case *syntax.CoprocClause:
+		r.forks++
+		r.stmt(c.Stmt, -1)
+		r.forks--
+	case *syntax.ArithmCmd, *syntax.LetClause:
+		r.substitutions(c)
+	case *syntax.TestClause:
+		argv := []word{{s: "[["}}
+		r.words(c.X, &argv)
+		r.add(append(argv, word{s: "]]"}), r.orNew(pipe), false)
+	case *syntax.DeclClause:
+		argv := []word{{s: c.Variant.Value}}
+		for _, a := range c.Args {
+			if w, ok := r.assign(a); ok {
+				argv = append(argv, w)
 			}
-		case '(':
-			complex = true
-			endCmd()
-			stack = append(stack, frame{kind: '('})
-		case ')':
-			complex = true
-			if len(stack) > 0 && stack[len(stack)-1].kind == '$' {
-				closeSubst()
-				continue
-			}
-			endCmd()
-			if len(stack) > 0 && stack[len(stack)-1].kind == '(' {
-				stack = stack[:len(stack)-1]
-			}
-		case ';', '&', '|', '\n', '<', '>':
-			if c == '>' && st.in && cur.String() == "2" && !st.w.dyn && strings.HasPrefix(line[i+1:], "&1") &&
-				(i+3 == len(line) || line[i+3] == ' ' || line[i+3] == '\t') {
-				cur.Reset() // 2>&1: stderr is merged anyway
-				st.in = false
-				i += 2
-				continue
-			}
-			complex = true
-			endCmd()
-			next := byte(0)
-			if i+1 < len(line) {
-				next = line[i+1]
-			}
-			switch {
-			case c == '<' || c == '>':
-				st.redir = true
-				st.redirOut = st.redirOut || c == '>' || next == '>'
-			case c == '|' && next == '|', c == '&' && next == '&':
-				i++
-				newPipeline()
-			case c == '|' && next == '&': // |&: stderr too, still a pipe
-				i++
-			case c == '|':
-			case c == '&' && (next == '>' || i > 0 && (line[i-1] == '>' || line[i-1] == '<')):
-				// &> and >&: a redirection, not a background job
-			default:
-				newPipeline()
-			}
-		case '#':
-			if st.in {
-				cur.WriteByte(c)
-				continue
-			}
-			complex = true
-			for i < len(line) && line[i] != '\n' {
-				i++
-			}
-			endCmd()
-		case '$':
-			switch {
-			case i+1 < len(line) && line[i+1] == '(':
-				i++
-				open('$')
-				continue
-			case i+1 < len(line) && strings.IndexByte(" \t\r\n;&|)", line[i+1]) < 0:
-				expand(true) // unquoted: split into words by the shell
-			}
-			cur.WriteByte(c)
-			st.in = true
-		case '*', '?', '[':
-			expand(false)
-			cur.WriteByte(c)
-			st.in = true
-		case '~':
-			if !st.in {
-				st.w.dyn = true // the home directory: never an option, but never a known name
-			}
-			cur.WriteByte(c)
-			st.in = true
-		case '{':
-			st.brace = true
-			cur.WriteByte(c)
-			st.in = true
-		default:
-			cur.WriteByte(c)
-			st.in = true
+		}
+		r.add(argv, r.orNew(pipe), false)
+	default:
+		r.sc.hidden = fmt.Sprintf("a construct the policy does not read (%T)", c)
+	}
+}
+
+func (r *reader) orNew(pipe int) int {
+	if pipe < 0 {
+		return r.newPipeline()
+	}
+	return pipe
+}
+
+// words appends the words of a test expression, each read as an argument.
+func (r *reader) words(n syntax.Node, argv *[]word) {
+	syntax.Walk(n, func(n syntax.Node) bool {
+		if w, ok := n.(*syntax.Word); ok {
+			*argv = append(*argv, r.word(w))
+			return false
+		}
+		return true
+	})
+}
+
+// substitutions reads the commands that the substitutions anywhere in n run (`$(…)`,
+// backquotes, `<(…)`, also inside arithmetic and parameter expansions), each list starting
+// pipelines of its own.
+func (r *reader) substitutions(n syntax.Node) {
+	if n == nil {
+		return
+	}
+	syntax.Walk(n, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.CmdSubst:
+			r.sc.complex = true
+			r.stmts(n.Stmts, -1)
+			return false
+		case *syntax.ProcSubst:
+			r.sc.complex = true
+			r.stmts(n.Stmts, -1)
+			return false
+		case *syntax.ArithmExp:
+			r.sc.complex = true
+		}
+		return true
+	})
+}
+
+// call reads a simple command: its assignments and words, then, for a function defined in the
+// line, the body it runs, in the caller's pipeline.
+func (r *reader) call(c *syntax.CallExpr, pipe int) {
+	var argv []word
+	for _, a := range c.Assigns {
+		if w, ok := r.assign(a); ok {
+			argv = append(argv, w)
 		}
 	}
-	if st.quote != 0 || len(stack) > 0 {
-		complex = true
+	for _, w := range c.Args {
+		argv = append(argv, r.word(w))
 	}
-	endCmd()
-	for len(stack) > 0 { // unclosed: keep the words the substitutions interrupted
-		f := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if f.kind != '(' {
-			st = f.outer
-			cur.Reset()
-			cur.WriteString(st.cur)
-			st.in = true
-			expand(true)
-			endCmd()
+	r.add(argv, pipe, false)
+	if len(c.Args) == 0 {
+		return
+	}
+	name := c.Args[0].Lit()
+	body, ok := r.funcs[name]
+	if !ok || name == "" {
+		return
+	}
+	for _, f := range r.frames {
+		if f.name == name {
+			if r.forks > f.forks {
+				r.sc.danger = "a fork bomb (a function that runs itself in a pipe or in the background)"
+			}
+			return
 		}
 	}
-	if len(cmds) > 1 {
-		complex = true
+	if r.calls--; r.calls < 0 {
+		r.sc.hidden = "the line's functions call each other too often to follow"
+		return
 	}
-	return cmds, info, complex
+	r.inFunction(name, func() { r.stmt(body, pipe) })
+}
+
+// define reads a function definition: its body is judged whether or not the line calls it,
+// and a call by name runs it (call).
+func (r *reader) define(fd *syntax.FuncDecl) {
+	if fd.Name == nil || fd.Body == nil {
+		r.sc.hidden = "a function without a name"
+		return
+	}
+	r.funcs[fd.Name.Value] = fd.Body
+	r.inFunction(fd.Name.Value, func() { r.stmt(fd.Body, -1) })
+}
+
+func (r *reader) inFunction(name string, read func()) {
+	r.frames = append(r.frames, frame{name: name, forks: r.forks})
+	read()
+	r.frames = r.frames[:len(r.frames)-1]
+}
+
+// assign reads an assignment as the word NAME=value (`a+=x` too: what matters is the value),
+// an array's values joined and computed.
+func (r *reader) assign(a *syntax.Assign) (word, bool) {
+	r.substitutions(a.Index)
+	var w word
+	switch {
+	case a.Value != nil:
+		w = r.word(a.Value)
+	case a.Array != nil:
+		r.substitutions(a.Array)
+		w = word{s: r.text(a.Array), dyn: true}
+	}
+	if a.Name == nil {
+		return w, a.Value != nil // `declare $X`: the word itself
+	}
+	w.s = a.Name.Value + "=" + w.s
+	w.split = false
+	return w, true
+}
+
+// text is the source of n, as written.
+func (r *reader) text(n syntax.Node) string {
+	from, to := int(n.Pos().Offset()), int(n.End().Offset())
+	if from < 0 || to > len(r.src) || from > to {
+		return ""
+	}
+	return r.src[from:to]
 }
