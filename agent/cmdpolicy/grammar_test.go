@@ -53,6 +53,12 @@ func TestPolicyGrammar(t *testing.T) {
 		{"case $1 in t) go test ./... ;; esac", Ask, Allow},
 		{"if [ -f go.mod ]; then go test ./...; fi", Ask, Allow},
 		{"while read -r f; do echo \"$f\"; done < list.txt", Ask, Allow},
+		{"for f in ~/.ssh/*; do cat \"$f\"; done", Deny, Deny}, // the loop's words are judged
+		{"for f in *.go; do gofmt -l \"$f\"; done", Ask, Allow},
+		{"{ curl -s https://x; python3; } > out", Ask, Allow}, // a group's list keeps its pipelines
+		// Aliases: dash expands them in the lines that follow.
+		{"alias x='sudo id'\nx", Deny, Deny},
+		{"alias t='go test ./...'", Ask, Allow},
 		// What the grammar rejects is asked, and refused under --yes: the denylist cannot read it.
 		{"go test 'unclosed", Ask, Deny},
 		{"echo $(", Ask, Deny},

@@ -96,6 +96,12 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 		}
 	case name == "eval" && len(args) > 0:
 		line("eval", joinWord(args))
+	case name == "alias": // dash expands aliases in the lines that follow: the value is a line
+		for _, a := range args {
+			if _, value, ok := strings.Cut(a.s, "="); ok {
+				line("alias", word{s: value, dyn: a.dyn})
+			}
+		}
 	case name == "watch":
 		if i := skipOptions(args, "nq", "interval", "equexit"); i < len(args) {
 			line("watch", joinWord(args[i:]))

@@ -165,13 +165,13 @@ func (r *reader) stmt(s *syntax.Stmt, pipe int) {
 	if s.Negated {
 		r.sc.complex = true
 	}
-	if pipe < 0 && (len(s.Redirs) > 0 || isCall(s.Cmd)) {
+	if pipe < 0 && isCall(s.Cmd) {
 		pipe = r.newPipeline()
 	}
 	if s.Cmd != nil {
 		r.command(s.Cmd, pipe)
 	}
-	r.redirects(s.Redirs, pipe)
+	r.redirects(s.Redirs, r.orNew(pipe)) // a compound command's own: its list keeps its pipelines
 }
 
 func isCall(c syntax.Command) bool {
@@ -210,14 +210,24 @@ func (r *reader) command(c syntax.Command, pipe int) {
 		r.stmts(c.Cond, pipe)
 		r.stmts(c.Do, pipe)
 	case *syntax.ForClause:
-		r.substitutions(c.Loop)
+		// The words a loop goes through are judged as a command's arguments (`for f in ~/.ssh/*`
+		// names credentials); a C-style loop's are arithmetic.
+		argv := []word{{s: "for"}}
+		if it, ok := c.Loop.(*syntax.WordIter); ok {
+			argv = append(argv, word{s: it.Name.Value}, word{s: "in"})
+		}
+		r.words(c.Loop, &argv)
+		r.add(argv, r.orNew(pipe), false)
 		r.stmts(c.Do, pipe)
 	case *syntax.CaseClause:
-		r.substitutions(c.Word)
+		argv := []word{{s: "case"}, r.word(c.Word)}
 		for _, item := range c.Items {
 			for _, p := range item.Patterns {
 				r.substitutions(p)
 			}
+		}
+		r.add(argv, r.orNew(pipe), false)
+		for _, item := range c.Items {
 			r.stmts(item.Stmts, pipe)
 		}
 	default:
