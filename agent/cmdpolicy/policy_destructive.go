@@ -314,12 +314,9 @@ func readsProgramFromStdin(argv []word) bool {
 }
 
 // lineDanger checks what only the structure of line (sh's) shows: a redirection that writes a
-// block device, a download piped into an interpreter, and a fork bomb.
+// block device, and a download piped into an interpreter.
 func lineDanger(line string) string {
 	sc := readScript(line)
-	if sc.danger != "" {
-		return sc.danger
-	}
 	cmds, info := sc.cmds, sc.info
 	for i, c := range cmds {
 		if info[i].writes && c[0].redir && isBlockDevice(c[0].s) {

@@ -163,9 +163,6 @@ func (r *reader) programsOnStdin() {
 		if inner.hidden != "" {
 			r.sc.hidden = inner.hidden
 		}
-		if inner.danger != "" {
-			r.sc.danger = inner.danger
-		}
 	}
 }
 
