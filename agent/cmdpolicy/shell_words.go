@@ -131,7 +131,7 @@ func (r *reader) redirects(rs []*syntax.Redirect, pipe int) {
 		w := r.word(rd.Word)
 		w.redir = true
 		switch rd.Op {
-		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.DplOut, syntax.ClbOut, syntax.RdrAll, syntax.AppAll:
+		case syntax.RdrOut, syntax.AppOut, syntax.RdrInOut, syntax.DplOut, syntax.RdrClob, syntax.RdrAll, syntax.AppAll:
 			r.add([]word{w}, pipe, true)
 		default:
 			r.add([]word{w}, pipe, false)
