@@ -11,6 +11,7 @@ require (
 	go.lsp.dev/protocol v0.12.0
 	golang.org/x/sys v0.49.0
 	google.golang.org/genai v1.77.0
+	mvdan.cc/sh/v3 v3.14.1
 )
 
 require (

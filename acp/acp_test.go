@@ -157,8 +157,8 @@ func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey 
 		defer close(done)
 		_ = Serve(ctx, agentIn, agentOut, Options{
 			Version: "test", Model: name, HasKey: hasKey, StateHome: home,
-			Policy: policy(),
-			Logger: slog.New(slog.DiscardHandler),
+			ContextPolicy: policy(),
+			Logger:        slog.New(slog.DiscardHandler),
 			NewModel: func(ctx context.Context, name string) (agent.Model, int, error) {
 				c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: model.URL(), Model: name, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond})
 				if err != nil {

@@ -17,12 +17,12 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -40,9 +40,9 @@ type Options struct {
 	// StateHome is where sessions are saved, one directory per workspace (as serve and run).
 	StateHome string
 	// ConfigHome is the user's configuration directory (their mcp.json).
-	ConfigHome string
-	Policy     contextwin.Policy
-	Prices     contextwin.PriceTable
+	ConfigHome    string
+	ContextPolicy contextwin.Policy
+	Prices        contextwin.PriceTable
 	// Thinking is the --thinking setting: catalog.Auto or a level the model accepts.
 	Thinking string
 	Allow    []string
@@ -77,7 +77,7 @@ type live struct {
 	s        *agent.Session
 	log      *session.Log
 	cwd      string
-	commands *tools.Policy
+	commands *cmdpolicy.Policy
 	closers  []func() error // MCP servers
 	mcp      *mcp.Manager   // nil: none
 	notice   string         // what the sandbox cannot do here, said once per connection; "" if whole
@@ -255,7 +255,7 @@ func workspace(cwd string) (string, error) {
 func (s *server) spec(id string, l *live, given []sdk.McpServer) (host.Spec, error) {
 	spec := host.Spec{
 		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking,
-		Policy: s.opts.Policy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
+		ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
 		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret/secrettest"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -16,8 +17,8 @@ import (
 // policy, the redactor and run_command are the ones every front-end builds.
 
 // yesPolicy is --yes with the default lists.
-func yesPolicy() *tools.Policy {
-	p := tools.NewPolicy(nil, nil)
+func yesPolicy() *cmdpolicy.Policy {
+	p := cmdpolicy.New(nil, nil)
 	p.AllowAll = true
 	return p
 }
@@ -63,7 +64,7 @@ func TestAttackAlwaysAllowGitDiffStaysInWorkspace(t *testing.T) {
 	t.Setenv("HOME", h.Dir)
 	user := &scriptedUser{answers: []tools.Decision{tools.AlwaysAllow}}
 	outside := filepath.Join(t.TempDir(), "notes.txt")
-	f := newFixture(t, fixtureOpts{approver: user, commands: tools.NewPolicy(nil, nil), files: map[string]string{"a.txt": "a\n"}},
+	f := newFixture(t, fixtureOpts{approver: user, commands: cmdpolicy.New(nil, nil), files: map[string]string{"a.txt": "a\n"}},
 		callTurn("run_command", map[string]any{"command": "git diff"}, ""),
 		callTurn("run_command", map[string]any{"command": "git diff --no-index ~/.ssh/id_ed25519 /dev/null"}, ""),
 		callTurn("run_command", map[string]any{"command": "git diff --no-index " + outside + " /dev/null"}, ""),

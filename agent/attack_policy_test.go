@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -73,8 +74,8 @@ func TestAttackAllowlistedOptionsAsk(t *testing.T) {
 // wrapper, shell, path or alias. `touch` is added to the denylist so that running shows on disk;
 // the control runs show the same lines do create the file when nothing denies them.
 func TestAttackYesStillDenies(t *testing.T) {
-	yes := func(deny ...string) *tools.Policy {
-		p := tools.NewPolicy(nil, deny)
+	yes := func(deny ...string) *cmdpolicy.Policy {
+		p := cmdpolicy.New(nil, deny)
 		p.AllowAll = true
 		return p
 	}
@@ -121,7 +122,7 @@ func TestAttackYesNeverPushes(t *testing.T) {
 		`timeout -s KILL 30 git push origin HEAD:refs/heads/main`,
 	} {
 		t.Run(command, func(t *testing.T) {
-			p := tools.NewPolicy(nil, nil)
+			p := cmdpolicy.New(nil, nil)
 			p.AllowAll = true
 			f := newFixture(t, fixtureOpts{commands: p, files: map[string]string{"a.txt": "a\n"}},
 				callTurn("run_command", map[string]any{"command": command}, ""), textTurn("done"))
@@ -225,7 +226,7 @@ func TestAttackAlwaysAllowIsNotAPrefix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.approved, func(t *testing.T) {
 			user := &scriptedUser{answers: []tools.Decision{tools.AlwaysAllow}}
-			f := newFixture(t, fixtureOpts{approver: user, commands: tools.NewPolicy(nil, nil)},
+			f := newFixture(t, fixtureOpts{approver: user, commands: cmdpolicy.New(nil, nil)},
 				callTurn("run_command", map[string]any{"command": tt.approved}, ""),
 				callTurn("run_command", map[string]any{"command": tt.hostile}, ""),
 				textTurn("done"),

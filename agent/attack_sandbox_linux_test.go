@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
@@ -254,7 +255,7 @@ func TestAttackKeyThroughEnviron(t *testing.T) {
 		t.Run(p.name, func(t *testing.T) {
 			ws := t.TempDir()
 			a := newFixture(t, fixtureOpts{journal: true,
-				ws: ws, sandbox: p.make(ws), commands: &tools.Policy{AllowAll: true},
+				ws: ws, sandbox: p.make(ws), commands: &cmdpolicy.Policy{AllowAll: true},
 				secrets: secret.FromEnv(os.Getenv),
 				files:   map[string]string{".env": "GEMINI_API_KEY=" + testKey + "\n"},
 			},

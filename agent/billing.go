@@ -86,7 +86,7 @@ func (s *Session) turnWarningsLocked() []string {
 		}
 		out = append(out, s.warnOnceLocked("retired", text))
 	}
-	if _, priced := s.pricing.At(name, s.opts.Now(), 0); !priced && s.opts.Policy.MaxCostUSD > 0 {
+	if _, priced := s.pricing.At(name, s.opts.Now(), 0); !priced && s.opts.ContextPolicy.MaxCostUSD > 0 {
 		out = append(out, s.warnOnceLocked("cap", s.capWarning(name)))
 	}
 	return nonEmpty(out)
@@ -94,7 +94,7 @@ func (s *Session) turnWarningsLocked() []string {
 
 // capWarning says that the dollar cap cannot be enforced because model has no known price.
 func (s *Session) capWarning(model string) string {
-	return fmt.Sprintf("the dollar cap ($%.2f) cannot be enforced: %s has no known price (give it one with --prices or the prices setting)", s.opts.Policy.MaxCostUSD, model)
+	return fmt.Sprintf("the dollar cap ($%.2f) cannot be enforced: %s has no known price (give it one with --prices or the prices setting)", s.opts.ContextPolicy.MaxCostUSD, model)
 }
 
 func nonEmpty(in []string) []string {
@@ -141,7 +141,7 @@ func (s *Session) servedWarningsLocked(served string, status *genai.ModelStatus,
 	if w := statusWarning(subject, status); w != "" {
 		out = append(out, s.warnOnceLocked("status:"+subject, w))
 	}
-	if !priced && s.opts.Policy.MaxCostUSD > 0 {
+	if !priced && s.opts.ContextPolicy.MaxCostUSD > 0 {
 		out = append(out, s.warnOnceLocked("cap", s.capWarning(served)))
 	}
 	return nonEmpty(out)

@@ -54,8 +54,8 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 	}
 	if note != "" && plan.Split > 1 {
 		note = fmt.Sprintf("%s: compacting %d messages", note, plan.Split-1)
-		if plan.Keep < s.opts.Policy.KeepRecentTurns {
-			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, s.opts.Policy.KeepRecentTurns)
+		if plan.Keep < s.opts.ContextPolicy.KeepRecentTurns {
+			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, s.opts.ContextPolicy.KeepRecentTurns)
 		}
 	}
 	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{})}
@@ -99,8 +99,8 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 		Fixed: est.Tokens(s.prompt.estimate()), Before: before,
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
 		MinCached:       s.cacheMinLocked(),
-		KeepRecentTurns: s.opts.Policy.KeepRecentTurns,
-		Target:          int(s.opts.Policy.CompactAt * float64(s.Window())),
+		KeepRecentTurns: s.opts.ContextPolicy.KeepRecentTurns,
+		Target:          int(s.opts.ContextPolicy.CompactAt * float64(s.Window())),
 	})
 }
 
@@ -146,7 +146,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	default:
 		cp := s.installLocked(job)
 		ev.State, ev.Checkpoint = CompactionDone, &cp
-		if s.noProgress >= s.opts.Policy.MaxCompactionsWithoutProgress {
+		if s.noProgress >= s.opts.ContextPolicy.MaxCompactionsWithoutProgress {
 			stop = StopCompactionLimit
 		}
 	}
@@ -201,7 +201,7 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	}})
 	// A compaction that leaves the prompt where the next call must wait for another one made no
 	// progress; one under blockAt leaves room to go on.
-	if s.opts.Policy.Check(after, s.Window()) == contextwin.Block {
+	if s.opts.ContextPolicy.Check(after, s.Window()) == contextwin.Block {
 		s.noProgress++
 	} else {
 		s.noProgress = 0
@@ -213,7 +213,7 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 func (s *Session) handoff() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	p := s.opts.Policy
+	p := s.opts.ContextPolicy
 	return fmt.Sprintf("\n\nStopped: %d compactions in a row left the context above %g × %d tokens, so compacting again would not help. "+
 		"Even the last turn kept verbatim is too large for the budget. Raise contextBudget, "+
 		"or start a new session from the latest checkpoint:\n\n%s\n", s.noProgress, p.BlockAt, s.Window(), contextwin.JoinSummaries(s.blocks))
@@ -255,7 +255,7 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 	}
 	plan, ok := s.planLocked()
 	if !ok {
-		plan.Keep = s.opts.Policy.KeepRecentTurns
+		plan.Keep = s.opts.ContextPolicy.KeepRecentTurns
 	}
 	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan)
 	job := s.job

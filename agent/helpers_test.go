@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
@@ -37,7 +38,7 @@ type fixtureOpts struct {
 	policy   contextwin.Policy
 	stream   bool
 	approver tools.Approver
-	commands *tools.Policy
+	commands *cmdpolicy.Policy
 	limit    int
 	setup    func(t *testing.T, ws string) // after files are written, before the session starts
 	ws       string                        // "" = a new temp dir
@@ -107,7 +108,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Now:             o.now,
 		Thinking:        o.thinking,
 		InputTokenLimit: o.limit,
-		Policy:          o.policy,
+		ContextPolicy:   o.policy,
 		Approver:        o.approver,
 		Commands:        o.commands,
 		Sandbox:         o.sandbox,

@@ -162,13 +162,13 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 		return stop
 	}
 	s.mu.Lock()
-	if s.totals.Capped(s.opts.Policy) {
+	if s.totals.Capped(s.opts.ContextPolicy) {
 		s.mu.Unlock()
 		return StopCapped
 	}
 	used, _ := s.ledger.Used()
 	window := s.Window()
-	th := s.opts.Policy.Check(used, window)
+	th := s.opts.ContextPolicy.Check(used, window)
 	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
 		if plan, ok := s.planLocked(); ok && (th == contextwin.Block || s.worthLocked(plan, calls)) {
 			s.startJobLocked(ctx, contextwin.TriggerAuto, "", s.thresholdNote(used, window), plan)
@@ -209,7 +209,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 }
 
 func (s *Session) thresholdNote(used, window int) string {
-	p := s.opts.Policy
+	p := s.opts.ContextPolicy
 	if p.Check(used, window) == contextwin.Block {
 		return fmt.Sprintf("%d ≥ %g × %d", used, p.BlockAt, window)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -202,7 +202,7 @@ func TestSessionCap(t *testing.T) {
 }
 
 func TestCancelMidTool(t *testing.T) {
-	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"sleep"}, nil)}, callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("unused"))
+	f := newFixture(t, fixtureOpts{commands: cmdpolicy.New([]string{"sleep"}, nil)}, callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("unused"))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var evs []Event
@@ -262,7 +262,7 @@ func sysAndTools(t *testing.T, body []byte) string {
 }
 
 func TestBusy(t *testing.T) {
-	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"sleep"}, nil)}, callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("x"))
+	f := newFixture(t, fixtureOpts{commands: cmdpolicy.New([]string{"sleep"}, nil)}, callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("x"))
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	for ev := range f.s.Run(ctx, "one") {

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -15,7 +15,7 @@ import (
 // commands: with -race, any unsynchronised read of the tools' Env by a running call fails.
 func TestSettingsChangeDuringTurn(t *testing.T) {
 	echo := map[string]any{"command": "echo hi"}
-	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"echo"}, nil)},
+	f := newFixture(t, fixtureOpts{commands: cmdpolicy.New([]string{"echo"}, nil)},
 		callTurn("run_command", echo, ""), callTurn("run_command", echo, ""), callTurn("run_command", echo, ""),
 		textTurn("done"))
 	stop := make(chan struct{})
@@ -50,7 +50,7 @@ func TestSettingsChangeDuringTurn(t *testing.T) {
 // first one's iterator return: its cleanup must not mark the second turn idle (which would let a
 // third turn run beside it).
 func TestNextTurnStaysRunning(t *testing.T) {
-	f := newFixture(t, fixtureOpts{commands: tools.NewPolicy([]string{"sleep"}, nil)},
+	f := newFixture(t, fixtureOpts{commands: cmdpolicy.New([]string{"sleep"}, nil)},
 		textTurn("first done"),
 		callTurn("run_command", map[string]any{"command": "sleep 60"}, ""), textTurn("x"))
 	ctx, cancel := context.WithCancel(t.Context())

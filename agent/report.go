@@ -60,7 +60,7 @@ func (s *Session) Context() Report {
 		State:       s.stateLocked(),
 		Status:      status,
 		FixedTokens: f.Sum(),
-		Policy:      s.opts.Policy,
+		Policy:      s.opts.ContextPolicy,
 		Factor:      s.ledger.Factor(),
 	}
 }
@@ -88,7 +88,7 @@ func (s *Session) usageLocked() Usage {
 		Size:        window,
 		Percent:     math.Round(1000*float64(used)/float64(window)) / 10,
 		Source:      src,
-		Breakdown:   contextwin.NewBreakdown(window, used, s.opts.Policy.Reserve(window), fixed),
+		Breakdown:   contextwin.NewBreakdown(window, used, s.opts.ContextPolicy.Reserve(window), fixed),
 		Totals:      s.totals,
 		Compaction:  state,
 		Compactions: len(s.checkpoints),

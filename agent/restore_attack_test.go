@@ -13,9 +13,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/session"
-	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // link makes a symlink name → target, with its parent directories.
@@ -103,7 +103,7 @@ func TestAttackRestoreThroughSymlink(t *testing.T) {
 				os.WriteFile(filepath.Join(out, name), []byte(content), 0o644)
 			}
 			swap := strings.ReplaceAll(tt.swap, "OUT", out)
-			f, _, _ := saved(t, fixtureOpts{files: tt.files, commands: &tools.Policy{AllowAll: true}},
+			f, _, _ := saved(t, fixtureOpts{files: tt.files, commands: &cmdpolicy.Policy{AllowAll: true}},
 				tt.call, callTurn("run_command", map[string]any{"command": swap}, ""), textTurn("done"))
 			if _, err := f.run(t.Context(), "change it"); err != nil {
 				t.Fatal(err)

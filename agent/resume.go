@@ -22,8 +22,8 @@ import (
 // left with unanswered calls by a crash gets the answers Replay made, saved to the log too.
 func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 	opts.ID = snap.Meta.ID
-	if snap.Policy != nil && opts.Policy == (contextwin.Policy{}) {
-		opts.Policy = *snap.Policy
+	if snap.Policy != nil && opts.ContextPolicy == (contextwin.Policy{}) {
+		opts.ContextPolicy = *snap.Policy
 	}
 	s, err := New(opts)
 	if err != nil {
@@ -47,7 +47,7 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 	s.verdict = snap.Verdict
 	s.restorePoints = slices.Clone(snap.RestorePoints)
 	s.modified = snap.ModifiedFiles()
-	s.capped = s.totals.Capped(s.opts.Policy)
+	s.capped = s.totals.Capped(s.opts.ContextPolicy)
 	if !snap.LastActivity.IsZero() {
 		s.lastActivity = snap.LastActivity
 	}

@@ -19,6 +19,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
@@ -40,7 +41,9 @@ type Options struct {
 	Model           Model
 	ModelName       string
 	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
-	Policy          contextwin.Policy
+	// ContextPolicy is the context window policy (budget, compaction thresholds, caps); the zero
+	// value is contextwin.DefaultPolicy().
+	ContextPolicy contextwin.Policy
 	// Catalog is the model catalogue, the user's models setting applied; nil = catalog.Builtin().
 	Catalog *catalog.Catalog
 	// Prices override the catalogue's (the --prices file, the prices setting); nil = none.
@@ -48,8 +51,8 @@ type Options struct {
 	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
 	// model's default). Catalog.Thinking resolves the user's setting into it.
 	Thinking catalog.ThinkingChoice
-	Commands *tools.Policy  // nil = tools.NewPolicy(nil, nil)
-	Approver tools.Approver // nil = refuse what the policy does not allow
+	Commands *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
+	Approver tools.Approver    // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.
 	Sandbox *sandbox.Sandbox
 	// Secrets are redacted from everything that reaches the model or the journal; nil = the
@@ -131,17 +134,17 @@ func New(opts Options) (*Session, error) {
 	if !filepath.IsAbs(opts.Workspace) {
 		return nil, fmt.Errorf("new session: workspace %q is not absolute", opts.Workspace)
 	}
-	if opts.Policy == (contextwin.Policy{}) {
-		opts.Policy = contextwin.DefaultPolicy()
+	if opts.ContextPolicy == (contextwin.Policy{}) {
+		opts.ContextPolicy = contextwin.DefaultPolicy()
 	}
-	if err := opts.Policy.Validate(); err != nil {
+	if err := opts.ContextPolicy.Validate(); err != nil {
 		return nil, fmt.Errorf("new session: %w", err)
 	}
 	if opts.Catalog == nil {
 		opts.Catalog = catalog.Builtin()
 	}
 	if opts.Commands == nil {
-		opts.Commands = tools.NewPolicy(nil, nil)
+		opts.Commands = cmdpolicy.New(nil, nil)
 	}
 	if opts.Secrets == nil {
 		opts.Secrets = secret.FromEnv(os.Getenv)
@@ -179,7 +182,7 @@ func (s *Session) init() *Session {
 }
 
 func (s *Session) newEnv() *tools.Env {
-	p := s.opts.Policy
+	p := s.opts.ContextPolicy
 	var temps string
 	if s.opts.StateDir != "" {
 		temps = filepath.Join(s.opts.StateDir, session.TempsDir)
@@ -194,7 +197,7 @@ func (s *Session) newEnv() *tools.Env {
 		Overlay:          s.opts.Overlay,
 		Guard:            s.opts.Guard,
 		BeforeChange:     s.recordChange,
-		Policy:           s.opts.Commands,
+		Commands:         s.opts.Commands,
 		Approver:         s.opts.Approver,
 		Sandbox:          s.opts.Sandbox,
 		Secrets:          s.opts.Secrets,
@@ -218,7 +221,7 @@ func (s *Session) Turns() int {
 }
 
 // Window is the effective context budget.
-func (s *Session) Window() int { return s.opts.Policy.Window(s.opts.InputTokenLimit) }
+func (s *Session) Window() int { return s.opts.ContextPolicy.Window(s.opts.InputTokenLimit) }
 
 // SetPolicy applies new context settings from the next model call on.
 func (s *Session) SetPolicy(p contextwin.Policy) error {
@@ -227,10 +230,10 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.opts.Policy != p {
+	if s.opts.ContextPolicy != p {
 		s.journal(session.Record{Kind: session.KindSettings, Policy: &p})
 	}
-	s.opts.Policy = p
+	s.opts.ContextPolicy = p
 	s.env.MaxOutputChars = p.ToolOutputMaxChars
 	s.env.LargeOutputBytes = p.LargeOutputThresholdBytes
 	return nil

@@ -31,7 +31,7 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	l.Reset(h)
 	used, _ := l.Used()
 	window := s.Window()
-	if limit := int(s.opts.Policy.CompactAt * float64(window)); used > limit {
+	if limit := int(s.opts.ContextPolicy.CompactAt * float64(window)); used > limit {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: the history before it is about %d tokens, over compactAt × budget = %d; it would be compacted again at once (raise contextBudget to undo it)", ErrCannotUndo, used, limit)
 	}
 	cp := s.checkpoints[len(s.checkpoints)-1]

@@ -14,10 +14,10 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/session"
-	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once. At most
@@ -37,7 +37,7 @@ type sessionSet struct {
 // live is one session and its running turn, if any.
 type live struct {
 	s        *agent.Session
-	commands *tools.Policy // the session's command policy ("always allow" lasts the session)
+	commands *cmdpolicy.Policy // the session's command policy ("always allow" lasts the session)
 	title    string
 	created  time.Time
 	log      *session.Log       // nil when not saved
@@ -107,7 +107,7 @@ func (ss *sessionSet) spec(ctx context.Context, id string, c config) host.Spec {
 	srv := ss.srv
 	spec := host.Spec{
 		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking,
-		Policy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
+		ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
 		Sandbox: c.sandboxConfig(srv.root), Secrets: srv.secrets, Approver: approver{srv: srv, sessionID: id},
 		Stream: true, Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Lazy: true,
 		MaxTurnRequests: c.maxTurnRequests,

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
-	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
@@ -59,8 +59,8 @@ type config struct {
 	policy   contextwin.Policy
 	// maxTurnRequests caps a turn's model calls (0: the agent's default).
 	maxTurnRequests int
-	allow    []string
-	prices   contextwin.PriceTable // overrides of the catalogue's prices; nil = none
+	allow           []string
+	prices          contextwin.PriceTable // overrides of the catalogue's prices; nil = none
 	// catalog is the model catalogue with the models setting applied; models is that setting
 	// (nil: the built-in catalogue).
 	catalog *catalog.Catalog
@@ -236,8 +236,8 @@ func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
 
 // commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths
 // the policy refuses as it does the credential files.
-func (c config) commandPolicy() *tools.Policy {
-	p := tools.NewPolicy(c.allow, nil)
+func (c config) commandPolicy() *cmdpolicy.Policy {
+	p := cmdpolicy.New(c.allow, nil)
 	p.HidePaths = slices.Clone(c.hidePaths)
 	return p
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
@@ -46,13 +47,13 @@ type Host struct {
 type Spec struct {
 	// ID is a new session's id when the front-end needs it before the session exists (to
 	// address its notices); empty: the host makes one.
-	ID        string
-	Workspace string // absolute
-	Model     string // a resumed session keeps the model it was saved with
-	Thinking  string // catalog.Auto ("" too) or a level, checked against the model
-	Policy    contextwin.Policy
-	Prices    contextwin.PriceTable
-	Catalog   *catalog.Catalog // nil: the built-in one
+	ID            string
+	Workspace     string // absolute
+	Model         string // a resumed session keeps the model it was saved with
+	Thinking      string // catalog.Auto ("" too) or a level, checked against the model
+	ContextPolicy contextwin.Policy
+	Prices        contextwin.PriceTable
+	Catalog       *catalog.Catalog // nil: the built-in one
 	// Allow is the command allowlist; Yes allows every command the policy does not refuse
 	// outright (--yes).
 	Allow           []string
@@ -83,10 +84,10 @@ type External interface {
 // Open is a session opened by the host, with what its front-end keeps beside it.
 type Open struct {
 	*agent.Session
-	Log      *session.Log     // nil when not saved
-	Sandbox  *sandbox.Sandbox // the commands' sandbox, for the front-end's notices
-	Commands *tools.Policy    // the command policy: "Always allow" adds to it
-	Model    string           // the model name the session runs
+	Log      *session.Log      // nil when not saved
+	Sandbox  *sandbox.Sandbox  // the commands' sandbox, for the front-end's notices
+	Commands *cmdpolicy.Policy // the command policy: "Always allow" adds to it
+	Model    string            // the model name the session runs
 	Created  time.Time
 	Title    string   // a resumed session's, from its log
 	Warnings []string // what a damaged log lost, on resume
@@ -225,7 +226,7 @@ func Options(id, model string, spec Spec) agent.Options {
 		ID:              id,
 		Workspace:       spec.Workspace,
 		ModelName:       model,
-		Policy:          spec.Policy,
+		ContextPolicy:   spec.ContextPolicy,
 		Prices:          spec.Prices,
 		Catalog:         spec.Catalog,
 		Approver:        spec.Approver,
@@ -265,8 +266,8 @@ func (spec Spec) checkThinking(model string, opts *agent.Options) error {
 
 // commandPolicy is the session's command policy: the allowlist, the paths hidden from commands,
 // and --yes.
-func commandPolicy(spec Spec) *tools.Policy {
-	p := tools.NewPolicy(spec.Allow, nil)
+func commandPolicy(spec Spec) *cmdpolicy.Policy {
+	p := cmdpolicy.New(spec.Allow, nil)
 	p.HidePaths = append([]string(nil), spec.Sandbox.HidePaths...)
 	p.AllowAll = spec.Yes
 	return p

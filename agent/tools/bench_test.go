@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
@@ -63,7 +64,7 @@ func BenchmarkRunCommandFlood(b *testing.B) {
 	env := &Env{
 		Workspace: b.TempDir(),
 		SpillDir:  filepath.Join(b.TempDir(), "tool-outputs"),
-		Policy:    &Policy{AllowAll: true},
+		Commands:  &cmdpolicy.Policy{AllowAll: true},
 	}
 	call := Call{ID: "bench", Name: "run_command", Args: map[string]any{"command": floodCommand(b, size)}}
 	b.SetBytes(size)
@@ -116,7 +117,7 @@ func BenchmarkRunCommandSandbox(b *testing.B) {
 		{"workspace-write-with-.git", sandbox.New(sandbox.Config{Workspace: gitWS})},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			env := &Env{Workspace: bc.sb.Config().Workspace, Policy: &Policy{AllowAll: true}, Sandbox: bc.sb}
+			env := &Env{Workspace: bc.sb.Config().Workspace, Commands: &cmdpolicy.Policy{AllowAll: true}, Sandbox: bc.sb}
 			for b.Loop() {
 				if r := Run(b.Context(), env, Call{Name: "run_command", Args: map[string]any{"command": "true"}}); r.IsError {
 					b.Fatal(r.Output)

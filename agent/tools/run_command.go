@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 )
@@ -114,29 +115,29 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 // approved this command (now, or with an earlier "Always allow"). ok is false when the
 // command must not run; res is then the result to return.
 func (e *Env) authorize(ctx context.Context, call Call, command string) (res Result, trust sandbox.Trust, ok bool) {
-	policy := e.Policy
+	policy := e.Commands
 	if policy == nil {
-		policy = NewPolicy(nil, nil)
+		policy = cmdpolicy.New(nil, nil)
 	}
 	refused := failure("refused by policy: " + command)
 	refused.Refused, refused.Command, refused.ExitCode = true, command, -1
 	v := policy.CheckIn(e.Workspace, command)
-	if v.allowlisted() {
+	if v.Allowlisted() {
 		// The allowlist trusts builds and tests because the sandbox confines them; without it they
 		// run workspace code with the user's rights, so each is asked.
 		if sb := e.sandbox(); sb.Mode() == sandbox.WorkspaceWrite {
 			if ok, why := sb.Confined(); !ok {
-				v = Verdict{Ask, "commands cannot be sandboxed here (" + why + ")"}
+				v = cmdpolicy.Verdict{Action: cmdpolicy.Ask, Reason: "commands cannot be sandboxed here (" + why + ")"}
 			}
 		}
 	}
 	switch v.Action {
-	case Allow:
-		if v.approved() {
+	case cmdpolicy.Allow:
+		if v.Approved() {
 			return Result{}, sandbox.Approved, true
 		}
 		return Result{}, sandbox.Unasked, true
-	case Deny:
+	case cmdpolicy.Deny:
 		return refused, sandbox.Unasked, false
 	}
 	if e.Approver == nil {

@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 )
 
 var subreaper sync.Once
@@ -67,7 +69,7 @@ func firstLineInt(t *testing.T, s string) int {
 
 func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 	becomeSubreaper(t)
-	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: workspace(t, nil), Commands: &cmdpolicy.Policy{AllowAll: true}}
 	r := runCmd(t, env, "echo $$; sleep 100 & sleep 100", "timeout_s", 1)
 	pgid := firstLineInt(t, r.Output)
 	got := []any{r.Output, r.IsError, r.TimedOut, r.ExitCode}
@@ -80,7 +82,7 @@ func TestRunCommandTimeoutKillsGroup(t *testing.T) {
 // TestRunCommandCancel cancels a running command: the fifo tells the test it has started.
 func TestRunCommandCancel(t *testing.T) {
 	becomeSubreaper(t)
-	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: workspace(t, nil), Commands: &cmdpolicy.Policy{AllowAll: true}}
 	// In the workspace: the command's /tmp is its own.
 	fifo := filepath.Join(env.Workspace, "started")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
@@ -116,7 +118,7 @@ func TestRunCommandCancel(t *testing.T) {
 // TestRunCommandSetsidDoesNotOutlive: a process that left the command's group and session
 // (setsid) is still killed when the command ends, so it holds neither the pipe nor the machine.
 func TestRunCommandSetsidDoesNotOutlive(t *testing.T) {
-	env := &Env{Workspace: workspace(t, nil), Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: workspace(t, nil), Commands: &cmdpolicy.Policy{AllowAll: true}}
 	fifo := filepath.Join(env.Workspace, "pid")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)

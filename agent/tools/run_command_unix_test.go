@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 )
 
 // The tests of run_command through sh: the shell of every OS but Windows.
@@ -25,7 +27,7 @@ func TestRunCommand(t *testing.T) {
 	}
 	t.Setenv("GEMINI_API_KEY", "sekret")
 	t.Setenv("REPRISE_TEST_VISIBLE", "visible")
-	env := &Env{Workspace: ws, Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: ws, Commands: &cmdpolicy.Policy{AllowAll: true}}
 	type want struct {
 		Output   string
 		IsError  bool
@@ -64,7 +66,7 @@ func TestRunCommand(t *testing.T) {
 func TestRunCommandFlood(t *testing.T) {
 	ws := workspace(t, nil)
 	spill := filepath.Join(t.TempDir(), "tool-outputs")
-	env := &Env{Workspace: ws, SpillDir: spill, MaxSavedBytes: 1 << 20, Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: ws, SpillDir: spill, MaxSavedBytes: 1 << 20, Commands: &cmdpolicy.Policy{AllowAll: true}}
 	r := runCmd(t, env, "yes | head -c 50000000")
 	if r.SavedPath == "" {
 		t.Fatalf("not saved: %q", r.Output)
@@ -97,7 +99,7 @@ func TestRunCommandFlood(t *testing.T) {
 // relative to the workspace when the spill dir is inside it.
 func TestRunCommandSaved(t *testing.T) {
 	ws := workspace(t, nil)
-	env := &Env{Workspace: ws, SpillDir: filepath.Join(ws, ".reprise", "tool-outputs"), Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: ws, SpillDir: filepath.Join(ws, ".reprise", "tool-outputs"), Commands: &cmdpolicy.Policy{AllowAll: true}}
 	r := runCmd(t, env, "yes 0123456789 | head -c 30000")
 	rel, err := filepath.Rel(ws, r.SavedPath)
 	if err != nil || !strings.HasPrefix(rel, ".reprise/tool-outputs/run_command-call-1-") {
@@ -199,7 +201,7 @@ func TestRunCommandPolicy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			env := &Env{Workspace: ws, Policy: NewPolicy(nil, nil)}
+			env := &Env{Workspace: ws, Commands: cmdpolicy.New(nil, nil)}
 			if tt.approver != nil {
 				env.Approver = tt.approver
 			}

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/sys/windows"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 )
 
@@ -238,7 +239,7 @@ func TestRunCommandPowerShell(t *testing.T) {
 	if _, nerr := strconv.Atoi(strings.TrimSpace(string(out))); err != nil || nerr != nil {
 		t.Skipf("no working PowerShell at %s (%v, %q)", installedPowerShell().path, err, out)
 	}
-	env := &Env{Workspace: tempDir(t), Policy: &Policy{AllowAll: true}, Sandbox: sandbox.New(sandbox.Config{Mode: sandbox.Off})}
+	env := &Env{Workspace: tempDir(t), Commands: &cmdpolicy.Policy{AllowAll: true}, Sandbox: sandbox.New(sandbox.Config{Mode: sandbox.Off})}
 	r := runCmd(t, env, `Write-Output "a b"; exit 3`)
 	if diff := cmp.Diff([]any{r.Output, r.ExitCode}, []any{"a b\r\nexit status 3", 3}); diff != "" {
 		t.Errorf("(-got +want):\n%s", diff)

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 )
@@ -43,9 +44,9 @@ type Env struct {
 	// BeforeChange is called once before each write or edit with the previous content, so the
 	// caller can keep restore points and the list of files modified. Nil means nobody listens.
 	BeforeChange func(rel string, prev []byte, existed bool)
-	// Policy decides which commands run without asking. Nil means NewPolicy(nil, nil) for each
-	// call, so an "always allow" is not remembered.
-	Policy *Policy
+	// Commands is the command policy: which commands run without asking. Nil means
+	// cmdpolicy.New(nil, nil) for each call, so an "always allow" is not remembered.
+	Commands *cmdpolicy.Policy
 	// Approver is asked about commands the policy neither allows nor denies; nil refuses them.
 	Approver Approver
 	// Secrets are replaced in every output before the model, the UI or a saved file gets it. Nil

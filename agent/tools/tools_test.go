@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 )
 
 // workspace makes a workspace holding files (name → content) and returns its path.
@@ -132,7 +134,7 @@ func TestRunDispatch(t *testing.T) {
 // result naming it, and does not panic.
 func TestBadArguments(t *testing.T) {
 	ws := workspace(t, map[string]string{"a.txt": "x\n"})
-	env := &Env{Workspace: ws, Policy: &Policy{AllowAll: true}}
+	env := &Env{Workspace: ws, Commands: &cmdpolicy.Policy{AllowAll: true}}
 	tests := []struct {
 		tool string
 		args map[string]any

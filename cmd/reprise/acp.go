@@ -8,8 +8,8 @@ import (
 	"log/slog"
 
 	"github.com/reprise-dev/reprise/acp"
-	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -81,7 +81,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		HasKey:          cfg.APIKey != "" || cfg.Vertex,
 		StateHome:       home,
 		ConfigHome:      configHome(getenv),
-		Policy:          policy,
+		ContextPolicy:   policy,
 		Prices:          prices,
 		Thinking:        *thinkingFlag,
 		Observe:         observeSessions,

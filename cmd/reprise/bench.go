@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -144,7 +145,7 @@ func benchFlood(ctx context.Context) (gbps, peakMiB float64, err error) {
 		return 0, 0, err
 	}
 	defer os.RemoveAll(ws)
-	env := &tools.Env{Workspace: ws, Policy: &tools.Policy{AllowAll: true}, SpillDir: filepath.Join(ws, ".out")}
+	env := &tools.Env{Workspace: ws, Commands: &cmdpolicy.Policy{AllowAll: true}, SpillDir: filepath.Join(ws, ".out")}
 	runtime.GC()
 	var base runtime.MemStats
 	runtime.ReadMemStats(&base)

@@ -117,7 +117,7 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 		return client, contextwin.DefaultInputTokenLimit, nil
 	}}
 	s, err = h.New(ctx, host.Spec{
-		Workspace: ws, Model: client.Model(), Policy: policy, Approver: scriptedUser{out: approvals}, Stream: true,
+		Workspace: ws, Model: client.Model(), ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true,
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.
 		Sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},

@@ -41,7 +41,7 @@ func shapeOf(o agent.Options) sessionShape {
 		v[c] = fmt.Sprintf("%+v", o.Commands.CheckIn(o.Workspace, c))
 	}
 	return sessionShape{
-		Workspace: o.Workspace, Model: o.ModelName, Thinking: o.Thinking, Policy: o.Policy,
+		Workspace: o.Workspace, Model: o.ModelName, Thinking: o.Thinking, Policy: o.ContextPolicy,
 		Sandbox: o.Sandbox.Config(), Verdicts: v, Stream: o.Stream, Secrets: o.Secrets != nil,
 		MaxTurnRequests: o.MaxTurnRequests, External: o.External != nil,
 	}

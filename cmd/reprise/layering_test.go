@@ -34,6 +34,13 @@ func layer(pkg string) (rank int, name string) {
 // them, so a fake can never be wired into the server.
 var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest", module + "/agent/secret/secrettest", module + "/agent/sandbox/sandboxtest"}
 
+// confined are packages whose module imports are limited further: the command policy is
+// security-critical and read on its own, so it depends on nothing of the agent but the list of
+// credential locations, and the tools call it, never the other way round.
+var confined = map[string][]string{
+	module + "/agent/cmdpolicy": {module + "/agent/secret"},
+}
+
 // TestLayering holds the dependency direction of the design to what the go command sees
 // (non-test dependencies, transitively).
 func TestLayering(t *testing.T) {
@@ -56,6 +63,9 @@ func TestLayering(t *testing.T) {
 		for _, d := range deps {
 			if !strings.HasPrefix(d, module+"/") {
 				continue
+			}
+			if allowed, ok := confined[pkg]; ok && !slices.Contains(allowed, d) {
+				t.Errorf("%s depends on %s: it may import only %v of the module", pkg, d, allowed)
 			}
 			if dr, dn := layer(d); dr > rank {
 				t.Errorf("%s depends on %s: %s may not depend on %s", pkg, d, name, dn)

@@ -218,7 +218,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
 	spec := host.Spec{
-		Workspace: ws, Model: client.Model(), Thinking: f.thinking, Policy: f.policy, Prices: prices,
+		Workspace: ws, Model: client.Model(), Thinking: f.thinking, ContextPolicy: f.policy, Prices: prices,
 		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
 		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
 			MaxMemory: int64(f.maxMemory)},

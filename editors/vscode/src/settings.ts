@@ -15,6 +15,7 @@ export const serverKeys = [
   'largeOutputThresholdBytes',
   'sessionTokenCap',
   'maxCostUSD',
+  'maxTurnRequests',
   'prices',
   'models',
   'allow',

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"regexp"
@@ -65,13 +65,16 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 			*out = append(*out, invocation{argv: cmd, via: via, hidden: w.s})
 			return
 		}
-		inner, _ := k.parse(w.s)
+		inner := k.parse(w.s)
+		if inner.hidden != "" {
+			*out = append(*out, invocation{argv: cmd, via: via, hidden: inner.hidden})
+		}
 		if k.resolved() != powerShell {
 			if d := lineDanger(w.s); d != "" {
 				*out = append(*out, invocation{argv: cmd, via: via, danger: d})
 			}
 		}
-		for _, c := range inner {
+		for _, c := range inner.cmds {
 			collect(c, via, false, depth+1, out)
 		}
 	}
@@ -93,6 +96,12 @@ func collect(cmd []word, via string, open bool, depth int, out *[]invocation) {
 		}
 	case name == "eval" && len(args) > 0:
 		line("eval", joinWord(args))
+	case name == "alias": // dash expands aliases in the lines that follow: the value is a line
+		for _, a := range args {
+			if _, value, ok := strings.Cut(a.s, "="); ok {
+				line("alias", word{s: value, dyn: a.dyn})
+			}
+		}
 	case name == "watch":
 		if i := skipOptions(args, "nq", "interval", "equexit"); i < len(args) {
 			line("watch", joinWord(args[i:]))
@@ -204,7 +213,6 @@ func after(args []word, skip int, withArg string, longArg ...string) []word {
 var wrappers = map[string]func(args []word) []word{
 	"nice":    func(a []word) []word { return after(a, 0, "n", "adjustment") },
 	"timeout": func(a []word) []word { return after(a, 1, "ks", "kill-after", "signal") }, // then a duration
-	"env":     envCommand,
 	"xargs": func(a []word) []word {
 		return after(a, 0, "aEIdnPLs", "arg-file", "delimiter", "max-args", "max-procs", "max-chars", "process-slot-var")
 	},
@@ -240,6 +248,20 @@ var wrappers = map[string]func(args []word) []word{
 }
 
 func keyword(a []word) []word { return a }
+
+// env's rule refers to the reading of a line, which refers to wrappers: set after both exist.
+func init() { wrappers["env"] = envCommand }
+
+// splitWords splits a string into words as sh does (env -S and git aliases split that way, not
+// running a shell), or reports that it cannot.
+func splitWords(s string) ([]word, bool) {
+	sc := readScript(s)
+	var ws []word
+	for _, c := range sc.cmds {
+		ws = append(ws, c...)
+	}
+	return ws, sc.hidden == ""
+}
 
 // envCommand skips env's options and assignments; `-S`/`--split-string` splits its argument
 // into words that come first, as env does.
@@ -284,10 +306,9 @@ func envCommand(args []word) []word {
 			if split.dyn {
 				return append([]word{*split}, args[i+1:]...)
 			}
-			var ws []word
-			cmds, _ := parseLine(split.s)
-			for _, c := range cmds {
-				ws = append(ws, c...)
+			ws, ok := splitWords(split.s)
+			if !ok { // unreadable: a command the policy cannot know
+				return append([]word{{s: split.s, dyn: true, split: true}}, args[i+1:]...)
 			}
 			return envCommand(append(ws, args[i+1:]...))
 		}

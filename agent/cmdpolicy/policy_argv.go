@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import "testing"
 
@@ -16,8 +16,8 @@ func TestProgramWindows(t *testing.T) {
 
 // TestPolicyWindows: Windows's own names for the denied programs, and its shells, are read.
 func TestPolicyWindows(t *testing.T) {
-	p := NewPolicy(nil, nil)
-	yes := NewPolicy(nil, nil)
+	p := New(nil, nil)
+	yes := New(nil, nil)
 	yes.AllowAll = true
 	tests := []struct {
 		command string
@@ -52,7 +52,7 @@ func TestPolicyWindows(t *testing.T) {
 			t.Errorf("AllowAll: Check(%q) = %v (%s), want %v", tt.command, gotYes.Action, gotYes.Reason, tt.yes)
 		}
 	}
-	if v := NewPolicy([]string{"cmd"}, nil).Check("cmd /c go test"); v.Action != Ask {
+	if v := New([]string{"cmd"}, nil).Check("cmd /c go test"); v.Action != Ask {
 		t.Errorf("an allowed cmd: Check = %v (%s), want asked: it runs a shell", v.Action, v.Reason)
 	}
 }

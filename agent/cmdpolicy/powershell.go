@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import "strings"
 
@@ -12,13 +12,13 @@ const (
 	powerShell                  // PowerShell -Command (Windows)
 )
 
-// parse splits a command line into simple commands and reports whether it is more than one
-// plain command (see parseLine and parsePowerShell).
-func (k shellKind) parse(line string) (cmds [][]word, complex bool) {
+// parse reads a command line in k's language (see readScript and parsePowerShell).
+func (k shellKind) parse(line string) script {
 	if k.resolved() == powerShell {
-		return parsePowerShell(line)
+		cmds, complex := parsePowerShell(line)
+		return script{cmds: cmds, complex: complex}
 	}
-	return parseLine(line)
+	return readScript(line)
 }
 
 // complexReason is why a complex line is asked.
@@ -44,7 +44,8 @@ func (k shellKind) resolved() shellKind {
 // splatting, script blocks { }, the array comma, comments, --% and the Unicode dashes and quotes
 // PowerShell takes for ASCII ones.
 //
-// The words of a complex line, for the denylist, are sh's reading of it: PowerShell shares sh's
+// The words of a complex line, for the denylist, are lexWords' tolerant reading of it (sh's
+// grammar rejects most PowerShell, so it cannot serve here): PowerShell shares sh's
 // separators and substitutions, its escape is the backtick where sh's is the backslash, a
 // backslash separates paths, and a script block, wherever it is, holds commands of its own. A
 // leading `.` (dot-sourcing) runs the word after it. The denylist stays best effort here, as in
@@ -56,7 +57,7 @@ func parsePowerShell(line string) (cmds [][]word, complex bool) {
 		}
 		return [][]word{literal(words...)}, false
 	}
-	read, _ := parseLine(strings.NewReplacer(`\`, `/`, "`", `\`, "{", ";", "}", ";").Replace(line))
+	read := lexWords(strings.NewReplacer(`\`, `/`, "`", `\`, "{", ";", "}", ";").Replace(line))
 	for _, c := range read {
 		if !c[0].dyn && c[0].s == "." {
 			c = c[1:]

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"strings"
@@ -8,9 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// psPolicy is NewPolicy reading PowerShell, as on Windows.
+// psPolicy is New reading PowerShell, as on Windows.
 func psPolicy() *Policy {
-	p := NewPolicy(nil, nil)
+	p := New(nil, nil)
 	p.shell = powerShell
 	return p
 }
@@ -154,7 +154,7 @@ func FuzzPowerShellPlain(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		v := psPolicy().Check(line)
-		if !v.allowlisted() {
+		if !v.Allowlisted() {
 			return
 		}
 		for _, r := range line {

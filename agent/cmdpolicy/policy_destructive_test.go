@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"strings"
@@ -141,8 +141,8 @@ func TestPolicyDestructive(t *testing.T) {
 	}
 }
 
-// TestLexLinePipelines: the pipelines and writing redirections lexLine reports.
-func TestLexLinePipelines(t *testing.T) {
+// TestScriptPipelines: the pipelines and writing redirections readScript reports.
+func TestScriptPipelines(t *testing.T) {
 	for _, tt := range []struct {
 		line   string
 		pipes  []int
@@ -158,7 +158,7 @@ func TestLexLinePipelines(t *testing.T) {
 		{"a <> f", []int{0, 0}, []bool{false, true}},
 		{"a $(b | c) | d", []int{1, 1, 0, 0}, []bool{false, false, false, false}},
 	} {
-		_, info, _ := lexLine(tt.line)
+		info := readScript(tt.line).info
 		var pipes []int
 		var writes []bool
 		for _, in := range info {
@@ -166,18 +166,18 @@ func TestLexLinePipelines(t *testing.T) {
 			writes = append(writes, in.writes)
 		}
 		if len(pipes) != len(tt.pipes) {
-			t.Errorf("lexLine(%q): %d commands, want %d (%+v)", tt.line, len(pipes), len(tt.pipes), info)
+			t.Errorf("readScript(%q): %d commands, want %d (%+v)", tt.line, len(pipes), len(tt.pipes), info)
 			continue
 		}
 		// Pipelines compared by grouping: the numbers themselves are arbitrary.
 		for i := range pipes {
 			for j := range pipes {
 				if (pipes[i] == pipes[j]) != (tt.pipes[i] == tt.pipes[j]) {
-					t.Errorf("lexLine(%q): pipelines %v, want grouped as %v", tt.line, pipes, tt.pipes)
+					t.Errorf("readScript(%q): pipelines %v, want grouped as %v", tt.line, pipes, tt.pipes)
 				}
 			}
 			if writes[i] != tt.writes[i] {
-				t.Errorf("lexLine(%q): writes %v, want %v", tt.line, writes, tt.writes)
+				t.Errorf("readScript(%q): writes %v, want %v", tt.line, writes, tt.writes)
 				break
 			}
 		}

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"fmt"
@@ -316,7 +316,8 @@ func readsProgramFromStdin(argv []word) bool {
 // lineDanger checks what only the structure of line (sh's) shows: a redirection that writes a
 // block device, and a download piped into an interpreter.
 func lineDanger(line string) string {
-	cmds, info, _ := lexLine(line)
+	sc := readScript(line)
+	cmds, info := sc.cmds, sc.info
 	for i, c := range cmds {
 		if info[i].writes && c[0].redir && isBlockDevice(c[0].s) {
 			return "writes to a block device (" + c[0].s + ")"

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import "strings"
 
@@ -106,10 +106,10 @@ func gitSetting(key string, value, sub word, rest []word, add func([]word, strin
 			*out = append(*out, invocation{argv: literal("git", alias), via: "git alias", hidden: value.s})
 			return
 		}
-		cmds, _ := parseLine(value.s)
-		var ws []word
-		for _, c := range cmds {
-			ws = append(ws, c...)
+		ws, ok := splitWords(value.s)
+		if !ok {
+			*out = append(*out, invocation{argv: literal("git", alias), via: "git alias", hidden: value.s})
+			return
 		}
 		add(append(append(literal("git"), ws...), rest...), "git alias")
 	case gitCommandKey(key):
@@ -122,8 +122,11 @@ func gitLine(via string, w word, add func([]word, string), out *[]invocation, ar
 		*out = append(*out, invocation{argv: argv, via: via, hidden: w.s})
 		return
 	}
-	cmds, _ := parseLine(w.s)
-	for _, c := range cmds {
+	sc := readScript(w.s)
+	if sc.hidden != "" {
+		*out = append(*out, invocation{argv: argv, via: via, hidden: sc.hidden})
+	}
+	for _, c := range sc.cmds {
 		add(c, via)
 	}
 }

@@ -1,7 +1,6 @@
-package tools
+package cmdpolicy
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,42 +10,6 @@ import (
 	"sync"
 
 	"github.com/reprise-dev/reprise/agent/secret"
-)
-
-// Approver decides about a command the policy neither allows nor denies: the editor asks the
-// user, `--yes` approves everything. Declared here because run_command is its consumer.
-type Approver interface {
-	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
-}
-
-// ApprovalRequest is what the user is asked about. Command, Reason and Rule are display text:
-// the tools pass them through DisplayCommand before asking, so every front-end shows them inert,
-// on one line and with the end of the command in view, as they are (DisplayCommand again is a
-// no-op). The exact command is the tool call's arguments.
-type ApprovalRequest struct {
-	CallID  string
-	Command string
-	Reason  string // why the policy asks, e.g. "not in the allowlist"
-	// Rule is what "Always allow" would remember, in words: `git diff (and any arguments)` or
-	// `npm run lint (exactly)`. The user should know what they grant beyond this one run.
-	Rule string
-	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
-	Tool string
-}
-
-// displayed returns r with its texts as DisplayCommand shows them.
-func (r ApprovalRequest) displayed() ApprovalRequest {
-	r.Command, r.Reason, r.Rule = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule)
-	return r
-}
-
-// Decision is the user's answer; the zero value rejects, so a lost answer refuses.
-type Decision int
-
-const (
-	Reject Decision = iota
-	AllowOnce
-	AlwaysAllow // also Policy.AllowAlways for the rest of the session
 )
 
 // Action is what the policy says about a command.
@@ -82,11 +45,13 @@ const (
 	reasonAllowlisted = "allowlisted"
 )
 
-// approved reports whether the user allowed the command earlier in the session.
-func (v Verdict) approved() bool { return v.Action == Allow && v.Reason == reasonApproved }
+// Approved reports whether the user allowed the command earlier in the session: run_command
+// then lets it write version-control metadata.
+func (v Verdict) Approved() bool { return v.Action == Allow && v.Reason == reasonApproved }
 
-// allowlisted reports whether a rule allowed the command without anyone seeing it.
-func (v Verdict) allowlisted() bool {
+// Allowlisted reports whether a rule allowed the command without anyone seeing it: run_command
+// asks instead when the command cannot be sandboxed.
+func (v Verdict) Allowlisted() bool {
 	return v.Action == Allow && strings.HasPrefix(v.Reason, reasonAllowlisted+" ")
 }
 
@@ -120,7 +85,7 @@ var DefaultDeny = []string{
 }
 
 // Policy says which commands run, which are refused and which need the user. The lists are
-// fixed by NewPolicy (the zero Policy has the defaults); AllowAlways adds to them during the
+// fixed by New (the zero Policy has the defaults); AllowAlways adds to them during the
 // session. Safe for concurrent use.
 type Policy struct {
 	// AllowAll allows every command the denylist does not refuse (`--yes`). Set it before the
@@ -136,8 +101,8 @@ type Policy struct {
 
 	shell shellKind // the language of the lines; the zero value is run_command's on this OS
 
-	once  sync.Once // fills creds, and allow and deny with the defaults in a Policy not made by NewPolicy
-	built bool      // made by NewPolicy
+	once  sync.Once // fills creds, and allow and deny with the defaults in a Policy not made by New
+	built bool      // made by New
 	allow []rule
 	deny  []rule
 	creds credentials
@@ -146,10 +111,10 @@ type Policy struct {
 	session []rule     // AllowAlways additions
 }
 
-// NewPolicy returns the default policy plus extra allow and deny patterns (`--allow`, settings).
+// New returns the default policy plus extra allow and deny patterns (`--allow`, settings).
 // A pattern is a prefix on word boundaries, or a glob over the whole command when it holds `*`
 // (`*` matches any characters, spaces and slashes included).
-func NewPolicy(allow, deny []string) *Policy {
+func New(allow, deny []string) *Policy {
 	return &Policy{
 		built: true,
 		allow: rules(slices.Concat(DefaultAllow, allow)),
@@ -207,11 +172,15 @@ func (p *Policy) Check(command string) Verdict { return p.CheckIn("", command) }
 // On Windows the line is PowerShell's, and only a line of plain words counts as one command (see
 // parsePowerShell): anything else is complex.
 func (p *Policy) CheckIn(workspace, command string) Verdict {
-	cmds, complex := p.shell.parse(command)
+	sc := p.shell.parse(command)
+	cmds, complex := sc.cmds, sc.complex
 	allow, deny, creds := p.lists()
 	var invs []invocation
 	for _, c := range cmds {
 		invs = append(invs, invocations(c)...)
+	}
+	if sc.hidden != "" {
+		invs = append(invs, invocation{hidden: sc.hidden})
 	}
 	if reason, denied := denied(deny, command, invs); denied {
 		return Verdict{Deny, reason}
@@ -283,7 +252,7 @@ func (p *Policy) AllowAlways(command string) {
 	p.session = append(p.session, r)
 }
 
-// AllowPattern adds an allow pattern, as NewPolicy's, for the rest of the session: settings
+// AllowPattern adds an allow pattern, as New's, for the rest of the session: settings
 // changed while it runs. Unlike AllowAlways it is a pattern, read with argvRisk like the others.
 func (p *Policy) AllowPattern(pattern string) {
 	r, ok := newRule(pattern)
@@ -316,7 +285,8 @@ func (p *Policy) RuleFor(command string) string {
 // find, xargs or env (their arguments are other commands), nor for `git -c` or `npm run lint`
 // (a script name says nothing of the next one).
 func (p *Policy) alwaysRule(command string) (rule, bool) {
-	cmds, complex := p.shell.parse(command)
+	sc := p.shell.parse(command)
+	cmds, complex := sc.cmds, sc.complex
 	line := strings.TrimSpace(command)
 	switch {
 	case line == "":
@@ -526,6 +496,8 @@ func denied(deny []rule, line string, invs []invocation) (string, bool) {
 func hiddenCommand(invs []invocation) string {
 	for _, inv := range invs {
 		switch {
+		case inv.hidden != "" && inv.via == "":
+			return inv.hidden
 		case inv.hidden != "":
 			return fmt.Sprintf("what %s runs is computed by the shell (%s)", inv.via, inv.hidden)
 		case len(inv.argv) > 0 && inv.argv[0].dyn:

@@ -1,4 +1,4 @@
-package tools
+package cmdpolicy
 
 import (
 	"fmt"
@@ -9,10 +9,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// shPolicy is NewPolicy reading sh: the lines of these tests are sh's, whatever shell this OS
+// shPolicy is New reading sh: the lines of these tests are sh's, whatever shell this OS
 // runs (PowerShell's reading has its own tests).
 func shPolicy(allow, deny []string) *Policy {
-	p := NewPolicy(allow, deny)
+	p := New(allow, deny)
 	p.shell = posixShell
 	return p
 }
@@ -155,7 +155,7 @@ func TestPolicyExtrasAndAllowAll(t *testing.T) {
 		}
 	}
 
-	var zero Policy // the defaults, as NewPolicy(nil, nil)
+	var zero Policy // the defaults, as New(nil, nil)
 	for cmd, want := range map[string]Action{"go test": Allow, "sudo ls": Deny, "git diff": Ask} {
 		if got := zero.Check(cmd); got.Action != want {
 			t.Errorf("zero Policy: Check(%q) = %v, want %v", cmd, got.Action, want)

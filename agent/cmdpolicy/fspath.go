@@ -1,0 +1,41 @@
+package cmdpolicy
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"strings"
+)
+
+// within returns path relative to base when it is base or under it.
+func within(base, path string) (string, bool) {
+	rel, err := filepath.Rel(base, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", false
+	}
+	return rel, true
+}
+
+// resolveExisting evaluates the symlinks of the longest existing prefix of abs and appends the
+// rest, which does not exist yet.
+func resolveExisting(abs string) (string, error) {
+	var rest []string
+	for p := abs; ; {
+		real, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			for i := len(rest) - 1; i >= 0; i-- {
+				real = filepath.Join(real, rest[i])
+			}
+			return real, nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return abs, nil
+		}
+		rest = append(rest, filepath.Base(p))
+		p = parent
+	}
+}

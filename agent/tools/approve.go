@@ -1,0 +1,39 @@
+package tools
+
+import "context"
+
+// Approver decides about a command the policy neither allows nor denies: the editor asks the
+// user, `--yes` approves everything. Declared here because run_command is its consumer.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// ApprovalRequest is what the user is asked about. Command, Reason and Rule are display text:
+// the tools pass them through DisplayCommand before asking, so every front-end shows them inert,
+// on one line and with the end of the command in view, as they are (DisplayCommand again is a
+// no-op). The exact command is the tool call's arguments.
+type ApprovalRequest struct {
+	CallID  string
+	Command string
+	Reason  string // why the policy asks, e.g. "not in the allowlist"
+	// Rule is what "Always allow" would remember, in words: `git diff (and any arguments)` or
+	// `npm run lint (exactly)`. The user should know what they grant beyond this one run.
+	Rule string
+	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
+	Tool string
+}
+
+// displayed returns r with its texts as DisplayCommand shows them.
+func (r ApprovalRequest) displayed() ApprovalRequest {
+	r.Command, r.Reason, r.Rule = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule)
+	return r
+}
+
+// Decision is the user's answer; the zero value rejects, so a lost answer refuses.
+type Decision int
+
+const (
+	Reject Decision = iota
+	AllowOnce
+	AlwaysAllow // also cmdpolicy.Policy.AllowAlways for the rest of the session
+)
