@@ -55,6 +55,7 @@ type Options struct {
 type server struct {
 	opts Options
 	conn *sdk.AgentSideConnection
+	wire *wire // what conn writes to: holds a new session's updates until its response is out
 	log  *slog.Logger
 	ctx  context.Context // the connection's: cancelled when it ends
 
@@ -132,11 +133,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	s := &server{opts: opts, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
+	s := &server{opts: opts, log: opts.Logger, ctx: ctx, wire: newWire(out), sessions: map[string]*live{}}
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
 	// handler runs before it.
 	ready := make(chan struct{})
-	s.conn = sdk.NewAgentSideConnection(s, out, gatedReader{r: in, ready: ready})
+	s.conn = sdk.NewAgentSideConnection(s, s.wire, gatedReader{r: in, ready: ready})
 	s.conn.SetLogger(opts.Logger)
 	close(ready)
 	select {
@@ -302,13 +303,16 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		l.close() // the log and the MCP servers
 		return sdk.NewSessionResponse{}, err
 	}
+	// The client learns the id from the response: what the session says before waits for it.
+	s.wire.expect(id)
 	s.add(id, l)
 	s.afterSetup(id, l)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
 // LoadSession reopens a saved session (one a crash or a kill left too) and replays its
-// conversation as updates before answering.
+// conversation as updates before answering, as ACP asks: the client knows the id it loads, so
+// the updates that follow a setup come before the response too.
 func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	ws, err := workspace(p.Cwd)
 	if err != nil {
