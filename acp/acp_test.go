@@ -417,7 +417,10 @@ func TestACPSession(t *testing.T) {
 	}
 	from = len(e.c.all())
 	e.conn.Prompt(ctx, prompt(sess.SessionId, "/context"))
-	if got := messageText(e.c.all(), from); !strings.Contains(got, "| System prompt |") || !strings.Contains(got, "| Messages |") {
+	// Three prompts, each a tool call and an answer: two model calls a turn. Slash commands are
+	// no turns.
+	if got := messageText(e.c.all(), from); !strings.Contains(got, "| System prompt |") || !strings.Contains(got, "| Messages |") ||
+		!strings.Contains(got, "Session: 3 turn(s) · 6 model call(s) · ") {
 		t.Errorf("/context = %q", got)
 	}
 

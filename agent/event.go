@@ -143,7 +143,7 @@ type RetryEvent struct {
 type TurnEnd struct {
 	StopReason StopReason        `json:"stopReason"`
 	Err        string            `json:"error,omitempty"`
-	Calls      int               `json:"calls"` // model calls in this turn
+	Calls      int               `json:"calls"` // model calls since the session began, this turn's included
 	Totals     contextwin.Totals `json:"totals"`
 }
 

@@ -92,6 +92,20 @@ h.test('context view rendering', function()
   h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
 end)
 
+h.test('turns and model calls counted apart', function()
+  -- One prompt whose answer took two tool calls: one turn, three model calls.
+  local session = { sessionId = 's1', title = 'Read the notes', turns = 1, calls = 3, percent = 42.1, used = 10100,
+    size = 24000, lastActivity = '2026-12-01T10:00:00Z', current = true }
+  h.eq(require('reprise.actions').format_session(session),
+    '* Read the notes · 1 turn · 3 model calls · 42% 10.1k/24k · 2026-12-01T10:00:00Z', 'session picker row')
+  local lines = require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, source = 'usage', model = 'm', compactAt = 0.7, blockAt = 0.95,
+    breakdown = {}, largest = {}, turns = 2, calls = 4,
+    totals = { inputTokens = 3000, cachedTokens = 0, outputTokens = 100, cost = { amount = 0.01, currency = 'USD' } },
+  })
+  h.contains(table.concat(lines, '\n'), '· 2 turns · 4 model calls', 'context view')
+end)
+
 h.test('context view: the MCP servers under the MCP tools row', function()
   local lines = require('reprise.context').render({
     percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },

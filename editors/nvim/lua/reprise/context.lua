@@ -79,9 +79,9 @@ function M.render(r)
   local t = r.totals
   if t then
     table.insert(lines, '')
-    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %.4f %s · %d model calls',
+    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %.4f %s · %s',
       util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens),
-      t.cost and t.cost.amount or 0, t.cost and t.cost.currency or '', r.calls or 0))
+      t.cost and t.cost.amount or 0, t.cost and t.cost.currency or '', util.turns_and_calls(r.turns, r.calls)))
   end
   return lines
 end
