@@ -41,8 +41,8 @@ func usage(u agent.Usage) sdk.SessionUpdate {
 }
 
 // afterSetup follows session/new and session/load: the sandbox notice, the slash commands, the
-// usage and the MCP servers that did not start. A new session's wait in the wire for the response
-// that names it; a loaded session's go before its response, as its replay does.
+// usage and the MCP servers that did not start. Those of a new session wait in the wire for the
+// response that names it; those of a loaded session go before its response, as its replay does.
 func (s *server) afterSetup(id string, l *live) {
 	if l.notice != "" {
 		s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+l.notice+"]\n")) })
