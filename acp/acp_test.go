@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"github.com/fsnotify/fsnotify"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
@@ -53,6 +55,10 @@ func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionReq
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.asked = append(c.asked, p)
+	select {
+	case c.notify <- struct{}{}:
+	default:
+	}
 	if len(c.answers) == 0 {
 		return sdk.RequestPermissionResponse{Outcome: sdk.RequestPermissionOutcome{Cancelled: &sdk.RequestPermissionOutcomeCancelled{}}}, nil
 	}
@@ -104,7 +110,8 @@ func (c *client) all() []sdk.SessionNotification {
 	return append([]sdk.SessionNotification(nil), c.updates...)
 }
 
-// waitFor waits until an update satisfies f.
+// waitFor waits until an update satisfies f. Every update (and permission request) leaves a
+// token in c.notify after it is recorded, so a check that fails is followed by a wake-up.
 func (c *client) waitFor(t *testing.T, what string, f func(sdk.SessionUpdate) bool) sdk.SessionUpdate {
 	t.Helper()
 	deadline := time.After(20 * time.Second)
@@ -116,11 +123,22 @@ func (c *client) waitFor(t *testing.T, what string, f func(sdk.SessionUpdate) bo
 		}
 		select {
 		case <-c.notify:
-		case <-time.After(50 * time.Millisecond):
 		case <-deadline:
-			t.Fatalf("no update %s", what)
+			t.Fatalf("no update %s; the last ones: %s", what, c.last(5))
 		}
 	}
+}
+
+// last describes the last n updates, for a failure to name what was seen.
+func (c *client) last(n int) string {
+	all := c.all()
+	var b strings.Builder
+	for _, u := range all[max(0, len(all)-n):] {
+		j, _ := json.Marshal(u.Update)
+		b.Write(j)
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // policy keeps one turn verbatim, so that /compact has turns to summarise.
@@ -138,6 +156,18 @@ type env struct {
 	c     *client
 	conn  *sdk.ClientSideConnection
 	stop  func()
+}
+
+// models builds model clients of the scripted model.
+func models(model *geminitest.Server) func(context.Context, string) (agent.Model, int, error) {
+	return func(ctx context.Context, name string) (agent.Model, int, error) {
+		c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: model.URL(), Model: name, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond})
+		if err != nil {
+			return nil, 0, err
+		}
+		limit, _ := c.InputTokenLimit(ctx)
+		return c, limit, nil
+	}
 }
 
 // start runs the agent on pipes against the scripted model, with a client connected.
@@ -159,14 +189,7 @@ func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey 
 			Version: "test", Model: name, HasKey: hasKey, StateHome: home,
 			ContextPolicy: policy(),
 			Logger:        slog.New(slog.DiscardHandler),
-			NewModel: func(ctx context.Context, name string) (agent.Model, int, error) {
-				c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: model.URL(), Model: name, BaseDelay: time.Millisecond, MaxDelay: 10 * time.Millisecond})
-				if err != nil {
-					return nil, 0, err
-				}
-				limit, _ := c.InputTokenLimit(ctx)
-				return c, limit, nil
-			},
+			NewModel:      models(model),
 		})
 		agentOut.Close()
 	}()
@@ -197,15 +220,58 @@ func (e *env) open(caps sdk.ClientCapabilities, servers ...sdk.McpServer) sdk.Se
 	return sess.SessionId
 }
 
-// sleeper is a session whose model first runs `sleep 30`, allowed once, and then answers then.
-func sleeper(t *testing.T, then string) (*env, sdk.SessionId) {
+// sleeper is a session whose model first runs a command that says it started (it creates the
+// file "started") and sleeps 30 s, allowed once, and then answers then. The returned channel is
+// closed once the command runs.
+func sleeper(t *testing.T, then string) (*env, sdk.SessionId, <-chan struct{}) {
 	ws := t.TempDir()
-	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "sleep 30"}), text(then)}})
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{call("run_command", map[string]any{"command": "touch started && sleep 30"}), text(then)}})
 	t.Cleanup(model.Close)
 	e := start(t, model, ws, t.TempDir(), true)
 	id := e.open(sdk.ClientCapabilities{})
 	e.c.answers = []string{optionAllowOnce}
-	return e, id
+	return e, id, created(t, filepath.Join(ws, "started"))
+}
+
+// created returns a channel closed when path is created: the test waits on the file system's
+// event, not on a timer.
+func created(t *testing.T, path string) <-chan struct{} {
+	t.Helper()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	// The watcher's goroutine ends when the watcher is closed, at the test's end, and is waited for.
+	go func() {
+		defer close(stopped)
+		closed := false
+		for ev := range w.Events {
+			if !closed && ev.Name == path && ev.Has(fsnotify.Create) {
+				close(done)
+				closed = true
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		w.Close()
+		<-stopped
+	})
+	return done
+}
+
+// await waits for ch, or fails saying what did not happen.
+func await(t *testing.T, what string, ch <-chan struct{}) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: never happened", what)
+	}
 }
 
 func text(s string) geminitest.Turn {
@@ -351,7 +417,10 @@ func TestACPSession(t *testing.T) {
 	}
 	from = len(e.c.all())
 	e.conn.Prompt(ctx, prompt(sess.SessionId, "/context"))
-	if got := messageText(e.c.all(), from); !strings.Contains(got, "| System prompt |") || !strings.Contains(got, "| Messages |") {
+	// Three prompts, each a tool call and an answer: two model calls a turn. Slash commands are
+	// no turns.
+	if got := messageText(e.c.all(), from); !strings.Contains(got, "| System prompt |") || !strings.Contains(got, "| Messages |") ||
+		!strings.Contains(got, "Session: 3 turn(s) · 6 model call(s) · ") {
 		t.Errorf("/context = %q", got)
 	}
 
@@ -404,17 +473,25 @@ func TestACPAuthenticateWithoutKey(t *testing.T) {
 
 // TestACPCancel: session/cancel mid-turn ends the prompt with cancelled.
 func TestACPCancel(t *testing.T) {
-	e, id := sleeper(t, "never")
+	e, id, running := sleeper(t, "never")
 	ctx := t.Context()
-	go func() {
-		e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
-		time.Sleep(200 * time.Millisecond)
-		e.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id})
-	}()
+	type result struct {
+		res sdk.PromptResponse
+		err error
+	}
+	done := make(chan result, 1)
 	start := time.Now()
-	res, err := e.conn.Prompt(ctx, prompt(id, "sleep"))
-	if err != nil || res.StopReason != sdk.StopReasonCancelled {
-		t.Fatalf("prompt = %+v, %v; want cancelled", res, err)
+	go func() {
+		res, err := e.conn.Prompt(ctx, prompt(id, "sleep"))
+		done <- result{res, err}
+	}()
+	await(t, "the command started", running)
+	if err := e.conn.Cancel(ctx, sdk.CancelNotification{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil || r.res.StopReason != sdk.StopReasonCancelled {
+		t.Fatalf("prompt = %+v, %v; want cancelled", r.res, r.err)
 	}
 	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("the cancel took %v", d)
@@ -474,15 +551,14 @@ func TestACPClientFiles(t *testing.T) {
 // TestACPPromptReplaces: a prompt sent while another runs replaces it, as ACP clients expect:
 // the first ends cancelled, the second runs.
 func TestACPPromptReplaces(t *testing.T) {
-	e, id := sleeper(t, "second answer")
+	e, id, running := sleeper(t, "second answer")
 	ctx := t.Context()
 	first := make(chan sdk.StopReason, 1)
 	go func() {
 		res, _ := e.conn.Prompt(ctx, prompt(id, "sleep"))
 		first <- res.StopReason
 	}()
-	e.c.waitFor(t, "the command running", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
-	time.Sleep(200 * time.Millisecond)
+	await(t, "the first prompt's command started", running)
 	res, err := e.conn.Prompt(ctx, prompt(id, "something else"))
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("second prompt = %+v, %v", res, err)

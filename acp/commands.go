@@ -131,8 +131,8 @@ func contextMarkdown(r agent.Report) string {
 		}
 	}
 	t := r.Totals
-	fmt.Fprintf(&b, "\nSession: %s input (%s cached) · %s output · %s · %d compaction(s)\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.CostTextUnknown(r.CostUnknown), r.Compactions)
+	fmt.Fprintf(&b, "\nSession: %d turn(s) · %d model call(s) · %s input (%s cached) · %s output · %s · %d compaction(s)\n",
+		r.Turns, r.Calls, contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.CostTextUnknown(r.CostUnknown), r.Compactions)
 	return b.String()
 }
 

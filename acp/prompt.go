@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"strings"
 
@@ -40,34 +41,27 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if name, arg, ok := slash(text); ok {
 		return s.command(ctx, id, l, name, arg)
 	}
+	return sdk.PromptResponse{StopReason: s.stream(ctx, id, l, l.s.Run(ctx, text))}, nil
+}
+
+// stream sends a turn's events as session/updates and returns how the turn ended. A tool call the
+// client saw start always ends: one the turn stopped without its last update (a cancel) is closed
+// as failed, so that the editor does not show it running.
+func (s *server) stream(ctx context.Context, id string, l *live, events iter.Seq2[agent.Event, error]) sdk.StopReason {
 	stop := sdk.StopReasonEndTurn
 	open := map[string]bool{} // tool calls started and not finished
 	defer func() {
-		// A cancelled turn stops its tools without their last update: close them, so that the
-		// editor does not show them running.
 		for callID := range open {
 			s.send(s.ctx, id, sdk.UpdateToolCall(sdk.ToolCallId(callID), sdk.WithUpdateStatus(sdk.ToolCallStatusFailed),
 				sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock("cancelled"))})))
 		}
 	}()
-	for ev, err := range l.s.Run(ctx, text) {
+	for ev, err := range events {
 		if err != nil { // a model error also ends the turn with turn_end, which says it
 			continue
 		}
 		if ev.Type == agent.EventTurnEnd {
-			e := ev.End
-			if r, ok := stops[e.StopReason]; ok {
-				stop = r
-			} else {
-				stop = sdk.StopReasonEndTurn
-			}
-			if e.StopReason != agent.StopEndTurn && e.StopReason != agent.StopCancelled {
-				why := string(e.StopReason)
-				if e.Err != "" {
-					why += ": " + e.Err
-				}
-				s.send(ctx, id, sdk.UpdateAgentMessageText("\n\n[Reprise stopped: "+strings.ReplaceAll(why, "_", " ")+"]"))
-			}
+			stop = s.turnEnd(ctx, id, ev.End)
 			continue
 		}
 		switch ev.Type {
@@ -84,7 +78,23 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if ctx.Err() != nil {
 		stop = sdk.StopReasonCancelled
 	}
-	return sdk.PromptResponse{StopReason: stop}, nil
+	return stop
+}
+
+// turnEnd maps the turn's stop reason, and says why a turn stopped for a reason ACP has not.
+func (s *server) turnEnd(ctx context.Context, id string, e *agent.TurnEnd) sdk.StopReason {
+	stop, ok := stops[e.StopReason]
+	if !ok {
+		stop = sdk.StopReasonEndTurn
+	}
+	if e.StopReason != agent.StopEndTurn && e.StopReason != agent.StopCancelled {
+		why := string(e.StopReason)
+		if e.Err != "" {
+			why += ": " + e.Err
+		}
+		s.send(ctx, id, sdk.UpdateAgentMessageText("\n\n[Reprise stopped: "+strings.ReplaceAll(why, "_", " ")+"]"))
+	}
+	return stop
 }
 
 // promptText joins a prompt's blocks: text as is, embedded files with their path, links by

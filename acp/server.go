@@ -60,6 +60,7 @@ type server struct {
 	opts Options
 	host *host.Host
 	conn *sdk.AgentSideConnection
+	wire *wire // what conn writes to: holds a new session's updates until its response is out
 	log  *slog.Logger
 	ctx  context.Context // the connection's: cancelled when it ends
 
@@ -147,11 +148,11 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	h := &host.Host{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe}
-	s := &server{opts: opts, host: h, log: opts.Logger, ctx: ctx, sessions: map[string]*live{}}
+	s := &server{opts: opts, host: h, log: opts.Logger, ctx: ctx, wire: newWire(out), sessions: map[string]*live{}}
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
 	// handler runs before it.
 	ready := make(chan struct{})
-	s.conn = sdk.NewAgentSideConnection(s, out, gatedReader{r: in, ready: ready})
+	s.conn = sdk.NewAgentSideConnection(s, s.wire, gatedReader{r: in, ready: ready})
 	s.conn.SetLogger(opts.Logger)
 	close(ready)
 	select {
@@ -297,13 +298,16 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		return sdk.NewSessionResponse{}, hostError(err)
 	}
 	l.attach(o)
+	// The client learns the id from the response: what the session says before waits for it.
+	s.wire.expect(id)
 	s.add(id, l)
 	s.afterSetup(id, l)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
 
 // LoadSession reopens a saved session (one a crash or a kill left too) and replays its
-// conversation as updates before answering.
+// conversation as updates before answering, as ACP asks: the client knows the id it loads, so
+// the updates that follow a setup come before the response too.
 func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	ws, err := workspace(p.Cwd)
 	if err != nil {

@@ -17,9 +17,14 @@ var timeNow = time.Now
 
 // send sends one session/update; a client gone is not the turn's failure. A cancelled prompt
 // still sends its last updates (the tools it stopped), so the request's cancellation is not
-// the notification's.
+// the notification's. The update of a session the client does not know yet waits in the wire
+// for the response that names it.
 func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
-	if err := s.conn.SessionUpdate(context.WithoutCancel(ctx), sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}); err != nil {
+	n := sdk.SessionNotification{SessionId: sdk.SessionId(id), Update: u}
+	if s.wire.hold(n) {
+		return
+	}
+	if err := s.conn.SessionUpdate(context.WithoutCancel(ctx), n); err != nil {
 		s.log.Debug("session/update not sent", "session", id, "error", err)
 	}
 }
@@ -35,28 +40,26 @@ func usage(u agent.Usage) sdk.SessionUpdate {
 	return sdk.SessionUpdate{UsageUpdate: up}
 }
 
-// afterSetup follows session/new and session/load: the slash commands, then the usage. It runs
-// after the response, so that the client knows the session when they come.
+// afterSetup follows session/new and session/load: the sandbox notice, the slash commands, the
+// usage and the MCP servers that did not start. Those of a new session wait in the wire for the
+// response that names it; those of a loaded session go before its response, as its replay does.
 func (s *server) afterSetup(id string, l *live) {
-	go func() {
-		time.Sleep(10 * time.Millisecond)
-		if l.notice != "" {
-			s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+l.notice+"]\n")) })
+	if l.notice != "" {
+		s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+l.notice+"]\n")) })
+	}
+	s.send(s.ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
+		SessionUpdate:     "available_commands_update",
+		AvailableCommands: availableCommands(),
+	}})
+	s.send(s.ctx, id, usage(l.s.Usage()))
+	if l.mcp == nil {
+		return
+	}
+	for _, st := range l.mcp.Servers() {
+		if st.State == mcp.StateFailed {
+			s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("[MCP server %q did not start: %s]\n", st.Name, st.Error)))
 		}
-		s.send(s.ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
-			SessionUpdate:     "available_commands_update",
-			AvailableCommands: availableCommands(),
-		}})
-		s.send(s.ctx, id, usage(l.s.Usage()))
-		if l.mcp == nil {
-			return
-		}
-		for _, st := range l.mcp.Servers() {
-			if st.State == mcp.StateFailed {
-				s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("[MCP server %q did not start: %s]\n", st.Name, st.Error)))
-			}
-		}
-	}()
+	}
 }
 
 var kinds = map[tools.Kind]sdk.ToolKind{

@@ -39,8 +39,9 @@ const (
 	StopCapped          StopReason = "capped"
 	StopError           StopReason = "error"
 	StopMaxTurnRequests StopReason = "max_turn_requests"
-	// StopCompactionLimit: compaction kept failing to bring the context under compactAt; the
-	// session hands off instead of compacting forever.
+	// StopCompactionLimit: maxCompactionsWithoutProgress compactions in a row left the context at
+	// blockAt or above (the next call would wait for another one); the session hands off instead
+	// of compacting forever.
 	StopCompactionLimit StopReason = "compaction_limit"
 )
 
@@ -143,7 +144,7 @@ type RetryEvent struct {
 type TurnEnd struct {
 	StopReason StopReason        `json:"stopReason"`
 	Err        string            `json:"error,omitempty"`
-	Calls      int               `json:"calls"` // model calls in this turn
+	Calls      int               `json:"calls"` // model calls since the session began, this turn's included
 	Totals     contextwin.Totals `json:"totals"`
 }
 

@@ -15,8 +15,9 @@ type Report struct {
 	Usage                         // used, size, percent, breakdown, totals, compaction
 	Largest     []contextwin.Item `json:"largest"`
 	LastPrompt  int               `json:"lastPrompt"` // the model's count for the last call
-	Calls       int               `json:"calls"`
-	Rereads     int               `json:"rereads"` // files read again after a compaction
+	Turns       int               `json:"turns"`      // user turns: prompts the session answered or is answering
+	Calls       int               `json:"calls"`      // model calls: a turn with tool calls makes several
+	Rereads     int               `json:"rereads"`    // files read again after a compaction
 	Checkpoints int               `json:"checkpoints"`
 	State       contextwin.State  `json:"state"`
 	Status      Status            `json:"status"`
@@ -54,6 +55,7 @@ func (s *Session) Context() Report {
 		Usage:       s.usageLocked(),
 		Largest:     contextwin.LargestItems(s.history, 10, &s.ledger.Estimator),
 		LastPrompt:  s.lastPrompt,
+		Turns:       s.turns,
 		Calls:       s.calls,
 		Rereads:     s.rereads,
 		Checkpoints: len(s.checkpoints),

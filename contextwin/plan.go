@@ -22,9 +22,8 @@ type Plan struct {
 
 // PlanInput is what planning needs, in tokens (the estimator's, corrected).
 type PlanInput struct {
-	Messages []int // tokens of each message of the history, head first
-	Fixed    int   // system instruction and tool declarations
-	Before   int   // the next prompt without compaction (the ledger's figure)
+	Fixed  int // system instruction and tool declarations
+	Before int // the next prompt without compaction (the ledger's figure)
 	// HeadKept is the part of the head a compaction leaves byte for byte: the task, and the
 	// summaries when a new one is appended after them. NewHead is the head after compaction
 	// (its kept part, the new summary and the state).
@@ -37,12 +36,13 @@ type PlanInput struct {
 
 // PlanCompaction chooses how many turns to keep: keepRecentTurns, or fewer when the turns kept
 // alone would leave the prompt above target (a compaction that frees too little only leads to
-// the next one). It returns ok false when there is nothing before the kept turns.
-func PlanCompaction(history []int, roles func(i int) bool, in PlanInput) (Plan, bool) {
+// the next one). history holds the tokens of each message, head first, and isModel says which
+// messages are the model's. It returns ok false when there is nothing before the kept turns.
+func PlanCompaction(history []int, isModel func(i int) bool, in PlanInput) (Plan, bool) {
 	var best Plan
 	found := false
 	for keep := max(in.KeepRecentTurns, 1); keep >= 1; keep-- {
-		split, ok := splitBy(len(history), roles, keep)
+		split, ok := splitBy(len(history), isModel, keep)
 		if !ok {
 			continue
 		}

@@ -17,6 +17,7 @@ func (s *server) contextReport(l *live) contextResult {
 		Model:              r.Model,
 		ServedModel:        r.ServedModel,
 		LastPrompt:         r.LastPrompt,
+		Turns:              r.Turns,
 		Calls:              r.Calls,
 		Rereads:            r.Rereads,
 		Checkpoints:        r.Checkpoints,
@@ -77,9 +78,22 @@ func renderContext(c contextResult) string {
 		}
 	}
 	t := c.Totals
-	fmt.Fprintf(&b, "Session: %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
-		contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	fmt.Fprintf(&b, "Session: %s · %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
+		turnsAndCalls(c.Turns, c.Calls), contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
 	return b.String()
+}
+
+// turnsAndCalls says how many prompts a session answered and how many model calls they took,
+// which differ as soon as a turn calls a tool.
+func turnsAndCalls(turns, calls int) string {
+	return fmt.Sprintf("%d %s · %d model %s", turns, plural(turns, "turn", "turns"), calls, plural(calls, "call", "calls"))
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // mcpShares lists what each MCP server's declared tools cost a session, in declaration order.

@@ -124,7 +124,7 @@ const (
 	StopCapped          = "capped" // the session reached sessionTokenCap or maxCostUSD
 	StopError           = "error"
 	StopMaxTurnRequests = "max_turn_requests"
-	StopCompactionLimit = "compaction_limit" // compactions in a row left the context above compactAt
+	StopCompactionLimit = "compaction_limit" // compactions in a row left the context at blockAt or above
 )
 
 // Tool call statuses (tool_call and tool_call_update's status, and history entries').

@@ -397,7 +397,8 @@ func (ss *sessionSet) list() []SessionInfo {
 			SessionID:    id,
 			Title:        e.title,
 			LastActivity: e.l.s.LastActivity().UTC().Format(time.RFC3339),
-			Turns:        r.Calls,
+			Turns:        r.Turns,
+			Calls:        r.Calls,
 			Used:         r.Used,
 			Size:         r.Size,
 			Percent:      r.Percent,
@@ -411,7 +412,7 @@ func (ss *sessionSet) list() []SessionInfo {
 			ss.srv.log.Warn("saved sessions not listed", "error", err)
 		}
 		for _, sv := range saved {
-			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err}
+			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Turns, Calls: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err}
 			if !sv.LastActivity.IsZero() {
 				info.LastActivity = sv.LastActivity.UTC().Format(time.RFC3339)
 			}

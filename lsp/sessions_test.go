@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -144,7 +146,7 @@ func TestSessionsListDuringTurns(t *testing.T) {
 	}
 	for id := range ids {
 		if s, ok := byID[id]; !ok || s.Saved || s.Turns != 1 {
-			t.Errorf("session %s after its turn: %+v (listed: %v), want open with one model call", id, s, ok)
+			t.Errorf("session %s after its turn: %+v (listed: %v), want open with one turn", id, s, ok)
 		}
 	}
 	if len(list) != saved+workers*rounds {
@@ -155,5 +157,68 @@ func TestSessionsListDuringTurns(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(st.Dir(fmt.Sprintf("saved-%d", i)), session.SummaryFile)); err != nil {
 			t.Errorf("legacy log saved-%d has no summary after being listed: %v", i, err)
 		}
+	}
+}
+
+// TestSessionsCountTurnsApartFromCalls: reprise.sessions and reprise.context count the user's
+// turns and the model calls apart; a turn with tool calls makes several calls. A saved session
+// is counted the same way from its log.
+func TestSessionsCountTurnsApartFromCalls(t *testing.T) {
+	var srv *server
+	e := newEnv(t, envOpts{server: func(s *server) { srv = s }, editor: lsptest.Options{Experimental: true},
+		files: map[string]string{"a.txt": "alpha\n", "b.txt": "beta\n"}},
+		call("read_file", map[string]any{"path": "a.txt"}),
+		call("read_file", map[string]any{"path": "b.txt"}),
+		text("Both read."),
+		text("Hello."),
+	)
+	id := e.ask("read a.txt and b.txt", "")
+	e.turnEnd(id)
+	e.ask("hello", id)
+	e.turnEnd(id)
+
+	// A saved session: a first turn of two calls, a second of one.
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	log, err := srv.sessions.store.Create(session.Meta{ID: "saved-1", Model: "gemini-3.8-flash", Created: at})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []session.Record{
+		{Time: at, Kind: session.KindTurnStart, Turn: 1, Text: "read"},
+		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 100}},
+		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 200}},
+		{Time: at, Kind: session.KindTurnEnd, StopReason: StopEndTurn},
+		{Time: at, Kind: session.KindTurnStart, Turn: 2, Text: "again"},
+		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 300}},
+		{Time: at, Kind: session.KindTurnEnd, StopReason: StopEndTurn},
+	} {
+		if err := log.Append(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := log.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	var list []SessionInfo
+	if err := e.ed.Execute(e.ctx, CommandSessions, nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	type counts struct{ Turns, Calls int }
+	got := map[string]counts{}
+	for _, s := range list {
+		got[s.SessionID] = counts{s.Turns, s.Calls}
+	}
+	want := map[string]counts{id: {Turns: 2, Calls: 4}, "saved-1": {Turns: 2, Calls: 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("reprise.sessions counts (-want +got):\n%s", diff)
+	}
+
+	var view contextResult
+	if err := e.ed.Execute(e.ctx, CommandContext, SessionArgs{SessionID: id}, &view); err != nil {
+		t.Fatal(err)
+	}
+	if view.Turns != 2 || view.Calls != 4 || !strings.Contains(view.Text, "Session: 2 turns · 4 model calls · ") {
+		t.Errorf("reprise.context: turns %d, calls %d, text:\n%s", view.Turns, view.Calls, view.Text)
 	}
 }

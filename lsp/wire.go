@@ -221,7 +221,8 @@ type SessionInfo struct {
 	SessionID    string  `json:"sessionId"`
 	Title        string  `json:"title"`
 	LastActivity string  `json:"lastActivity"`
-	Turns        int     `json:"turns"`
+	Turns        int     `json:"turns"` // user turns (prompts)
+	Calls        int     `json:"calls"` // model calls: one turn with tool calls makes several
 	Used         int     `json:"used"`
 	Size         int     `json:"size"`
 	Percent      float64 `json:"percent"`
@@ -292,7 +293,8 @@ type contextResult struct {
 	ServedModel string           `json:"servedModel,omitempty"`
 	Largest     []largeItem      `json:"largest"`
 	LastPrompt  int              `json:"lastPrompt"`
-	Calls       int              `json:"calls"`
+	Turns       int              `json:"turns"` // user turns
+	Calls       int              `json:"calls"` // model calls
 	Rereads     int              `json:"rereads"`
 	Checkpoints int              `json:"checkpoints"`
 	State       contextwin.State `json:"state"`

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"testing"
 )
 
@@ -60,7 +59,7 @@ func benchFS(b *testing.B) fs.FS {
 }
 
 // BenchmarkWalk walks the tree: fs.WalkDir alone (sees every file), fs.WalkDir asking
-// Matcher.Ignored of every entry, and the three walks of this package.
+// Matcher.Ignored of every entry, and the two walks of this package.
 func BenchmarkWalk(b *testing.B) {
 	fsys := benchFS(b)
 	opts := WalkOptions{Options: Options{Getenv: noUserFiles}}
@@ -106,21 +105,6 @@ func BenchmarkWalk(b *testing.B) {
 				b.Fatal(err)
 			}
 			check(b, files, benchVisible)
-		}
-	})
-	b.Run("Walk", func(b *testing.B) {
-		for b.Loop() {
-			var files atomic.Int64
-			err := Walk(context.Background(), fsys, ".", opts, func(rel string, d fs.DirEntry) error {
-				if !d.IsDir() {
-					files.Add(1)
-				}
-				return nil
-			})
-			if err != nil {
-				b.Fatal(err)
-			}
-			check(b, files.Load(), benchVisible)
 		}
 	})
 	b.Run("WalkSorted", func(b *testing.B) {

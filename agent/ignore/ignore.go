@@ -1,7 +1,8 @@
 // Package ignore decides which files an agent does not look at, as git and ripgrep do:
 // .gitignore files at every level, the repository's info/exclude, the user's excludes file, and
-// .repriseignore files for what stays in git but out of the agent's view. Walk and WalkOrdered
-// traverse a tree in parallel with those rules, ripgrep's defaults and a stable order on request.
+// .repriseignore files for what stays in git but out of the agent's view. WalkOrdered (and
+// WalkSorted) traverse a tree with those rules and ripgrep's defaults, reading directories in
+// parallel and handing entries over in a stable order.
 //
 // The matcher is a port of git's own code (dir.c, wildmatch.c) rather than a library: the Go
 // ones either miss parts of the syntax and precedence or come with a large module (go-git);

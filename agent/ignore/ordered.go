@@ -10,9 +10,12 @@ import (
 	"sync/atomic"
 )
 
-// WalkOrdered walks like Walk but hands entries to emit in fs.WalkDir's order (depth first,
-// lexical within a directory) on the calling goroutine, while directories are read ahead and
-// work runs on up to opts.Workers entries at once: parallel reading, ordered output. work (nil
+// WalkOrdered calls emit for start and every entry below it that is not ignored, hidden or .git,
+// in fs.WalkDir's order (depth first, lexical within a directory) on the calling goroutine,
+// while directories are read ahead and work runs on up to opts.Workers entries at once: parallel
+// reading, ordered output. Symbolic links are passed on, not followed; start itself is never
+// filtered, and the rules apply inside it even when it is ignored, as ripgrep searches a path
+// given explicitly. work (nil
 // for none) gets every entry emit will see, concurrently; its result reaches emit with the
 // entry. emit controls the walk as fs.WalkDir's fn does: fs.SkipDir skips a directory (or, for
 // a file, the rest of its directory), fs.SkipAll stops with nil, another error stops and is

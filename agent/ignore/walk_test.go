@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -58,21 +57,9 @@ func writeTree(t testing.TB, files map[string]string) string {
 	return dir
 }
 
-// walkers run each walk and return the entries in the order they were given (Walk's sorted,
-// since it has none), directories with a trailing slash.
+// walkers run each walk and return the entries in the order they were given, directories with a
+// trailing slash.
 var walkers = map[string]func(ctx context.Context, fsys fs.FS, start string, opts WalkOptions) ([]string, error){
-	"Walk": func(ctx context.Context, fsys fs.FS, start string, opts WalkOptions) ([]string, error) {
-		var mu sync.Mutex
-		var got []string
-		err := Walk(ctx, fsys, start, opts, func(rel string, d fs.DirEntry) error {
-			mu.Lock()
-			defer mu.Unlock()
-			got = append(got, show(rel, d))
-			return nil
-		})
-		slices.Sort(got)
-		return got, err
-	},
 	"WalkSorted": func(ctx context.Context, fsys fs.FS, start string, opts WalkOptions) ([]string, error) {
 		var got []string
 		err := WalkSorted(ctx, fsys, start, opts, func(rel string, d fs.DirEntry) error {
@@ -101,12 +88,6 @@ func show(rel string, d fs.DirEntry) string {
 		return rel + "/"
 	}
 	return rel
-}
-
-func sorted(s []string) []string {
-	s = slices.Clone(s)
-	slices.Sort(s)
-	return s
 }
 
 func TestWalk(t *testing.T) {
@@ -158,11 +139,7 @@ func TestWalk(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				want := tt.want
-				if name == "Walk" {
-					want = sorted(want)
-				}
-				if diff := cmp.Diff(got, want); diff != "" {
+				if diff := cmp.Diff(got, tt.want); diff != "" {
 					t.Errorf("(-got +want):\n%s", diff)
 				}
 			})
@@ -218,11 +195,7 @@ func TestWalkMatchesMatcher(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := want
-			if name == "Walk" {
-				w = sorted(want)
-			}
-			if diff := cmp.Diff(got, w); diff != "" {
+			if diff := cmp.Diff(got, want); diff != "" {
 				t.Fatalf("case %d, %s (-got +want):\n%s\n%s", i, name, diff, tr)
 			}
 		}
@@ -278,37 +251,12 @@ func TestWalkSkips(t *testing.T) {
 		t.Errorf("WalkSorted (-got +want):\n%s", diff)
 	}
 
-	// Walk has no order: check what it must and must not have seen.
-	var mu sync.Mutex
-	seen := map[string]bool{}
-	err = Walk(t.Context(), fsys, ".", opts, func(rel string, d fs.DirEntry) error {
-		mu.Lock()
-		seen[rel] = true
-		mu.Unlock()
-		return fn(rel, d)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rel := range seen {
-		if strings.HasPrefix(rel, "d01/") {
-			t.Errorf("Walk entered the skipped d01: %s", rel)
-		}
-	}
 }
 
 func TestWalkStops(t *testing.T) {
 	fsys := stopTree(t)
 	boom := errors.New("boom")
 	for name, walk := range map[string]func(context.Context, func(string, fs.DirEntry) error) error{
-		"Walk": func(ctx context.Context, fn func(string, fs.DirEntry) error) error {
-			var mu sync.Mutex
-			return Walk(ctx, fsys, ".", WalkOptions{Workers: 4}, func(rel string, d fs.DirEntry) error {
-				mu.Lock()
-				defer mu.Unlock()
-				return fn(rel, d)
-			})
-		},
 		"WalkSorted": func(ctx context.Context, fn func(string, fs.DirEntry) error) error {
 			return WalkSorted(ctx, fsys, ".", WalkOptions{Workers: 4}, fn)
 		},
@@ -324,8 +272,6 @@ func TestWalkStops(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			// Walk's other goroutines may be calling fn already when one stops the walk.
-			few := func(n int) bool { return n == 50 || name == "Walk" && n > 50 }
 			n := 0
 			err := walk(t.Context(), func(string, fs.DirEntry) error {
 				if n++; n == 50 {
@@ -333,7 +279,7 @@ func TestWalkStops(t *testing.T) {
 				}
 				return nil
 			})
-			if err != nil || !few(n) {
+			if err != nil || n != 50 {
 				t.Errorf("SkipAll: %v after %d entries", err, n)
 			}
 
@@ -344,7 +290,7 @@ func TestWalkStops(t *testing.T) {
 				}
 				return nil
 			})
-			if !errors.Is(err, boom) || !few(n) {
+			if !errors.Is(err, boom) || n != 50 {
 				t.Errorf("error: %v after %d entries", err, n)
 			}
 
@@ -356,7 +302,7 @@ func TestWalkStops(t *testing.T) {
 				}
 				return nil
 			})
-			if !errors.Is(err, context.Canceled) || !few(n) {
+			if !errors.Is(err, context.Canceled) || n != 50 {
 				t.Errorf("cancel: %v after %d entries", err, n)
 			}
 			if err := walk(ctx, func(string, fs.DirEntry) error { return nil }); !errors.Is(err, context.Canceled) {
@@ -434,11 +380,7 @@ func TestWalkRoot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		w := want
-		if name == "Walk" {
-			w = sorted(want)
-		}
-		if diff := cmp.Diff(got, w); diff != "" {
+		if diff := cmp.Diff(got, want); diff != "" {
 			t.Errorf("%s through os.Root (-got +want):\n%s", name, diff)
 		}
 	}

@@ -3,27 +3,12 @@
 package mcp
 
 import (
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 )
-
-// everythingPath is the reference server's script; a machine without node or without the
-// server fails the test rather than skipping it, so that a missing install step shows.
-func everythingPath(t *testing.T) string {
-	t.Helper()
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Fatalf("node is not installed: run scripts/setup")
-	}
-	path, err := mcptest.EverythingPath()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 // checkEverything lists the reference server's tools and calls two through the Manager.
 func checkEverything(t *testing.T, cfg ServerConfig) {
@@ -71,11 +56,10 @@ func checkEverything(t *testing.T, cfg ServerConfig) {
 func TestEverythingStdio(t *testing.T) {
 	t.Parallel()
 	checkEverything(t, ServerConfig{Name: "everything", Type: TypeStdio, Command: "node",
-		Args: []string{everythingPath(t), "stdio"}, Source: "test"})
+		Args: []string{mcptest.Everything(t), "stdio"}, Source: "test"})
 }
 
 func TestEverythingStreamableHTTP(t *testing.T) {
 	t.Parallel()
-	everythingPath(t)
 	checkEverything(t, ServerConfig{Name: "everything", Type: TypeHTTP, URL: mcptest.EverythingHTTP(t), Source: "test"})
 }

@@ -33,10 +33,7 @@ func mcpCall(name string, args map[string]any) geminitest.Turn {
 // server built with the SDK; their results reach the model bounded and redacted like any tool's,
 // and a server the workspace declares is not started without --trust-mcp.
 func TestRunMCP(t *testing.T) {
-	everything, err := mcptest.EverythingPath()
-	if err != nil {
-		t.Fatal(err)
-	}
+	everything := mcptest.Everything(t)
 	ws := t.TempDir()
 	marker := filepath.Join(t.TempDir(), "workspace-server-ran")
 	writeJSON(t, filepath.Join(ws, ".vscode", "mcp.json"), map[string]any{"servers": map[string]any{

@@ -17,10 +17,7 @@ import (
 // test's life, and returns its URL.
 func EverythingHTTP(t testing.TB) string {
 	t.Helper()
-	path, err := EverythingPath()
-	if err != nil {
-		t.Fatal(err)
-	}
+	path := Everything(t)
 	// The server listens on $PORT: take a free port from the kernel.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

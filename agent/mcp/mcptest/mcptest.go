@@ -7,8 +7,10 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -96,11 +98,37 @@ func JSON(env map[string]string) map[string]any {
 	return map[string]any{"type": "stdio", "command": os.Args[0], "env": e}
 }
 
-// EverythingPath finds the reference server @modelcontextprotocol/server-everything that
-// scripts/setup installs: $REPRISE_MCP_EVERYTHING, or its place in the npm cache
-// ($REPRISE_NPM_CACHE, else ~/.cache/reprise-npm). The error says how to install it: tests fail
-// with it rather than skip, so that a missing install step shows.
-func EverythingPath() (string, error) {
+// RequireAllEnv names the variable that, set to "1", turns the skip of a test whose outside
+// dependency (node, the reference MCP server) is missing into a failure. scripts/test sets it: it
+// installs them, so a missing one there is a broken install step, not a machine with only Go.
+const RequireAllEnv = "REPRISE_REQUIRE_ALL"
+
+// Everything returns the script of the reference server @modelcontextprotocol/server-everything,
+// which scripts/setup installs: $REPRISE_MCP_EVERYTHING, or its place in the npm cache
+// ($REPRISE_NPM_CACHE, else ~/.cache/reprise-npm). Without node or the server, t is skipped with
+// the line that installs them (failed under REPRISE_REQUIRE_ALL=1): `go test ./...` needs only Go.
+func Everything(t testing.TB) string {
+	t.Helper()
+	if _, err := exec.LookPath("node"); err != nil {
+		missing(t, "node is not on PATH: install Node.js 20 or later, then run scripts/setup")
+	}
+	path, err := everythingPath()
+	if err != nil {
+		missing(t, fmt.Sprintf("the reference MCP server is not installed: run scripts/setup, or set REPRISE_MCP_EVERYTHING to its dist/index.js (%v)", err))
+	}
+	return path
+}
+
+// missing skips t for a dependency that is not installed, or fails it under RequireAllEnv.
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv(RequireAllEnv) == "1" {
+		t.Fatalf("%s (%s=1: the dependencies were to be installed)", why, RequireAllEnv)
+	}
+	t.Skip(why)
+}
+
+func everythingPath() (string, error) {
 	path := os.Getenv("REPRISE_MCP_EVERYTHING")
 	if path == "" {
 		cache := os.Getenv("REPRISE_NPM_CACHE")
@@ -114,7 +142,7 @@ func EverythingPath() (string, error) {
 		path = filepath.Join(cache, "mcp-everything", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
 	}
 	if _, err := os.Stat(path); err != nil {
-		return "", fmt.Errorf("the reference MCP server is not installed (%v): run scripts/setup, or set REPRISE_MCP_EVERYTHING to its dist/index.js", err)
+		return "", err
 	}
 	return path, nil
 }

@@ -69,12 +69,12 @@ function within(ms, what, promise) {
 }
 
 // --- the fake model and the workspace ---
-const fake = start(fakegemini, ['--script', join(here, 'script.json'), '--log', join(tmp, 'requests.jsonl')], {
+const fake = start(fakegemini, ['--script', join(here, 'testdata', 'script.json'), '--log', join(tmp, 'requests.jsonl')], {
   stdio: ['pipe', 'pipe', 'inherit'],
 });
 const modelURL = await firstLine(fake);
 const ws = join(tmp, 'workspace');
-cpSync(join(here, 'workspace'), ws, { recursive: true });
+cpSync(join(here, 'testdata', 'workspace'), ws, { recursive: true });
 const agentEnv = {
   PATH: process.env.PATH,
   HOME: join(tmp, 'home'),

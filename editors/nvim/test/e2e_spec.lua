@@ -538,7 +538,7 @@ h.test(':Reprise models picks the model of new sessions; a routed call is named 
   end, 'the context window')
   local view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
   h.contains(view, 'gemini-2.5-pro (answered by gemini-3.8-flash)', 'the served model')
-  h.truthy(view:find('\nSession: [^\n]* · %$0%.%d+ · 1 model calls'), 'the cost at the served model:\n' .. view)
+  h.truthy(view:find('\nSession: [^\n]* · %$0%.%d+ · 1 turn · 1 model call'), 'the cost at the served model:\n' .. view)
   vim.cmd('normal q')
 end)
 

@@ -107,7 +107,7 @@ h.test('costs as the server words them: unknown is never $0', function()
       unknown = true, text = 'unknown' } }, calls = 1,
   }), '\n')
   h.contains(text, 'gemini-9-x (answered by gemini-9-y)', 'the served model')
-  h.contains(text, '· 5 out · unknown · 1 model calls', 'the cost unknown')
+  h.contains(text, '· 5 out · unknown · 0 turns · 1 model call', 'the cost unknown')
 end)
 
 h.test('models picker rows', function()
@@ -118,6 +118,20 @@ h.test('models picker rows', function()
     '  x                        not in the catalogue', 'no detail')
   h.contains(models.prompt({ model = 'm', catalogueAsOf = '2026-12-01', warning = 'no key' }), 'now m; prices of the '
     .. 'catalogue as of 2026-12-01) — no key', 'prompt')
+end)
+
+h.test('turns and model calls counted apart', function()
+  -- One prompt whose answer took two tool calls: one turn, three model calls.
+  local session = { sessionId = 's1', title = 'Read the notes', turns = 1, calls = 3, percent = 42.1, used = 10100,
+    size = 24000, lastActivity = '2026-12-01T10:00:00Z', current = true }
+  h.eq(require('reprise.actions').format_session(session),
+    '* Read the notes · 1 turn · 3 model calls · 42% 10.1k/24k · 2026-12-01T10:00:00Z', 'session picker row')
+  local lines = require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, source = 'usage', model = 'm', compactAt = 0.7, blockAt = 0.95,
+    breakdown = {}, largest = {}, turns = 2, calls = 4,
+    totals = { inputTokens = 3000, cachedTokens = 0, outputTokens = 100, cost = { amount = 0.01, currency = 'USD' } },
+  })
+  h.contains(table.concat(lines, '\n'), '· 2 turns · 4 model calls', 'context view')
 end)
 
 h.test('context view: the MCP servers under the MCP tools row', function()

@@ -32,6 +32,7 @@ import { linkKind } from './chat/links';
 import type { Attachment } from './store';
 import { keyHint } from './settings';
 import { tokens } from './meter';
+import { sessionItem } from './sessions';
 import type { Store } from './store';
 
 export const ids = {
@@ -221,15 +222,7 @@ export class Commands {
         void vscode.window.showInformationMessage('Reprise: no session to resume.');
         return;
       }
-      const pick = await vscode.window.showQuickPick(
-        list.map((s) => ({
-          label: s.title || s.sessionId,
-          description: `${Math.round(s.percent)}% · ${tokens(s.used)}/${tokens(s.size)}${s.current ? ' · current' : ''}${s.running ? ' · running' : ''}`,
-          detail: `${s.sessionId} · ${s.turns} turn(s) · ${s.lastActivity}`,
-          id: s.sessionId,
-        })),
-        { title: 'Resume Reprise Session' },
-      );
+      const pick = await vscode.window.showQuickPick(list.map(sessionItem), { title: 'Resume Reprise Session' });
       if (!pick) return;
       const res = await this.server.execute<{ sessionId: string }>(CommandResume, { sessionId: pick.id });
       await this.open(res.sessionId);

@@ -1,7 +1,7 @@
 // The context view's HTML: a stacked bar of the breakdown, its legend, and the largest items with
 // stale ones marked. Pure, so the unit tests read it.
 import { escape } from './chat/render';
-import { breakdownRows, money, tokens } from './meter';
+import { breakdownRows, money, tokens, turnsAndCalls } from './meter';
 import { MCPStateRunning, SourceEstimate } from './protocol';
 import type { ContextResult, MCPResult } from './protocol';
 
@@ -59,7 +59,7 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
 <div class="bar" role="img" aria-label="Context breakdown">${bar}</div>
 <table class="legend">${legend}</table>
 <p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>
-<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out · ${money(t.cost.amount, t.cost.currency)} · ${c.calls} model call(s) · ${c.rereads} re-read(s)</p>
+<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out · ${money(t.cost.amount, t.cost.currency)} · ${turnsAndCalls(c.turns, c.calls)} · ${c.rereads} re-read(s)</p>
 ${mcpSection(c, servers)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;

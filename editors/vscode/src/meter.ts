@@ -17,6 +17,14 @@ function trim(x: number): string {
   return s.endsWith('.0') ? s.slice(0, -2) : s;
 }
 
+/**
+ * turnsAndCalls says how many prompts a session answered and how many model calls they took,
+ * which differ as soon as a turn calls a tool: "1 turn · 3 model calls".
+ */
+export function turnsAndCalls(turns: number, calls: number): string {
+  return `${turns} ${turns === 1 ? 'turn' : 'turns'} · ${calls} model ${calls === 1 ? 'call' : 'calls'}`;
+}
+
 /** glyph is a circle filled in quarters, so the level reads at a glance. */
 export function glyph(percent: number): string {
   const glyphs = ['○', '◔', '◑', '◕', '●'];

@@ -153,7 +153,10 @@ export interface SessionInfo {
   sessionId: string;
   title: string;
   lastActivity: string;
+  /** the user's prompts */
   turns: number;
+  /** the model calls they took: several for a turn that calls tools */
+  calls: number;
   used: number;
   size: number;
   percent: number;
@@ -176,6 +179,9 @@ export interface ContextResult extends ContextUsage {
   model: string;
   largest: LargeItem[] | null;
   lastPrompt: number;
+  /** the user's prompts */
+  turns: number;
+  /** the model calls they took */
   calls: number;
   rereads: number;
   checkpoints: number;

@@ -182,9 +182,9 @@ end
 ---@return string
 function M.format_session(s)
   local title = s.title ~= '' and s.title or s.sessionId
-  return string.format('%s%s · %d turns · %d%% %s/%s · %s%s', s.current and '* ' or '', title,
-    s.turns or 0, math.floor((s.percent or 0) + 0.5), util.kilo(s.used), util.kilo(s.size), s.lastActivity or '',
-    s.running and ' (running)' or '')
+  return string.format('%s%s · %s · %d%% %s/%s · %s%s', s.current and '* ' or '', title,
+    util.turns_and_calls(s.turns, s.calls), math.floor((s.percent or 0) + 0.5), util.kilo(s.used), util.kilo(s.size),
+    s.lastActivity or '', s.running and ' (running)' or '')
 end
 
 --- Resumes a session; without an id, lists them.

@@ -80,8 +80,9 @@ function M.render(r)
   local t = r.totals
   if t then
     table.insert(lines, '')
-    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %s · %d model calls',
-      util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens), util.cost(t.cost), r.calls or 0))
+    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %s · %s',
+      util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens), util.cost(t.cost),
+      util.turns_and_calls(r.turns, r.calls)))
   end
   return lines
 end

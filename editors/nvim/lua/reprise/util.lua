@@ -32,6 +32,17 @@ function M.cost(cost)
   return (cost.currency == nil or cost.currency == 'USD') and ('$' .. s) or (s .. ' ' .. cost.currency)
 end
 
+--- Says how many prompts a session answered and how many model calls they took, which differ as
+--- soon as a turn calls a tool: "1 turn · 3 model calls".
+---@param turns number|nil
+---@param calls number|nil
+---@return string
+function M.turns_and_calls(turns, calls)
+  turns, calls = turns or 0, calls or 0
+  return string.format('%d %s · %d model %s', turns, turns == 1 and 'turn' or 'turns', calls,
+    calls == 1 and 'call' or 'calls')
+end
+
 ---@param msg string
 ---@param level integer|nil
 function M.notify(msg, level)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { breakdownRows, compacting, glyph, level, meterText, meterTooltip, tokens } from '../../src/meter';
+import { breakdownRows, compacting, glyph, level, meterText, meterTooltip, tokens, turnsAndCalls } from '../../src/meter';
 import { usage } from './fixtures';
 
 describe('tokens', () => {
@@ -12,6 +12,15 @@ describe('tokens', () => {
     [123456, '123k'],
     [1_200_000, '1.2M'],
   ])('%d → %s', (n, want) => expect(tokens(n)).toBe(want));
+});
+
+describe('turnsAndCalls', () => {
+  it.each([
+    [1, 3, '1 turn · 3 model calls'], // one prompt whose answer took two tool calls
+    [2, 2, '2 turns · 2 model calls'],
+    [1, 1, '1 turn · 1 model call'],
+    [0, 0, '0 turns · 0 model calls'],
+  ])('%d turns, %d calls → %s', (turns, calls, want) => expect(turnsAndCalls(turns, calls)).toBe(want));
 });
 
 describe('meterText', () => {

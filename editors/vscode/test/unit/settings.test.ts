@@ -238,6 +238,7 @@ describe('contextBody', () => {
         { index: 5, kind: 'model', label: 'model message', tokens: 300 },
       ],
       lastPrompt: 10000,
+      turns: 2,
       calls: 4,
       rereads: 1,
       checkpoints: 1,
@@ -250,6 +251,7 @@ describe('contextBody', () => {
     expect(html).toContain('read_file a.go <span class="badge">stale</span>');
     expect(html).not.toContain('model message <span class="badge">');
     expect(html).toContain('42% · 10.1k/24k');
+    expect(html).toContain('2 turns · 4 model calls');
     expect(html).not.toContain('MCP servers');
   });
 
@@ -259,6 +261,7 @@ describe('contextBody', () => {
       model: 'm',
       largest: [],
       lastPrompt: 0,
+      turns: 0,
       calls: 0,
       rereads: 0,
       checkpoints: 0,
