@@ -135,120 +135,162 @@ type item[T any] struct {
 func (p *pipeline[T]) produce(ctx context.Context, d fs.DirEntry) error {
 	defer close(p.reads)
 	defer close(p.items)
-	seq := 0
-	send := func(rel string, d fs.DirEntry) bool {
-		if ctx.Err() != nil {
-			return false // select alone may pick a ready token over Done
-		}
-		select {
-		case p.tokens <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-		p.items <- &item[T]{seq: seq, rel: rel, d: d} // never blocks: tokens bound the items out
-		seq++
-		return true
-	}
-	if !send(p.w.start, d) {
+	w := &producer[T]{p: p, ctx: ctx}
+	if !w.send(p.w.start, d) {
 		return ctx.Err()
 	}
 	if !d.IsDir() {
 		return nil
 	}
-	type frame struct {
-		l       *listing
-		next    int
-		entered bool
-		ahead   []*listing // listings of l's subdirectories asked for ahead, by kid
-	}
-	ask := func(rel string, parent *dirNode) (*listing, bool) {
-		l := &listing{rel: rel, parent: parent, done: make(chan struct{})}
-		select {
-		case p.reads <- l:
-			return l, true
-		case <-ctx.Done():
-			return nil, false
-		}
-	}
-	root, ok := ask(p.w.start, nil)
+	root, ok := w.ask(p.w.start, nil)
 	if !ok {
 		return ctx.Err()
 	}
-	stack := []*frame{{l: root}}
-	ahead := 0 // listings asked for ahead and not entered yet
-	drop := func(frames []*frame) {
-		for _, f := range frames {
-			for _, l := range f.ahead[min(f.next, len(f.ahead)):] {
-				if l != nil {
-					ahead--
-				}
-			}
-		}
-	}
-	seen := int32(0) // skips already applied to the stack
-	for len(stack) > 0 {
-		f := stack[len(stack)-1]
-		if !f.entered {
-			select {
-			case <-f.l.done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			if f.l.err != nil {
-				return f.l.err
-			}
-			f.entered = true
-			// Ask for the subdirectories now, so that the readers work ahead of the walk; up to
-			// maxAhead listings wait in memory, and the others are read when reached.
-			for i, k := range f.l.kids {
-				if !k.d.IsDir() || ahead >= maxAhead {
-					continue
-				}
-				if f.ahead == nil {
-					f.ahead = make([]*listing, len(f.l.kids))
-				}
-				if f.ahead[i], ok = ask(k.rel, f.l.node); !ok {
-					return ctx.Err()
-				}
-				ahead++
-			}
-		}
-		if n := p.skips.n.Load(); n != seen {
-			// emit skipped a directory: leave it if we are in it.
-			seen = n
-			for i, g := range stack {
-				if p.skips.has(g.l.rel) {
-					drop(stack[i:])
-					stack = stack[:i]
-					break
-				}
-			}
-			continue
-		}
-		if f.next == len(f.l.kids) {
-			stack = stack[:len(stack)-1]
-			continue
-		}
-		i, k := f.next, f.l.kids[f.next]
-		f.next++
-		if !send(k.rel, k.d) {
-			return ctx.Err()
-		}
-		if !k.d.IsDir() {
-			continue
-		}
-		var sub *listing
-		if f.ahead != nil && f.ahead[i] != nil {
-			sub = f.ahead[i]
-			ahead--
-		} else if sub, ok = ask(k.rel, f.l.node); !ok {
-			return ctx.Err()
-		}
-		if seen == 0 || !p.skips.has(k.rel) {
-			stack = append(stack, &frame{l: sub})
+	w.stack = []*frame{{l: root}}
+	for len(w.stack) > 0 {
+		if err := w.step(); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// producer is produce's state: the directories being walked, innermost last.
+type producer[T any] struct {
+	p     *pipeline[T]
+	ctx   context.Context
+	seq   int
+	ahead int   // listings asked for ahead and not entered yet
+	seen  int32 // skips already applied to the stack
+	stack []*frame
+}
+
+// frame is one directory being walked.
+type frame struct {
+	l       *listing
+	next    int
+	entered bool
+	ahead   []*listing // listings of l's subdirectories asked for ahead, by kid
+}
+
+// send numbers an entry and hands it on, once emit has room for it.
+func (w *producer[T]) send(rel string, d fs.DirEntry) bool {
+	if w.ctx.Err() != nil {
+		return false // select alone may pick a ready token over Done
+	}
+	select {
+	case w.p.tokens <- struct{}{}:
+	case <-w.ctx.Done():
+		return false
+	}
+	w.p.items <- &item[T]{seq: w.seq, rel: rel, d: d} // never blocks: tokens bound the items out
+	w.seq++
+	return true
+}
+
+// ask has the readers list a directory.
+func (w *producer[T]) ask(rel string, parent *dirNode) (*listing, bool) {
+	l := &listing{rel: rel, parent: parent, done: make(chan struct{})}
+	select {
+	case w.p.reads <- l:
+		return l, true
+	case <-w.ctx.Done():
+		return nil, false
+	}
+}
+
+// step advances the walk by one: it enters the innermost directory, leaves the ones emit
+// skipped, or sends the next entry.
+func (w *producer[T]) step() error {
+	f := w.stack[len(w.stack)-1]
+	if !f.entered {
+		if err := w.enter(f); err != nil {
+			return err
+		}
+	}
+	if n := w.p.skips.n.Load(); n != w.seen {
+		w.seen = n
+		w.leaveSkipped()
+		return nil
+	}
+	if f.next == len(f.l.kids) {
+		w.stack = w.stack[:len(w.stack)-1]
+		return nil
+	}
+	i, k := f.next, f.l.kids[f.next]
+	f.next++
+	if !w.send(k.rel, k.d) {
+		return w.ctx.Err()
+	}
+	if !k.d.IsDir() {
+		return nil
+	}
+	sub := f.aheadOf(i)
+	if sub != nil {
+		w.ahead--
+	} else {
+		var ok bool
+		if sub, ok = w.ask(k.rel, f.l.node); !ok {
+			return w.ctx.Err()
+		}
+	}
+	if w.seen == 0 || !w.p.skips.has(k.rel) {
+		w.stack = append(w.stack, &frame{l: sub})
+	}
+	return nil
+}
+
+func (f *frame) aheadOf(i int) *listing {
+	if f.ahead == nil {
+		return nil
+	}
+	return f.ahead[i]
+}
+
+// enter waits for f's listing, then asks for its subdirectories so that the readers work ahead
+// of the walk; up to maxAhead listings wait in memory, and the others are read when reached.
+func (w *producer[T]) enter(f *frame) error {
+	select {
+	case <-f.l.done:
+	case <-w.ctx.Done():
+		return w.ctx.Err()
+	}
+	if f.l.err != nil {
+		return f.l.err
+	}
+	f.entered = true
+	for i, k := range f.l.kids {
+		if !k.d.IsDir() || w.ahead >= maxAhead {
+			continue
+		}
+		if f.ahead == nil {
+			f.ahead = make([]*listing, len(f.l.kids))
+		}
+		var ok bool
+		if f.ahead[i], ok = w.ask(k.rel, f.l.node); !ok {
+			return w.ctx.Err()
+		}
+		w.ahead++
+	}
+	return nil
+}
+
+// leaveSkipped leaves the directory emit skipped, if the walk is in it, and forgets the
+// listings asked for ahead under it.
+func (w *producer[T]) leaveSkipped() {
+	for i, g := range w.stack {
+		if w.p.skips.has(g.l.rel) {
+			for _, f := range w.stack[i:] {
+				for _, l := range f.ahead[min(f.next, len(f.ahead)):] {
+					if l != nil {
+						w.ahead--
+					}
+				}
+			}
+			w.stack = w.stack[:i]
+			return
+		}
+	}
 }
 
 // emitAll receives the results, restores their order and calls emit, until the results end, ctx
