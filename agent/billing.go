@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/genai"
@@ -12,39 +13,138 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
+// billing is what the session's calls cost and what the user was told about models and prices.
+// Its methods take mu and no other lock; the policy's caps come in as arguments.
+type billing struct {
+	// Set by New, read-only after.
+	pricing contextwin.Pricing // prices each call at the model that served it, on the day it was made
+	asked   string             // the model asked for (Options.ModelName)
+	now     func() time.Time
+
+	mu         sync.Mutex // guards everything below
+	totals     contextwin.Totals
+	calls      int             // model calls since the session began
+	lastPrompt int             // the model's prompt count for the last call
+	served     string          // the model that served the last call
+	warned     map[string]bool // warnings already given this session, by key
+	capped     bool            // a turn ended at the token or cost cap: every turn ends at once
+}
+
+// bill adds one call's usage to the totals (billLocked).
+func (b *billing) bill(model string, u contextwin.CallUsage) (float64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.billLocked(model, u)
+}
+
+// call bills one model call of the loop served by served, counts it and returns its number, its
+// cost (false: unknown) and the warnings it gives rise to (servedWarningsLocked).
+func (b *billing) call(served string, u contextwin.CallUsage, status *genai.ModelStatus, maxCost float64) (n int, cost float64, priced bool, warnings []string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if u.Prompt > 0 {
+		b.lastPrompt = u.Prompt
+	}
+	cost, priced = b.billLocked(served, u)
+	warnings = b.servedWarningsLocked(served, status, priced, maxCost)
+	b.served = served
+	b.calls++
+	return b.calls, cost, priced, warnings
+}
+
+// callCount is the number of model calls since the session began.
+func (b *billing) callCount() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
+}
+
+// overCap tells whether the totals reached a cap of p.
+func (b *billing) overCap(p contextwin.Policy) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.totals.Capped(p)
+}
+
+// isCapped tells whether a turn ended at the cap.
+func (b *billing) isCapped() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.capped
+}
+
+// setCapped records that a turn ended at the cap.
+func (b *billing) setCapped() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.capped = true
+}
+
+// figures is what a usage report shows of the billing.
+type figures struct {
+	totals      contextwin.Totals
+	calls       int
+	lastPrompt  int
+	servedOther string // the model that served the last call when it is not the one asked for
+	priced      bool   // the model the next call is expected to be served by has a known price
+	capped      bool
+}
+
+// figures returns the billing as a report shows it.
+func (b *billing) figures() figures {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return figures{
+		totals: b.totals, calls: b.calls, lastPrompt: b.lastPrompt, servedOther: b.servedOtherLocked(),
+		priced: b.pricedLocked(), capped: b.capped,
+	}
+}
+
+// forPlan returns what a compaction is weighed with: the prices (planPricesLocked), the prompt of
+// the last call when its model caches it, and the shortest prefix that model caches.
+func (b *billing) forPlan() (prices contextwin.Prices, cached, cacheMin int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cacheMin = b.cacheMinLocked()
+	if b.lastPrompt >= cacheMin {
+		cached = b.lastPrompt
+	}
+	return b.planPricesLocked(), cached, cacheMin
+}
+
 // billLocked adds one call's usage to the totals, priced at model (the model that served it) on
 // the day it was made. It returns the call's cost, and false when model has no known price: the
-// tokens count, the cost is unknown (never $0). s.mu must be held.
-func (s *Session) billLocked(model string, u contextwin.CallUsage) (float64, bool) {
-	p, ok := s.pricing.At(model, s.opts.Now(), u.Prompt)
+// tokens count, the cost is unknown (never $0). b.mu must be held.
+func (b *billing) billLocked(model string, u contextwin.CallUsage) (float64, bool) {
+	p, ok := b.pricing.At(model, b.now(), u.Prompt)
 	if !ok {
-		s.totals.AddUnpriced(u)
+		b.totals.AddUnpriced(u)
 		return 0, false
 	}
-	s.totals.Add(u, p)
+	b.totals.Add(u, p)
 	return u.Cost(p), true
 }
 
 // modelLocked is the model the next call is expected to be served by: the last call's, else the
-// one asked for. s.mu must be held.
-func (s *Session) modelLocked() string { return cmp.Or(s.served, s.opts.ModelName) }
+// one asked for. b.mu must be held.
+func (b *billing) modelLocked() string { return cmp.Or(b.served, b.asked) }
 
 // planPricesLocked are the prices a compaction is weighed at: the serving model's today, else
 // the catalogue's default model's. The decision rests on the ratios between input, cached input
-// and output, which Gemini models share closely enough. s.mu must be held.
-func (s *Session) planPricesLocked() contextwin.Prices {
-	now := s.opts.Now()
-	if p, ok := s.pricing.At(s.modelLocked(), now, s.lastPrompt); ok {
+// and output, which Gemini models share closely enough. b.mu must be held.
+func (b *billing) planPricesLocked() contextwin.Prices {
+	now := b.now()
+	if p, ok := b.pricing.At(b.modelLocked(), now, b.lastPrompt); ok {
 		return p
 	}
-	p, _ := s.pricing.At(s.opts.Catalog.DefaultModel(), now, s.lastPrompt)
+	p, _ := b.pricing.At(b.pricing.Catalog.DefaultModel(), now, b.lastPrompt)
 	return p
 }
 
 // pricedLocked tells whether the model the next call is expected to be served by has a known
-// price. s.mu must be held.
-func (s *Session) pricedLocked() bool {
-	_, ok := s.pricing.At(s.modelLocked(), s.opts.Now(), 0)
+// price. b.mu must be held.
+func (b *billing) pricedLocked() bool {
+	_, ok := b.pricing.At(b.modelLocked(), b.now(), 0)
 	return ok
 }
 
@@ -54,47 +154,49 @@ func (s *Session) thinking() gemini.Thinking {
 	return gemini.Thinking{Level: t.Level, Budget: t.Budget}
 }
 
-// cacheMinLocked is the shortest prefix the serving model caches implicitly. s.mu must be held.
-func (s *Session) cacheMinLocked() int { return s.opts.Catalog.CacheMin(s.modelLocked()) }
+// cacheMinLocked is the shortest prefix the serving model caches implicitly. b.mu must be held.
+func (b *billing) cacheMinLocked() int { return b.pricing.Catalog.CacheMin(b.modelLocked()) }
 
 // warnOnceLocked returns text the first time key is warned about in this session, else "".
-// s.mu must be held.
-func (s *Session) warnOnceLocked(key, text string) string {
-	if s.warned[key] {
+// b.mu must be held.
+func (b *billing) warnOnceLocked(key, text string) string {
+	if b.warned[key] {
 		return ""
 	}
-	if s.warned == nil {
-		s.warned = map[string]bool{}
+	if b.warned == nil {
+		b.warned = map[string]bool{}
 	}
-	s.warned[key] = true
+	b.warned[key] = true
 	return text
 }
 
 // turnWarningsLocked are what the user hears before a turn's first call, once per session: the
-// model is retired, or a dollar cap is set on a model without a known price. s.mu must be held.
-func (s *Session) turnWarningsLocked() []string {
+// model is retired, or a dollar cap (maxCost) is set on a model without a known price.
+func (b *billing) turnWarnings(maxCost float64) []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var out []string
-	name := s.opts.ModelName
-	m, known := s.opts.Catalog.Lookup(name)
-	if known && m.RetiredAt(s.opts.Now()) {
-		text := fmt.Sprintf("%s was shut down on %s (model catalogue of %s): the API answers 404", name, m.Shutdown, s.opts.Catalog.CurrentAsOf)
+	name := b.asked
+	m, known := b.pricing.Catalog.Lookup(name)
+	if known && m.RetiredAt(b.now()) {
+		text := fmt.Sprintf("%s was shut down on %s (model catalogue of %s): the API answers 404", name, m.Shutdown, b.pricing.Catalog.CurrentAsOf)
 		if m.RoutedTo != "" {
 			text += fmt.Sprintf(" to new keys and %s to older ones, billed at its prices", m.RoutedTo)
 		}
 		if m.Replacement != "" {
 			text += fmt.Sprintf("; use %s instead", m.Replacement)
 		}
-		out = append(out, s.warnOnceLocked("retired", text))
+		out = append(out, b.warnOnceLocked("retired", text))
 	}
-	if _, priced := s.pricing.At(name, s.opts.Now(), 0); !priced && s.opts.ContextPolicy.MaxCostUSD > 0 {
-		out = append(out, s.warnOnceLocked("cap", s.capWarning(name)))
+	if _, priced := b.pricing.At(name, b.now(), 0); !priced && maxCost > 0 {
+		out = append(out, b.warnOnceLocked("cap", capWarning(maxCost, name)))
 	}
 	return nonEmpty(out)
 }
 
 // capWarning says that the dollar cap cannot be enforced because model has no known price.
-func (s *Session) capWarning(model string) string {
-	return fmt.Sprintf("the dollar cap ($%.2f) cannot be enforced: %s has no known price (give it one with --prices or the prices setting)", s.opts.ContextPolicy.MaxCostUSD, model)
+func capWarning(maxCost float64, model string) string {
+	return fmt.Sprintf("the dollar cap ($%.2f) cannot be enforced: %s has no known price (give it one with --prices or the prices setting)", maxCost, model)
 }
 
 func nonEmpty(in []string) []string {
@@ -109,17 +211,18 @@ func nonEmpty(in []string) []string {
 
 // servedWarningsLocked are the warnings one call gives rise to, each once per session: the API
 // answered with another model than the one asked for (the call is billed at that model's
-// prices), the served model is being retired, or a dollar cap cannot be enforced because the
-// served model has no known price. s.mu must be held.
-func (s *Session) servedWarningsLocked(served string, status *genai.ModelStatus, priced bool) []string {
-	asked := s.opts.ModelName
-	routed := !s.opts.Catalog.Same(served, asked)
+// prices), the served model is being retired, or a dollar cap (maxCost) cannot be enforced
+// because the served model has no known price. b.mu must be held.
+func (b *billing) servedWarningsLocked(served string, status *genai.ModelStatus, priced bool, maxCost float64) []string {
+	asked := b.asked
+	cat := b.pricing.Catalog
+	routed := !cat.Same(served, asked)
 	var out []string
 	if routed {
 		text := fmt.Sprintf("the API answered %s with %s", asked, served)
-		if m, ok := s.opts.Catalog.Lookup(asked); ok && m.RetiredAt(s.opts.Now()) {
+		if m, ok := cat.Lookup(asked); ok && m.RetiredAt(b.now()) {
 			text = fmt.Sprintf("%s is retired: the API answered with %s", asked, served)
-			if m.Replacement != "" && !s.opts.Catalog.Same(m.Replacement, served) {
+			if m.Replacement != "" && !cat.Same(m.Replacement, served) {
 				text += fmt.Sprintf(" (the catalogue's replacement is %s)", m.Replacement)
 			}
 		}
@@ -128,7 +231,7 @@ func (s *Session) servedWarningsLocked(served string, status *genai.ModelStatus,
 		} else {
 			text += fmt.Sprintf("; %s has no known price, so the cost is unknown", served)
 		}
-		out = append(out, s.warnOnceLocked("served:"+served, text))
+		out = append(out, b.warnOnceLocked("served:"+served, text))
 	}
 	// A routed call's status is the retired model's: the routing warning has said it.
 	if routed && status != nil && status.ModelStage == genai.ModelStageRetired {
@@ -139,10 +242,10 @@ func (s *Session) servedWarningsLocked(served string, status *genai.ModelStatus,
 		subject = asked
 	}
 	if w := statusWarning(subject, status); w != "" {
-		out = append(out, s.warnOnceLocked("status:"+subject, w))
+		out = append(out, b.warnOnceLocked("status:"+subject, w))
 	}
-	if !priced && s.opts.ContextPolicy.MaxCostUSD > 0 {
-		out = append(out, s.warnOnceLocked("cap", s.capWarning(served)))
+	if !priced && maxCost > 0 {
+		out = append(out, b.warnOnceLocked("cap", capWarning(maxCost, served)))
 	}
 	return nonEmpty(out)
 }
@@ -174,9 +277,10 @@ func cmpOr(stage genai.ModelStage, def string) genai.ModelStage {
 }
 
 // servedOtherLocked is the model that served the last call when it is not the one asked for.
-func (s *Session) servedOtherLocked() string {
-	if s.served == "" || s.opts.Catalog.Same(s.served, s.opts.ModelName) {
+// b.mu must be held.
+func (b *billing) servedOtherLocked() string {
+	if b.served == "" || b.pricing.Catalog.Same(b.served, b.asked) {
 		return ""
 	}
-	return s.served
+	return b.served
 }

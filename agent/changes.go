@@ -63,41 +63,14 @@ var ErrOutside = errors.New("outside the workspace")
 // ChangedPaths returns, sorted, the files the agent changed from turn on, without reading them:
 // what an editor asks on every code action request. A file created and since removed is still
 // listed, unlike in Changes.
-func (s *Session) ChangedPaths(turn int) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var paths []string
-	for _, p := range s.restorePoints {
-		if p.Turn >= turn && !slices.Contains(paths, p.Path) {
-			paths = append(paths, p.Path)
-		}
-	}
-	slices.Sort(paths)
-	return paths
-}
+func (s *Session) ChangedPaths(turn int) []string { return s.files.changedPaths(turn) }
 
 // Changes returns the files the agent changed from turn on (1: since the session began), each
 // compared from before that turn to the disk now: the same span reprise.restore of that turn
 // undoes, so what a reviewer sees is what an undo puts back. Files created and since removed are
 // left out: there is nothing to show or to undo.
 func (s *Session) Changes(turn int) ([]FileChange, error) {
-	s.mu.Lock()
-	first := map[string]session.RestorePoint{}
-	var paths []string
-	for _, p := range s.restorePoints {
-		if _, ok := first[p.Path]; !ok && p.Turn >= turn {
-			first[p.Path] = p
-			paths = append(paths, p.Path)
-		}
-	}
-	seen := make(map[string]string, len(paths))
-	for _, p := range paths {
-		if h, ok := s.seen[p]; ok {
-			seen[p] = h
-		}
-	}
-	s.mu.Unlock()
-	slices.Sort(paths)
+	first, paths, seen := s.files.pointsFrom(turn)
 	root, err := os.OpenRoot(s.opts.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)

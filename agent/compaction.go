@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"google.golang.org/genai"
 
@@ -29,37 +30,87 @@ type compactionJob struct {
 	err         error
 }
 
+// compactor is the compaction running in the background and what decides when to start the
+// next. Its lock is held while conv.mu is taken to start, install or undo a compaction: a job is
+// a snapshot of the history, and no other may start or land until it is in place.
+type compactor struct {
+	mu         sync.Mutex // guards everything below; taken before conv.mu, never while it is held
+	job        *compactionJob
+	blocking   bool // the loop waits for job
+	skipAt     int  // history length when a compaction found nothing to compact
+	noProgress int  // compactions in a row that left the prompt at blockAt
+}
+
+// state is what Usage shows of the compactor.
+func (k *compactor) state() CompactionState {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case k.blocking:
+		return CompactionBlocking
+	case k.job != nil:
+		return CompactionRunning
+	}
+	return CompactionIdle
+}
+
+// setBlocking records whether the loop waits for the job.
+func (k *compactor) setBlocking(b bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.blocking = b
+}
+
+// planFacts is what planning a compaction needs from the parts other than the conversation,
+// read before the compactor's and the conversation's locks are taken.
+type planFacts struct {
+	policy   contextwin.Policy
+	state    contextwin.State  // the harness's state, as the new head would state it
+	cacheMin int               // the shortest prefix the serving model caches implicitly
+	prices   contextwin.Prices // what a compaction is weighed at (billing.forPlan)
+	cached   int               // the last prompt, when its model caches it
+}
+
+func (s *Session) planFacts() planFacts {
+	f := planFacts{policy: s.policy(), state: s.files.state()}
+	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
+	return f
+}
+
 // canCompactLocked tells whether an automatic compaction is worth starting: not when the last
-// attempt found nothing to compact and no model turn was added since.
+// attempt found nothing to compact and no model turn was added since. s.compactor.mu and
+// s.conv.mu must be held.
 func (s *Session) canCompactLocked() bool {
-	return s.skipAt == 0 || len(s.history) > s.skipAt+1
+	return s.compactor.skipAt == 0 || len(s.conv.history) > s.compactor.skipAt+1
 }
 
 // startJobLocked starts a compaction of the current history as plan cuts it. It runs on its own
 // context (a turn that ends does not stop it; a cancelled turn or Close does, through job.cancel).
-func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan) {
+// s.compactor.mu and s.conv.mu must be held.
+func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	used, _ := s.ledger.Used()
-	est := s.ledger.Estimator
+	c := &s.conv
+	used, _ := c.ledger.Used()
+	est := c.ledger.Estimator
 	req := contextwin.Request{
-		History:         slices.Clone(s.history),
-		Task:            s.task,
-		Blocks:          slices.Clone(s.blocks),
-		State:           s.stateLocked(),
+		History:         slices.Clone(c.history),
+		Task:            c.task,
+		Blocks:          slices.Clone(c.blocks),
+		State:           f.state,
 		KeepRecentTurns: plan.Keep,
 		Focus:           focus,
 		MaxInputTokens:  s.opts.InputTokenLimit * 3 / 4,
-		MergeAbove:      s.mergeAbove(),
+		MergeAbove:      s.mergeAbove(f.policy),
 		Estimator:       &est,
 	}
 	if note != "" && plan.Split > 1 {
 		note = fmt.Sprintf("%s: compacting %d messages", note, plan.Split-1)
-		if plan.Keep < s.opts.ContextPolicy.KeepRecentTurns {
-			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, s.opts.ContextPolicy.KeepRecentTurns)
+		if keep := f.policy.KeepRecentTurns; plan.Keep < keep {
+			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, keep)
 		}
 	}
 	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{})}
-	s.job = job
+	s.compactor.job = job
 	go func() { // ends when Compact returns: on completion or when job.cancel is called
 		defer close(job.done)
 		defer cancel()
@@ -70,37 +121,39 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 // mergeAbove is the size past which the head's summaries are merged into one rather than added
 // to: a tenth of the window. Appending keeps the head's prefix cached; merging keeps the head
 // small.
-func (s *Session) mergeAbove() int {
-	return s.Window() / 10
+func (s *Session) mergeAbove(p contextwin.Policy) int {
+	return s.window(p) / 10
 }
 
 // planLocked estimates the compaction that would be done now (see contextwin.PlanCompaction): the
 // turns kept adapt so that the prompt after it is under compactAt × budget when possible.
-func (s *Session) planLocked() (contextwin.Plan, bool) {
-	est := s.ledger.Estimator
-	msgs := make([]int, len(s.history))
-	for i := range s.history {
-		msgs[i] = est.Tokens(s.ledger.MessageEstimate(i))
+// s.conv.mu must be held.
+func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
+	c := &s.conv
+	est := c.ledger.Estimator
+	msgs := make([]int, len(c.history))
+	for i := range c.history {
+		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
 	}
-	before, _ := s.ledger.Used()
+	before, _ := c.ledger.Used()
 	summaryOut := contextwin.DefaultSummaryTokens
 	blocks := 0
-	for _, b := range s.blocks {
+	for _, b := range c.blocks {
 		blocks += est.Tokens(contextwin.EstimateText(b.Summary))
 		summaryOut = est.Tokens(contextwin.EstimateText(b.Summary))
 	}
-	headKept := est.Tokens(contextwin.EstimateText(s.task))
-	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(s.stateLocked().Render()))
-	if !contextwin.MergesBlocks(s.blocks, &est, s.mergeAbove()) {
+	headKept := est.Tokens(contextwin.EstimateText(c.task))
+	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(f.state.Render()))
+	if !contextwin.MergesBlocks(c.blocks, &est, s.mergeAbove(f.policy)) {
 		headKept += blocks
 		newHead += blocks
 	}
-	return contextwin.PlanCompaction(msgs, func(i int) bool { return s.history[i] != nil && s.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
-		Fixed: est.Tokens(s.prompt.estimate()), Before: before,
+	return contextwin.PlanCompaction(msgs, func(i int) bool { return c.history[i] != nil && c.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
+		Fixed: est.Tokens(c.prompt.estimate()), Before: before,
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
-		MinCached:       s.cacheMinLocked(),
-		KeepRecentTurns: s.opts.ContextPolicy.KeepRecentTurns,
-		Target:          int(s.opts.ContextPolicy.CompactAt * float64(s.Window())),
+		MinCached:       f.cacheMin,
+		KeepRecentTurns: f.policy.KeepRecentTurns,
+		Target:          int(f.policy.CompactAt * float64(s.window(f.policy))),
 	})
 }
 
@@ -109,75 +162,86 @@ func (s *Session) planLocked() (contextwin.Plan, bool) {
 // calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of
 // four; and no more than its limit leaves. A wrong guess costs one summary call: the compaction
 // at blockAt would have come anyway, or not at all.
-func (s *Session) worthLocked(plan contextwin.Plan, calls int) bool {
+func (s *Session) worth(f planFacts, plan contextwin.Plan, calls int) bool {
 	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
-	cached := 0
-	if s.lastPrompt >= s.cacheMinLocked() {
-		cached = s.lastPrompt
-	}
-	saving, cost := plan.Worth(s.planPricesLocked(), cached, horizon)
+	saving, cost := plan.Worth(f.prices, f.cached, horizon)
 	return saving > cost
 }
 
 // applyJob installs a finished compaction: the new head and kept messages, then whatever was
 // appended while it ran. It returns a stop reason when the loop guard trips.
 func (s *Session) applyJob(em *emitter) StopReason {
-	s.mu.Lock()
-	job := s.job
+	p := s.policy()
+	// The head states the harness's state as it is now, not as it was when the summary began:
+	// edits made while the summarizer ran are part of it.
+	state := s.files.state()
+	k := &s.compactor
+	k.mu.Lock()
+	job := k.job
 	if job == nil {
-		s.mu.Unlock()
+		k.mu.Unlock()
 		return ""
 	}
 	select {
 	case <-job.done:
 	default:
-		s.mu.Unlock()
+		k.mu.Unlock()
 		return ""
 	}
-	s.job = nil
+	k.job = nil
 	ev := &CompactionEvent{Trigger: job.trigger, Note: job.note}
 	var stop StopReason
+	s.conv.mu.Lock()
 	switch {
 	case errors.Is(job.err, contextwin.ErrNothingToCompact):
 		ev.State = CompactionSkipped
-		s.skipAt = len(s.history)
+		k.skipAt = len(s.conv.history)
 	case job.err != nil:
 		ev.State = CompactionCancelled
 	default:
-		cp := s.installLocked(job)
+		cp, progress := s.installLocked(job, p, state)
 		ev.State, ev.Checkpoint = CompactionDone, &cp
-		if s.noProgress >= s.opts.ContextPolicy.MaxCompactionsWithoutProgress {
+		// A compaction that leaves the prompt where the next call must wait for another one made
+		// no progress; one under blockAt leaves room to go on.
+		if progress {
+			k.noProgress = 0
+		} else {
+			k.noProgress++
+		}
+		if k.noProgress >= p.MaxCompactionsWithoutProgress {
 			stop = StopCompactionLimit
 		}
 	}
-	u := s.usageLocked()
-	s.mu.Unlock()
+	s.conv.mu.Unlock()
+	noProgress := k.noProgress
+	k.mu.Unlock()
 	if em != nil {
+		u := s.usage()
 		em.send(Event{Type: EventCompaction, Compaction: ev})
 		em.send(Event{Type: EventUsage, Usage: &u})
 		if stop != "" {
-			em.send(Event{Type: EventText, Text: s.handoff()})
+			em.send(Event{Type: EventText, Text: s.handoff(p, noProgress)})
 		}
 	}
 	return stop
 }
 
-// installLocked swaps the history and records the checkpoint.
-func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
+// installLocked swaps the history and records the checkpoint. It tells whether the compaction
+// left the prompt under blockAt. s.compactor.mu and s.conv.mu must be held.
+func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state contextwin.State) (contextwin.Checkpoint, bool) {
+	c := &s.conv
 	res := job.res
-	// The head states the harness's state as it is now, not as it was when the summary began:
-	// edits made while the summarizer ran are part of it.
-	head := contextwin.HeadContent(s.task, res.Blocks, s.stateLocked())
-	undo := session.UndoFrame{Before: s.history, Blocks: s.blocks}
-	h := session.Compact(s.history, head, res.Split)
-	s.history = h
+	head := contextwin.HeadContent(c.task, res.Blocks, state)
+	undo := session.UndoFrame{Before: c.history, Blocks: c.blocks}
+	h := session.Compact(c.history, head, res.Split)
+	c.history = h
 	undo.AfterLen = len(h)
-	s.undo = append(s.undo, undo)
-	s.ledger.Reset(h)
-	s.blocks = res.Blocks
-	after, _ := s.ledger.Used()
+	c.undo = append(c.undo, undo)
+	c.ledger.Reset(h)
+	c.blocks = res.Blocks
+	after, _ := c.ledger.Used()
 	cp := contextwin.Checkpoint{
-		N:            len(s.checkpoints) + 1,
+		N:            len(c.checkpoints) + 1,
 		Title:        res.Title,
 		Summary:      contextwin.JoinSummaries(res.Blocks),
 		Trigger:      job.trigger,
@@ -194,35 +258,29 @@ func (s *Session) installLocked(job *compactionJob) contextwin.Checkpoint {
 	if cp.Title == "" {
 		cp.Title = fmt.Sprintf("Compaction %d", cp.N)
 	}
-	s.checkpoints = append(s.checkpoints, cp)
-	s.transcript = append(s.transcript, session.Entry{Checkpoint: &cp, Turn: s.turns})
+	c.checkpoints = append(c.checkpoints, cp)
+	c.transcript = append(c.transcript, session.Entry{Checkpoint: &cp, Turn: c.turns})
 	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{
 		Head: h[0], Split: res.Split, Blocks: res.Blocks, Checkpoint: cp,
 	}})
-	// A compaction that leaves the prompt where the next call must wait for another one made no
-	// progress; one under blockAt leaves room to go on.
-	if s.opts.ContextPolicy.Check(after, s.Window()) == contextwin.Block {
-		s.noProgress++
-	} else {
-		s.noProgress = 0
-	}
-	return cp
+	return cp, p.Check(after, s.window(p)) != contextwin.Block
 }
 
-// handoff is the message that ends a session whose compactions no longer free enough room.
-func (s *Session) handoff() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p := s.opts.ContextPolicy
+// handoff is the message that ends a session whose compactions no longer free enough room: the
+// last noProgress did not.
+func (s *Session) handoff(p contextwin.Policy, noProgress int) string {
+	s.conv.mu.Lock()
+	blocks := s.conv.blocks
+	s.conv.mu.Unlock()
 	return fmt.Sprintf("\n\nStopped: %d compactions in a row left the context above %g × %d tokens, so compacting again would not help. "+
 		"Even the last turn kept verbatim is too large for the budget. Raise contextBudget, "+
-		"or start a new session from the latest checkpoint:\n\n%s\n", s.noProgress, p.BlockAt, s.Window(), contextwin.JoinSummaries(s.blocks))
+		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, s.window(p), contextwin.JoinSummaries(blocks))
 }
 
 func (s *Session) currentJob() *compactionJob {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.job
+	s.compactor.mu.Lock()
+	defer s.compactor.mu.Unlock()
+	return s.compactor.job
 }
 
 // cancelJob stops a running compaction; the history stays as it was.
@@ -248,54 +306,62 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 		}
 		s.applyJob(nil)
 	}
-	s.mu.Lock()
-	if s.job != nil { // a turn started one meanwhile: wait for that one instead
-		s.mu.Unlock()
+	job := s.startManual(ctx, focus)
+	if job == nil { // a turn started one meanwhile: wait for that one instead
 		return s.Compact(ctx, focus)
 	}
-	plan, ok := s.planLocked()
-	if !ok {
-		plan.Keep = s.opts.ContextPolicy.KeepRecentTurns
-	}
-	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan)
-	job := s.job
-	s.mu.Unlock()
 	select {
 	case <-job.done:
 	case <-ctx.Done():
 		job.cancel()
 		<-job.done
-		s.mu.Lock()
-		if s.job == job {
-			s.job = nil
+		s.compactor.mu.Lock()
+		if s.compactor.job == job {
+			s.compactor.job = nil
 		}
-		s.mu.Unlock()
+		s.compactor.mu.Unlock()
 		return contextwin.Checkpoint{}, fmt.Errorf("compact session %s: %w", s.ID(), ctx.Err())
 	}
 	if job.err != nil {
 		s.applyJob(nil)
 		return contextwin.Checkpoint{}, fmt.Errorf("compact session %s: %w", s.ID(), job.err)
 	}
-	s.mu.Lock()
-	running := s.running
-	s.mu.Unlock()
-	if !running {
+	if !s.loop.isRunning() {
 		s.applyJob(nil)
 	}
 	return job.checkpointFor(s), nil
 }
 
+// startManual starts the compaction Compact asked for and returns it; nil when one is running.
+func (s *Session) startManual(ctx context.Context, focus string) *compactionJob {
+	f := s.planFacts()
+	k := &s.compactor
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.job != nil {
+		return nil
+	}
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	plan, ok := s.planLocked(f)
+	if !ok {
+		plan.Keep = f.policy.KeepRecentTurns
+	}
+	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan, f)
+	return k.job
+}
+
 // checkpointFor returns the checkpoint the job produced once installed, or a preview of it while a
 // running turn has yet to install it.
 func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, cp := range slices.Backward(s.checkpoints) {
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	for _, cp := range slices.Backward(s.conv.checkpoints) {
 		if cp.Summary == contextwin.JoinSummaries(j.res.Blocks) && cp.To == j.res.Split {
 			return cp
 		}
 	}
-	return contextwin.Checkpoint{N: len(s.checkpoints) + 1, Title: j.res.Title, Summary: contextwin.JoinSummaries(j.res.Blocks), Trigger: j.trigger, From: 1, To: j.res.Split, Replaced: j.res.Replaced, Covered: j.res.Covered, TokensBefore: j.before}
+	return contextwin.Checkpoint{N: len(s.conv.checkpoints) + 1, Title: j.res.Title, Summary: contextwin.JoinSummaries(j.res.Blocks), Trigger: j.trigger, From: 1, To: j.res.Split, Replaced: j.res.Replaced, Covered: j.res.Covered, TokensBefore: j.before}
 }
 
 // summarize is the Summarizer handed to contextwin: one unary model call. In context it carries
@@ -304,9 +370,9 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
 	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: s.thinking()}
 	if sr.InContext {
-		s.mu.Lock()
-		req.System, req.Tools, req.NoFunctionCalls = s.prompt.text, s.prompt.decls, true
-		s.mu.Unlock()
+		s.conv.mu.Lock()
+		req.System, req.Tools, req.NoFunctionCalls = s.conv.prompt.text, s.conv.prompt.decls, true
+		s.conv.mu.Unlock()
 	}
 	for ch, err := range s.opts.Model.Generate(ctx, req) {
 		if err != nil {
@@ -317,11 +383,9 @@ func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (
 		}
 		u := ch.Done.Usage
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
-		s.mu.Lock()
 		served := cmp.Or(ch.Done.ModelVersion, s.opts.ModelName)
-		cost, priced := s.billLocked(served, cu)
+		cost, priced := s.bill.bill(served, cu)
 		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus})
-		s.mu.Unlock()
 		var b strings.Builder
 		if ch.Done.Content != nil {
 			for _, p := range ch.Done.Content.Parts {

@@ -8,6 +8,8 @@ import (
 	"iter"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -36,25 +38,14 @@ func (e *emitter) send(ev Event) bool {
 // yielded as the error. Only one turn runs at a time in a session (ErrBusy otherwise).
 func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
-		s.mu.Lock()
-		if s.running {
-			s.mu.Unlock()
+		gen, ok := s.loop.begin()
+		if !ok {
 			yield(Event{}, ErrBusy)
 			return
 		}
-		s.running = true
-		s.generation++
-		gen := s.generation
-		s.mu.Unlock()
 		// finish clears running before turn_end is sent; this only covers a panic or a consumer
 		// that stopped early, and must not clear the flag of a turn started since.
-		defer func() {
-			s.mu.Lock()
-			if s.generation == gen {
-				s.running = false
-			}
-			s.mu.Unlock()
-		}()
+		defer s.loop.end(gen)
 		em := &emitter{yield: yield}
 		reason, err := s.turn(ctx, em, text)
 		s.finish(ctx, em, reason, err)
@@ -64,21 +55,20 @@ func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] 
 // turn runs the loop and returns why it stopped.
 func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReason, error) {
 	text = s.opts.Secrets.String(text) // a pasted key goes no further than the session
-	s.mu.Lock()
-	if s.capped {
-		s.mu.Unlock()
+	if s.bill.isCapped() {
 		return StopCapped, nil
 	}
-	if len(s.history) == 0 {
-		s.task = text
+	s.conv.mu.Lock()
+	if len(s.conv.history) == 0 {
+		s.conv.task = text
 	}
-	s.turns++
-	s.journal(session.Record{Kind: session.KindTurnStart, Turn: s.turns, Text: text})
+	s.conv.turns++
+	s.journal(session.Record{Kind: session.KindTurnStart, Turn: s.conv.turns, Text: text})
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
-	s.lastActivity = s.opts.Now()
-	u := s.usageLocked()
-	warnings := s.turnWarningsLocked()
-	s.mu.Unlock()
+	s.conv.mu.Unlock()
+	s.loop.touch(s.opts.Now())
+	u := s.usage()
+	warnings := s.bill.turnWarnings(s.policy().MaxCostUSD)
 	em.send(Event{Type: EventUsage, Usage: &u})
 	for _, w := range warnings {
 		em.send(Event{Type: EventWarning, Text: w})
@@ -131,19 +121,16 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 		}
 		s.applyJob(em)
 	}
-	s.mu.Lock()
-	s.lastActivity = s.opts.Now()
+	s.loop.touch(s.opts.Now())
 	if reason == StopCapped {
-		s.capped = true
+		s.bill.setCapped()
 	}
-	end := &TurnEnd{StopReason: reason, Totals: s.totals, Calls: s.calls}
-	s.mu.Unlock()
+	f := s.bill.figures()
+	end := &TurnEnd{StopReason: reason, Totals: f.totals, Calls: f.calls}
 	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: string(reason)})
 	s.sync()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
-	s.mu.Lock()
-	s.running = false
-	s.mu.Unlock()
+	s.loop.idle()
 	if err != nil {
 		end.Err = err.Error()
 	}
@@ -161,55 +148,62 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 	if stop := s.applyJob(em); stop != "" {
 		return stop
 	}
-	s.mu.Lock()
-	if s.totals.Capped(s.opts.ContextPolicy) {
-		s.mu.Unlock()
+	f := s.planFacts()
+	if s.bill.overCap(f.policy) {
 		return StopCapped
 	}
-	used, _ := s.ledger.Used()
-	window := s.Window()
-	th := s.opts.ContextPolicy.Check(used, window)
-	if th != contextwin.Below && s.job == nil && s.canCompactLocked() {
-		if plan, ok := s.planLocked(); ok && (th == contextwin.Block || s.worthLocked(plan, calls)) {
-			s.startJobLocked(ctx, contextwin.TriggerAuto, "", s.thresholdNote(used, window), plan)
-			s.job.turn, s.job.call = s.turns, calls
-			ev := &CompactionEvent{State: CompactionRunning, Trigger: contextwin.TriggerAuto, Note: s.job.note}
-			s.mu.Unlock()
-			em.send(Event{Type: EventCompaction, Compaction: ev})
-			s.mu.Lock()
-		} else if !ok {
-			s.skipAt = len(s.history)
-		}
+	job, wait, started := s.autoCompact(ctx, f, calls)
+	if started {
+		em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionRunning, Trigger: contextwin.TriggerAuto, Note: job.note}})
 	}
-	job := s.job
-	// An early compaction overlaps one step (the model call it was started before, and its
-	// tools); the next call waits for it. Its summary takes about as long as that call, so the
-	// wait is short, and the saving starts at a known call instead of whenever it lands.
-	overlapped := job != nil && job.trigger == contextwin.TriggerAuto && job.turn == s.turns && job.call < calls
-	s.mu.Unlock()
-	if job == nil || th != contextwin.Block && !overlapped {
+	if !wait {
 		return ""
 	}
-	s.mu.Lock()
-	s.blocking = true
-	s.mu.Unlock()
+	s.compactor.setBlocking(true)
 	em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionBlocking, Trigger: job.trigger, Note: job.note}})
 	s.sendUsage(em)
 	select {
 	case <-job.done:
 	case <-ctx.Done():
 	}
-	s.mu.Lock()
-	s.blocking = false
-	s.mu.Unlock()
+	s.compactor.setBlocking(false)
 	if ctx.Err() != nil {
 		return StopCancelled
 	}
 	return s.applyJob(em)
 }
 
-func (s *Session) thresholdNote(used, window int) string {
-	p := s.opts.ContextPolicy
+// autoCompact starts a compaction when the prompt is past compactAt and one is due (see
+// beforeCall). It returns the compaction running, if any, whether the next call must wait for it,
+// and whether it started it.
+func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool) {
+	k := &s.compactor
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	used, _ := s.conv.ledger.Used()
+	window := s.window(f.policy)
+	th := f.policy.Check(used, window)
+	if th != contextwin.Below && k.job == nil && s.canCompactLocked() {
+		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
+			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f)
+			k.job.turn, k.job.call = s.conv.turns, calls
+			started = true
+		} else if !ok {
+			k.skipAt = len(s.conv.history)
+		}
+	}
+	job = k.job
+	// An early compaction overlaps one step (the model call it was started before, and its
+	// tools); the next call waits for it. Its summary takes about as long as that call, so the
+	// wait is short, and the saving starts at a known call instead of whenever it lands.
+	overlapped := job != nil && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
+	wait = job != nil && (th == contextwin.Block || overlapped)
+	return job, wait, started
+}
+
+func thresholdNote(p contextwin.Policy, used, window int) string {
 	if p.Check(used, window) == contextwin.Block {
 		return fmt.Sprintf("%d ≥ %g × %d", used, p.BlockAt, window)
 	}
@@ -218,16 +212,20 @@ func (s *Session) thresholdNote(used, window int) string {
 
 // call makes one model call over the current history, streaming its text as events.
 func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
-	s.mu.Lock()
-	s.announceStaleLocked()
+	stale := s.files.toAnnounce()
+	s.conv.mu.Lock()
+	announced := s.announceStaleLocked(stale)
 	req := &gemini.Request{
-		System:   s.prompt.text,
-		Tools:    s.prompt.decls,
-		Contents: slices.Clone(s.history),
+		System:   s.conv.prompt.text,
+		Tools:    s.conv.prompt.decls,
+		Contents: slices.Clone(s.conv.history),
 		Stream:   s.opts.Stream,
 		Thinking: s.thinking(),
 	}
-	s.mu.Unlock()
+	s.conv.mu.Unlock()
+	if announced {
+		s.files.announced(stale)
+	}
 	attempts := 1
 	thought, text := s.opts.Secrets.Stream(), s.opts.Secrets.Stream()
 	send := func(typ EventType, chunk string) {
@@ -280,23 +278,21 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	if content.Role == "" {
 		content.Role = genai.RoleModel
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if u.Prompt > 0 {
-		s.ledger.Observe(u.Prompt)
-		s.lastPrompt = u.Prompt
-	}
 	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
-	cost, priced := s.billLocked(served, u)
-	warnings := s.servedWarningsLocked(served, resp.ModelStatus, priced)
-	s.served = served
+	n, cost, priced, warnings := s.bill.call(served, u, resp.ModelStatus, s.policy().MaxCostUSD)
+	s.conv.mu.Lock()
+	if u.Prompt > 0 {
+		s.conv.ledger.Observe(u.Prompt)
+	}
+	// Journaled under conv.mu, right before the reply: the record anchors the prompt count at
+	// this length of the history.
 	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
-		s.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
+		s.conv.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
 	}
-	s.calls++
-	rec := CallRecord{Turn: s.calls, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
+	s.conv.mu.Unlock()
+	rec := CallRecord{Turn: n, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
 	var names []string
 	for _, fc := range fcs {
 		names = append(names, fc.Name)
@@ -319,17 +315,68 @@ func describe(fc *genai.FunctionCall) (title, detail string) {
 	return title, ""
 }
 
+// appendLocked appends c to the history, its ledger, the transcript and the journal. s.conv.mu
+// must be held.
 func (s *Session) appendLocked(c *genai.Content) {
 	c = s.opts.Secrets.Content(c) // the same message when it holds no secret
-	s.history = append(s.history, c)
-	s.ledger.Append(c)
-	s.transcript = append(s.transcript, session.Entry{Content: c, Turn: s.turns})
+	cv := &s.conv
+	cv.history = append(cv.history, c)
+	cv.ledger.Append(c)
+	cv.transcript = append(cv.transcript, session.Entry{Content: c, Turn: cv.turns})
 	s.journal(appendRecord(c))
 }
 
 func (s *Session) sendUsage(em *emitter) {
-	s.mu.Lock()
-	u := s.usageLocked()
-	s.mu.Unlock()
+	u := s.usage()
 	em.send(Event{Type: EventUsage, Usage: &u})
+}
+
+// turnLoop is the turn loop's own state. Its methods take mu and no other lock.
+type turnLoop struct {
+	mu           sync.Mutex // guards everything below
+	running      bool
+	generation   int // turns started; a turn's deferred cleanup acts only on its own
+	lastActivity time.Time
+}
+
+// begin marks a turn running and returns its generation; false when one already runs.
+func (l *turnLoop) begin() (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running {
+		return 0, false
+	}
+	l.running = true
+	l.generation++
+	return l.generation, true
+}
+
+// end marks the session idle unless a turn started after the one of generation gen.
+func (l *turnLoop) end(gen int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.generation == gen {
+		l.running = false
+	}
+}
+
+// idle marks the session idle.
+func (l *turnLoop) idle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running = false
+}
+
+// touch records activity at t.
+func (l *turnLoop) touch(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lastActivity = t
+}
+
+// isRunning tells whether a turn runs.
+func (l *turnLoop) isRunning() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running
 }

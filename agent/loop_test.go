@@ -245,7 +245,7 @@ func TestCustomInstructionsAndLeanPrompt(t *testing.T) {
 		t.Errorf("breakdown lacks a fixed part: %+v", r.Breakdown)
 	}
 	// What every request pays for before any message: under 2,000 tokens (characters/4).
-	fixed := contextwin.EstimateText(f.s.prompt.base) + contextwin.EstimateText(f.s.prompt.toolsJSON)
+	fixed := contextwin.EstimateText(f.s.conv.prompt.base) + contextwin.EstimateText(f.s.conv.prompt.toolsJSON)
 	if fixed >= 2000 {
 		t.Errorf("system prompt + tools = %.0f tokens, want < 2000", fixed)
 	}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -77,4 +78,57 @@ func TestNextTurnStaysRunning(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestReadersDuringCompactingTurn calls every reader of a session, and the methods that take the
+// compactor's and the conversation's locks together, while a turn compacts: with -race, a part read
+// without its lock fails; a lock taken out of order deadlocks and the test times out.
+func TestReadersDuringCompactingTurn(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget, p.KeepRecentTurns, p.CompactAt, p.BlockAt = 4000, 1, 0.5, 0.6
+	files := notes(3, 600)
+	files["big.txt"] = strings.Repeat("a big file line\n", 1000)
+	big := map[string]any{"path": "big.txt"}
+	turns := append(readTurns(3), callTurn("read_file", big, sig), callTurn("read_file", big, sig), textTurn("done"),
+		summaryTurn(summaryText), summaryTurn(summaryText), summaryTurn(summaryText))
+	f := newFixture(t, fixtureOpts{policy: p, files: files}, turns...)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	loop := func(step func() error) {
+		wg.Add(1)
+		go func() { // ends when the turn is over
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if err := step(); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	loop(func() error {
+		_ = f.s.Context()
+		_, _, _, _, _ = f.s.Usage(), f.s.History(), f.s.Checkpoints(), f.s.State(), f.s.Totals()
+		_, _, _, _ = f.s.Transcript(), f.s.ChangedPaths(1), f.s.SeenFiles(), f.s.Stale("big.txt")
+		_, _, _ = f.s.Window(), f.s.LastActivity(), f.s.Turns()
+		f.s.FilesChanged([]string{"notes/0.txt", "big.txt"})
+		_, _ = f.s.UndoCompaction() // refused while the turn runs
+		_, err := f.s.Changes(1)
+		return err
+	})
+	loop(func() error { return f.s.SetPolicy(p) }) // the same policy: the turn goes as scripted
+	_, err := f.run(t.Context(), "Read.")
+	close(stop)
+	wg.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.s.Checkpoints()) == 0 {
+		t.Error("the turn did not compact: the test no longer covers a compaction")
+	}
 }

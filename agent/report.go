@@ -38,62 +38,64 @@ const (
 
 // Context reports the session's context usage with its breakdown and largest items.
 func (s *Session) Context() Report {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	p := s.policy()
+	running := s.loop.isRunning()
+	f := s.bill.figures()
+	u := s.usage()
+	state, rereads := s.files.state(), s.files.rereadCount()
 	status := StatusIdle
 	switch {
-	case s.capped:
+	case f.capped:
 		status = StatusCapped
-	case s.running:
+	case running:
 		status = StatusRunning
 	}
-	f := s.prompt.fixed(&s.ledger.Estimator)
+	c := &s.conv
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return Report{
 		SessionID:   s.opts.ID,
 		Model:       s.opts.ModelName,
-		ServedModel: s.servedOtherLocked(),
-		Usage:       s.usageLocked(),
-		Largest:     contextwin.LargestItems(s.history, 10, &s.ledger.Estimator),
-		LastPrompt:  s.lastPrompt,
-		Turns:       s.turns,
-		Calls:       s.calls,
-		Rereads:     s.rereads,
-		Checkpoints: len(s.checkpoints),
-		State:       s.stateLocked(),
+		ServedModel: f.servedOther,
+		Usage:       u,
+		Largest:     contextwin.LargestItems(c.history, 10, &c.ledger.Estimator),
+		LastPrompt:  f.lastPrompt,
+		Turns:       c.turns,
+		Calls:       f.calls,
+		Rereads:     rereads,
+		Checkpoints: len(c.checkpoints),
+		State:       state,
 		Status:      status,
-		FixedTokens: f.Sum(),
-		Policy:      s.opts.ContextPolicy,
-		Factor:      s.ledger.Factor(),
+		FixedTokens: c.prompt.fixed(&c.ledger.Estimator).Sum(),
+		Policy:      p,
+		Factor:      c.ledger.Factor(),
 	}
 }
 
 // Usage returns the current context usage.
-func (s *Session) Usage() Usage {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.usageLocked()
-}
+func (s *Session) Usage() Usage { return s.usage() }
 
-func (s *Session) usageLocked() Usage {
-	used, src := s.ledger.Used()
-	window := s.Window()
-	fixed := s.prompt.fixed(&s.ledger.Estimator)
-	state := CompactionIdle
-	switch {
-	case s.blocking:
-		state = CompactionBlocking
-	case s.job != nil:
-		state = CompactionRunning
-	}
+// usage reads each part under its own lock, one after the other.
+func (s *Session) usage() Usage {
+	p := s.policy()
+	state := s.compactor.state()
+	f := s.bill.figures()
+	c := &s.conv
+	c.mu.Lock()
+	used, src := c.ledger.Used()
+	fixed := c.prompt.fixed(&c.ledger.Estimator)
+	compactions := len(c.checkpoints)
+	c.mu.Unlock()
+	window := s.window(p)
 	return Usage{
 		Used:        used,
 		Size:        window,
 		Percent:     math.Round(1000*float64(used)/float64(window)) / 10,
 		Source:      src,
-		Breakdown:   contextwin.NewBreakdown(window, used, s.opts.ContextPolicy.Reserve(window), fixed),
-		Totals:      s.totals,
+		Breakdown:   contextwin.NewBreakdown(window, used, p.Reserve(window), fixed),
+		Totals:      f.totals,
 		Compaction:  state,
-		Compactions: len(s.checkpoints),
-		CostUnknown: !s.totals.CostKnown() || !s.pricedLocked(),
+		Compactions: compactions,
+		CostUnknown: !f.totals.CostKnown() || !f.priced,
 	}
 }

@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/session"
@@ -18,15 +16,8 @@ import (
 // content (or its absence) is kept as a restore point. The files-modified list the harness states
 // after a compaction comes from these records, not from the model.
 func (s *Session) recordChange(rel string, prev []byte, existed bool) {
-	s.mu.Lock()
-	turn := s.turns
-	seen := slices.ContainsFunc(s.restorePoints, func(p session.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
-	if !slices.Contains(s.modified, rel) {
-		s.modified = append(s.modified, rel)
-		slices.Sort(s.modified)
-	}
-	s.mu.Unlock()
-	if seen {
+	turn := s.conv.turn()
+	if s.files.modify(turn, rel) {
 		return
 	}
 	rp := session.RestorePoint{Turn: turn, Path: rel, Existed: existed}
@@ -38,9 +29,7 @@ func (s *Session) recordChange(rel string, prev []byte, existed bool) {
 		}
 		rp.Blob = name
 	}
-	s.mu.Lock()
-	s.restorePoints = append(s.restorePoints, rp)
-	s.mu.Unlock()
+	s.files.addPoint(rp)
 	s.journal(session.Record{Kind: session.KindRestorePoint, Turn: turn, RestorePoint: &rp})
 }
 
@@ -99,42 +88,19 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 }
 
 // pointsFrom returns the first restore point of each file changed from turn on (what restoring
-// that turn puts back), the files sorted, and the hashes of what the agent last saw.
+// that turn puts back), the files sorted, and the hashes of what the agent last saw; ErrBusy while
+// a turn runs.
 func (s *Session) pointsFrom(turn int) (map[string]session.RestorePoint, []string, map[string]string, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running {
+	if s.loop.isRunning() {
 		return nil, nil, nil, ErrBusy
 	}
-	first := map[string]session.RestorePoint{}
-	var paths []string
-	for _, p := range s.restorePoints {
-		if p.Turn < turn {
-			continue
-		}
-		if _, ok := first[p.Path]; !ok {
-			first[p.Path] = p
-			paths = append(paths, p.Path)
-		}
-	}
-	slices.Sort(paths)
-	return first, paths, maps.Clone(s.seen), nil
+	first, paths, seen := s.files.pointsFrom(turn)
+	return first, paths, seen, nil
 }
 
 // forget drops the restore points of paths from turn on once they are put back, and journals it.
 func (s *Session) forget(turn int, paths []string) {
-	s.mu.Lock()
-	s.restorePoints = slices.DeleteFunc(s.restorePoints, func(p session.RestorePoint) bool {
-		return p.Turn >= turn && slices.Contains(paths, p.Path)
-	})
-	s.modified = nil
-	for _, p := range s.restorePoints {
-		if !slices.Contains(s.modified, p.Path) {
-			s.modified = append(s.modified, p.Path)
-		}
-	}
-	slices.Sort(s.modified)
-	s.mu.Unlock()
+	s.files.forget(turn, paths)
 	for _, rel := range paths {
 		s.remember(rel)
 	}
@@ -169,5 +135,5 @@ func (s *Session) putBack(root *os.Root, p session.RestorePoint) error {
 	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
-	return tools.WriteAtomic(root, rel, data, mode, s.env.Temps)
+	return tools.WriteAtomic(root, rel, data, mode, s.settings.toolsEnv().Temps)
 }

@@ -29,40 +29,45 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resume session %s: %w", snap.Meta.ID, err)
 	}
+	// Nothing else holds s yet: its parts are filled without their locks.
 	h := snap.History
-	s.history = slices.Clone(h)
+	c := &s.conv
+	c.history = slices.Clone(h)
 	if a := snap.AnchorLen; a > 0 && a <= len(h) && snap.LastPrompt > 0 {
-		s.ledger.Reset(h[:a])
-		s.ledger.Observe(snap.LastPrompt)
-		for _, c := range h[a:] {
-			s.ledger.Append(c)
+		c.ledger.Reset(h[:a])
+		c.ledger.Observe(snap.LastPrompt)
+		for _, m := range h[a:] {
+			c.ledger.Append(m)
 		}
 	} else {
-		s.ledger.Reset(h)
+		c.ledger.Reset(h)
 	}
-	s.task, s.blocks = snap.Task, slices.Clone(snap.Blocks)
-	s.checkpoints = slices.Clone(snap.Checkpoints)
-	s.undo = slices.Clone(snap.Undo)
-	s.totals, s.calls, s.turns, s.lastPrompt = snap.Totals, snap.Calls, snap.Turns, snap.LastPrompt
-	s.verdict = snap.Verdict
-	s.restorePoints = slices.Clone(snap.RestorePoints)
-	s.modified = snap.ModifiedFiles()
-	s.capped = s.totals.Capped(s.opts.ContextPolicy)
-	if !snap.LastActivity.IsZero() {
-		s.lastActivity = snap.LastActivity
-	}
-	s.seen = map[string]string{}
+	c.task, c.blocks = snap.Task, slices.Clone(snap.Blocks)
+	c.checkpoints = slices.Clone(snap.Checkpoints)
+	c.undo = slices.Clone(snap.Undo)
+	c.turns = snap.Turns
+	c.transcript = slices.Clone(snap.Transcript)
+	b := &s.bill
+	b.totals, b.calls, b.lastPrompt = snap.Totals, snap.Calls, snap.LastPrompt
+	b.capped = b.totals.Capped(s.opts.ContextPolicy)
+	t := &s.files
+	t.verdict = snap.Verdict
+	t.restorePoints = slices.Clone(snap.RestorePoints)
+	t.modified = snap.ModifiedFiles()
+	t.seen = map[string]string{}
 	for p, hash := range snap.Wrote {
 		if b, err := hex.DecodeString(hash); err == nil {
-			s.seen[p] = string(b)
+			t.seen[p] = string(b)
 		}
 	}
-	s.transcript = slices.Clone(snap.Transcript)
+	if !snap.LastActivity.IsZero() {
+		s.loop.lastActivity = snap.LastActivity
+	}
 	if snap.Closed != nil && snap.Unanswered != nil {
 		s.answerUnanswered(snap.Unanswered, snap.Closed)
 	}
 	if snap.Closed != nil {
-		s.transcript = append(s.transcript, session.Entry{Content: snap.Closed, Turn: s.turns})
+		c.transcript = append(c.transcript, session.Entry{Content: snap.Closed, Turn: c.turns})
 		s.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {
@@ -157,7 +162,7 @@ func (s *Session) fileCallAnswer(root *os.Root, u *session.Unanswered, fc *genai
 		return fmt.Sprintf(answerUnchanged, rel)
 	}
 	// Changed earlier in the same turn: no new restore point, what the agent left is the measure.
-	earlier := slices.ContainsFunc(s.restorePoints, func(p session.RestorePoint) bool { return p.Turn == s.turns && p.Path == rel })
+	earlier := s.files.hasPoint(s.conv.turn(), rel)
 	if h, ok := u.Before[rel]; ok && earlier {
 		if b, err := hex.DecodeString(h); err == nil && (!exists || now != string(b)) {
 			return fmt.Sprintf(answerFileChanged, rel)

@@ -19,22 +19,18 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 	for i, fc := range fcs {
 		id := fc.ID
 		if id == "" {
-			s.mu.Lock()
-			id = fmt.Sprintf("call-%d-%d", s.calls, i+1)
-			s.mu.Unlock()
+			id = fmt.Sprintf("call-%d-%d", s.bill.callCount(), i+1)
 		}
-		title, kind := s.env.Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		title, kind := s.settings.toolsEnv().Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		ev := &ToolEvent{ID: id, Name: fc.Name, Title: s.opts.Secrets.String(title), Kind: kind, Status: ToolInProgress, Args: s.opts.Secrets.Map(fc.Args)}
 		if ctx.Err() != nil || em.stopped {
 			parts = append(parts, responsePart(fc, "cancelled by the user before it ran", true))
 			continue
 		}
 		em.send(Event{Type: EventToolCall, Tool: ev})
-		// A copy taken under the lock: SetPolicy and SetSandbox may change the Env mid-turn.
-		s.mu.Lock()
-		env := *s.env
-		s.mu.Unlock()
-		res := tools.Run(ctx, &env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
+		// A copy taken now: SetPolicy and SetSandbox may change the Env mid-turn.
+		env := s.settings.toolsEnv()
+		res := tools.Run(ctx, env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		s.noteResult(fc, res)
 		if len(res.Changed) > 0 {
 			hashes := map[string]string{}
@@ -60,9 +56,9 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
 		parts = append(parts, responsePart(fc, res.Output, res.IsError))
 	}
-	s.mu.Lock()
+	s.conv.mu.Lock()
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: parts})
-	s.mu.Unlock()
+	s.conv.mu.Unlock()
 }
 
 // responsePart answers a call with the same id and name.
@@ -77,22 +73,16 @@ func responsePart(fc *genai.FunctionCall, out string, isErr bool) *genai.Part {
 // noteResult updates what the harness holds from a tool result: the last test verdict, and
 // re-reads of a file already read before a compaction (a sign the summary lost something).
 func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	switch fc.Name {
 	case "run_command":
 		if v, ok := contextwin.ExtractVerdict(res.Output); ok {
-			s.verdict = v
+			s.files.setVerdict(v)
 			s.journal(session.Record{Kind: session.KindVerdict, Verdict: v})
 		}
 	case "read_file":
 		if res.Path == "" || res.IsError {
 			return
 		}
-		n := len(s.checkpoints)
-		if prev, ok := s.readPaths[res.Path]; ok && prev < n {
-			s.rereads++
-		}
-		s.readPaths[res.Path] = n
+		s.files.noteRead(res.Path, s.conv.compactions())
 	}
 }

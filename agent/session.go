@@ -86,44 +86,54 @@ var ErrBusy = errors.New("a turn is already running in this session")
 
 // Session is one conversation with the agent. Run may be called again for follow-up requests;
 // Context and Compact may be called at any time, from any goroutine.
+//
+// Its state is split by concern, each part behind its own lock:
+//   - settings: the context policy and the tools' environment, which SetPolicy and SetSandbox change;
+//   - conv: what the next request sends and how it came to be (history, ledger, transcript,
+//     checkpoints, undo frames);
+//   - files: what the harness holds of the workspace (changes, restore points, reads, staleness,
+//     the last test verdict);
+//   - bill: what the calls cost, the warnings about models and prices, the caps;
+//   - compactor: the compaction running in the background and when to start the next;
+//   - loop: whether a turn runs, and when the session was last active.
+//
+// Lock order: compactor.mu may be held while conv.mu is taken, never the other way round. Starting
+// a compaction snapshots the history and installing one swaps it; holding compactor.mu across both
+// keeps a second compaction from starting on a history that is about to change. No other lock is
+// ever held while another is taken: what one part needs of another is read into locals first.
 type Session struct {
-	opts   Options
-	env    *tools.Env
-	prompt systemPrompt
-	// pricing prices each call at the model that served it, on the day it was made.
-	pricing contextwin.Pricing
+	// opts are the options New completed; never written after New (the policy and sandbox in
+	// force are in settings).
+	opts      Options
+	settings  settings
+	conv      conversation
+	files     tracker
+	bill      billing
+	compactor compactor
+	loop      turnLoop
+}
 
-	// mu guards everything below.
-	mu            sync.Mutex
-	history       []*genai.Content
-	task          string                    // the first request, restated after each compaction
-	blocks        []contextwin.SummaryBlock // the head's summaries, oldest first
-	ledger        contextwin.Ledger
-	totals        contextwin.Totals
-	calls         int // model calls since the session began
-	modified      []string
-	verdict       string
-	checkpoints   []contextwin.Checkpoint
-	job           *compactionJob
-	blocking      bool // the loop waits for job
-	skipAt        int  // history length when a compaction found nothing to compact
-	noProgress    int
-	readPaths     map[string]int    // path → compactions seen when it was last read
-	seen          map[string]string // path → hash of the content the agent last read or wrote
-	stale         map[string]bool   // files changed on disk since the agent saw them
-	unannounced   []string          // stale files the model has not been told about
-	rereads       int
-	running       bool
-	generation    int             // turns started; a turn's deferred cleanup acts only on its own
-	warned        map[string]bool // warnings already given this session, by key
-	served        string          // the model that served the last call
-	capped        bool
-	lastPrompt    int
-	lastActivity  time.Time
-	turns         int // user turns since the session began
-	restorePoints []session.RestorePoint
-	undo          []session.UndoFrame // one per compaction still undoable
-	transcript    []session.Entry     // everything appended and every compaction, in order
+// settings are what may change in a session's options while it lives (SetPolicy, SetSandbox).
+type settings struct {
+	mu     sync.Mutex // guards policy and env
+	policy contextwin.Policy
+	// env is replaced, never changed in place: a copy handed out stays as it was.
+	env *tools.Env
+}
+
+// policy returns the context policy in force.
+func (s *Session) policy() contextwin.Policy {
+	s.settings.mu.Lock()
+	defer s.settings.mu.Unlock()
+	return s.settings.policy
+}
+
+// toolsEnv returns a copy of the tools' environment in force.
+func (st *settings) toolsEnv() *tools.Env {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	env := *st.env
+	return &env
 }
 
 // New starts a session. It reads the workspace's custom instructions once; Reload re-reads them.
@@ -167,17 +177,21 @@ func New(opts Options) (*Session, error) {
 	if opts.InputTokenLimit <= 0 {
 		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
 	}
-	s := &Session{opts: opts, readPaths: map[string]int{}, lastActivity: opts.Now()}
+	s := &Session{opts: opts}
+	s.files.readPaths = map[string]int{}
+	s.loop.lastActivity = opts.Now()
 	return s.init(), nil
 }
 
 // init finishes New and Resume.
 func (s *Session) init() *Session {
 	opts := s.opts
-	s.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
-	s.env = s.newEnv()
-	s.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
-	s.ledger.SetFixed(s.prompt.estimate())
+	s.bill.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
+	s.bill.asked, s.bill.now = opts.ModelName, opts.Now
+	s.settings.policy = opts.ContextPolicy
+	s.settings.env = s.newEnv()
+	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
+	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
 	return s
 }
 
@@ -215,84 +229,84 @@ func (s *Session) ID() string { return s.opts.ID }
 
 // Turns is the number of user turns since the session began: the last turn's number.
 func (s *Session) Turns() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.turns
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	return s.conv.turns
 }
 
 // Window is the effective context budget.
-func (s *Session) Window() int { return s.opts.ContextPolicy.Window(s.opts.InputTokenLimit) }
+func (s *Session) Window() int { return s.window(s.policy()) }
+
+// window is the effective context budget under policy p.
+func (s *Session) window(p contextwin.Policy) int { return p.Window(s.opts.InputTokenLimit) }
 
 // SetPolicy applies new context settings from the next model call on.
 func (s *Session) SetPolicy(p contextwin.Policy) error {
 	if err := p.Validate(); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.opts.ContextPolicy != p {
+	st := &s.settings
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.policy != p { // journaled under the lock: the last record is the policy in force
 		s.journal(session.Record{Kind: session.KindSettings, Policy: &p})
 	}
-	s.opts.ContextPolicy = p
-	s.env.MaxOutputChars = p.ToolOutputMaxChars
-	s.env.LargeOutputBytes = p.LargeOutputThresholdBytes
+	st.policy = p
+	env := *st.env
+	env.MaxOutputChars = p.ToolOutputMaxChars
+	env.LargeOutputBytes = p.LargeOutputThresholdBytes
+	st.env = &env
 	return nil
 }
 
 // SetSandbox confines the commands of the next calls under sb (a changed sandbox setting).
 func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.opts.Sandbox = sb
-	s.env.Sandbox = sb
+	st := &s.settings
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	env := *st.env
+	env.Sandbox = sb
+	st.env = &env
 }
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (s *Session) ReloadInstructions() {
 	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)), s.opts.External)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.prompt = prompt
-	s.ledger.SetFixed(prompt.estimate())
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	s.conv.prompt = prompt
+	s.conv.ledger.SetFixed(prompt.estimate())
 }
 
 // History returns a copy of the live history, as the next call will send it.
 func (s *Session) History() []*genai.Content {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.history)
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	return slices.Clone(s.conv.history)
 }
 
 // Checkpoints returns the compactions so far, oldest first.
 func (s *Session) Checkpoints() []contextwin.Checkpoint {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.checkpoints)
+	s.conv.mu.Lock()
+	defer s.conv.mu.Unlock()
+	return slices.Clone(s.conv.checkpoints)
 }
 
 // State returns what the harness holds: files modified, last test verdict.
-func (s *Session) State() contextwin.State {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stateLocked()
-}
-
-func (s *Session) stateLocked() contextwin.State {
-	return contextwin.State{FilesModified: slices.Clone(s.modified), LastVerdict: s.verdict}
-}
+func (s *Session) State() contextwin.State { return s.files.state() }
 
 // Totals returns the session's cumulative figures.
 func (s *Session) Totals() contextwin.Totals {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.totals
+	s.bill.mu.Lock()
+	defer s.bill.mu.Unlock()
+	return s.bill.totals
 }
 
 // LastActivity is when the session last started or ended a turn (its creation time before that).
 func (s *Session) LastActivity() time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lastActivity
+	s.loop.mu.Lock()
+	defer s.loop.mu.Unlock()
+	return s.loop.lastActivity
 }
 
 // NewID makes a session id that sorts by creation time and does not collide.

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"fmt"
-	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -29,23 +28,9 @@ func (s *Session) fileHash(rel string) (string, bool) {
 	return h, err == nil
 }
 
-// rememberLocked records what the agent now knows of rel.
-func (s *Session) rememberLocked(rel, hash string) {
-	if s.seen == nil {
-		s.seen = map[string]string{}
-	}
-	s.seen[rel] = hash
-	delete(s.stale, rel)
-	s.unannounced = slices.DeleteFunc(s.unannounced, func(p string) bool { return p == rel })
-}
-
 // SeenFiles are the workspace-relative files the agent has read or written, sorted: the ones
 // whose changes on disk matter to it.
-func (s *Session) SeenFiles() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Sorted(maps.Keys(s.seen))
-}
+func (s *Session) SeenFiles() []string { return s.files.seenFiles() }
 
 // remember hashes rel as the agent just read or wrote it.
 func (s *Session) remember(rel string) {
@@ -53,63 +38,43 @@ func (s *Session) remember(rel string) {
 	if !ok {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rememberLocked(rel, h)
+	s.files.remember(rel, h)
 }
 
 // FilesChanged tells the session that these workspace-relative files changed on disk. Those the
 // agent has read and whose content is no longer what it saw become stale.
 func (s *Session) FilesChanged(paths []string) {
-	type check struct{ rel, hash string }
-	var checks []check
-	s.mu.Lock()
-	for _, p := range paths {
-		if h, ok := s.seen[p]; ok {
-			checks = append(checks, check{p, h})
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range checks {
-		now, ok := s.fileHash(c.rel)
-		if ok && now == c.hash {
+	for rel, hash := range s.files.seenHashes(paths) {
+		now, ok := s.fileHash(rel)
+		if ok && now == hash {
 			continue
 		}
-		s.mu.Lock()
-		if s.stale == nil {
-			s.stale = map[string]bool{}
-		}
-		if !s.stale[c.rel] {
-			s.stale[c.rel] = true
-			s.unannounced = append(s.unannounced, c.rel)
-		}
-		s.mu.Unlock()
+		s.files.markStale(rel)
 	}
 }
 
 // Stale reports whether rel changed on disk since the agent read it.
 func (s *Session) Stale(rel string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.stale[rel]
+	return s.files.isStale(rel)
 }
 
-// announceStaleLocked adds a note about files changed on disk to the last user message, once per
-// change, so the model does not rely on a stale read.
-func (s *Session) announceStaleLocked() {
-	if len(s.unannounced) == 0 || len(s.history) == 0 {
-		return
+// announceStaleLocked adds a note about paths, files changed on disk, to the last user message,
+// so the model does not rely on a stale read. It tells whether it did: the caller then tells the
+// tracker they were announced, once per change. s.conv.mu must be held.
+func (s *Session) announceStaleLocked(paths []string) bool {
+	c := &s.conv
+	if len(paths) == 0 || len(c.history) == 0 {
+		return false
 	}
-	last := s.history[len(s.history)-1]
+	last := c.history[len(c.history)-1]
 	if last.Role != genai.RoleUser {
-		return
+		return false
 	}
-	slices.Sort(s.unannounced)
-	note := fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(s.unannounced, ", "))
+	note := fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(paths, ", "))
 	// A copy: the message may already have been sent in an earlier request, which must stay as sent.
-	c := &genai.Content{Role: last.Role, Parts: append(slices.Clone(last.Parts), &genai.Part{Text: note})}
-	s.history[len(s.history)-1] = c
-	s.ledger.Replace(len(s.history)-1, c)
-	s.journal(session.Record{Kind: session.KindAmend, Index: len(s.history) - 1, Content: c})
-	s.unannounced = nil
+	m := &genai.Content{Role: last.Role, Parts: append(slices.Clone(last.Parts), &genai.Part{Text: note})}
+	c.history[len(c.history)-1] = m
+	c.ledger.Replace(len(c.history)-1, m)
+	s.journal(session.Record{Kind: session.KindAmend, Index: len(c.history) - 1, Content: m})
+	return true
 }

@@ -36,9 +36,10 @@ type TranscriptEntry struct {
 // Transcript is the whole conversation since the session began, compacted parts included: what an
 // editor shows when it reopens a session.
 func (s *Session) Transcript() []TranscriptEntry {
-	s.mu.Lock()
-	entries := append([]session.Entry(nil), s.transcript...)
-	s.mu.Unlock()
+	s.conv.mu.Lock()
+	entries := append([]session.Entry(nil), s.conv.transcript...)
+	s.conv.mu.Unlock()
+	env := s.settings.toolsEnv()
 	var out []TranscriptEntry
 	open := map[string]int{} // call key → index in out, until answered
 	for i, e := range entries {
@@ -55,7 +56,7 @@ func (s *Session) Transcript() []TranscriptEntry {
 				if id == "" {
 					id = fmt.Sprintf("t%d-%d", i, j)
 				}
-				title, kind := s.env.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
+				title, kind := env.Describe(tools.Call{Name: fc.Name, Args: fc.Args})
 				open[contextwin.CallKey(fc.ID, fc.Name)] = len(out)
 				out = append(out, TranscriptEntry{Turn: e.Turn, Kind: EntryTool, ToolCallID: id, Title: title, ToolKind: kind, Status: ToolInProgress})
 			case p.FunctionResponse != nil:

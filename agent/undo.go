@@ -15,31 +15,37 @@ var ErrCannotUndo = errors.New("cannot undo the compaction")
 // after it) when that fits the budget, and says why not otherwise. The log keeps everything, so
 // nothing is lost either way.
 func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.running || s.job != nil {
+	p := s.policy()
+	running := s.loop.isRunning()
+	k := &s.compactor
+	k.mu.Lock() // no compaction may start until the history is back
+	defer k.mu.Unlock()
+	if running || k.job != nil {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: a turn or a compaction is running", ErrCannotUndo)
 	}
-	if len(s.undo) == 0 {
+	c := &s.conv
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.undo) == 0 {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: this session has no compaction to undo", ErrCannotUndo)
 	}
-	f := s.undo[len(s.undo)-1]
-	h := session.UndoHistory(f, s.history)
+	f := c.undo[len(c.undo)-1]
+	h := session.UndoHistory(f, c.history)
 	var l contextwin.Ledger
-	l.Estimator = s.ledger.Estimator
-	l.SetFixed(s.prompt.estimate())
+	l.Estimator = c.ledger.Estimator
+	l.SetFixed(c.prompt.estimate())
 	l.Reset(h)
 	used, _ := l.Used()
-	window := s.Window()
-	if limit := int(s.opts.ContextPolicy.CompactAt * float64(window)); used > limit {
+	window := s.window(p)
+	if limit := int(p.CompactAt * float64(window)); used > limit {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: the history before it is about %d tokens, over compactAt × budget = %d; it would be compacted again at once (raise contextBudget to undo it)", ErrCannotUndo, used, limit)
 	}
-	cp := s.checkpoints[len(s.checkpoints)-1]
-	s.undo = s.undo[:len(s.undo)-1]
-	s.history = h
-	s.ledger.Reset(h)
-	s.blocks = f.Blocks
-	s.checkpoints = s.checkpoints[:len(s.checkpoints)-1]
+	cp := c.checkpoints[len(c.checkpoints)-1]
+	c.undo = c.undo[:len(c.undo)-1]
+	c.history = h
+	c.ledger.Reset(h)
+	c.blocks = f.Blocks
+	c.checkpoints = c.checkpoints[:len(c.checkpoints)-1]
 	s.journal(session.Record{Kind: session.KindUndo})
 	return cp, nil
 }
