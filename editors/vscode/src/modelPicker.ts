@@ -72,6 +72,7 @@ function showPicker(server: Server): Promise<{ model: ModelInfo; list: ModelsRes
   };
   const toggle = () => {
     all = !all;
+    qp.value = ''; // what was typed to reach the toggle would hide the models it brings
     dress();
     void load(all ? { all } : {});
   };

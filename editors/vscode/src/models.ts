@@ -69,8 +69,8 @@ export function pickerTitle(r: ModelsResult | undefined, all: boolean): string {
  */
 export function pickerPlaceholder(r: ModelsResult): string {
   if (r.warning) return `⚠ ${r.warning}`;
-  const listed = r.listedAt ? ` · API list of ${r.listedAt.slice(0, 16).replace('T', ' ')}${r.cached ? ' (kept for a day)' : ''}` : '';
-  return `Model for new sessions (now ${r.model}) · prices from the catalogue of ${r.catalogueAsOf}${listed}`;
+  const listed = r.listedAt ? ` · API list of ${r.listedAt.slice(0, 16).replace('T', ' ')}` : '';
+  return `New sessions use ${r.model} · catalogue of ${r.catalogueAsOf}${listed}`;
 }
 
 /** RetiredQuestion is the warning shown before a retired model is set. */

@@ -74,8 +74,8 @@ describe('title and placeholder', () => {
   it('say where the list comes from', () => {
     expect(pickerTitle(result(), false)).toBe('Reprise: Select Model');
     expect(pickerTitle(result(), true)).toBe('Reprise: Select Model (all models)');
-    expect(pickerPlaceholder(result({ cached: true }))).toBe(
-      'Model for new sessions (now gemini-3.8-flash) · prices from the catalogue of 2026-12-01 · API list of 2026-12-01 18:20 (kept for a day)',
+    expect(pickerPlaceholder(result())).toBe(
+      'New sessions use gemini-3.8-flash · catalogue of 2026-12-01 · API list of 2026-12-01 18:20',
     );
   });
   it("show the server's warning", () => {
