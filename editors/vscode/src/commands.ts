@@ -28,6 +28,7 @@ import {
 import type { Review } from './review';
 import { attachmentOf, withAttachment } from './selection';
 import { checkpointHtml } from './checkpointView';
+import { selectModel } from './modelPicker';
 import { linkKind } from './chat/links';
 import type { Attachment } from './store';
 import { keyHint } from './settings';
@@ -46,6 +47,7 @@ export const ids = {
   cancel: 'reprise.ui.cancel',
   restore: 'reprise.ui.restore',
   restart: 'reprise.ui.restart',
+  selectModel: 'reprise.ui.selectModel',
 } as const;
 
 export class Commands {
@@ -72,6 +74,7 @@ export class Commands {
       reg(ids.cancel, () => this.cancel()),
       reg(ids.restore, () => this.restore()),
       reg(ids.restart, () => this.server.restart()),
+      reg(ids.selectModel, () => selectModel(this.server, ids.newSession)),
     );
   }
 

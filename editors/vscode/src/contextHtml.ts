@@ -1,7 +1,7 @@
 // The context view's HTML: a stacked bar of the breakdown, its legend, and the largest items with
 // stale ones marked. Pure, so the unit tests read it.
 import { escape } from './chat/render';
-import { breakdownRows, money, tokens, turnsAndCalls } from './meter';
+import { breakdownRows, costText, tokens, turnsAndCalls } from './meter';
 import { MCPStateRunning, SourceEstimate } from './protocol';
 import type { ContextResult, MCPResult } from './protocol';
 
@@ -38,6 +38,12 @@ export function mcpSection(c: ContextResult, servers?: MCPResult): string {
 <table class="mcp"><tr><th>Server</th><th>State</th><th>Tools</th><th class="num">Tokens</th></tr>${cat}${rows}</table>`;
 }
 
+/** modelText names the session's model, and the model that answered when the API named another. */
+export function modelText(c: Pick<ContextResult, 'model' | 'servedModel'>): string {
+  const served = c.servedModel && c.servedModel !== c.model ? ` <span class="served">(answered by ${escape(c.servedModel)})</span>` : '';
+  return `${escape(c.model)}${served}`;
+}
+
 export function contextBody(c: ContextResult, servers?: MCPResult): string {
   const rows = breakdownRows(c);
   const bar = rows
@@ -55,11 +61,11 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
     .join('');
   const t = c.totals;
   return `<h2>Context · ${Math.round(c.percent)}% · ${tokens(c.used)}/${tokens(c.size)} tokens</h2>
-<p class="sub">${escape(c.model)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === SourceEstimate ? ' · estimated' : ''}</p>
+<p class="sub">${modelText(c)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === SourceEstimate ? ' · estimated' : ''}</p>
 <div class="bar" role="img" aria-label="Context breakdown">${bar}</div>
 <table class="legend">${legend}</table>
 <p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>
-<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out · ${money(t.cost.amount, t.cost.currency)} · ${turnsAndCalls(c.turns, c.calls)} · ${c.rereads} re-read(s)</p>
+<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out${t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : ''} · <span class="cost${t.cost?.unknown ? ' unknown' : ''}">${escape(costText(t.cost))}</span> · ${turnsAndCalls(c.turns, c.calls)} · ${c.rereads} re-read(s)</p>
 ${mcpSection(c, servers)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
@@ -78,4 +84,5 @@ tr.stale td { color: var(--vscode-editorWarning-foreground); }
 .badge { font-size: 0.8em; border: 1px solid currentColor; border-radius: 3px; padding: 0 4px; }
 tr.mcp.failed td, tr.mcp.untrusted td { color: var(--vscode-editorWarning-foreground); }
 .why { font-size: 0.85em; opacity: 0.85; }
+.cost.unknown, .served { color: var(--vscode-editorWarning-foreground); }
 `;

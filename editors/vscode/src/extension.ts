@@ -54,7 +54,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     commands.register(),
     rv.register(),
-    createMeter(store, ids.showContext),
+    createMeter(store, ids.showContext, ids.selectModel),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(ConfigSection)) return;
       output.appendLine('Reprise settings changed.');

@@ -1,7 +1,7 @@
 // The context meter's pure part: what the status bar item says, how loud it is, and its tooltip.
 // No vscode import, so it is unit-tested as is; meterItem.ts puts it on the status bar.
 import { CompactionBlocking, CompactionRunning, SourceEstimate } from './protocol';
-import type { Breakdown, ContextUsage } from './protocol';
+import type { Breakdown, ContextUsage, Money } from './protocol';
 
 export type Level = 'normal' | 'warning' | 'error';
 
@@ -45,11 +45,15 @@ export function compacting(u: ContextUsage, manual: boolean): boolean {
   return manual || u.compaction?.state === CompactionRunning || u.compaction?.state === CompactionBlocking;
 }
 
-/** meterText is the status bar text: `◑ 42% · 10.1k/24k`, with a spinner while compacting. */
+/**
+ * meterText is the status bar text: `◑ 42% · 10.1k/24k · $0.0336`, with a spinner while
+ * compacting; the session's cost as costLabel words it.
+ */
 export function meterText(u: ContextUsage, busyCompacting = false): string {
   const head = busyCompacting ? '$(sync~spin)' : glyph(u.percent);
   const est = u.source === SourceEstimate ? '~' : '';
-  return `${head} ${est}${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)}`;
+  const cost = u.totals?.cost ? ` · ${costLabel(u.totals.cost)}` : '';
+  return `${head} ${est}${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)}${cost}`;
 }
 
 export const breakdownLabels: Record<keyof Breakdown, string> = {
@@ -74,15 +78,43 @@ export function breakdownRows(u: ContextUsage): { key: keyof Breakdown; label: s
     });
 }
 
-/** money prints a cost: $0.0336. */
+/**
+ * costText is a cost as the server words it (`$0.0336`, `unknown`, `$0.0063 + unknown`). An
+ * older server sends no text: the amount then, and `unknown` beside it when the server says some
+ * of it is unknown, so an unpriced model never reads as $0.00.
+ */
+export function costText(c: Money | undefined): string {
+  if (!c) return 'unknown';
+  if (c.text) return c.text;
+  if (!c.unknown) return money(c.amount, c.currency);
+  return c.amount > 0 ? `${money(c.amount, c.currency)} + unknown` : 'unknown';
+}
+
+/** costLabel is costText where it stands alone (the status bar): `cost unknown` rather than a bare `unknown`. */
+export function costLabel(c: Money | undefined): string {
+  const t = costText(c);
+  return t === 'unknown' ? 'cost unknown' : t;
+}
+
+/** money prints an amount: $0.0336. */
 export function money(amount: number, currency = 'USD'): string {
   const digits = amount !== 0 && Math.abs(amount) < 0.01 ? 4 : amount < 1 ? 4 : 2;
   const n = amount.toFixed(digits);
   return currency === 'USD' ? `$${n}` : `${n} ${currency}`;
 }
 
-/** meterTooltip is the tooltip's Markdown: the breakdown, the totals and the thresholds. */
-export function meterTooltip(u: ContextUsage, busyCompacting = false): string {
+/** ModelLink is the tooltip's line about the model: the one new sessions use and the command that picks another. */
+export interface ModelLink {
+  model: string;
+  command: string;
+}
+
+/**
+ * meterTooltip is the tooltip's Markdown: the breakdown, the totals and the thresholds, and with
+ * picker the model new sessions use with a link that picks another (a command link: the
+ * MarkdownString must trust that command).
+ */
+export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: ModelLink): string {
   const lines = [
     `**Reprise context** — ${Math.round(u.percent)}% · ${tokens(u.used)}/${tokens(u.size)} tokens` +
       (u.source === SourceEstimate ? ' (estimated)' : ''),
@@ -97,7 +129,9 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false): string {
     lines.push(
       `Session: ${tokens(t.inputTokens)} in` +
         (t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : '') +
-        ` · ${tokens(t.outputTokens)} out · ${money(t.cost?.amount ?? 0, t.cost?.currency)}`,
+        ` · ${tokens(t.outputTokens)} out` +
+        (t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : '') +
+        ` · ${costLabel(t.cost)}`,
       '',
     );
   }
@@ -107,6 +141,7 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false): string {
       (count ? ` · ${count} compaction${count === 1 ? '' : 's'}` : ''),
   );
   if (busyCompacting) lines.push('', '_Compacting…_');
+  if (picker?.model) lines.push('', `New sessions: \`${picker.model.replace(/`/g, '')}\` · [$(chip) Select Model](command:${picker.command})`);
   lines.push('', 'Click to show the context view.');
   return lines.join('\n');
 }

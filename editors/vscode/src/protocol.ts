@@ -106,11 +106,26 @@ export interface Breakdown {
   buffer: number;
 }
 
+/**
+ * Money is a cost. When some call's model has no known price, `unknown` is set, `amount` is only
+ * what the priced calls cost, and `text` reads `unknown` or `$0.0063 + unknown`: show `text`.
+ */
+export interface Money {
+  amount: number;
+  currency: string;
+  unknown?: boolean;
+  /** the cost as users read it: `$0.0336`, `unknown`, `$0.0063 + unknown` (absent from older servers) */
+  text?: string;
+}
+
 export interface Totals {
   inputTokens: number;
   cachedTokens: number;
+  /** thinking included */
   outputTokens: number;
-  cost: { amount: number; currency: string };
+  /** the thinking part of outputTokens */
+  thoughtTokens?: number;
+  cost: Money;
 }
 
 export interface ContextUsage {
@@ -177,6 +192,8 @@ export interface LargeItem {
 
 export interface ContextResult extends ContextUsage {
   model: string;
+  /** the model that answered the last call, when the API named another than `model` */
+  servedModel?: string;
   largest: LargeItem[] | null;
   lastPrompt: number;
   /** the user's prompts */
@@ -299,4 +316,55 @@ export interface MCPServerInfo {
   error?: string;
   tools: { name: string; tool: string; description?: string; tokens: number; deferred?: boolean }[];
   tokens: number;
+}
+
+export interface ModelsArgs {
+  /** also list retired models and the catalogue's models the API does not list */
+  all?: boolean;
+  /** read the API's list again instead of the copy kept for a day */
+  refresh?: boolean;
+}
+
+/** ModelInfo is one model of reprise.models: the API's list joined with the model catalogue. */
+export interface ModelInfo {
+  id: string;
+  displayName: string;
+  /** ga, preview, deprecated, retired; '' when the catalogue does not know the model */
+  status: string;
+  /** `ga`, `retired → gemini-3.8-flash`, `not in the catalogue`, `ga, not listed for this key` */
+  statusText: string;
+  replacement?: string;
+  /** the catalogue has a row for it */
+  known: boolean;
+  /** the API lists it for this key */
+  listed: boolean;
+  inputTokenLimit: number;
+  outputTokenLimit?: number;
+  /** per 1M tokens today; null: unknown */
+  prices: { input: number; cachedInput: number; output: number } | null;
+  priceText: string;
+  cacheMinTokens: number;
+  explicitCaching: boolean;
+  thinkingLevels: string[] | null;
+  thinkingDefault?: string;
+  /** one line for a picker */
+  detail: string;
+  default?: boolean;
+  /** the model new sessions use */
+  current?: boolean;
+}
+
+export interface ModelsResult {
+  models: ModelInfo[] | null;
+  /** the model new sessions use (the model setting) */
+  model: string;
+  /** the catalogue's default */
+  default: string;
+  catalogueAsOf: string;
+  /** when the API's list was read; absent when it could not be */
+  listedAt?: string;
+  /** the list came from the copy kept for a day */
+  cached?: boolean;
+  /** why the list is the catalogue's alone (no key, the API failed) */
+  warning?: string;
 }

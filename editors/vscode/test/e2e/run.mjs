@@ -189,26 +189,35 @@ async function meterPercent() {
   return m ? Number(m[1]) : undefined;
 }
 
-async function palette(command) {
+async function palette(command, { exact = false } = {}) {
   const widget = page.locator('.quick-input-widget');
   const input = widget.locator('input');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first();
   // Keys pressed in a webview (the chat) do not all reach the workbench: click an empty spot of
-  // the status bar first. The previous quick input may still be closing: open the palette until
-  // its input takes text.
+  // the status bar first. The previous quick input may still be closing, and a view taking the
+  // focus closes the palette: open it until its input takes the command and lists it.
   await page.locator('.part.statusbar').click({ position: { x: 640, y: 10 } });
   await waitFor('the command palette', async () => {
+    // A quick input that is closing is inert (it takes no text) while it fades out.
     const ready = (await widget.isVisible()) && (await input.isEditable({ timeout: 500 })) &&
+      (await input.evaluate((e) => !e.closest('[inert]'), undefined, { timeout: 500 })) &&
       /command/i.test((await input.getAttribute('aria-label', { timeout: 500 })) ?? '');
     if (!ready) {
       await page.keyboard.press('Escape');
       await page.keyboard.press('F1');
       return false;
     }
-    return true;
-  }, 20_000);
-  await input.fill(`>${command}`);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: command }).first().waitFor();
-  await input.press('Enter');
+    try {
+      await input.fill(`>${command}`, { timeout: 2000 });
+      await row.waitFor({ timeout: 5000 });
+      return true;
+    } catch {
+      return false; // closed meanwhile: the next round opens it again
+    }
+  }, 30_000);
+  // exact: the row named so, which need not be the first (Preferences: Browse Color Themes…).
+  if (exact) await page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name', { hasText: new RegExp(`^${command}$`) }) }).first().click();
+  else await input.press('Enter');
 }
 
 /**
@@ -557,6 +566,155 @@ await step('an MCP server from the user settings: its tool is asked, runs, and t
   if (!/14 declared/.test(row)) throw new Error(`MCP row "${row}"`);
   console.log(`     ${row.replace(/\s+/g, ' ').trim()}`);
   await shot('mcp-context');
+});
+
+// --- models: the picker and a call the API answers with another model ---
+const themes = [
+  ['light', 'Light 2026', 'vs'],
+  ['dark', 'Dark 2026', 'vs-dark'],
+  ['hc', 'Dark High Contrast', 'hc-black'],
+];
+
+/** userSettings is what the user's settings.json holds. */
+const userSettings = () => JSON.parse(readFileSync(settingsFile, 'utf8'));
+
+/** theme picks a colour theme as a person does, and waits for the workbench to wear it. */
+async function theme(label, cls) {
+  await palette('Preferences: Color Theme', { exact: true });
+  const input = page.locator('.quick-input-widget input');
+  await waitFor('the theme picker', async () => /theme/i.test((await input.getAttribute('placeholder')) ?? ''), 10_000);
+  await input.fill(label);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: label }).first().waitFor();
+  await input.press('Enter');
+  await waitFor(`the ${label} theme`, async () => (await page.locator('.monaco-workbench').getAttribute('class')).split(/\s+/).includes(cls), 20_000);
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+}
+
+const rows = page.locator('.quick-input-list .monaco-list-row');
+
+/**
+ * openPicker opens Reprise: Select Model, from the chat view's title or the palette. Like any
+ * quick pick it closes when a view takes the focus as it opens; then it is opened again.
+ */
+async function openPicker(fromTitle) {
+  let last;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      if (fromTitle) {
+        await openChat();
+        await page.locator('.part.sidebar .composite.title .action-label[aria-label*="Select Model"]').first().click();
+      } else await palette('Reprise: Select Model');
+      await rows.filter({ hasText: 'gemini-3.8-flash' }).first().waitFor({ timeout: 10_000 });
+      return;
+    } catch (err) {
+      last = err;
+      await page.keyboard.press('Escape');
+    }
+  }
+  throw last;
+}
+
+/** filter types into the picker's input and waits for a row holding text. */
+async function filter(typed, text = typed) {
+  await page.locator('.quick-input-widget input').fill(typed);
+  const row = rows.filter({ hasText: text }).first();
+  await row.waitFor({ timeout: 20_000 });
+  return row;
+}
+
+await step('Select Model lists the current models, one the catalogue does not know, and sets the one picked', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('View: Close All Editors'); // the pictures show the picker over an empty editor area
+  await openPicker(true);
+  const current = rows.filter({ hasText: 'gemini-3.8-flash' }).first();
+  await current.locator('.codicon-check').waitFor();
+  for (const s of ['ga', 'default', '1M context', '$0.75 · $0.075 · $3.75']) if (!(await current.innerText()).includes(s)) throw new Error(`gemini-3.8-flash's row lacks "${s}": ${await current.innerText()}`);
+  const placeholder = await page.locator('.quick-input-widget input').getAttribute('placeholder');
+  if (!/New sessions use gemini-3\.8-flash/.test(placeholder ?? '')) throw new Error(`placeholder "${placeholder}"`);
+  // Filtered, as the list may be longer than the picker shows.
+  const unknown = await filter('gemini-3.9');
+  for (const s of ['not in the catalogue', 'unknown']) if (!(await unknown.innerText()).includes(s)) throw new Error(`gemini-3.9-flash-exp's row lacks "${s}"`);
+  await filter('gemini-3.6');
+  await page.locator('.quick-input-widget input').fill('gemini-2.5');
+  await page.waitForTimeout(500);
+  if ((await rows.filter({ hasText: 'gemini-2.5-pro' }).count()) !== 0) throw new Error('a retired model is listed before "Show all"');
+  await page.keyboard.press('Escape');
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await openPicker(false);
+    await page.mouse.move(800, 600);
+    await shot(`model-picker-${label}`);
+    if (label !== 'hc') await page.keyboard.press('Escape');
+  }
+  // Show all: the retired models come, the replacement named; one is picked and confirmed.
+  await filter('Show all', 'Show all models');
+  await page.locator('.quick-input-widget input').press('Enter');
+  // The picker clears what was typed as it asks for all the models: type once it has.
+  await page.locator('.quick-input-widget .quick-input-title', { hasText: '(all models)' }).waitFor();
+  const pro = await filter('retired', 'gemini-2.5-pro');
+  if (!(await pro.innerText()).includes('retired → gemini-3.8-flash')) throw new Error(`gemini-2.5-pro's row: ${await pro.innerText()}`);
+  await shot('model-picker-retired');
+  await filter('gemini-2.5-pro');
+  await page.locator('.quick-input-widget input').press('Enter');
+  const dialog = page.locator('.monaco-dialog-box', { hasText: 'gemini-2.5-pro is retired' });
+  await dialog.waitFor({ timeout: 15_000 });
+  await dialog.locator('.monaco-button', { hasText: 'Use gemini-3.8-flash' }).waitFor();
+  await shot('model-retired');
+  await dialog.locator('.monaco-button', { hasText: 'Use gemini-2.5-pro Anyway' }).click();
+  await waitFor('reprise.model in the user settings', async () => userSettings()['reprise.model'] === 'gemini-2.5-pro', 15_000);
+  const toast = page.locator('.notification-toast', { hasText: 'new sessions use gemini-2.5-pro' });
+  await toast.waitFor({ timeout: 15_000 });
+  await toast.locator('.monaco-button', { hasText: 'New Session' }).click();
+  await openChat();
+  await chat.locator('.empty').waitFor();
+});
+
+/** routedWarnings counts the routing warnings in the Reprise output (written to the window's logs). */
+function routedWarnings() {
+  const files = execFileSync('find', [tmp, '-name', '*Reprise*.log'], { encoding: 'utf8' }).split('\n').filter(Boolean);
+  return files.reduce((n, f) => n + readFileSync(f, 'utf8').split('the API answered with').length - 1, 0);
+}
+
+await step('a call the API answers with another model: one warning per session names both, the meter shows the cost', async () => {
+  // A session in each theme, each warned once (the warning is the session's).
+  for (const [i, [label, name, cls]] of themes.entries()) {
+    await theme(name, cls);
+    await palette('Notifications: Clear All Notifications');
+    if (i > 0) await palette('Reprise: New Session');
+    await openChat();
+    await chat.locator('.empty').waitFor();
+    await chat.locator('#input').fill('Which model answers?');
+    await chat.locator('#input').press('Enter');
+    const toast = page.locator('.notification-toast', { hasText: 'the API answered with gemini-3.8-flash' });
+    await toast.waitFor({ timeout: 30_000 });
+    const text = await toast.innerText();
+    if (!text.includes('gemini-2.5-pro is retired') || !text.includes("billed at gemini-3.8-flash's prices")) throw new Error(`toast "${text}"`);
+    await chat.locator('.msg.agent', { hasText: 'the model the API chose' }).last().waitFor({ timeout: 30_000 });
+    await stable(toast);
+    // Unfolded, as a person reads it: the pointer on it keeps it up.
+    await toast.hover();
+    const expand = toast.locator('.codicon-notifications-expand');
+    if (await expand.isVisible()) await expand.click();
+    await stable(toast);
+    await shot(`routed-warning-${label}`);
+    const cost = await waitFor('the meter to show the cost', async () => /\$\d+\.\d{4}/.exec(await meter.innerText())?.[0], 15_000);
+    if (/unknown/.test(await meter.innerText())) throw new Error(`meter "${await meter.innerText()}"`);
+    console.log(`     ${label}: meter ${(await meter.innerText()).trim()} (${cost})`);
+  }
+  await waitFor('the routing warnings in the Reprise output', async () => routedWarnings() === themes.length, 10_000);
+  // A second call of the last session is routed too, and warns no more.
+  await chat.locator('#input').fill('And again?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'And so did this one.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await page.waitForTimeout(1000);
+  if (routedWarnings() !== themes.length) throw new Error(`${routedWarnings()} routing warnings for ${themes.length} sessions, want one each`);
+  await palette('Reprise: Show Context');
+  const f = await frameWith('.served', 'answered by gemini-3.8-flash');
+  const shown = await f.locator('.cost').innerText();
+  if (!/^\$\d+\.\d{4}$/.test(shown)) throw new Error(`context view cost "${shown}"`);
+  console.log(`     context view: ${(await f.locator('.sub').innerText()).trim()} · ${shown}`);
+  await theme('Light 2026', 'vs'); // back to the default
 });
 
 await browser.close().catch(() => {});

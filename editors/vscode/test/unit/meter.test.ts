@@ -24,9 +24,9 @@ describe('turnsAndCalls', () => {
 });
 
 describe('meterText', () => {
-  it('reads like the seed', () => expect(meterText(usage())).toBe('◑ 42% · 10.1k/24k'));
-  it('marks estimates', () => expect(meterText(usage({ source: 'estimate' }))).toBe('◑ ~42% · 10.1k/24k'));
-  it('spins while compacting', () => expect(meterText(usage(), true)).toBe('$(sync~spin) 42% · 10.1k/24k'));
+  it('reads like the seed', () => expect(meterText(usage())).toBe('◑ 42% · 10.1k/24k · $0.0336'));
+  it('marks estimates', () => expect(meterText(usage({ source: 'estimate' }))).toBe('◑ ~42% · 10.1k/24k · $0.0336'));
+  it('spins while compacting', () => expect(meterText(usage(), true)).toBe('$(sync~spin) 42% · 10.1k/24k · $0.0336'));
   it.each([
     [0, '○'],
     [20, '◔'],
