@@ -55,6 +55,9 @@ type fixtureOpts struct {
 	thinking catalog.ThinkingChoice
 	external tools.External
 	grants   *tools.MCPGrants
+	// clearing keeps the first tier on (clearing old tool results); the tests of summaries
+	// leave it off, so that what they see is the second tier alone.
+	clearing bool
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -99,6 +102,10 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 			t.Fatal(err)
 		}
 	}
+	policy := o.policy
+	if policy != (contextwin.Policy{}) && !o.clearing {
+		policy.KeepToolResults = true
+	}
 	opts := Options{
 		Workspace:       ws,
 		Model:           client,
@@ -108,7 +115,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Now:             o.now,
 		Thinking:        o.thinking,
 		InputTokenLimit: o.limit,
-		ContextPolicy:   o.policy,
+		ContextPolicy:   policy,
 		Approver:        o.approver,
 		Commands:        o.commands,
 		Sandbox:         o.sandbox,

@@ -152,7 +152,12 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 	if s.bill.overCap(f.policy) {
 		return StopCapped
 	}
-	job, wait, started := s.autoCompact(ctx, f, calls)
+	job, wait, started, cleared := s.autoCompact(ctx, f, calls)
+	if cleared != nil {
+		em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionDone, Trigger: contextwin.TriggerAuto, Checkpoint: cleared,
+			Note: fmt.Sprintf("%d tool results cleared, %d tokens freed; the model reads them again on demand", cleared.Cleared, cleared.TokensBefore-cleared.TokensAfter)}})
+		s.sendUsage(em)
+	}
 	if started {
 		em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionRunning, Trigger: contextwin.TriggerAuto, Note: job.note}})
 	}
@@ -176,7 +181,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 // autoCompact starts a compaction when the prompt is past compactAt and one is due (see
 // beforeCall). It returns the compaction running, if any, whether the next call must wait for it,
 // and whether it started it.
-func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool) {
+func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool, cleared *contextwin.Checkpoint) {
 	k := &s.compactor
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -185,6 +190,16 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	used, _ := s.conv.ledger.Used()
 	window := s.window(f.policy)
 	th := f.policy.Check(used, window)
+	// The first tier: old tool results cleared, when that pays; a summary only when it is not
+	// enough.
+	if th != contextwin.Below && k.job == nil {
+		if plan, ok := s.clearPlanLocked(f, calls); ok {
+			cp := s.clearLocked(plan)
+			cleared = &cp
+			used, _ = s.conv.ledger.Used()
+			th = f.policy.Check(used, window)
+		}
+	}
 	if th != contextwin.Below && k.job == nil && s.canCompactLocked() {
 		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
 			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f)
@@ -200,7 +215,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	// wait is short, and the saving starts at a known call instead of whenever it lands.
 	overlapped := job != nil && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
 	wait = job != nil && (th == contextwin.Block || overlapped)
-	return job, wait, started
+	return job, wait, started, cleared
 }
 
 func thresholdNote(p contextwin.Policy, used, window int) string {

@@ -32,6 +32,9 @@ type Checkpoint struct {
 	TokensAfter  int       `json:"tokensAfter"`
 	Fallback     string    `json:"fallback,omitempty"`
 	Time         time.Time `json:"time"`
+	// Cleared is how many tool results this checkpoint cleared (the first tier: no summary);
+	// 0 for a compaction.
+	Cleared int `json:"cleared,omitempty"`
 }
 
 // FileName is the checkpoint's file name: NNN-title-slug.md.

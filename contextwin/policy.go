@@ -31,6 +31,9 @@ type Policy struct {
 	// ReplyReserve is the part of the budget kept free for the model's reply and a safety margin
 	// (the "buffer" of the /context view).
 	ReplyReserve int `json:"replyReserve"`
+	// KeepToolResults turns the first tier off: old tool results are never cleared, and only
+	// summaries free the context.
+	KeepToolResults bool `json:"keepToolResults,omitempty"`
 }
 
 // DefaultPolicy returns the seed's numbers.

@@ -77,6 +77,9 @@ type Compaction struct {
 	Summary  string   `json:"summary,omitempty"`
 	Covered  int      `json:"covered,omitempty"`
 	Requests []string `json:"requests,omitempty"`
+	// Cleared, for a clearing of old tool results (no Head, no Split), are the messages it
+	// rewrote, by index: each with its results replaced by stubs.
+	Cleared map[int]*genai.Content `json:"cleared,omitempty"`
 }
 
 // SummaryBlocks are the head's summaries the record leaves, whichever way it was written.

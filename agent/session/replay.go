@@ -180,6 +180,10 @@ func (p *replayer) compaction(r Record) {
 		return
 	}
 	c := r.Compaction
+	if c != nil && len(c.Cleared) > 0 {
+		p.clearing(c)
+		return
+	}
 	if c == nil || c.Head == nil || c.Split < 1 || c.Split > len(s.History) {
 		s.Warnings = append(s.Warnings, "a compaction record does not fit the history; ignored")
 		return
@@ -192,6 +196,32 @@ func (p *replayer) compaction(r Record) {
 	cp := c.Checkpoint
 	s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
 	s.AnchorLen = -1
+}
+
+// clearing replays a clearing of old tool results: the messages it rewrote replace theirs.
+func (p *replayer) clearing(c *Compaction) {
+	s := p.s
+	for i := range c.Cleared {
+		if i < 1 || i >= len(s.History) || c.Cleared[i] == nil {
+			s.Warnings = append(s.Warnings, "a clearing record does not fit the history; ignored")
+			return
+		}
+	}
+	s.Undo = append(s.Undo, UndoFrame{Before: s.History, Blocks: s.Blocks, AfterLen: len(s.History)})
+	s.History = Clear(s.History, c.Cleared)
+	s.Checkpoints = append(s.Checkpoints, c.Checkpoint)
+	cp := c.Checkpoint
+	s.Transcript = append(s.Transcript, Entry{Checkpoint: &cp, Turn: s.Turns})
+	s.AnchorLen = -1
+}
+
+// Clear returns history with the messages of cleared in place of theirs; history is not changed.
+func Clear(history []*genai.Content, cleared map[int]*genai.Content) []*genai.Content {
+	out := append([]*genai.Content(nil), history...)
+	for i, m := range cleared {
+		out[i] = m
+	}
+	return out
 }
 
 // files replays what the session did to files: restore points, restores, and what it wrote.

@@ -1,0 +1,205 @@
+package agent
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// The first tier of context management: old tool results cleared, no model call. A cleared
+// result keeps its call and response part; its output becomes a stub that names the call and,
+// for a long one, the file its whole text was saved to. A clearing is a checkpoint like a
+// compaction: journaled, replayed on resume, undone by UndoCompaction.
+
+// recallAbove is the output size past which a cleared result is saved to a file the stub names:
+// a shorter one costs less to call again than to save and read back.
+const recallAbove = 1000
+
+// clearPlanLocked plans the first tier now: the old results to clear, oldest first, in the batch
+// that gains the most over the calls expected to follow. The results of the turns kept verbatim
+// and those the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
+func (s *Session) clearPlanLocked(f planFacts, calls int) (contextwin.ClearPlan, bool) {
+	c := &s.conv
+	keepFrom, ok := contextwin.SplitPoint(c.history, f.policy.KeepRecentTurns)
+	if !ok || f.policy.KeepToolResults {
+		return contextwin.ClearPlan{}, false
+	}
+	est := c.ledger.Estimator
+	msgs := make([]int, len(c.history))
+	for i := range c.history {
+		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
+	}
+	inUse := inUse(c.history, f.state.FilesModified)
+	var items []contextwin.ClearItem
+	for i := 1; i < len(c.history); i++ {
+		n := liveResults(c.history[i])
+		if n == 0 {
+			continue
+		}
+		items = append(items, contextwin.ClearItem{
+			Index: i, Tokens: msgs[i], StubTokens: n * stubTokens,
+			Keep: i >= keepFrom || inUse[i],
+		})
+	}
+	before, _ := c.ledger.Used()
+	return contextwin.PlanClearing(items, contextwin.ClearInput{
+		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
+		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices,
+	})
+}
+
+// stubTokens is about what one stub costs.
+const stubTokens = 60
+
+// horizon is how many calls a decision taken now is weighed over: a turn that has made calls
+// calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out
+// of four; and no more than its limit leaves. Never less than the next call and one more.
+func (s *Session) horizon(calls int) int {
+	return max(min(calls/3, s.opts.MaxTurnRequests-calls), 2)
+}
+
+// liveResults counts the function responses of m that are not cleared yet.
+func liveResults(m *genai.Content) int {
+	if m == nil || m.Role == genai.RoleModel {
+		return 0
+	}
+	n := 0
+	for _, p := range m.Parts {
+		if p != nil && p.FunctionResponse != nil && !contextwin.IsCleared(p.FunctionResponse) {
+			n++
+		}
+	}
+	return n
+}
+
+// inUse marks the results the model is still working from: the last read of each file it has
+// modified (the file it is editing), and the last command run (the last test output).
+func inUse(history []*genai.Content, modified []string) map[int]bool {
+	out := map[int]bool{}
+	lastRead := map[string]int{}
+	lastRun := -1
+	for i := 1; i < len(history); i++ {
+		for _, call := range callsAnswered(history, i) {
+			switch call.Name {
+			case "run_command":
+				lastRun = i
+			case "read_file":
+				if p, ok := call.Args["path"].(string); ok && slices.Contains(modified, filepath.ToSlash(filepath.Clean(p))) {
+					lastRead[p] = i
+				}
+			}
+		}
+	}
+	if lastRun > 0 {
+		out[lastRun] = true
+	}
+	for _, i := range lastRead {
+		out[i] = true
+	}
+	return out
+}
+
+// callsAnswered are the calls message i answers: those of the model message before it.
+func callsAnswered(history []*genai.Content, i int) []*genai.FunctionCall {
+	if liveResults(history[i]) == 0 || history[i-1] == nil || history[i-1].Role != genai.RoleModel {
+		return nil
+	}
+	return session.FunctionCalls(history[i-1])
+}
+
+// clearLocked clears the results plan names and records it as a checkpoint. s.compactor.mu and
+// s.conv.mu must be held.
+func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
+	c := &s.conv
+	before, _ := c.ledger.Used()
+	spill := filepath.Join(s.opts.StateDir, "tool-outputs")
+	seq := 0
+	h := contextwin.ClearResults(c.history, plan.Indexes, func(fr *genai.FunctionResponse) string {
+		seq++
+		return recall(spill, fmt.Sprintf("cleared-%d-%d-%s", len(c.checkpoints)+1, seq, safeName(fr.Name)), fr)
+	})
+	cleared := map[int]*genai.Content{}
+	n := 0
+	var lines []string
+	for _, i := range plan.Indexes {
+		cleared[i] = h[i]
+		for _, p := range h[i].Parts {
+			if p != nil && p.FunctionResponse != nil && contextwin.IsCleared(p.FunctionResponse) && !contextwin.IsCleared(findResponse(c.history[i], p.FunctionResponse.ID, p.FunctionResponse.Name)) {
+				n++
+				for _, v := range p.FunctionResponse.Response {
+					lines = append(lines, "- "+fmt.Sprint(v))
+				}
+			}
+		}
+	}
+	c.undo = append(c.undo, session.UndoFrame{Before: c.history, Blocks: c.blocks, AfterLen: len(h)})
+	c.history = h
+	c.ledger.Reset(h)
+	after, _ := c.ledger.Used()
+	cp := contextwin.Checkpoint{
+		N:            len(c.checkpoints) + 1,
+		Title:        fmt.Sprintf("%d tool results cleared", n),
+		Summary:      fmt.Sprintf("%d old tool results were cleared to free %d tokens; the model reads them again on demand:\n\n%s", n, before-after, strings.Join(lines, "\n")),
+		Trigger:      contextwin.TriggerAuto,
+		From:         plan.From,
+		To:           plan.Indexes[len(plan.Indexes)-1] + 1,
+		Replaced:     len(plan.Indexes),
+		TokensBefore: before,
+		TokensAfter:  after,
+		Time:         s.opts.Now(),
+		Cleared:      n,
+	}
+	c.checkpoints = append(c.checkpoints, cp)
+	c.transcript = append(c.transcript, session.Entry{Checkpoint: &cp, Turn: c.turns})
+	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
+	return cp
+}
+
+// findResponse is the response part of m with id and name.
+func findResponse(m *genai.Content, id, name string) *genai.FunctionResponse {
+	for _, p := range m.Parts {
+		if p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID == id && p.FunctionResponse.Name == name {
+			return p.FunctionResponse
+		}
+	}
+	return nil
+}
+
+// recall saves a long result whole to the session's tool outputs, where read_file reads it, and
+// says how to read it back; "" for a short one, or when it cannot be saved.
+func recall(dir, name string, fr *genai.FunctionResponse) string {
+	var text string
+	for _, v := range fr.Response {
+		if s, ok := v.(string); ok {
+			text += s
+		}
+	}
+	if utf8.RuneCountInString(text) <= recallAbove || dir == "" {
+		return ""
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	path := filepath.Join(dir, name+".txt")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		return ""
+	}
+	return fmt.Sprintf("read_file path=%q", path)
+}
+
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '_'
+	}, s)
+}
