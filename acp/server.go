@@ -18,6 +18,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/roots"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
@@ -47,8 +48,12 @@ type Options struct {
 	Thinking catalog.ThinkingChoice
 	Allow    []string
 	Sandbox  sandbox.Config // its Workspace is set per session
-	Secrets  *secret.Redactor
-	Logger   *slog.Logger
+	// AllowBroadWorkspace lets a session's cwd be a directory roots.Broad judges too broad (/, the
+	// home directory, a system directory): the user said so when configuring the agent
+	// (--allow-broad-workspace). Without it, session/new and session/load refuse such a cwd.
+	AllowBroadWorkspace bool
+	Secrets             *secret.Redactor
+	Logger              *slog.Logger
 }
 
 // server is the ACP agent of one connection.
@@ -223,8 +228,25 @@ func (s *server) session(id sdk.SessionId) (*live, error) {
 	return l, nil
 }
 
-// workspace checks a session's cwd: an absolute directory.
-func workspace(cwd string) (string, error) {
+// workspace checks a session's cwd: an absolute directory, and not one too broad to be a
+// workspace unless the user allowed that. ACP has no question to put before a session exists
+// (session/request_permission belongs to a session's tool call), so the answer is the flag the
+// user starts the agent with.
+func (s *server) workspace(cwd string) (string, error) {
+	ws, err := absDir(cwd)
+	if err != nil {
+		return "", err
+	}
+	if why := roots.Broad(ws, roots.Home()); why != "" && !s.opts.AllowBroadWorkspace {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+			"cwd %s is %s: the agent reads, searches and changes files anywhere in its workspace, and its commands may write there. "+
+				"Open a project folder, or add --allow-broad-workspace to the command that starts `reprise acp`", ws, why)})
+	}
+	return ws, nil
+}
+
+// absDir checks a session's cwd: an absolute directory.
+func absDir(cwd string) (string, error) {
 	if !filepath.IsAbs(cwd) {
 		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
 	}
@@ -274,7 +296,7 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 
 // NewSession starts a session in cwd, saved like serve's, and advertises the slash commands.
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	ws, err := workspace(p.Cwd)
+	ws, err := s.workspace(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -310,7 +332,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 // LoadSession reopens a saved session (one a crash or a kill left too) and replays its
 // conversation as updates before answering.
 func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	ws, err := workspace(p.Cwd)
+	ws, err := s.workspace(p.Cwd)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}

@@ -35,6 +35,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
+	allowBroad := fs.Bool("allow-broad-workspace", false, "let a session's cwd be the file system's root, your home directory, a system directory or the temp directory")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return errUsage
 	}
@@ -83,5 +84,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Sandbox:    sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
 		Secrets:    secret.FromEnv(getenv, hide...),
 		Logger:     logger,
+
+		AllowBroadWorkspace: *allowBroad,
 	})
 }
