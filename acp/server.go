@@ -68,7 +68,7 @@ type server struct {
 	sessions map[string]*live
 
 	// sandboxNotice tells the user once per connection that commands cannot be (wholly)
-	// sandboxed here, and so are all asked.
+	// sandboxed here, and so are all asked, or that they get no process limit here.
 	sandboxNotice sync.Once
 }
 
@@ -80,7 +80,7 @@ type live struct {
 	commands *tools.Policy
 	closers  []func() error // MCP servers
 	mcp      *mcp.Manager   // nil: none
-	notice   string         // what the sandbox cannot do here, said once per connection; "" if whole
+	notice   string         // what the sandbox cannot do here (confine, bound processes), said once per connection; "" if whole
 	turn     chan struct{}  // holds a token while a prompt runs: one at a time
 
 	mu     sync.Mutex
@@ -274,6 +274,9 @@ func (s *server) options(ctx context.Context, id, ws string, l *live) (agent.Opt
 		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
 	} else if open := box.NetworkOpen(); open != "" {
 		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
+	}
+	if none := box.NoProcessLimit(); none != "" {
+		l.notice = strings.TrimSpace(l.notice + " " + strings.ToUpper(none[:1]) + none[1:] + ".")
 	}
 	return agent.Options{
 		ID:              id,

@@ -241,6 +241,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else if f.verbose {
 		fmt.Fprintln(stderr, "reprise:", s.sandbox.Describe())
 	}
+	if none := s.sandbox.NoProcessLimit(); none != "" {
+		fmt.Fprintln(stderr, "reprise: warning:", none)
+	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
 	if err != nil {
