@@ -176,8 +176,8 @@ func start(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool)
 	return startModel(t, model, ws, home, hasKey, "gemini-3.8-flash")
 }
 
-// startModel is start with the model a session asks for.
-func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool, name string) *env {
+// startModel is start with the model a session asks for, and the options changed by set.
+func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey bool, name string, set ...func(*Options)) *env {
 	t.Helper()
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
@@ -185,12 +185,16 @@ func startModel(t *testing.T, model *geminitest.Server, ws, home string, hasKey 
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		_ = Serve(ctx, agentIn, agentOut, Options{
+		opts := Options{
 			Version: "test", Model: name, HasKey: hasKey, StateHome: home,
 			ContextPolicy: policy(),
 			Logger:        slog.New(slog.DiscardHandler),
 			NewModel:      models(model),
-		})
+		}
+		for _, f := range set {
+			f(&opts)
+		}
+		_ = Serve(ctx, agentIn, agentOut, opts)
 		agentOut.Close()
 	}()
 	c := &client{notify: make(chan struct{}, 1)}

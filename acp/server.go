@@ -20,6 +20,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/roots"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/session"
@@ -53,6 +54,10 @@ type Options struct {
 	MaxTurnRequests int
 	// Observe, when set, sees the options of every session opened (host.Host.Observe).
 	Observe func(agent.Options)
+	// AllowBroadWorkspace lets a session's cwd be a directory roots.Broad judges too broad (/, the
+	// home directory, a system directory): the user said so when configuring the agent
+	// (--allow-broad-workspace). Without it, session/new and session/load refuse such a cwd.
+	AllowBroadWorkspace bool
 }
 
 // server is the ACP agent of one connection.
@@ -69,7 +74,7 @@ type server struct {
 	sessions map[string]*live
 
 	// sandboxNotice tells the user once per connection that commands cannot be (wholly)
-	// sandboxed here, and so are all asked.
+	// sandboxed here, and so are all asked, or that they get no process limit here.
 	sandboxNotice sync.Once
 }
 
@@ -81,7 +86,7 @@ type live struct {
 	commands *cmdpolicy.Policy
 	closers  []func() error // MCP servers
 	mcp      *mcp.Manager   // nil: none
-	notice   string         // what the sandbox cannot do here, said once per connection; "" if whole
+	notice   string         // what the sandbox cannot do here (confine, bound processes), said once per connection; "" if whole
 	turn     chan struct{}  // holds a token while a prompt runs: one at a time
 
 	mu     sync.Mutex
@@ -100,6 +105,9 @@ func (l *live) attach(o *host.Open) {
 		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
 	} else if open := box.NetworkOpen(); open != "" {
 		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
+	}
+	if none := box.NoProcessLimit(); none != "" {
+		l.notice = strings.TrimSpace(l.notice + " " + strings.ToUpper(none[:1]) + none[1:] + ".")
 	}
 }
 
@@ -239,8 +247,25 @@ func (s *server) session(id sdk.SessionId) (*live, error) {
 	return l, nil
 }
 
-// workspace checks a session's cwd: an absolute directory.
-func workspace(cwd string) (string, error) {
+// workspace checks a session's cwd: an absolute directory, and not one too broad to be a
+// workspace unless the user allowed that. ACP has no question to put before a session exists
+// (session/request_permission belongs to a session's tool call), so the answer is the flag the
+// user starts the agent with.
+func (s *server) workspace(cwd string) (string, error) {
+	ws, err := absDir(cwd)
+	if err != nil {
+		return "", err
+	}
+	if why := roots.Broad(ws, roots.Home()); why != "" && !s.opts.AllowBroadWorkspace {
+		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(
+			"cwd %s is %s: the agent reads, searches and changes files anywhere in its workspace, and its commands may write there. "+
+				"Open a project folder, or add --allow-broad-workspace to the command that starts `reprise acp`", ws, why)})
+	}
+	return ws, nil
+}
+
+// absDir checks a session's cwd: an absolute directory.
+func absDir(cwd string) (string, error) {
 	if !filepath.IsAbs(cwd) {
 		return "", sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("cwd must be an absolute path, got %q", cwd)})
 	}
@@ -281,7 +306,7 @@ func hostError(err error) error {
 
 // NewSession starts a session in cwd, saved like serve's, and advertises the slash commands.
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	ws, err := workspace(p.Cwd)
+	ws, err := s.workspace(p.Cwd)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -309,7 +334,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 // conversation as updates before answering, as ACP asks: the client knows the id it loads, so
 // the updates that follow a setup come before the response too.
 func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	ws, err := workspace(p.Cwd)
+	ws, err := s.workspace(p.Cwd)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}

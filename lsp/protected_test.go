@@ -428,4 +428,39 @@ func TestProtectedSettingsNames(t *testing.T) {
 	}
 }
 
+// TestSpendingSettingsNames: the settings spending.go holds to the user's level are
+// SpendingSettings, each a setting, and the editors keep the same list: VS Code's spendingKeys,
+// Neovim's spending_settings.
+func TestSpendingSettingsNames(t *testing.T) {
+	var held []string
+	high := 1 << 40
+	zero := 0.0
+	_, held = boundSpending(config{}, spendingCaps{tokenCap: 1, maxCost: 1}, Settings{
+		SessionTokenCap: &high, MaxCostUSD: &zero,
+		Prices: contextwin.PriceTable{"m": {Input: 9}},
+		Models: map[string]json.RawMessage{"m": json.RawMessage(`{"prices":[{"input":9}]}`)},
+	})
+	if diff := cmp.Diff(held, SpendingSettings); diff != "" {
+		t.Errorf("what boundSpending holds vs SpendingSettings (-held +SpendingSettings):\n%s", diff)
+	}
+	if diff := cmp.Diff(tsStrings(t, settingsTS, "spendingKeys"), SpendingSettings, cmpSorted); diff != "" {
+		t.Errorf("settings.ts spendingKeys vs SpendingSettings (-ts +go):\n%s", diff)
+	}
+	b, err := os.ReadFile("../editors/nvim/lua/reprise/trust.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^M\.spending_settings = \{(.*)\}$`).FindSubmatch(b)
+	if line == nil {
+		t.Fatal("trust.lua: no M.spending_settings = { … } line")
+	}
+	var lua []string
+	for _, m := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(line[1], -1) {
+		lua = append(lua, string(m[1]))
+	}
+	if diff := cmp.Diff(lua, SpendingSettings, cmpSorted); diff != "" {
+		t.Errorf("trust.lua spending_settings vs SpendingSettings (-lua +go):\n%s", diff)
+	}
+}
+
 var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })

@@ -74,6 +74,13 @@ const ConfigSection = "reprise"
 // project's reach on their side as well (VS Code's machineKeys, Neovim's protected_settings).
 var ProtectedSettings = []string{"allow", "sandbox", "allowNetwork", "hidePaths", "mcpServers"}
 
+// SpendingSettings are the settings whose user level comes from the user settings file and
+// initializationOptions, and which workspace/configuration and didChangeConfiguration may only
+// lower (spending.go). The editors send the user's values in initializationOptions and a
+// project's through the workspace's channel only (VS Code's spendingKeys, Neovim's
+// spending_settings).
+var SpendingSettings = []string{"sessionTokenCap", "maxCostUSD", "prices", "models"}
+
 // Approval actions offered with window/showMessageRequest. No answer, null, or any other title
 // means Reject.
 const (

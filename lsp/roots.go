@@ -2,106 +2,17 @@ package lsp
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
-	"runtime"
-	"strings"
 	"sync"
 
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/roots"
 )
 
-// A workspace is what the agent may read, search and change, and where its commands may write.
-// A client that sends the root of the file system, the home directory or a system directory as
-// the workspace (a misconfigured root marker, an editor opened on ~, or a hostile client) would
-// give the model all of it, with no warning: such a root is used only once the user confirms it.
-
-// systemDirs are directories no project lives in: a workspace there is one of them or a tree of
-// programs, logs and other users' files. Absolute, as the OS writes them; home directories and
-// their parents are judged apart (broadRoot).
-var systemDirs = []string{
-	"/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
-	"/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
-	"/usr/bin", "/usr/lib", "/usr/local", "/usr/share", "/var", "/var/lib", "/var/log", "/var/tmp",
-	"/nix", "/nix/store",
-	// macOS
-	"/Applications", "/Library", "/System", "/Users", "/Volumes", "/private", "/private/etc",
-	"/private/tmp", "/private/var", "/cores",
-}
-
-// broadRoot says why root is too broad to be a workspace without the user's confirmation, or ""
-// when it is not: the root of a file system (/, C:\), the home directory or a directory holding
-// it (/home, /Users), a system directory (systemDirs, Windows' own and program folders) or the
-// temp directory itself. home is the user's home directory ("" if unknown). Both are compared as
-// given and with their symlinks resolved, so a link to / is judged as /.
-func broadRoot(root, home string) string {
-	for _, r := range variants(root) {
-		if why := broadPath(r, variants(home)); why != "" {
-			return why
-		}
-	}
-	return ""
-}
-
-// variants is p cleaned, and p with its symlinks resolved when that differs; none for "".
-func variants(p string) []string {
-	if p == "" {
-		return nil
-	}
-	out := []string{filepath.Clean(p)}
-	if r, err := filepath.EvalSymlinks(p); err == nil && filepath.Clean(r) != out[0] {
-		out = append(out, filepath.Clean(r))
-	}
-	return out
-}
-
-func broadPath(root string, homes []string) string {
-	if filepath.Dir(root) == root {
-		return "the root of the file system"
-	}
-	for _, h := range homes {
-		switch {
-		case samePath(root, h):
-			return "your home directory"
-		case within(h, root):
-			return "a directory that holds your home directory"
-		}
-	}
-	system := systemDirs
-	if runtime.GOOS == "windows" {
-		system = nil
-		for _, v := range []string{"SystemRoot", "ProgramFiles", "ProgramFiles(x86)", "ProgramData"} {
-			if d := os.Getenv(v); d != "" {
-				system = append(system, d)
-			}
-		}
-	}
-	for _, d := range system {
-		if samePath(root, d) {
-			return "a system directory"
-		}
-	}
-	if samePath(root, os.TempDir()) {
-		return "the temporary directory, shared with other programs"
-	}
-	return ""
-}
-
-// samePath compares two cleaned paths as the OS does: without case on Windows and macOS (their
-// usual file systems ignore it).
-func samePath(a, b string) bool {
-	if runtime.GOOS == "windows" || runtime.GOOS == "darwin" {
-		return strings.EqualFold(a, b)
-	}
-	return a == b
-}
-
-// within reports whether p is strictly inside dir.
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
+// A workspace that agent/roots judges too broad (the file system's root, the home directory, a
+// system directory) is used only once the user confirms it: rootGate holds the agent back until
+// then.
 
 // rootState is where the confirmation of a broad workspace stands.
 type rootState int
@@ -120,7 +31,7 @@ const (
 type rootGate struct {
 	// Set by initialize, then only read.
 	root string
-	why  string // broadRoot's reason; "" when the workspace needs no confirmation
+	why  string // roots.Broad's reason; "" when the workspace needs no confirmation
 
 	mu    sync.Mutex // guards state
 	state rootState
@@ -128,7 +39,7 @@ type rootGate struct {
 
 // set judges the workspace at initialize.
 func (g *rootGate) set(root, home string) {
-	g.root, g.why = root, broadRoot(root, home)
+	g.root, g.why = root, roots.Broad(root, home)
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.state = rootAllowed

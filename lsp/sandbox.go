@@ -8,6 +8,7 @@ import (
 
 // sandbox builds the commands' sandbox for settings c. When it cannot confine commands although
 // the settings ask for it, the user is told why once per connection: every command will be asked.
+// So are they when commands get no process limit here (root without a pids cgroup).
 func (s *server) sandbox(c config) *sandbox.Sandbox {
 	sb := sandbox.New(c.sandboxConfig(s.root))
 	s.sandboxNotices(sb)
@@ -27,6 +28,13 @@ func (s *server) sandboxNotices(sb *sandbox.Sandbox) {
 		s.networkNotice.Do(func() {
 			s.logMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
 			s.showMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
+		})
+	}
+	if none := sb.NoProcessLimit(); none != "" {
+		s.limitNotice.Do(func() {
+			s.log.Warn(none)
+			s.logMessage(protocol.MessageTypeWarning, "Reprise: "+none+".")
+			s.showMessage(protocol.MessageTypeWarning, "Reprise: "+none+".")
 		})
 	}
 }

@@ -52,3 +52,24 @@ func (s *Sandbox) Limits() (Limits, string) {
 	}
 	return l, processLimitUnavailable()
 }
+
+// NoProcessLimit says, for the front-ends to tell the user once, that commands run without the
+// process limit they get elsewhere, and why; "" when it holds, or when the configuration turned
+// it off. Only Limits knew it: root in a container whose cgroups are read-only ran fork bombs
+// unbounded without a word.
+func (s *Sandbox) NoProcessLimit() string {
+	if s == nil {
+		return ""
+	}
+	if _, why := s.Limits(); why != "" {
+		return "commands run without a process limit here (" + why + "): one that forks without end " +
+			"(a fork bomb) can exhaust the machine before its timeout ends it"
+	}
+	return ""
+}
+
+// NoCgroupEnv names the variable that, when set, makes the sandbox behave as in a container whose
+// cgroups are read-only: no pids cgroup can be made, so root's commands get no process limit (an
+// ordinary user's keep RLIMIT_NPROC). The tests use it to check that the user is told; it changes
+// nothing that root could not change anyway.
+const NoCgroupEnv = "REPRISE_SANDBOX_NO_CGROUP"

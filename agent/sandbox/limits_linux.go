@@ -37,25 +37,33 @@ func defaultMaxMemory() int64 {
 	return max(int64(si.Totalram)*int64(si.Unit)/2, MinMemory)
 }
 
+// processLimit caches the probe: it makes and removes a cgroup. The result is kept per value of
+// NoCgroupEnv, so that a test that simulates read-only cgroups does not leave its answer to the
+// others.
 var processLimit struct {
-	once   sync.Once
+	mu     sync.Mutex // guards the fields below
+	probed bool
+	env    string // NoCgroupEnv's value when probed
 	reason string // why the process limit is not enforced here; "" if it is
 }
 
 // processLimitUnavailable says why a command's process bound is not enforced here: only root
 // without a pids cgroup it can make (in a container whose cgroups are read-only) escapes it.
 func processLimitUnavailable() string {
-	processLimit.once.Do(func() {
+	processLimit.mu.Lock()
+	defer processLimit.mu.Unlock()
+	if env := os.Getenv(NoCgroupEnv); !processLimit.probed || processLimit.env != env {
+		processLimit.probed, processLimit.env, processLimit.reason = true, env, ""
 		if os.Getuid() != 0 {
-			return
+			return ""
 		}
 		g, err := newPidsGroup(1)
 		if err != nil {
 			processLimit.reason = "root is exempt from RLIMIT_NPROC and no pids cgroup can be made here (" + err.Error() + ")"
-			return
+			return processLimit.reason
 		}
 		g.remove()
-	})
+	}
 	return processLimit.reason
 }
 
@@ -149,6 +157,9 @@ type pidsGroup struct{ dir string }
 // cgroup v2 a child of its own cgroup where that one delegates the pids controller, else in the
 // v1 pids hierarchy. It fails where this user may not make one.
 func newPidsGroup(max int) (*pidsGroup, error) {
+	if why := os.Getenv(NoCgroupEnv); why != "" {
+		return nil, errors.New(NoCgroupEnv + ": " + why)
+	}
 	parent, err := pidsParent()
 	if err != nil {
 		return nil, err

@@ -204,3 +204,37 @@ func TestPidsCgroup(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCgroup: where no pids cgroup can be made (simulated by NoCgroupEnv), root's commands have
+// no process limit and NoProcessLimit says so, for the front-ends to tell the user; an ordinary
+// user's keep RLIMIT_NPROC and nothing is said. Commands run either way, and the probe's answer
+// follows the environment (it is cached per value).
+func TestNoCgroup(t *testing.T) {
+	ws := t.TempDir()
+	cfg := Config{Workspace: ws, Writable: []string{}}
+	if _, err := pidsParent(); err == nil && os.Getuid() == 0 {
+		if why := New(cfg).NoProcessLimit(); why != "" {
+			t.Errorf("with a pids cgroup: %q, want nothing to say", why)
+		}
+	}
+	t.Setenv(NoCgroupEnv, "simulated: read-only cgroups")
+	for name, sb := range limitModes(ws, Limits{}) {
+		t.Run(name, func(t *testing.T) {
+			why := sb.NoProcessLimit()
+			if os.Getuid() == 0 {
+				if !strings.Contains(why, "without a process limit") || !strings.Contains(why, NoCgroupEnv+": simulated") {
+					t.Errorf("as root without a cgroup: %q, want the missing limit and why", why)
+				}
+			} else if why != "" {
+				t.Errorf("as uid %d (RLIMIT_NPROC holds): %q, want nothing", os.Getuid(), why)
+			}
+			if out, st := runFor(t, sb, ws, "echo ok", 20*time.Second); out != "ok\n" || st.Code != 0 {
+				t.Errorf("%+v %q", st, out)
+			}
+		})
+	}
+	none := Config{Workspace: ws, Writable: []string{}, MaxProcesses: -1}
+	if why := New(none).NoProcessLimit(); why != "" {
+		t.Errorf("no limit configured: %q, want nothing to say (the user chose it)", why)
+	}
+}

@@ -37,6 +37,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
+	allowBroad := fs.Bool("allow-broad-workspace", false, "let a session's cwd be the file system's root, your home directory, a system directory or the temp directory")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		return errUsage
 	}
@@ -75,20 +76,21 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		logger.Warn(w)
 	}
 	return acp.Serve(ctx, stdin, stdout, acp.Options{
-		Version:         currentBuild().Version,
-		NewModel:        geminiFactory(getenv, logger),
-		Model:           *model,
-		HasKey:          cfg.APIKey != "" || cfg.Vertex,
-		StateHome:       home,
-		ConfigHome:      configHome(getenv),
-		ContextPolicy:   policy,
-		Prices:          prices,
-		Thinking:        *thinkingFlag,
-		Observe:         observeSessions,
-		MaxTurnRequests: *maxTurn,
-		Allow:           allow,
-		Sandbox:         sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
-		Secrets:         secret.FromEnv(getenv, hide...),
-		Logger:          logger,
+		Version:             currentBuild().Version,
+		NewModel:            geminiFactory(getenv, logger),
+		Model:               *model,
+		HasKey:              cfg.APIKey != "" || cfg.Vertex,
+		StateHome:           home,
+		ConfigHome:          configHome(getenv),
+		ContextPolicy:       policy,
+		Prices:              prices,
+		Thinking:            *thinkingFlag,
+		Observe:             observeSessions,
+		MaxTurnRequests:     *maxTurn,
+		Allow:               allow,
+		Sandbox:             sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
+		Secrets:             secret.FromEnv(getenv, hide...),
+		Logger:              logger,
+		AllowBroadWorkspace: *allowBroad,
 	})
 }

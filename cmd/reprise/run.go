@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/roots"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -39,6 +41,7 @@ type runFlags struct {
 	policy           contextwin.Policy
 	allow            listFlag
 	yes, verbose     bool
+	allowBroad       bool
 	stream           bool
 	prices           string
 	resume           string
@@ -114,6 +117,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops (the loop guard stops an agent going in circles sooner)")
 	fs.Var(&f.allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
 	fs.BoolVar(&f.yes, "yes", false, "allow every command except the denylist, without asking")
+	fs.BoolVar(&f.allowBroad, "allow-broad-workspace", false, "let the workspace be the file system's root, your home directory, a system directory or the temp directory (asked on a terminal otherwise; never implied by --yes)")
 	fs.BoolVar(&f.verbose, "verbose", false, "print each tool result's first line and the model's remarks")
 	fs.BoolVar(&f.stream, "stream", true, "stream the model's replies")
 	fs.StringVar(&f.sandbox, "sandbox", string(sandbox.WorkspaceWrite), `"workspace-write": commands write only to the workspace, temp and build caches; "off": no sandbox`)
@@ -175,6 +179,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
 		return fmt.Errorf("workspace %s is not a directory", ws)
+	}
+	if err := confirmBroad(ctx, ws, homeDir(getenv), f, stdin, stderr); err != nil {
+		return err
 	}
 	// The MCP configuration is read before the model is reached: a mistake in it fails at once.
 	servers, err := runMCP(ws, f, getenv, stderr, nil)
@@ -246,6 +253,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	} else if f.verbose {
 		fmt.Fprintln(stderr, "reprise:", s.Sandbox.Describe())
 	}
+	if none := s.Sandbox.NoProcessLimit(); none != "" {
+		fmt.Fprintln(stderr, "reprise: warning:", none)
+	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
 	if err != nil {
@@ -255,6 +265,52 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("the run stopped: %s", end.StopReason)
 	}
 	return nil
+}
+
+// confirmBroad lets a run go on in ws, or returns why it does not: a workspace roots.Broad judges
+// too broad (/, the home directory, a system directory) is used with --allow-broad-workspace, or
+// once the user says yes on the terminal. --yes does not stand for that yes: it answers for the
+// commands, and an unattended run started from ~ would give the model every file of the user.
+func confirmBroad(ctx context.Context, ws, home string, f runFlags, stdin io.Reader, stderr io.Writer) error {
+	why := roots.Broad(ws, home)
+	if why == "" || f.allowBroad {
+		return nil
+	}
+	refused := fmt.Errorf("the workspace %s is %s: the agent reads, searches and changes files anywhere in its workspace, "+
+		"and its commands may write there. Run it in a project folder (--workspace DIR), or pass --allow-broad-workspace", ws, why)
+	in, ok := stdin.(*os.File)
+	if f.yes || !ok || !isTerminal(in) {
+		return refused
+	}
+	fmt.Fprintf(stderr, "reprise: the workspace %s is %s. The agent reads, searches and changes files anywhere in its workspace, "+
+		"and its commands may write there. Use %s as the workspace? [y/N]: ", ws, why, ws)
+	if answer, err := readAnswer(ctx, in); err != nil || (answer != "y" && answer != "yes") {
+		return refused
+	}
+	return nil
+}
+
+// readAnswer reads a line from the terminal, trimmed and lower-cased; it gives up when ctx ends.
+func readAnswer(ctx context.Context, in *os.File) (string, error) {
+	answer := make(chan string, 1)
+	go func() { // ends when a line is read or stdin closes
+		line, _ := bufio.NewReader(in).ReadString('\n')
+		answer <- strings.ToLower(strings.TrimSpace(line))
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case s := <-answer:
+		return s, nil
+	}
+}
+
+// homeDir is the user's home directory as the environment gives it ("" if unknown).
+func homeDir(getenv func(string) string) string {
+	if runtime.GOOS == "windows" {
+		return getenv("USERPROFILE")
+	}
+	return getenv("HOME")
 }
 
 // openSession opens a session through the host, or with resume set reopens a saved one.
@@ -357,23 +413,17 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	}
 	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command),
 		tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule))
-	answer := make(chan string, 1)
-	go func() { // ends when a line is read or stdin closes
-		line, _ := bufio.NewReader(f).ReadString('\n')
-		answer <- strings.ToLower(strings.TrimSpace(line))
-	}()
-	select {
-	case <-ctx.Done():
-		return tools.Reject, ctx.Err()
-	case s := <-answer:
-		switch s {
-		case "y", "yes":
-			return tools.AllowOnce, nil
-		case "a", "always":
-			return tools.AlwaysAllow, nil
-		}
-		return tools.Reject, nil
+	s, err := readAnswer(ctx, f)
+	if err != nil {
+		return tools.Reject, err
 	}
+	switch s {
+	case "y", "yes":
+		return tools.AllowOnce, nil
+	case "a", "always":
+		return tools.AlwaysAllow, nil
+	}
+	return tools.Reject, nil
 }
 
 func isTerminal(f *os.File) bool {

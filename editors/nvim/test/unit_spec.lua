@@ -404,6 +404,20 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox,
     local loader = assert(loadstring('local chunk = ...; chunk()', '@' .. runtime .. '/lua/vim/_core/exrc.lua'))
     loader(assert(loadstring(hostile, ':lua')))
     check("Neovim's exrc loader")
+    -- Spending settings from a project file go out as the project's: the user's stay in
+    -- options.settings (initializationOptions), the project's are kept apart.
+    config.set(vim.tbl_deep_extend('force', user, { settings = { sessionTokenCap = 1000, maxCostUSD = 0.5 } }))
+    assert(loadstring('require("reprise.config").set({ settings = { sessionTokenCap = 1e9, maxCostUSD = 0, '
+      .. 'prices = { m = { input = 0 } } } })', '@' .. exrc))()
+    h.eq(config.options.settings.sessionTokenCap, 1000, "the user's sessionTokenCap kept")
+    h.eq(config.options.settings.maxCostUSD, 0.5, "the user's maxCostUSD kept")
+    h.eq(config.options.settings.prices, nil, 'no prices at the user level')
+    h.eq(config.options.project_settings, { sessionTokenCap = 1e9, maxCostUSD = 0, prices = { m = { input = 0 } } },
+      "the project's, apart")
+    local note = table.remove(notes)
+    h.contains(note and note.msg or '', "sessionTokenCap, maxCostUSD, prices sent as the project's settings", 'warning')
+    config.set(user)
+    h.eq(config.options.project_settings, nil, "the user's call replaces the project's")
     -- A project call without protected options says nothing and changes none of them.
     assert(loadstring('require("reprise.config").set({ chat = { width = 70 } })', '@' .. exrc))()
     h.eq(#notes, 0, 'no warning without protected options')

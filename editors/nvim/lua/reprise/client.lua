@@ -131,8 +131,16 @@ function M.wire_settings(s)
   return util.object(s)
 end
 
+--- The user's settings: initializationOptions, the level the server holds the spending caps to.
 local function settings()
   return M.wire_settings(config.options.settings)
+end
+
+--- The answer to workspace/configuration: the user's settings with a project's spending settings
+--- over them (config.lua), which the server takes as the workspace's: they may only lower the caps.
+local function workspace_settings()
+  return { [protocol.config_section] = M.wire_settings(vim.tbl_extend('force', config.options.settings or {},
+    config.options.project_settings or {})) }
 end
 
 local function make_config(root)
@@ -146,7 +154,7 @@ local function make_config(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = settings(),
-    settings = { [protocol.config_section] = settings() },
+    settings = workspace_settings(),
     capabilities = capabilities,
     handlers = M.handlers,
     on_init = function(client, result)
@@ -158,6 +166,11 @@ local function make_config(root)
       -- Neovim registers the client only after on_init returns: send the queued commands next.
       vim.schedule(function()
         st.ready = true
+        if config.options.project_settings then
+          -- A project's spending settings reach the server as the workspace's (it lets them lower
+          -- the caps only). Neovim before 0.9 offers no workspace/configuration to pull them with.
+          call(client, 'notify', 'workspace/didChangeConfiguration', { settings = client.config.settings })
+        end
         local queue = st.queue
         st.queue = {}
         for _, send in ipairs(queue) do
@@ -266,13 +279,15 @@ function M.execute(id, command, args, cb)
   end
 end
 
---- The protected settings (trust.protected_settings) that differ between two settings tables.
+--- The settings the server reads from initializationOptions only (trust.protected_settings, and
+--- the user's level of trust.spending_settings) that differ between two settings tables.
 ---@param old table|nil
 ---@param new table
 ---@return string[]
 local function protected_changes(old, new)
   local out = {}
-  for _, k in ipairs(require('reprise.trust').protected_settings) do
+  local trust = require('reprise.trust')
+  for _, k in ipairs(vim.list_extend(vim.list_extend({}, trust.protected_settings), trust.spending_settings)) do
     if not vim.deep_equal((old or {})[k], new[k]) then
       table.insert(out, k)
     end
@@ -282,9 +297,9 @@ end
 
 --- Sends the current settings to every running client (workspace/didChangeConfiguration), so
 --- that setup() called again applies them without a restart. The server takes the protected
---- settings from initializationOptions only (a project reaches the other channels in most
---- clients): when one of them changed, the client is stopped instead, and the next command starts
---- a server with them.
+--- settings, and the user's spending caps, from initializationOptions only (a project reaches the
+--- other channels in most clients): when one of them changed, the client is stopped instead, and
+--- the next command starts a server with them.
 function M.push_settings()
   for _, id in ipairs(M.ids()) do
     local client = vim.lsp.get_client_by_id(id)
@@ -294,7 +309,7 @@ function M.push_settings()
         .. ' (read when it starts); the next command starts it again')
       call(client, 'stop')
     elseif client and state[id].ready then
-      client.config.settings = { [protocol.config_section] = settings() }
+      client.config.settings = workspace_settings()
       if client.settings ~= nil then -- Neovim 0.11+ answers workspace/configuration from it
         client.settings = client.config.settings
       end

@@ -18,6 +18,8 @@ local M = {}
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions
 ---@field attach boolean attach file buffers under the root (the agent then sees unsaved edits)
+---@field project_settings table|nil spending settings a project file gave (trust.spending_settings):
+---  sent through workspace/configuration only, where the server lets them lower the caps only
 
 ---@type RepriseOptions
 M.defaults = {
@@ -35,21 +37,27 @@ M.options = vim.deepcopy(M.defaults)
 
 --- Replaces the options with the defaults merged with opts. A call from a project file (see
 --- trust.lua) cannot change the options only the user may set: those keep their values, and a
---- warning names what was ignored.
+--- warning names what was ignored. Its spending settings are kept apart (project_settings), and
+--- options.settings keeps the user's: initializationOptions, the user's level, never carry them.
 ---@param opts RepriseOptions|nil
 ---@return RepriseOptions
 function M.set(opts)
   opts = opts or {}
-  local keep
+  local keep, spending
   local from = trust.project_caller()
   if from then
-    local dropped
-    opts, dropped = trust.strip(opts)
+    local dropped, spending_names
+    opts, dropped, spending, spending_names = trust.strip(opts)
     keep = M.options
     if #dropped > 0 then
       util.notify(string.format('%s is a project file: ignored %s. A project cannot choose the binary, its '
         .. 'environment, the workspace root, the allowlist, the sandbox, the network or the MCP servers; set them '
         .. 'in your own configuration.', from, table.concat(dropped, ', ')), vim.log.levels.WARN)
+    end
+    if #spending_names > 0 then
+      util.notify(string.format("%s is a project file: %s sent as the project's settings, which may lower your "
+        .. 'spending caps, never raise or remove them, nor change prices; set your own in your configuration.',
+        from, table.concat(spending_names, ', ')), vim.log.levels.WARN)
     end
   end
   local o = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
@@ -66,6 +74,12 @@ function M.set(opts)
     end
     for _, k in ipairs(trust.protected_settings) do
       o.settings[k] = vim.deepcopy(keep.settings and keep.settings[k])
+    end
+    for _, k in ipairs(trust.spending_settings) do
+      o.settings[k] = vim.deepcopy(keep.settings and keep.settings[k])
+    end
+    if next(spending) then
+      o.project_settings = spending
     end
   end
   M.options = o

@@ -17,6 +17,11 @@ M.protected = { 'cmd', 'cmd_env', 'root_dir', 'root_markers' }
 --- Server settings (options.settings) only the user's own configuration may set.
 M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'mcpServers' }
 
+--- The spending settings: the server takes the user's level from initializationOptions, and lets
+--- what comes through workspace/configuration only lower the caps, never raise or remove them,
+--- nor change prices. From a project file they go out as the project's, through the second only.
+M.spending_settings = { 'sessionTokenCap', 'maxCostUSD', 'prices', 'models' }
+
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }
 
@@ -139,12 +144,23 @@ function M.project_caller(ctx)
   return nil
 end
 
---- opts without what a project file may not set, and the names of what was taken out.
+--- opts without what a project file may not set, and the names of what was taken out; then the
+--- spending settings it gave, taken out too (sent as the project's), and their names.
 ---@param opts table
----@return table opts, string[] dropped
+---@return table opts, string[] dropped, table spending, string[] spending_names
 function M.strip(opts)
   local out = vim.deepcopy(opts)
   local dropped = {}
+  local spending, spending_names = {}, {}
+  if type(out.settings) == 'table' then
+    for _, k in ipairs(M.spending_settings) do
+      if out.settings[k] ~= nil then
+        spending[k] = out.settings[k]
+        out.settings[k] = nil
+        table.insert(spending_names, k)
+      end
+    end
+  end
   for _, k in ipairs(M.protected) do
     if out[k] ~= nil then
       out[k] = nil
@@ -159,7 +175,7 @@ function M.strip(opts)
       end
     end
   end
-  return out, dropped
+  return out, dropped, spending, spending_names
 end
 
 return M
