@@ -26,7 +26,7 @@ const recallAbove = 1000
 // clearPlanLocked plans the first tier now: the old results to clear, oldest first, in the batch
 // that gains the most over the calls expected to follow. The results of the turns kept verbatim
 // and those the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) clearPlanLocked(f planFacts, calls int) (contextwin.ClearPlan, bool) {
+func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
 	c := &s.conv
 	keepFrom, ok := contextwin.SplitPoint(c.history, f.policy.KeepRecentTurns)
 	if !ok || f.policy.KeepToolResults {
@@ -52,8 +52,30 @@ func (s *Session) clearPlanLocked(f planFacts, calls int) (contextwin.ClearPlan,
 	before, _ := c.ledger.Used()
 	return contextwin.PlanClearing(items, contextwin.ClearInput{
 		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
-		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices,
+		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices, MustFree: mustFree,
 	})
+}
+
+// clearOrSummarize chooses the first tier's plan, if any, over a summary. Past compactAt a
+// clearing is taken when it pays for itself; at blockAt, where something must free room, the
+// clearing that frees enough is taken unless the summary would gain more. s.compactor.mu and
+// s.conv.mu must be held.
+func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contextwin.ClearPlan, bool) {
+	mustFree := 0
+	if f.policy.Check(used, window) == contextwin.Block {
+		mustFree = used - int(f.policy.BlockAt*float64(window)) + 1
+	}
+	clear, ok := s.clearPlanLocked(f, calls, mustFree)
+	if !ok || mustFree == 0 {
+		return clear, ok
+	}
+	if sum, ok := s.planLocked(f); ok && sum.After < used-mustFree+1 {
+		saving, cost := sum.Worth(f.prices, f.cached, s.horizon(calls))
+		if saving-cost > clear.Net() {
+			return contextwin.ClearPlan{}, false
+		}
+	}
+	return clear, true
 }
 
 // stubTokens is about what one stub costs.

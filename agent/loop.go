@@ -193,7 +193,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	// The first tier: old tool results cleared, when that pays; a summary only when it is not
 	// enough.
 	if th != contextwin.Below && k.job == nil {
-		if plan, ok := s.clearPlanLocked(f, calls); ok {
+		if plan, ok := s.clearOrSummarize(f, calls, used, window); ok {
 			cp := s.clearLocked(plan)
 			cleared = &cp
 			used, _ = s.conv.ledger.Used()

@@ -86,6 +86,10 @@ type ClearInput struct {
 	MinCached int   // the model's implicit-cache minimum
 	Horizon   int   // the calls expected from now on, this one included
 	Prices    Prices
+	// MustFree, when the prompt is at blockAt, is what a clearing must free to let the next
+	// call go: only batches that free that much are weighed, and the best is returned even if
+	// it does not pay (the choice is then between it and a summary).
+	MustFree int
 }
 
 // ClearPlan is a clearing as it would be done now: the messages cleared (oldest first), what it
@@ -126,6 +130,9 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 	freed := 0
 	for k, c := range cands {
 		freed += c.Tokens - c.StubTokens
+		if freed < in.MustFree {
+			continue
+		}
 		p := ClearPlan{From: cands[0].Index, Freed: freed, After: max(in.Before-freed, 0)}
 		if prefix >= in.MinCached {
 			p.AfterCached = min(prefix, p.After)
@@ -136,7 +143,7 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 			best, found = p, true
 		}
 	}
-	return best, found && best.Net() > 0
+	return best, found && (best.Net() > 0 || in.MustFree > 0)
 }
 
 func indexes(items []ClearItem) []int {

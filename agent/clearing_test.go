@@ -1,0 +1,145 @@
+package agent
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// TestClearingFirst: past compactAt, at today's prices, the oldest tool results are cleared
+// with no model call, before any summary: every call keeps its response (same id and name,
+// the signature of the model's part untouched), each cleared result names its call and where
+// its whole text was saved, and the results of the turns kept verbatim stay. The clearing is a
+// checkpoint, replayed identically on resume and undone like a compaction.
+func TestClearingFirst(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget, p.KeepRecentTurns = 8000, 2
+	turns := append(readTurns(12), textTurn("read them all"), summaryTurn(summaryText))
+	f, st, log := saved(t, fixtureOpts{policy: p, files: notes(12, 2400), clearing: true}, turns...)
+	evs, err := f.run(t.Context(), "Read every note.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+		t.Fatalf("stop = %s", end.StopReason)
+	}
+	if n := summaries(f.srv); n != 0 {
+		t.Errorf("%d summary calls; clearing alone should do", n)
+	}
+	var cleared []*contextwin.Checkpoint
+	for _, e := range ofType(evs, EventCompaction) {
+		if e.Compaction.State == CompactionDone && e.Compaction.Checkpoint != nil && e.Compaction.Checkpoint.Cleared > 0 {
+			cleared = append(cleared, e.Compaction.Checkpoint)
+			if !strings.Contains(e.Compaction.Note, "tool results cleared") {
+				t.Errorf("note %q", e.Compaction.Note)
+			}
+		}
+	}
+	if len(cleared) == 0 {
+		var used []int
+		for _, e := range ofType(evs, EventUsage) {
+			used = append(used, e.Usage.Used)
+		}
+		t.Fatalf("no clearing: used %v, %v", used, types(evs))
+	}
+	h := f.s.History()
+	keepFrom, _ := contextwin.SplitPoint(h, p.KeepRecentTurns)
+	stubs := 0
+	for i, m := range h {
+		for _, part := range m.Parts {
+			if part.FunctionCall != nil && string(part.ThoughtSignature) != "sig-1" {
+				t.Errorf("message %d: the call's signature changed", i)
+			}
+			fr := part.FunctionResponse
+			if fr == nil {
+				continue
+			}
+			call := h[i-1].Parts[0].FunctionCall
+			if call == nil || call.Name != fr.Name {
+				t.Errorf("message %d: response %s without its call", i, fr.Name)
+			}
+			if !contextwin.IsCleared(fr) {
+				continue
+			}
+			stubs++
+			if i >= keepFrom {
+				t.Errorf("message %d, in the turns kept verbatim, was cleared", i)
+			}
+			out, _ := fr.Response["output"].(string)
+			if !strings.Contains(out, `read_file path="`+call.Args["path"].(string)+`"`) || !strings.Contains(out, "The full result is saved: read_file path=") {
+				t.Errorf("stub %q does not name its call and the way back", out)
+			}
+		}
+	}
+	if stubs == 0 {
+		t.Fatal("no stub in the history")
+	}
+	if u := f.s.Usage(); u.Used > int(p.BlockAt*float64(p.ContextBudget)) {
+		t.Errorf("used %d after clearing, at blockAt", u.Used)
+	}
+
+	s := resumeFrom(t, f, st, log)
+	if diff := cmp.Diff(f.s.History(), s.History()); diff != "" {
+		t.Errorf("resumed history differs (-live +resumed):\n%s", diff)
+	}
+	if len(s.Checkpoints()) != len(f.s.Checkpoints()) || s.Checkpoints()[0].Cleared == 0 {
+		t.Errorf("resumed checkpoints %+v", s.Checkpoints())
+	}
+	before := len(s.Checkpoints())
+	wide := p
+	wide.ContextBudget = 40000
+	if err := s.SetPolicy(wide); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UndoCompaction(); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	if len(s.Checkpoints()) != before-1 {
+		t.Errorf("undo left %d checkpoints", len(s.Checkpoints()))
+	}
+	if before == 1 {
+		for _, m := range s.History() {
+			for _, part := range m.Parts {
+				if contextwin.IsCleared(part.FunctionResponse) {
+					t.Fatal("a stub is left after the clearing was undone")
+				}
+			}
+		}
+	}
+}
+
+// TestClearingKeepsWhatIsInUse: the last read of a file the agent changed, and the last
+// command's output, are never cleared.
+func TestClearingKeepsWhatIsInUse(t *testing.T) {
+	h := []*genai.Content{
+		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "task"}}},
+	}
+	add := func(name string, args map[string]any) {
+		h = append(h, &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: name, Args: args}}}},
+			&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{Name: name, Response: map[string]any{"output": "x"}}}}})
+	}
+	add("read_file", map[string]any{"path": "a.go"})         // 2: an older read of a.go
+	add("run_command", map[string]any{"command": "go test"}) // 4
+	add("read_file", map[string]any{"path": "a.go"})         // 6: the last read of a.go, which was edited
+	add("read_file", map[string]any{"path": "b.go"})         // 8: b.go was not edited
+	add("run_command", map[string]any{"command": "go test"}) // 10: the last test output
+	got := inUse(h, []string{"a.go"})
+	if want := map[int]bool{6: true, 10: true}; !cmp.Equal(got, want) {
+		t.Errorf("in use %v, want %v", got, want)
+	}
+}
+
+func summaries(srv *geminitest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if strings.Contains(string(r.Body), "Summarize") {
+			n++
+		}
+	}
+	return n
+}
