@@ -170,12 +170,20 @@ func (b *billing) warnOnceLocked(key, text string) string {
 	return text
 }
 
-// turnWarningsLocked are what the user hears before a turn's first call, once per session: the
-// model is retired, or a dollar cap (maxCost) is set on a model without a known price.
-func (b *billing) turnWarnings(maxCost float64) []string {
+// turnWarnings are what the user hears before a turn's first call, once per session: the model
+// is retired, a dollar cap is set on a model without a known price, or the budget keeps
+// compacted prompts under the model's cache minimum (window is the session's budget).
+func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
+	maxCost := p.MaxCostUSD
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
+	if min := b.cacheMinLocked(); int(p.CompactAt*float64(window)) < min+min/4 {
+		out = append(out, b.warnOnceLocked("budget", fmt.Sprintf(
+			"contextBudget %d is small for %s: compaction starts at %d tokens, near its %d-token cache minimum, so prompts made smaller "+
+				"are billed in full rather than at the cached tenth, and managing the context can cost more than it saves. "+
+				"A budget of at least %d keeps the cache working", window, b.asked, int(p.CompactAt*float64(window)), min, (2*min+999)/1000*1000)))
+	}
 	name := b.asked
 	m, known := b.pricing.Catalog.Lookup(name)
 	if known && m.RetiredAt(b.now()) {

@@ -225,3 +225,29 @@ func TestModelStatusWarnedOnce(t *testing.T) {
 		t.Errorf("warnings = %+v", w)
 	}
 }
+
+// TestSmallBudgetWarned: a budget whose compaction threshold sits near the model's cache minimum
+// is told once, with the budget that keeps the cache working; the default budget is not.
+func TestSmallBudgetWarned(t *testing.T) {
+	for _, tc := range []struct {
+		budget int
+		warned bool
+	}{{5000, true}, {24000, false}} {
+		p := contextwin.DefaultPolicy()
+		p.ContextBudget = tc.budget
+		f := newFixture(t, fixtureOpts{policy: p}, textTurn("ok"), textTurn("ok"))
+		var got []string
+		for range 2 {
+			evs, err := f.run(t.Context(), "hi")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range ofType(evs, EventWarning) {
+				got = append(got, e.Text)
+			}
+		}
+		if tc.warned != (len(got) == 1 && strings.Contains(got[0], "contextBudget 5000 is small for gemini-3.8-flash") && strings.Contains(got[0], "at least 9000")) || !tc.warned && len(got) > 0 {
+			t.Errorf("budget %d: warnings %q", tc.budget, got)
+		}
+	}
+}

@@ -68,7 +68,8 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 	s.conv.mu.Unlock()
 	s.loop.touch(s.opts.Now())
 	u := s.usage()
-	warnings := s.bill.turnWarnings(s.policy().MaxCostUSD)
+	p := s.policy()
+	warnings := s.bill.turnWarnings(p, s.window(p))
 	em.send(Event{Type: EventUsage, Usage: &u})
 	for _, w := range warnings {
 		em.send(Event{Type: EventWarning, Text: w})

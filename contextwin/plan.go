@@ -18,6 +18,8 @@ type Plan struct {
 	// SummaryInput and SummaryCached are the summarizer's prompt and its cached part.
 	SummaryInput, SummaryCached int
 	SummaryOutput               int
+	// MinCached is the model's implicit-cache minimum the plan was made with.
+	MinCached int
 }
 
 // PlanInput is what planning needs, in tokens (the estimator's, corrected).
@@ -55,7 +57,7 @@ func PlanCompaction(history []int, isModel func(i int) bool, in PlanInput) (Plan
 			prefix += t
 		}
 		p := Plan{
-			Split: split, Keep: keep, Before: in.Before,
+			Split: split, Keep: keep, Before: in.Before, MinCached: in.MinCached,
 			After:         in.Fixed + in.NewHead + kept,
 			SummaryInput:  prefix + summaryRequestTokens,
 			SummaryOutput: in.SummaryOutput,
@@ -94,20 +96,11 @@ func splitBy(n int, isModel func(i int) bool, keep int) (int, bool) {
 
 // Worth weighs compacting now against not compacting, in dollars: what it costs (the summary
 // call, and the next call paying in full for a prefix it would have had cached) against what it
-// saves on each of the horizon calls that follow (the freed tokens, which they would have paid at
-// the cached price). cached is what the next call would have cached without compaction.
+// saves on each of the horizon calls that follow, each paying the prompt it would have: cached
+// when it reaches the model's minimum, in full below it (weigh). cached is what the next call
+// would have cached without compaction.
 func (p Plan) Worth(prices Prices, cached, horizon int) (saving, cost float64) {
 	in, ca, out := prices.Input/1e6, prices.CachedInput/1e6, prices.Output/1e6
-	cost = float64(p.SummaryInput-p.SummaryCached)*in + float64(p.SummaryCached)*ca + float64(p.SummaryOutput)*out
-	without := float64(p.Before-cached)*in + float64(cached)*ca
-	with := float64(p.After-p.AfterCached)*in + float64(p.AfterCached)*ca
-	if d := with - without; d > 0 {
-		cost += d
-	} else {
-		saving -= d
-	}
-	if horizon > 1 {
-		saving += float64(horizon-1) * float64(p.Before-p.After) * ca
-	}
-	return saving, cost
+	summary := float64(p.SummaryInput-p.SummaryCached)*in + float64(p.SummaryCached)*ca + float64(p.SummaryOutput)*out
+	return weigh(prices, p.Before, cached, p.After, p.AfterCached, p.MinCached, horizon, summary)
 }
