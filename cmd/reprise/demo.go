@@ -2,22 +2,25 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/reprise-dev/reprise/agent/sandbox"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/cmd/reprise/demo"
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
@@ -56,10 +59,7 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if err != nil {
 		return err
 	}
-	if cps := s.Checkpoints(); len(cps) > 0 {
-		fmt.Fprintf(stdout, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", len(cps), cps[len(cps)-1].Title)
-		fmt.Fprintln(stdout, indent(contextwin.HeadText(s.History()[0]), "  │ "))
-	}
+	showCheckpoints(stdout, s)
 	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), noCompaction, io.Discard, false)
 	if err != nil {
 		return fmt.Errorf("demo without compaction: %w", err)
@@ -72,9 +72,88 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		model, timeNow().Format(time.DateOnly), withCompaction.Cost, commas(withCompaction.CachedTokens), without.Cost, commas(without.CachedTokens), costRatio(withCompaction.Cost, without.Cost))
 	if minimum := catalog.Builtin().CacheMin(model); float64(demo.Budget)*contextwin.DefaultPolicy().BlockAt < float64(minimum) {
 		fmt.Fprintf(stdout, "No prompt under a %s-token budget reaches %s's %s-token implicit-cache minimum, so none is billed cached:\n"+
-			"a budget this small is a choice of a small prompt, paid in dollars.\n", commas(demo.Budget), model, commas(minimum))
+			"a budget this small is a choice of a small prompt, paid in dollars. A session this short gains nothing from\n"+
+			"managing its context: every tool result is paid in full once, and what a context manager saves is the re-reading\n"+
+			"of old ones, call after call.\n", commas(demo.Budget), model, commas(minimum))
 	}
+	return longSession(ctx, filepath.Join(dir, "long"), stdout, model)
+}
+
+// showCheckpoints shows what the model saw after the session's last checkpoint: the new head of
+// a compaction, or one of the stubs a clearing left.
+func showCheckpoints(w io.Writer, s *agent.Session) {
+	cps := s.Checkpoints()
+	if len(cps) == 0 {
+		return
+	}
+	last := cps[len(cps)-1]
+	if last.Cleared == 0 {
+		fmt.Fprintf(w, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", last.N, last.Title)
+		fmt.Fprintln(w, indent(contextwin.HeadText(s.History()[0]), "  │ "))
+		return
+	}
+	for _, m := range s.History() {
+		for _, p := range m.Parts {
+			if p.FunctionResponse != nil && contextwin.IsCleared(p.FunctionResponse) {
+				fmt.Fprintf(w, "\nCheckpoint %d «%s», %s → %s tokens, with no model call. What the model reads in place of an old result:\n",
+					last.N, last.Title, commas(last.TokensBefore), commas(last.TokensAfter))
+				for _, v := range p.FunctionResponse.Response {
+					fmt.Fprintln(w, indent(fmt.Sprint(v), "  │ "))
+				}
+				return
+			}
+		}
+	}
+}
+
+// longSession plays the scripted 41-call investigation at the default budget and without
+// context management, and puts the two side by side: the session where managing the context pays.
+func longSession(ctx context.Context, dir string, w io.Writer, model string) error {
+	sc, ok := scenarioNamed("investigation")
+	if !ok {
+		return errors.New("the long scenario is missing")
+	}
+	budget := contextwin.DefaultPolicy().ContextBudget
+	fmt.Fprintf(w, "\nA long session: %s, at the default budget (%s tokens) and unmanaged.\n", sc.About, commas(budget))
+	managed, err := playScenario(ctx, sc, budget, filepath.Join(dir, "managed"), 0)
+	if err != nil {
+		return err
+	}
+	plain, err := playScenario(ctx, sc, noCompaction, filepath.Join(dir, "plain"), 0)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "\tcalls\tcheckpoints\tlargest prompt\tbilled input\tcached\tcost\t")
+	for _, r := range []struct {
+		name string
+		run  scenarioRun
+	}{{"managed", managed}, {"unmanaged", plain}} {
+		t := r.run.Totals
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d %%\t$%.4f\t\n", r.name, r.run.Calls, r.run.Compactions, commas(r.run.MaxPrompt),
+			commas(t.InputTokens), percent(t.CachedTokens, t.InputTokens), t.Cost)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "At %s's prices of %s, prefix cache included: %s.\n", model, timeNow().Format(time.DateOnly), costRatio(managed.Totals.Cost, plain.Totals.Cost))
 	return nil
+}
+
+func percent(part, whole int) int {
+	if whole <= 0 {
+		return 0
+	}
+	return part * 100 / whole
+}
+
+func scenarioNamed(name string) (scenarios.Scenario, bool) {
+	for _, sc := range scenarios.All() {
+		if sc.Name == name {
+			return sc, true
+		}
+	}
+	return scenarios.Scenario{}, false
 }
 
 // demoRun plays the script once in a fresh copy of the workspace.

@@ -37,11 +37,13 @@ func TestDemo(t *testing.T) {
 		"(go test ./...: ok example.com/boutique/facturation", // the tests really ran, in the sandbox
 		"characters omitted from the middle",
 		"whole output saved to",
-		"checkpoint 1",
+		"checkpoint 1: 3 old tool results cleared, no model call",
+		"What the model reads in place of an old result:",
+		"[cleared to free context: read_file path=",
 		"(git diff, refused)",
-		"State held by the harness",
-		"Files modified since the session began: facturation/",
+		"contextBudget 4000 is small for gemini-3.8-flash",
 		"status completed · 13 turns",
+		"A long session: a 42-call investigation",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q", want)
@@ -71,6 +73,11 @@ func TestDemo(t *testing.T) {
 		t.Errorf("compaction billed %d, without %d: want a saving", with, without)
 	}
 	t.Logf("demo billed input: %d with compaction, %d without", with, without)
+	// The long session is where managing the context pays, in dollars.
+	long := regexp.MustCompile(`(?m)^\s+managed\s+41\s+\d+\s+[\d,]+\s+[\d,]+\s+\d+ %\s+\$[\d.]+\n\s+unmanaged\s+41\s+0\s+[\d,]+\s+[\d,]+\s+\d+ %\s+\$[\d.]+\nAt gemini-3.8-flash's prices of [\d-]+, prefix cache included: (\d+) % saved\.`).FindStringSubmatch(out)
+	if long == nil || atoi(t, long[1]) < 20 {
+		t.Errorf("no long session saving at least 20 %% in:\n%s", out)
+	}
 	if !regexp.MustCompile(`Cost at gemini-3.8-flash's prices of \d{4}-\d\d-\d\d, prefix cache included: \$[\d.]+ with compaction \([\d,]+ of its input cached\), \$[\d.]+ without \([1-9][\d,]* cached\): (\d+ % saved|compaction costs [\d.]+× as much)\.`).MatchString(out) {
 		t.Errorf("no cost comparison line in:\n%s", out)
 	}

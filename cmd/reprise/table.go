@@ -93,6 +93,10 @@ func (t *table) compaction(c *agent.CompactionEvent) {
 	case agent.CompactionDone:
 		cp := c.Checkpoint
 		line := fmt.Sprintf("checkpoint %d «%s»: %d messages summarized, %s → %s tokens", cp.N, cp.Title, cp.Replaced, commas(cp.TokensBefore), commas(cp.TokensAfter))
+		if cp.Cleared > 0 {
+			line = fmt.Sprintf("checkpoint %d: %d old tool results cleared, no model call, %s → %s tokens; the model reads them again on demand",
+				cp.N, cp.Cleared, commas(cp.TokensBefore), commas(cp.TokensAfter))
+		}
 		if cp.Fallback != "" {
 			line += " (deterministic summary: " + cp.Fallback + ")"
 		}
