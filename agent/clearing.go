@@ -56,6 +56,24 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 	})
 }
 
+// firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
+// either way, in dollars. s.compactor.mu and s.conv.mu must be held.
+func (s *Session) firstTierLocked(f planFacts, calls, used, window int) (*contextwin.Checkpoint, string) {
+	plan, ok := s.clearOrSummarize(f, calls, used, window)
+	h := s.horizon(calls)
+	if ok {
+		cp := s.clearLocked(plan)
+		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
+			cp.Cleared, plan.Freed, plan.Cost, h, plan.Saving)
+	}
+	blockAt := int(f.policy.BlockAt * float64(window))
+	if len(plan.Indexes) == 0 {
+		return nil, fmt.Sprintf("past compactAt, nothing old to clear; at blockAt (%d tokens) the oldest turns are summarized", blockAt)
+	}
+	return nil, fmt.Sprintf("past compactAt, waiting: clearing %d old tool results would cost $%.4f to rebuild the prompt and save $%.4f over the next %d calls; "+
+		"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(plan.Indexes), plan.Cost, plan.Saving, h, blockAt)
+}
+
 // clearOrSummarize chooses the first tier's plan, if any, over a summary. Past compactAt a
 // clearing is taken when it pays for itself; at blockAt, where something must free room, the
 // clearing that frees enough is taken unless the summary would gain more. s.compactor.mu and

@@ -39,6 +39,15 @@ type compactor struct {
 	blocking   bool // the loop waits for job
 	skipAt     int  // history length when a compaction found nothing to compact
 	noProgress int  // compactions in a row that left the prompt at blockAt
+	// decision says what was last decided past compactAt, and why (Usage.Decision).
+	decision string
+}
+
+// lastDecision is what the meter says of the compactor past compactAt.
+func (k *compactor) lastDecision() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.decision
 }
 
 // state is what Usage shows of the compactor.

@@ -161,4 +161,7 @@ type Usage struct {
 	// CostUnknown: some call, or the calls to come, are to a model without a known price: the
 	// cost shows as unknown, never as the $0 or lower bound Totals.Cost holds.
 	CostUnknown bool `json:"costUnknown,omitempty"`
+	// Decision says, past compactAt, what the harness decided about the context and why, in
+	// dollars: cleared, summarizing, or waiting because neither pays yet. Empty below it.
+	Decision string `json:"decision,omitempty"`
 }

@@ -192,11 +192,12 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	window := s.window(f.policy)
 	th := f.policy.Check(used, window)
 	// The first tier: old tool results cleared, when that pays; a summary only when it is not
-	// enough.
-	if th != contextwin.Below && k.job == nil {
-		if plan, ok := s.clearOrSummarize(f, calls, used, window); ok {
-			cp := s.clearLocked(plan)
-			cleared = &cp
+	// enough. What was decided, and why, is kept for the meter.
+	if th == contextwin.Below {
+		k.decision = ""
+	} else if k.job == nil {
+		cleared, k.decision = s.firstTierLocked(f, calls, used, window)
+		if cleared != nil {
 			used, _ = s.conv.ledger.Used()
 			th = f.policy.Check(used, window)
 		}
@@ -205,6 +206,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
 			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f)
 			k.job.turn, k.job.call = s.conv.turns, calls
+			k.decision = "summarizing the oldest turns: " + k.job.note
 			started = true
 		} else if !ok {
 			k.skipAt = len(s.conv.history)

@@ -79,6 +79,7 @@ func (s *Session) Usage() Usage { return s.usage() }
 func (s *Session) usage() Usage {
 	p := s.policy()
 	state := s.compactor.state()
+	decision := s.compactor.lastDecision()
 	f := s.bill.figures()
 	c := &s.conv
 	c.mu.Lock()
@@ -97,5 +98,6 @@ func (s *Session) usage() Usage {
 		Compaction:  state,
 		Compactions: compactions,
 		CostUnknown: !f.totals.CostKnown() || !f.priced,
+		Decision:    decision,
 	}
 }

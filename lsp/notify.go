@@ -156,7 +156,7 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) co
 		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
 		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
-		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions},
+		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions, Decision: u.Decision},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,
 	}

@@ -44,6 +44,8 @@ type money struct {
 type compactionState struct {
 	State string `json:"state"` // CompactionIdle, CompactionRunning or CompactionBlocking
 	Count int    `json:"count"`
+	// Decision says, past compactAt, what was decided about the context and why (agent.Usage).
+	Decision string `json:"decision,omitempty"`
 }
 
 // sessionUpdateParams is reprise/sessionUpdate.

@@ -85,7 +85,8 @@ h.test('exrc: a second Neovim starts with a hostile project config', function()
       .. 'return st ~= nil and st.ready end, 10)',
     'local c = id and vim.lsp.get_client_by_id(id)',
     '-- The project\'s spending settings reach the server as the workspace\'s; it says what it held.',
-    'vim.wait(10000, function() for _, m in ipairs(_G.shown) do if m:find("sessionTokenCap", 1, true) '
+    '-- (The plugin sends the server\'s messages through vim.notify: they land in _G.notes.)',
+    'vim.wait(10000, function() for _, m in ipairs(_G.notes) do if m:find("ignored sessionTokenCap", 1, true) '
       .. 'then return true end end return false end, 10)',
     'local out = { ready = ready, notes = _G.notes, shown = _G.shown, exrc = vim.o.exrc }',
     'if c then',
@@ -159,7 +160,7 @@ h.test("exrc: the project's spending settings never reach the user's level, and 
   h.eq(result.settings.maxCostUSD, 0, 'workspace settings.maxCostUSD')
   local notes = table.concat(result.notes or {}, '\n')
   h.contains(notes, "sessionTokenCap, maxCostUSD, prices, models sent as the project's settings", 'warning')
-  local shown = table.concat(result.shown or {}, '\n')
+  local shown = table.concat(result.shown or {}, '\n') .. '\n' .. notes
   h.contains(shown, 'ignored sessionTokenCap, maxCostUSD, prices, models sent through workspace/',
     'the server held them')
   h.contains(shown, 'Your caps hold: sessionTokenCap 1000, maxCostUSD $0.5', "the user's caps")

@@ -89,6 +89,12 @@ h.test('context view rendering', function()
   h.contains(text, 'Context 42% · 10.1k/24k', 'header')
   h.contains(text, 'Messages', 'breakdown')
   h.contains(text, 'a.go (stale)', 'largest')
+  local waiting = table.concat(require('reprise.context').render({
+    percent = 75, used = 18000, size = 24000, compactAt = 0.7, blockAt = 0.95,
+    compaction = { state = 'idle', count = 0, decision = 'past compactAt, waiting: clearing would not pay yet' },
+  }), '\n')
+  h.contains(waiting, 'blocks at 95% · 0 checkpoint(s) · \npast compactAt, waiting: clearing would not pay yet\n',
+    'the decision')
   h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
 end)
 

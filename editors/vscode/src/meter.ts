@@ -141,7 +141,14 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
       (count ? ` · ${count} compaction${count === 1 ? '' : 's'}` : ''),
   );
   if (busyCompacting) lines.push('', '_Compacting…_');
+  const decision = u.compaction?.decision;
+  if (decision) lines.push('', `_${escapeMarkdown(decision)}_`);
   if (picker?.model) lines.push('', `New sessions: \`${picker.model.replace(/`/g, '')}\` · [$(chip) Select Model](command:${picker.command})`);
   lines.push('', 'Click to show the context view.');
   return lines.join('\n');
+}
+
+/** escapeMarkdown keeps a server's text literal in a Markdown tooltip. */
+function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-!|<>$]/g, (c) => `\\${c}`);
 }

@@ -138,7 +138,8 @@ export interface ContextUsage {
   breakdown: Breakdown;
   totals: Totals;
   /** state is CompactionIdle, CompactionRunning or CompactionBlocking */
-  compaction: { state: string; count: number };
+  /** decision: past compactAt, what the server decided about the context and why, in dollars. */
+  compaction: { state: string; count: number; decision?: string };
   compactAt: number;
   blockAt: number;
 }

@@ -52,9 +52,12 @@ function M.render(r)
     string.format('Compacts at %d%%, blocks at %d%% · %d checkpoint(s) · %s',
       math.floor((r.compactAt or 0) * 100 + 0.5),
       math.floor((r.blockAt or 0) * 100 + 0.5), r.checkpoints or 0, r.status or ''),
-    '',
-    'Breakdown',
   }
+  local decision = type(r.compaction) == 'table' and r.compaction.decision
+  if type(decision) == 'string' and decision ~= '' then
+    table.insert(lines, decision)
+  end
+  vim.list_extend(lines, { '', 'Breakdown' })
   local b = r.breakdown or {}
   for _, c in ipairs(categories) do
     local n = b[c[1]] or 0

@@ -64,6 +64,13 @@ describe('tooltip', () => {
       expect(t).toContain(s);
     expect(t).not.toContain('MCP tools');
   });
+  it('says what was decided past compactAt, and why', () => {
+    const u = usage();
+    const decision = 'past compactAt, waiting: clearing 3 old tool results would cost $0.0021 to rebuild the prompt and save $0.0009 over the next 2 calls';
+    const t = meterTooltip({ ...u, compaction: { ...u.compaction, decision } });
+    expect(t).toContain('past compactAt, waiting: clearing 3 old tool results would cost \\$0.0021 to rebuild');
+    expect(meterTooltip(u)).not.toContain('waiting');
+  });
   it('shares sum to the window', () => {
     const sum = breakdownRows(usage()).reduce((a, r) => a + r.tokens, 0);
     expect(sum).toBe(24000);
