@@ -47,6 +47,15 @@ func TestClearingFirst(t *testing.T) {
 		}
 		t.Fatalf("no clearing: used %v, %v", used, types(evs))
 	}
+	decided := false
+	for _, e := range ofType(evs, EventUsage) {
+		if strings.HasPrefix(e.Usage.Decision, "cleared ") && strings.Contains(e.Usage.Decision, "the rebuild of the prompt costs $") {
+			decided = true
+		}
+	}
+	if !decided {
+		t.Error("no usage says the results were cleared, and why")
+	}
 	h := f.s.History()
 	keepFrom, _ := contextwin.SplitPoint(h, p.KeepRecentTurns)
 	stubs := 0
