@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -120,32 +119,45 @@ func liveResults(m *genai.Content) int {
 	return n
 }
 
-// inUse marks the results the model is still working from: the last read of each file it has
-// modified (the file it is editing), and the last command run (the last test output).
+// inUse marks the results the model is still working from: the last read of the files it is
+// editing (the two it changed last), and the last command run (the last test output). modified
+// are the files it changed in the session, for the calls that name a path another way.
 func inUse(history []*genai.Content, modified []string) map[int]bool {
 	out := map[int]bool{}
-	lastRead := map[string]int{}
+	editing := map[string]bool{}
 	lastRun := -1
-	for i := 1; i < len(history); i++ {
+	for i := len(history) - 1; i > 0; i-- {
 		for _, call := range callsAnswered(history, i) {
-			switch call.Name {
-			case "run_command":
+			p, _ := call.Args["path"].(string)
+			switch {
+			case call.Name == "run_command" && lastRun < 0:
 				lastRun = i
-			case "read_file":
-				if p, ok := call.Args["path"].(string); ok && slices.Contains(modified, filepath.ToSlash(filepath.Clean(p))) {
-					lastRead[p] = i
-				}
+			case (call.Name == "edit_file" || call.Name == "write_file") && len(editing) < 2 && p != "":
+				editing[clean(p)] = true
 			}
 		}
 	}
 	if lastRun > 0 {
 		out[lastRun] = true
 	}
-	for _, i := range lastRead {
-		out[i] = true
+	if len(editing) == 0 { // edits made before a compaction: the harness's own list
+		for _, p := range modified[max(len(modified)-2, 0):] {
+			editing[clean(p)] = true
+		}
+	}
+	seen := map[string]bool{}
+	for i := len(history) - 1; i > 0; i-- {
+		for _, call := range callsAnswered(history, i) {
+			if p, ok := call.Args["path"].(string); ok && call.Name == "read_file" && editing[clean(p)] && !seen[clean(p)] {
+				seen[clean(p)] = true
+				out[i] = true
+			}
+		}
 	}
 	return out
 }
+
+func clean(p string) string { return filepath.ToSlash(filepath.Clean(p)) }
 
 // callsAnswered are the calls message i answers: those of the model message before it.
 func callsAnswered(history []*genai.Content, i int) []*genai.FunctionCall {

@@ -122,8 +122,9 @@ func TestClearingFirst(t *testing.T) {
 	}
 }
 
-// TestClearingKeepsWhatIsInUse: the last read of a file the agent changed, and the last
-// command's output, are never cleared.
+// TestClearingKeepsWhatIsInUse: the last read of the files the agent is editing (the two it
+// changed last), and the last command's output, are never cleared; the files it changed long
+// ago are no longer in use.
 func TestClearingKeepsWhatIsInUse(t *testing.T) {
 	h := []*genai.Content{
 		{Role: genai.RoleUser, Parts: []*genai.Part{{Text: "task"}}},

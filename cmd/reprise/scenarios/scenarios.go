@@ -49,6 +49,16 @@ func All() []Scenario {
 			Task: testsTask, Budgets: []int{5000, 8000},
 			Workspace: testsWorkspace, Script: testsScript,
 		},
+		{
+			Name: "refactor", About: "a 64-call refactor: edit-and-test cycles, files read again, a long build log",
+			Task: refactorTask, Budgets: []int{24000},
+			Workspace: refactorWorkspace(6), Script: refactorScript(6),
+		},
+		{
+			Name: "long-refactor", About: "the same refactor over 12 packages: one turn of 118 model calls",
+			Task: refactorTask, Budgets: []int{24000},
+			Workspace: refactorWorkspace(12), Script: refactorScript(12),
+		},
 	}
 }
 
