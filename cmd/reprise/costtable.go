@@ -24,7 +24,8 @@ type scenarioRun struct {
 	Stop        agent.StopReason
 	Calls       int // the agent's model calls
 	Summaries   int // summarizer calls
-	Compactions int
+	Compactions int // checkpoints: summaries and clearings
+	Clearings   int // checkpoints that cleared old tool results
 	MaxPrompt   int // the largest prompt the agent sent
 	Totals      contextwin.Totals
 }
@@ -32,7 +33,7 @@ type scenarioRun struct {
 // playScenario runs sc once at budget in a fresh workspace under dir, against a fake Gemini that
 // bills implicit caching as the API does. summaryDelay holds every summary back that long, so
 // that a background compaction ends later in the session.
-func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration) (scenarioRun, error) {
+func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration, tweaks ...func(*contextwin.Policy)) (scenarioRun, error) {
 	script := sc.Script()
 	if summaryDelay > 0 {
 		for i := range script.Turns {
@@ -41,7 +42,7 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 			}
 		}
 	}
-	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard)
+	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, tweaks...)
 	if err != nil {
 		return scenarioRun{}, err
 	}
@@ -60,6 +61,11 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 		}
 	}
 	run.Compactions = len(s.Checkpoints())
+	for _, cp := range s.Checkpoints() {
+		if cp.Cleared > 0 {
+			run.Clearings++
+		}
+	}
 	run.Summaries = run.Totals.Calls - run.Calls
 	if run.Stop == "" {
 		return run, errors.New("the turn did not end")
@@ -76,20 +82,34 @@ func costTable(ctx context.Context, w io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tbudget\tstop\tcalls\tsummaries\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\t")
+	fmt.Fprintln(tw, "scenario\tbudget, tiers\tstop\tcalls\tsummaries\tclearings\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\t")
+	summariesOnly := func(p *contextwin.Policy) { p.KeepToolResults = true }
 	for _, sc := range scenarios.All() {
 		var base scenarioRun
+		row := func(label string, r scenarioRun) {
+			ratio := fmt.Sprintf("%.2f×", r.Totals.Cost/base.Totals.Cost)
+			if label == "none" {
+				ratio = ""
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries, r.Clearings,
+				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio)
+		}
 		for i, budget := range append([]int{noCompaction}, sc.Budgets...) {
 			r, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d", sc.Name, i)), 0)
 			if err != nil {
 				return err
 			}
-			label, ratio := commas(budget), fmt.Sprintf("%.2f×", r.Totals.Cost/base.Totals.Cost)
 			if i == 0 {
-				base, label, ratio = r, "none", ""
+				base = r
+				row("none", r)
+				continue
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries,
-				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio)
+			only, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-summaries", sc.Name, i)), 0, summariesOnly)
+			if err != nil {
+				return err
+			}
+			row(commas(budget)+" summaries", only)
+			row(commas(budget)+" both", r)
 		}
 	}
 	return tw.Flush()

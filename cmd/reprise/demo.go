@@ -176,7 +176,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // scriptedSession starts a session, at budget, on a workspace that workspace writes under dir,
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
-func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer) (s *host.Open, closeAll func(), err error) {
+func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, tweaks ...func(*contextwin.Policy)) (s *host.Open, closeAll func(), err error) {
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, nil, err
@@ -192,6 +192,9 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	}
 	policy := contextwin.DefaultPolicy()
 	policy.ContextBudget = budget
+	for _, t := range tweaks {
+		t(&policy)
+	}
 	h := &host.Host{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(context.Context, string) (agent.Model, int, error) {
 		return client, contextwin.DefaultInputTokenLimit, nil
 	}}
