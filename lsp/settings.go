@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -232,14 +231,6 @@ func (c config) catalogue() *catalog.Catalog {
 // the level, which names those it does.
 func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
 	return c.catalogue().Thinking(model, c.thinking)
-}
-
-// commandPolicy is the command policy these settings ask for: the allowlist, and the hidePaths
-// the policy refuses as it does the credential files.
-func (c config) commandPolicy() *cmdpolicy.Policy {
-	p := cmdpolicy.New(c.allow, nil)
-	p.HidePaths = slices.Clone(c.hidePaths)
-	return p
 }
 
 // parseHidePaths checks the hidePaths setting: every entry absolute or "~/…", which is expanded

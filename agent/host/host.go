@@ -100,7 +100,7 @@ type ModelError struct{ Err error }
 func (e ModelError) Error() string { return e.Err.Error() }
 func (e ModelError) Unwrap() error { return e.Err }
 
-// ErrNotSaved: a session cannot be resumed when sessions are not saved.
+// ErrNotSaved says that a session cannot be resumed: sessions are not saved.
 var ErrNotSaved = errors.New("sessions are not saved (no state home)")
 
 func (h *Host) now() time.Time {
