@@ -306,6 +306,23 @@ h.test('approval: a floating window until answered, and the statusline waits', f
   assert(ok, err)
 end)
 
+h.test('approval: a question asked while another waits is shown once that one is answered', function()
+  local approvals = require('reprise.approvals')
+  local got = {}
+  approvals.show('first?', { 'Allow once', 'Reject' }, function(c)
+    table.insert(got, 'first: ' .. tostring(c))
+  end)
+  approvals.show('second?', { 'Allow once', 'Reject' }, function(c)
+    table.insert(got, 'second: ' .. tostring(c))
+  end)
+  h.eq(approvals.pending().message, 'first?', 'the first on screen')
+  approvals.answer('Allow once')
+  h.eq(approvals.pending().message, 'second?', 'then the second')
+  approvals.answer(nil)
+  h.eq(got, { 'first: Allow once', 'second: nil' }, 'each answered once')
+  h.eq(approvals.pending(), nil, 'nothing left')
+end)
+
 h.test('approval: the MCP questions, their actions and keys', function()
   local approvals = require('reprise.approvals')
   h.eq(approvals.buttons({ 'Allow once', 'Always allow', 'Reject' }), '&Allow once\nA&lways allow\n&Reject', 'buttons')

@@ -73,6 +73,8 @@ end
 
 -- The question on screen: {buf, win, titles, message, finish}; nil when none is asked.
 local pending
+-- Questions asked while another is on screen (sessions run side by side): shown in turn.
+local queue = {}
 
 local function open_window(lines)
   local width = 30
@@ -139,6 +141,10 @@ end
 ---@param titles string[]
 ---@param finish fun(choice: string|nil)
 function M.show(message, titles, finish)
+  if pending then
+    table.insert(queue, { message = message, titles = titles, finish = finish })
+    return
+  end
   pending = { titles = titles, message = message, finish = finish }
   status.set_waiting(true)
   present()
@@ -173,6 +179,10 @@ function M.answer(title)
   end
   close()
   p.finish(title)
+  local nxt = table.remove(queue, 1)
+  if nxt then
+    M.show(nxt.message, nxt.titles, nxt.finish)
+  end
 end
 
 --- Reads one key for the synchronous path (Neovim 0.7–0.9); replaced in tests.
