@@ -168,3 +168,18 @@ func TestSessionsShowForPeople(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreachableBaseURL: an endpoint nothing listens on ends the run at once, in one line that
+// names the address and the setting, and leaves no session.
+func TestUnreachableBaseURL(t *testing.T) {
+	home := t.TempDir()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9", "REPRISE_HOME": home})
+	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "hello"}, vars)
+	want := "reprise: cannot reach 127.0.0.1:9 (connection refused): check GOOGLE_GEMINI_BASE_URL and the network\n"
+	if code != 1 || errOut != want || out != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant 1 and stderr %q", code, out, errOut, want)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(home, "*", "sessions", "*")); len(dirs) != 0 {
+		t.Errorf("sessions left behind: %v", dirs)
+	}
+}

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"net"
 	"regexp"
 	"strings"
 )
@@ -42,6 +45,21 @@ func cutRequest(head string) string {
 		head = head[:loc[0]]
 	}
 	return head
+}
+
+// unreachable says why no connection to the model's endpoint could be made (a refused connection,
+// a host that does not resolve, a connection that timed out), or "" when err is nil or another
+// failure: the request reached a server.
+func unreachable(err error) string {
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return fmt.Sprintf("cannot find the host %s (%s)", dns.Name, dns.Err)
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return shortError(op.Error())
+	}
+	return ""
 }
 
 // shortErr is an error shown as shortError words it, still matching what it wraps.

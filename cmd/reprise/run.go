@@ -194,6 +194,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 		}()
 	}
+	prices, err := loadPrices(f.prices) // like the MCP configuration, before the model is reached
+	if err != nil {
+		return err
+	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model
 	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
@@ -207,12 +211,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
 		return err
 	}
+	if why := unreachable(err); why != "" { // every model call would wait out its retries, then fail
+		return fmt.Errorf("%s: check GOOGLE_GEMINI_BASE_URL and the network", why)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "reprise: %s; assuming %d tokens\n", shortError(err.Error()), limit)
-	}
-	prices, err := loadPrices(f.prices)
-	if err != nil {
-		return err
 	}
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
