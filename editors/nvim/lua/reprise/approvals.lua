@@ -120,6 +120,7 @@ end
 
 -- Opens the pending question's window, and again whenever it is closed unanswered.
 local function present()
+  pcall(vim.cmd, 'stopinsert') -- the keys answer in normal mode
   local buf, win = open_window(M.render(pending.message, pending.titles))
   pending.buf, pending.win = buf, win
   vim.api.nvim_create_autocmd('WinClosed', {
