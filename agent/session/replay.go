@@ -2,7 +2,6 @@ package session
 
 import (
 	"cmp"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -311,20 +310,6 @@ func (s *Snapshot) ModifiedFiles() []string {
 // Brief is the snapshot's summary, for a list.
 func (s *Snapshot) Brief() Summary {
 	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt, Checkpoints: len(s.Checkpoints)}
-}
-
-// Describe renders the snapshot for `reprise sessions show`.
-func (s *Snapshot) Describe() string {
-	out := fmt.Sprintf("session %s · %s\ncreated %s · last activity %s\n%d turns · %d model calls · last prompt %d tokens · %d input tokens billed · %d output\n",
-		s.Meta.ID, s.Title, s.Meta.Created.Format(time.RFC3339), s.LastActivity.Format(time.RFC3339), s.Turns, s.Calls, s.LastPrompt, s.Totals.InputTokens, s.Totals.OutputTokens)
-	out += fmt.Sprintf("history: %d messages · %d checkpoints · files modified: %v · last verdict: %q\n", len(s.History), len(s.Checkpoints), s.ModifiedFiles(), s.Verdict)
-	if s.Interrupted {
-		out += "the last turn was interrupted (the server stopped during it)\n"
-	}
-	for _, w := range s.Warnings {
-		out += "warning: " + w + "\n"
-	}
-	return out
 }
 
 // addRecorded adds a usage record to t: its tokens, and its cost as billed when it was written

@@ -21,11 +21,10 @@ import (
 func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
 	policy := contextwin.DefaultPolicy()
 	var allow listFlag
-	fs := flag.NewFlagSet("reprise acp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := withUsage(flag.NewFlagSet("reprise acp", flag.ContinueOnError), "Usage: reprise acp [flags]")
 	model := fs.String("model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
 	fs.IntVar(&policy.ContextBudget, "budget", policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
-	fs.IntVar(&policy.KeepRecentTurns, "keep-recent", policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
+	fs.IntVar(&policy.KeepRecentTurns, "keep-recent", policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&policy.CompactAt, "compact-at", policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
 	fs.Float64Var(&policy.BlockAt, "block-at", policy.BlockAt, "wait for the compaction at this fraction of the budget")
 	fs.Var(&allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
@@ -38,11 +37,15 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
 	allowBroad := fs.Bool("allow-broad-workspace", false, "let a session's cwd be the file system's root, your home directory, a system directory or the temp directory")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "reprise acp: unexpected argument %q (the settings are flags)\n", fs.Arg(0))
 		return errUsage
 	}
 	if err := policy.Validate(); err != nil {
-		fmt.Fprintln(stderr, "reprise acp:", err)
+		fmt.Fprintln(stderr, "reprise acp:", policyError(err))
 		return errUsage
 	}
 	mode, err := sandbox.ParseMode(*box)

@@ -26,9 +26,9 @@ Usage:
   reprise bench                measure start-up, memory, throughput and the demo's token savings
   reprise version              print the version, the commit and the Go version
 
-Run "reprise run -h" for the flags. The model is configured by GEMINI_API_KEY (or
-GOOGLE_API_KEY, or Vertex AI's GOOGLE_GENAI_USE_VERTEXAI/GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION)
-and GOOGLE_GEMINI_BASE_URL.
+Every command takes -h or --help ("reprise run -h" lists the flags of a run). The model is
+configured by GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI's GOOGLE_GENAI_USE_VERTEXAI/
+GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION) and GOOGLE_GEMINI_BASE_URL.
 `
 
 // errUsage marks a command-line mistake: exit code 2, like the flag package.
@@ -69,14 +69,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "acp":
 		err = acpCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "demo":
+		if askedHelp(args[1:]) {
+			err = demoHelp(ctx, stdout, getenv)
+			break
+		}
 		err = demoCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "sessions":
 		err = sessionsCmd(args[1:], stdout, stderr, getenv)
 	case "models":
 		err = modelsCmd(ctx, args[1:], stdout, stderr, getenv)
 	case "bench":
-		err = benchCmd(ctx, stdout)
+		err = benchMain(ctx, args[1:], stdout, stderr)
 	case "version", "--version", "-v":
+		if askedHelp(args[1:]) {
+			fmt.Fprint(stdout, "Usage: reprise version\n\nPrints the version, the commit and the Go version Reprise was built with.\n")
+			break
+		}
 		fmt.Fprintln(stdout, currentBuild())
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
@@ -85,7 +93,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return 2
 	}
 	switch {
-	case err == nil:
+	case err == nil, errors.Is(err, errHelp):
 		return 0
 	case errors.Is(err, errUsage):
 		return 2

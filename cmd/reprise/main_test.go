@@ -42,7 +42,7 @@ func TestDemo(t *testing.T) {
 		"[cleared to free context: read_file path=",
 		"(git diff, refused)",
 		"contextBudget 4000 is small for gemini-3.8-flash",
-		"status completed · 13 turns",
+		"status completed · 13 model calls",
 		"A long session: a 42-call investigation",
 	} {
 		if !strings.Contains(out, want) {
@@ -54,7 +54,7 @@ func TestDemo(t *testing.T) {
 	}
 	// The demo's budget (4,000) keeps every prompt under gemini-3.8-flash's 4,096-token cache
 	// minimum: the compacted run has nothing cached, and says why; the uncompacted run has.
-	closing := regexp.MustCompile(`status completed · 13 turns · ([\d,]+) input tokens \(([\d,]+) cached\) · [\d,]+ output( \([\d,]+ thinking\))? · \$\d+\.\d{4}\n`).FindStringSubmatch(out)
+	closing := regexp.MustCompile(`status completed · 13 model calls · ([\d,]+) input tokens \(([\d,]+) cached\) · [\d,]+ output( \([\d,]+ thinking\))? · \$\d+\.\d{4}\n`).FindStringSubmatch(out)
 	if closing == nil {
 		t.Fatalf("no closing line with cached tokens in:\n%s", out)
 	}
@@ -100,7 +100,7 @@ func TestDemoWithoutGo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo exited %d: %s\n%s", code, errOut, out)
 	}
-	for _, want := range []string{"Go is not on PATH", "status completed · 13 turns"} {
+	for _, want := range []string{"Go is not on PATH", "status completed · 13 model calls"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, out)
 		}
@@ -135,7 +135,7 @@ func TestRunHeadless(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
-	for _, want := range []string{"turn  prompt  cached  output  tool", "read_file", "(echo '3 passed in 0.1s': 3 passed in 0.1s)", "The file says hello.", "status completed · 3 turns"} {
+	for _, want := range []string{"call  prompt  cached  output  tool", "read_file", "(echo '3 passed in 0.1s': 3 passed in 0.1s)", "The file says hello.", "status completed · 3 model calls"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -165,7 +165,7 @@ func TestRunErrors(t *testing.T) {
 		wantErr  string
 	}{
 		{"no task", []string{"run"}, nil, 2, "give the task"},
-		{"bad flag value", []string{"run", "--compact-at", "2", "x"}, nil, 2, "compactAt"},
+		{"bad flag value", []string{"run", "--compact-at", "2", "x"}, nil, 2, "--compact-at 2"},
 		{"missing key", []string{"run", "--workspace", t.TempDir(), "x"}, map[string]string{"REPRISE_HOME": t.TempDir()}, 1, "GEMINI_API_KEY"},
 		{"no workspace", []string{"run", "--workspace", "/nonexistent/dir", "x"}, map[string]string{"GEMINI_API_KEY": "k"}, 1, "not a directory"},
 		{"key refused", []string{"run", "--workspace", t.TempDir(), "x"}, map[string]string{"GEMINI_API_KEY": "test-key-123", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}, 1, "API key not valid"},
@@ -241,7 +241,7 @@ func TestSessionsCLIAndResume(t *testing.T) {
 		t.Errorf("missing checkpoint: %d %s", code, errOut)
 	}
 	code, out, errOut = runMain(t, []string{"run", "--workspace", ws, "--resume", id, "and now?"}, vars)
-	if code != 0 || !strings.Contains(out, "Still nothing.") || !strings.Contains(out, "3 turns") {
+	if code != 0 || !strings.Contains(out, "Still nothing.") || !strings.Contains(out, "3 model calls") {
 		t.Fatalf("run --resume: %d %s\n%s", code, errOut, out)
 	}
 	reqs := srv.Requests()

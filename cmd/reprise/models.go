@@ -18,12 +18,15 @@ import (
 // day) joined with the model catalogue, which adds status, prices, cache minimum, explicit
 // caching and thinking levels. Retired models are left out unless --all.
 func modelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := flag.NewFlagSet("reprise models", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := withUsage(flag.NewFlagSet("reprise models", flag.ContinueOnError), "Usage: reprise models [--all] [--refresh] [--json]")
 	all := fs.Bool("all", false, "also list retired models and the catalogue's models the API does not list")
 	refresh := fs.Bool("refresh", false, "read the API's list again instead of the copy cached for a day")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "reprise models: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
 	cat := catalog.Builtin()

@@ -96,19 +96,18 @@ func (m *memoryFlag) Set(v string) error {
 	return nil
 }
 
-func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) {
+func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string, error) {
 	f := runFlags{policy: contextwin.DefaultPolicy()}
 	fs := flag.NewFlagSet("reprise run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "Usage: reprise run [flags] \"task\"")
+		fmt.Fprintln(fs.Output(), "Usage: reprise run [flags] \"task\"")
 		fs.PrintDefaults()
 	}
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
 	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
 	fs.StringVar(&f.thinking, "thinking", catalog.Auto, thinkingUsage)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
-	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model turns kept verbatim by a compaction")
+	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
 	fs.Float64Var(&f.policy.BlockAt, "block-at", f.policy.BlockAt, "wait for the compaction when the prompt reaches this fraction")
 	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on input tokens, counted at their price (a cached token counts a tenth)")
@@ -132,8 +131,8 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 	fs.StringVar(&f.prices, "prices", "", `JSON file of prices per million tokens by model, over the model catalogue's: {"model": {"input": 0.75, "cachedInput": 0.075, "output": 3.75}}`)
 	var rest []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			return f, nil, errUsage
+		if err := parseFlags(fs, args, stdout, stderr); err != nil {
+			return f, nil, err
 		}
 		if fs.NArg() == 0 {
 			break
@@ -142,7 +141,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 		args = fs.Args()[1:]
 	}
 	if err := f.policy.Validate(); err != nil {
-		fmt.Fprintln(stderr, "reprise run:", err)
+		fmt.Fprintln(stderr, "reprise run:", policyError(err))
 		return f, nil, errUsage
 	}
 	if f.mcpToolBudget < 0 {
@@ -165,7 +164,7 @@ func parseRunFlags(args []string, stderr io.Writer) (runFlags, []string, error) 
 }
 
 func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	f, rest, err := parseRunFlags(args, stderr)
+	f, rest, err := parseRunFlags(args, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -195,6 +194,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 		}()
 	}
+	prices, err := loadPrices(f.prices) // like the MCP configuration, before the model is reached
+	if err != nil {
+		return err
+	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model
 	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
@@ -208,12 +211,11 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
 		return err
 	}
-	if err != nil {
-		fmt.Fprintf(stderr, "reprise: %v; assuming %d tokens\n", err, limit)
+	if why := unreachable(err); why != "" { // every model call would wait out its retries, then fail
+		return fmt.Errorf("%s: check GOOGLE_GEMINI_BASE_URL and the network", why)
 	}
-	prices, err := loadPrices(f.prices)
 	if err != nil {
-		return err
+		fmt.Fprintf(stderr, "reprise: %s; assuming %d tokens\n", shortError(err.Error()), limit)
 	}
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
@@ -238,9 +240,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
+	// A new session whose first model call failed has nothing to resume: it is not kept.
+	discard := false
 	defer func() {
 		if err := s.Close(); err != nil {
 			fmt.Fprintln(stderr, "reprise: warning: the session log may lack the last records:", err)
+		}
+		if discard && s.Log != nil {
+			if err := os.RemoveAll(s.Log.Dir()); err != nil {
+				fmt.Fprintln(stderr, "reprise: warning: remove the unused session:", err)
+				return
+			}
+			fmt.Fprintf(stderr, "reprise: session %s not kept: no model call was answered\n", s.ID())
 		}
 	}()
 	for _, w := range s.Warnings {
@@ -258,13 +269,27 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
+	discard = f.resume == "" && (end == nil || end.Calls == 0)
 	if err != nil {
-		return err
+		return shortErr{err}
 	}
 	if end.StopReason != agent.StopEndTurn {
 		return fmt.Errorf("the run stopped: %s", end.StopReason)
 	}
 	return nil
+}
+
+// policyFlags names, in a policy's errors, each setting by the flag that sets it: the user wrote
+// --budget, not contextBudget.
+var policyFlags = strings.NewReplacer(
+	"contextBudget", "--budget", "compactAt", "--compact-at", "blockAt", "--block-at",
+	"keepRecentTurns", "--keep-recent", "toolOutputMaxChars", "--max-output-chars",
+	"sessionTokenCap", "--cap", "maxCostUSD", "--max-cost", " = ", " ",
+)
+
+// policyError is a policy's validation error in the words of the command line.
+func policyError(err error) string {
+	return policyFlags.Replace(err.Error())
 }
 
 // confirmBroad lets a run go on in ws, or returns why it does not: a workspace roots.Broad judges

@@ -50,7 +50,7 @@ func TestRunMaxCost(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "the run stopped: capped") || !strings.Contains(out, "status capped") {
 		t.Errorf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
-	if code, _, errOut := runMain(t, []string{"run", "--max-cost", "-1", "x"}, env(nil)); code != 2 || !strings.Contains(errOut, "maxCostUSD") {
+	if code, _, errOut := runMain(t, []string{"run", "--max-cost", "-1", "x"}, env(nil)); code != 2 || !strings.Contains(errOut, "--max-cost -1") {
 		t.Errorf("--max-cost -1: exit %d, %q", code, errOut)
 	}
 }

@@ -29,12 +29,11 @@ func (s stdio) Close() error { return s.in.Close() }
 // serveCmd runs the editor backend on stdin/stdout. --stdio is accepted and ignored:
 // vscode-languageclient appends it.
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := flag.NewFlagSet("reprise serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := withUsage(flag.NewFlagSet("reprise serve", flag.ContinueOnError), "Usage: reprise serve [--stdio] [--verbose]")
 	fs.Bool("stdio", true, "talk JSON-RPC over stdin/stdout (the only transport)")
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	level := slog.LevelInfo
 	if *verbose {

@@ -5,15 +5,31 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/session"
 )
 
+const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR]
+
+  list               the saved sessions of the workspace, most recent first (the default)
+  show ID            one session: turns, model calls, tokens, files modified, last verdict
+  checkpoints ID     the session's checkpoints, newest first
+  checkpoints ID N   checkpoint N in full
+  --workspace DIR    the workspace whose sessions to show (default: the current directory)
+
+A turn is one prompt of the user; it takes one model call or several when the agent uses tools.
+`
+
 // sessionsCmd shows saved sessions without an editor:
 // reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR].
 func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if askedHelp(args) {
+		fmt.Fprint(stdout, sessionsUsage)
+		return nil
+	}
 	ws := "."
 	var rest []string
 	for i := 0; i < len(args); i++ {
@@ -51,7 +67,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 			return nil
 		}
 		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "id\tlast activity\tturns\tcalls\tlast prompt\tcheckpoints\ttitle")
+		fmt.Fprintln(w, "id\tlast activity\tturns\tmodel calls\tlast prompt\tcheckpoints\ttitle")
 		for _, s := range list {
 			if s.Err != "" {
 				fmt.Fprintf(w, "%s\t\t\t\t\t\tunreadable: %s\n", s.ID, s.Err)
@@ -65,7 +81,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		if err != nil {
 			return err
 		}
-		fmt.Fprint(stdout, snap.Describe())
+		fmt.Fprint(stdout, describeSession(snap))
 		return nil
 	case rest[0] == "checkpoints" && (len(rest) == 2 || len(rest) == 3):
 		snap, err := st.Load(rest[1])
@@ -88,6 +104,48 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		fmt.Fprint(stdout, cps[n-1].Markdown())
 		return nil
 	}
-	fmt.Fprintln(stderr, "usage: reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR]")
+	fmt.Fprint(stderr, sessionsUsage)
 	return errUsage
+}
+
+// describeSession renders a saved session for people: one fact a line, counts with their nouns,
+// "none" for what is empty.
+func describeSession(s *session.Snapshot) string {
+	var b strings.Builder
+	title := s.Title
+	if title == "" {
+		title = "(untitled)"
+	}
+	fmt.Fprintf(&b, "session %s · %s\n", s.Meta.ID, title)
+	fmt.Fprintf(&b, "created        %s\n", s.Meta.Created.Local().Format(time.DateTime))
+	fmt.Fprintf(&b, "last activity  %s\n", s.LastActivity.Local().Format(time.DateTime))
+	fmt.Fprintf(&b, "activity       %s · %s\n", count(s.Turns, "turn"), count(s.Calls, "model call"))
+	fmt.Fprintf(&b, "tokens         last prompt %s · %s input billed · %s output\n",
+		commas(s.LastPrompt), commas(s.Totals.InputTokens), commas(s.Totals.OutputTokens))
+	fmt.Fprintf(&b, "history        %s · %s\n", count(len(s.History), "message"), count(len(s.Checkpoints), "checkpoint"))
+	files := "none"
+	if m := s.ModifiedFiles(); len(m) > 0 {
+		files = strings.Join(m, ", ")
+	}
+	fmt.Fprintf(&b, "files modified %s\n", files)
+	verdict := strings.Join(strings.Fields(s.Verdict), " ")
+	if verdict == "" {
+		verdict = "none"
+	}
+	fmt.Fprintf(&b, "last verdict   %s\n", verdict)
+	if s.Interrupted {
+		b.WriteString("the last turn was interrupted (the server stopped during it)\n")
+	}
+	for _, w := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", w)
+	}
+	return b.String()
+}
+
+// count is n with its noun, plural when n is not 1: "1 turn", "7 model calls".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return commas(n) + " " + noun + "s"
 }

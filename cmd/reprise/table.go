@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// table prints a run as the harness lesson does: one row per model call (turn, prompt, output,
-// tool), notes for compactions, truncations and refusals, then the closing status line.
+// table prints a run as the harness lesson does: one row per model call (its number in the turn,
+// prompt, output, tool), notes for compactions, truncations and refusals, then the closing status line.
 type table struct {
 	w       io.Writer
 	verbose bool
@@ -23,7 +24,7 @@ type table struct {
 }
 
 func newTable(w io.Writer, verbose bool) *table {
-	fmt.Fprintf(w, "%4s  %6s  %6s  %6s  %-13s\n", "turn", "prompt", "cached", "output", "tool")
+	fmt.Fprintf(w, "%4s  %6s  %6s  %6s  %-13s\n", "call", "prompt", "cached", "output", "tool")
 	return &table{w: w, verbose: verbose}
 }
 
@@ -35,7 +36,9 @@ func (t *table) handle(ev agent.Event) {
 		if ev.Retry.Discard {
 			t.text.Reset()
 		}
-		t.after = append(t.after, fmt.Sprintf("retry %d in %s: %s", ev.Retry.Attempt, ev.Retry.Delay.Round(1e6), ev.Retry.Err))
+		// One line per failed attempt: the retry after attempt N is number N+1.
+		t.after = append(t.after, fmt.Sprintf("attempt %d failed: %s; retrying in %s", ev.Retry.Attempt-1,
+			shortError(ev.Retry.Err), ev.Retry.Delay.Round(100*time.Millisecond)))
 	case agent.EventModelCall:
 		t.flush()
 		t.row = ev.Call
@@ -129,7 +132,7 @@ func (t *table) flush() {
 }
 
 // status is the closing line:
-// status completed · 13 turns · 46,704 input tokens (39,066 cached) · 520 output · $0.0048.
+// status completed · 13 model calls · 46,704 input tokens (39,066 cached) · 520 output · $0.0048.
 // The cached figure is always shown, 0 included: it is what explains the cost.
 func status(end *agent.TurnEnd) string {
 	word := map[agent.StopReason]string{
@@ -137,15 +140,15 @@ func status(end *agent.TurnEnd) string {
 		agent.StopCancelled:       "cancelled",
 		agent.StopCapped:          "capped",
 		agent.StopError:           "error",
-		agent.StopMaxTurnRequests: "stopped (turn limit)",
+		agent.StopMaxTurnRequests: "stopped (model-call limit)",
 		agent.StopCompactionLimit: "stopped (compaction limit)",
 	}[end.StopReason]
 	output := commas(end.Totals.OutputTokens) + " output"
 	if th := end.Totals.ThoughtTokens; th > 0 {
 		output += fmt.Sprintf(" (%s thinking)", commas(th))
 	}
-	return fmt.Sprintf("status %s · %d turns · %s input tokens (%s cached) · %s · %s",
-		word, end.Calls, commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
+	return fmt.Sprintf("status %s · %s · %s input tokens (%s cached) · %s · %s",
+		word, count(end.Calls, "model call"), commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
 }
 
 func commas(n int) string {

@@ -16,11 +16,11 @@ func TestStatusLine(t *testing.T) {
 	}{
 		{
 			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 13, Totals: contextwin.Totals{InputTokens: 46704, CachedTokens: 39066, OutputTokens: 520, Cost: 0.00483}},
-			"status completed · 13 turns · 46,704 input tokens (39,066 cached) · 520 output · $0.0048",
+			"status completed · 13 model calls · 46,704 input tokens (39,066 cached) · 520 output · $0.0048",
 		},
 		{
 			agent.TurnEnd{StopReason: agent.StopCapped, Calls: 2, Totals: contextwin.Totals{InputTokens: 900, OutputTokens: 12, Cost: 0.0003}},
-			"status capped · 2 turns · 900 input tokens (0 cached) · 12 output · $0.0003",
+			"status capped · 2 model calls · 900 input tokens (0 cached) · 12 output · $0.0003",
 		},
 	}
 	var got, want []string

@@ -32,6 +32,18 @@ vim.notify = function(msg, level)
   table.insert(notes, { msg = msg, level = level })
 end
 
+-- Approvals: the floating window's keys are read by approvals.read_key on this Neovim; the stub
+-- records what the window and the statusline show, and answers approval_key.
+local approvals = require('reprise.approvals')
+local approval_asked = {}
+local approval_key = 'a'
+approvals.read_key = function()
+  local p = approvals.pending()
+  table.insert(approval_asked, { titles = p.titles, message = p.message, text = h.text(p.buf),
+    float = vim.api.nvim_win_get_config(p.win).relative ~= '', statusline = require('reprise.status').statusline() })
+  return approval_key
+end
+
 local function last_note()
   return notes[#notes] and notes[#notes].msg or ''
 end
@@ -62,7 +74,7 @@ end
 
 local function turn_ends()
   local n = 0
-  for _ in chat_text():gmatch('\n_[%w_]+ · %d+ model calls_') do
+  for _ in chat_text():gmatch('\n_%d+ model calls?_') do
     n = n + 1
   end
   return n
@@ -162,7 +174,7 @@ h.test('ask streams the answer and tool calls into the chat buffer', function()
   end
   h.eq(done, 5, 'completed read_file lines')
   h.truthy(not text:find('⋯', 1, true), 'no tool call left in progress')
-  h.contains(text, '_end_turn · 6 model calls_', 'turn end')
+  h.contains(text, '\n_6 model calls_', 'turn end')
   chat.on_update = on_update
   h.truthy(chunks > 1, 'the answer came in ' .. chunks .. ' chunk(s)')
 end)
@@ -175,17 +187,22 @@ h.test('statusline shows the percentage; RepriseContextUsage fires', function()
   h.eq(reprise.statusline({ escape = true }), (s:gsub('%%', '%%%%')), 'escaped')
 end)
 
-h.test('approval answered through vim.ui.select', function()
-  answers['reprise.approval'] = 'Allow once'
-  local before = #asked
+h.test('approval asked in a floating window, the statusline waiting', function()
+  approval_key = 'a'
+  local before = #approval_asked
   vim.cmd('Reprise ask run echo hi')
   h.wait(T, function()
     return turn_ends() == 2
   end, 'the second turn to end')
-  h.eq(#asked, before + 1, 'vim.ui.select calls')
-  local q = asked[#asked]
-  h.eq(q.items, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
-  h.contains(q.opts.prompt, 'echo hi', 'prompt')
+  h.eq(#approval_asked, before + 1, 'approvals asked')
+  local q = approval_asked[#approval_asked]
+  h.truthy(q.float, 'a floating window')
+  h.eq(q.titles, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
+  h.contains(q.message, 'echo hi', 'message')
+  h.contains(q.text, '[a or 1] Allow once', 'the keys shown')
+  h.truthy(q.statusline:find('^waiting for your approval'), 'statusline: ' .. q.statusline)
+  h.truthy(not reprise.statusline():find('waiting', 1, true), 'statusline once answered')
+  h.eq(approvals.pending(), nil, 'nothing pending')
   local text = chat_text()
   h.truthy(text:find('\n%- ✓ [^\n]*echo hi'), 'run_command completed:\n' .. text)
   h.truthy(not text:find('(refused)', 1, true), 'not refused')
@@ -206,7 +223,7 @@ h.test('compact lowers the percentage', function()
   end, 'the compaction result')
   h.contains(last_note(), 'Reprise: checkpoint 1 «Read the notes»', 'notification')
   h.wait(T, function()
-    return chat_text():find('✂ compacted (manual): checkpoint 1 «Read the notes»', 1, true) ~= nil
+    return chat_text():find('✂ Context compacted %(manual%): [^\n]* · Checkpoint 1: Read the notes') ~= nil
   end, 'the compaction mark in the chat')
 end)
 
@@ -247,9 +264,9 @@ h.test('context in a floating window', function()
   local win = float_wins()[1]
   local text = h.text(vim.api.nvim_win_get_buf(win))
   h.contains(text, 'Breakdown', 'breakdown')
-  h.contains(text, 'System tools', 'category')
+  h.contains(text, '\n  Tools ', 'category, as VS Code names it')
   h.contains(text, 'Largest items', 'largest')
-  h.truthy(text:match('Context %d+%% · [%d.]+k?/4k'), 'header:\n' .. text)
+  h.truthy(text:match('Context · %d+%% · [%d.]+k?/4k tokens'), 'header:\n' .. text)
   vim.cmd('normal q')
   h.eq(#float_wins(), 0, 'closed by q')
 end)
@@ -284,7 +301,7 @@ h.test('new session, sessions listed', function()
   end, asked[#asked].items)
   h.eq(#current, 1, 'current sessions')
   h.eq(current[1].sessionId, client.state(id()).session, 'the current session is the new one')
-  h.contains(asked[#asked].opts.format_item(current[1]), '* ', 'the current session marked')
+  h.contains(asked[#asked].opts.format_item(current[1]), ' · current — ', 'the current session marked')
 end)
 
 h.test('cancel ends a running turn', function()
@@ -297,7 +314,7 @@ h.test('cancel ends a running turn', function()
     return last_note() == 'Reprise: turn cancelled'
   end, 'the cancellation')
   h.wait(T, function()
-    return chat_text():find('_cancelled · ', 1, true) ~= nil
+    return chat_text():find('> ⚠ Stopped: cancelled\n_', 1, true) ~= nil
   end, 'turn_end cancelled in the chat')
   local text = chat_text()
   h.truthy(text:find('# Session [^\n]+\n\n## You\n\na slow task\n\n## Reprise\n\n%- ✗ Run sleep 30\n'),
@@ -308,7 +325,6 @@ end)
 h.test('changes listed, diffed, one file undone and the other refused', function()
   write(ws .. '/src/a.txt', 'alpha\nbeta\ngamma\n')
   write(ws .. '/src/b.txt', 'one\ntwo\nthree\n')
-  answers['reprise.approval'] = 'Allow once'
   vim.cmd('Reprise ask edit two files')
   h.wait(T, function()
     return chat_text():find('Edited two files.', 1, true) ~= nil
@@ -363,6 +379,49 @@ h.test('changes listed, diffed, one file undone and the other refused', function
   h.contains(last_note(), 'Reprise: undo: reprise.restore: nothing restored: src/b.txt: ', 'the reason')
   h.eq(vim.fn.readfile(ws .. '/src/b.txt'), { 'one', 'TWO', 'three', 'mine' }, 'b.txt keeps the user edit')
   vim.cmd('silent only')
+end)
+
+h.test("the agent's edits reach open buffers at once; unsaved edits are kept with a warning", function()
+  write(ws .. '/src/open.txt', 'one\ntwo\n')
+  write(ws .. '/src/dirty.txt', 'before\n')
+  vim.cmd('silent only')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/open.txt'))
+  local obuf = vim.api.nvim_get_current_buf()
+  -- Asked from the chat's prompt buffer: typed there, sent with <CR>.
+  vim.cmd('Reprise')
+  local prompt = h.truthy(chat.prompt(id()), 'the prompt buffer')
+  h.eq(vim.api.nvim_get_current_buf(), prompt, 'the cursor in the prompt buffer')
+  vim.api.nvim_buf_set_lines(prompt, 0, -1, false, { 'edit the open file' })
+  vim.cmd('execute "normal \\<CR>"')
+  h.wait(T, function()
+    return vim.deep_equal(vim.api.nvim_buf_get_lines(obuf, 0, -1, false), { 'ONE', 'two' })
+  end, 'the open buffer to show the edit')
+  h.eq(vim.bo[obuf].modified, false, 'the reloaded buffer is not modified')
+  h.wait(T, function()
+    return chat_text():find('Edited the open file.', 1, true) ~= nil
+  end, 'the answer')
+  h.contains(chat_text(), '## You\n\nedit the open file', 'the question from the prompt buffer')
+  h.truthy(chat_text():find('\n%- ✓ Edit [^\n]*open%.txt %+1 −1'), 'the edit with its counts:\n' .. chat_text())
+  -- A command rewrites a file whose buffer has unsaved edits: they stay, and the user is told.
+  vim.cmd('silent only')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/dirty.txt'))
+  local dbuf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(dbuf, 0, -1, false, { 'my unsaved line' })
+  approval_key = 'a'
+  vim.cmd('Reprise ask overwrite the dirty file')
+  h.wait(T, function()
+    return chat_text():find('Overwrote it.', 1, true) ~= nil
+  end, 'the command to run')
+  h.eq(vim.fn.readfile(ws .. '/src/dirty.txt'), { 'agent' }, 'the file on disk')
+  h.eq(vim.api.nvim_buf_get_lines(dbuf, 0, -1, false), { 'my unsaved line' }, 'the unsaved edits kept')
+  h.truthy(vim.bo[dbuf].modified, 'still modified')
+  local warned = vim.tbl_filter(function(n)
+    return n.msg:find('dirty.txt changed on disk; your buffer has unsaved edits', 1, true) ~= nil
+  end, notes)
+  h.eq(#warned, 1, 'one warning')
+  h.eq(warned[1].level, vim.log.levels.WARN, 'level')
+  vim.cmd('silent only')
+  vim.api.nvim_buf_set_option(dbuf, 'modified', false)
 end)
 
 h.test('q closes the chat', function()
@@ -434,20 +493,20 @@ h.test('an MCP server from the settings: its tool asked for and answered, then :
     end
     return on_update(cid, params)
   end
-  answers['reprise.approval'] = 'Allow once'
-  local before = #asked
+  approval_key = 'a'
+  local before = #approval_asked
   vim.cmd('Reprise ask call the echo tool')
   local ok, err = pcall(h.wait, 30000, function()
     return chat_text():find('The echo tool answered: Echo: hi', 1, true) ~= nil
   end, 'the answer after the MCP tool call')
   chat.on_update = on_update
   assert(ok, tostring(err) .. '\n' .. chat_text())
-  h.eq(#asked, before + 1, 'vim.ui.select calls')
-  local q = asked[#asked]
-  h.eq(q.items, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
+  h.eq(#approval_asked, before + 1, 'approvals asked')
+  local q = approval_asked[#approval_asked]
+  h.eq(q.titles, { 'Allow once', 'Always allow', 'Reject' }, 'actions')
   local intro = 'Reprise wants to use a tool of an MCP server ('
-  h.eq(q.opts.prompt:sub(1, #intro), intro, 'prompt:\n' .. q.opts.prompt)
-  h.contains(q.opts.prompt, 'everything__echo', 'the tool named')
+  h.eq(q.message:sub(1, #intro), intro, 'message:\n' .. q.message)
+  h.contains(q.message, 'everything__echo', 'the tool named')
   h.eq(outputs, { 'Echo: hi' }, "the tool's result")
   local text = chat_text()
   h.truthy(text:find('## You\n\ncall the echo tool\n\n## Reprise\n\n%- ✓ [^\n]+\n'), 'the tool call done:\n' .. text)
@@ -527,10 +586,15 @@ h.test(':Reprise models picks the model of new sessions; a routed call is named 
   h.wait(T, function()
     return chat_text():find('The routed model answered.', 1, true) ~= nil and turn_ends() > before
   end, 'the routed answer')
-  local routed = vim.tbl_filter(function(n)
-    return n.msg:find('gemini-2.5-pro is retired: the API answered with gemini-3.8-flash', 1, true) ~= nil
-  end, notes)
-  h.eq(#routed, 1, 'one routing warning')
+  local function routed()
+    return vim.tbl_filter(function(n)
+      return n.msg:find('gemini-2.5-pro is retired: the API answered with gemini-3.8-flash', 1, true) ~= nil
+    end, notes)
+  end
+  h.wait(T, function()
+    return #routed() > 0
+  end, 'the routing warning')
+  h.eq(#routed(), 1, 'one routing warning')
 
   vim.cmd('Reprise context')
   h.wait(T, function()

@@ -86,14 +86,20 @@ h.test('context view rendering', function()
     largest = { { kind = 'file', label = 'read_file a.go', path = 'a.go', tokens = 1200, stale = true } },
   })
   local text = table.concat(lines, '\n')
-  h.contains(text, 'Context 42% · 10.1k/24k', 'header')
+  h.contains(text, 'Context · 42% · 10.1k/24k tokens', 'header')
+  h.contains(text, 'Compacts at 70%, blocks at 95% · 0 compactions · 0 checkpoints', 'plurals, never (s)')
+  local labels = { 'System prompt', 'Custom instructions', 'Tools', 'MCP tools', 'Messages', 'Free', 'Buffer' }
+  for _, label in ipairs(labels) do
+    h.truthy(text:find('\n  ' .. label .. ' +[%d.]+k? +[%d.]+%%'), 'VS Code\'s label ' .. label .. ':\n' .. text)
+  end
+  h.truthy(not text:find('(s)', 1, true), 'no (s):\n' .. text)
   h.contains(text, 'Messages', 'breakdown')
   h.contains(text, 'a.go (stale)', 'largest')
   local waiting = table.concat(require('reprise.context').render({
     percent = 75, used = 18000, size = 24000, compactAt = 0.7, blockAt = 0.95,
     compaction = { state = 'idle', count = 0, decision = 'past compactAt, waiting: clearing would not pay yet' },
   }), '\n')
-  h.contains(waiting, 'blocks at 95% · 0 checkpoint(s) · \npast compactAt, waiting: clearing would not pay yet\n',
+  h.contains(waiting, '0 compactions · 0 checkpoints\npast compactAt, waiting: clearing would not pay yet\n',
     'the decision')
   h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
 end)
@@ -113,7 +119,7 @@ h.test('costs as the server words them: unknown is never $0', function()
       unknown = true, text = 'unknown' } }, calls = 1,
   }), '\n')
   h.contains(text, 'gemini-9-x (answered by gemini-9-y)', 'the served model')
-  h.contains(text, '· 5 out · unknown · 0 turns · 1 model call', 'the cost unknown')
+  h.contains(text, '· 5 out · unknown · 0 turns · 1 model call · 0 re-reads', 'the cost unknown')
 end)
 
 h.test('models picker rows', function()
@@ -131,7 +137,8 @@ h.test('turns and model calls counted apart', function()
   local session = { sessionId = 's1', title = 'Read the notes', turns = 1, calls = 3, percent = 42.1, used = 10100,
     size = 24000, lastActivity = '2026-12-01T10:00:00Z', current = true }
   h.eq(require('reprise.actions').format_session(session),
-    '* Read the notes · 1 turn · 3 model calls · 42% 10.1k/24k · 2026-12-01T10:00:00Z', 'session picker row')
+    'Read the notes · 42% · 10.1k/24k · current — s1 · 1 turn · 3 model calls · 2026-12-01T10:00:00Z',
+    'session picker row, as VS Code\'s')
   local lines = require('reprise.context').render({
     percent = 42, used = 10100, size = 24000, source = 'usage', model = 'm', compactAt = 0.7, blockAt = 0.95,
     breakdown = {}, largest = {}, turns = 2, calls = 4,
@@ -217,6 +224,11 @@ h.test('chat rendering of every update kind', function()
     rawOutput = { output = 'x' } })
   up({ sessionUpdate = 'tool_call_update', toolCallId = 't2', title = 'Run rm -rf', status = 'completed',
     rawOutput = { output = 'refused by policy: rm -rf', refused = true } })
+  up({ sessionUpdate = 'tool_call', toolCallId = 't3', title = 'Edit a.txt', kind = 'edit', status = 'in_progress' })
+  up({ sessionUpdate = 'tool_call_update', toolCallId = 't3', title = 'Edit a.txt', kind = 'edit', status = 'completed',
+    rawOutput = { output = 'ok' }, content = { { type = 'diff', path = '/w/a.txt', oldText = 'a\nb\n',
+      newText = 'a\nB\nc\n' } } })
+  h.contains(h.text(chat.buf(id)), '- ✓ Edit a.txt +2 −1', 'an edit with its counts')
   up({ sessionUpdate = 'compaction', compaction = { state = 'running', trigger = 'auto' } })
   up({ sessionUpdate = 'compaction', compaction = { state = 'done', trigger = 'auto',
     checkpoint = { n = 2, title = 'Fix', tokensBefore = 3000, tokensAfter = 900 } } })
@@ -225,10 +237,10 @@ h.test('chat rendering of every update kind', function()
   text = h.text(chat.buf(id))
   h.contains(text, '## You\n\nwhy?\n\n## Reprise\n\n> thinking\n> more\n\nBecause.\n\n', 'thought, then the answer')
   h.contains(text, '- ✗ Run make\n- ⊘ Run rm -rf (refused)\n', 'tool statuses updated in place')
-  h.contains(text, '> ⟳ compacting the context (auto)…', 'compaction running')
-  h.contains(text, '> ✂ compacted (auto): checkpoint 2 «Fix», 3k → 900 tokens', 'compaction done')
-  h.contains(text, '> ↻ retrying (attempt 1): 503 — the text above is discarded', 'retry')
-  h.contains(text, '> ✗ boom\n_error · 4 model calls_', 'turn end with an error')
+  h.contains(text, '> ⟳ Compacting the context…', 'compaction running')
+  h.contains(text, '> ✂ Context compacted (auto): 3k → 900 tokens · Checkpoint 2: Fix', 'compaction done')
+  h.contains(text, '> ↻ Retrying (attempt 1): 503 — the text above is discarded', 'retry')
+  h.contains(text, '> ⚠ Stopped: error — boom\n_4 model calls_', 'turn end with an error')
   up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'other' } })
   chat.on_update(id, { sessionId = 's2', update = { sessionUpdate = 'agent_message_chunk',
     content = { type = 'text', text = 'x' } } })
@@ -251,63 +263,153 @@ h.test('chat history of a resumed session', function()
   h.contains(text, '## You\n\nwhat is in a.txt?', 'the question')
   h.contains(text, '- ✓ Read a.txt', 'the tool call')
   h.contains(text, 'It says alpha.', 'the answer')
-  h.contains(text, 'checkpoint 1 «Read a»', 'the compaction')
+  h.contains(text, 'Context compacted · Checkpoint 1: Read a', 'the compaction')
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
-h.test('approval handler answers', function()
+h.test('approval: a floating window until answered, and the statusline waits', function()
   local approvals = require('reprise.approvals')
+  local status = require('reprise.status')
   local params = { type = 2, message = 'run?\necho hi',
     actions = { { title = 'Allow once' }, { title = 'Always allow' }, { title = 'Reject' } } }
-  local select, confirm = vim.ui.select, vim.fn.confirm
+  local read_key = approvals.read_key
+  local seen = {}
   local ok, err = pcall(function()
-    vim.ui.select = function(items, _, cb)
-      cb(items[2])
+    local keys = { 'x', 'L' } -- an unknown key is ignored; keys are case-insensitive
+    approvals.read_key = function()
+      local p = approvals.pending()
+      table.insert(seen, {
+        text = h.text(p.buf),
+        float = vim.api.nvim_win_get_config(p.win).relative ~= '',
+        statusline = status.statusline(nil, nil),
+      })
+      if #seen == 1 then
+        vim.api.nvim_win_close(p.win, true) -- closed unanswered: it opens again
+      end
+      return table.remove(keys, 1)
     end
-    h.eq(approvals.handler(nil, params), { title = 'Always allow' }, 'synchronous select')
-    vim.ui.select = function(_, _, cb)
-      cb(nil)
+    h.eq(approvals.handler(nil, params), { title = 'Always allow' }, 'answered by its key')
+    h.eq(#seen, 2, 'keys read')
+    h.truthy(seen[1].float, 'a floating window')
+    h.contains(seen[1].text, '  run?\n  echo hi\n', 'the message whole')
+    h.contains(seen[1].text, '[a or 1] Allow once\n  [l or 2] Always allow\n  [r or 3] Reject', 'the actions and keys')
+    h.eq(seen[1].statusline, 'waiting for your approval', 'statusline while it waits')
+    h.eq(status.statusline(nil, nil), '', 'statusline once answered')
+    h.eq(approvals.pending(), nil, 'nothing pending')
+    h.eq(#vim.tbl_filter(function(w)
+      return vim.api.nvim_win_get_config(w).relative ~= ''
+    end, vim.api.nvim_list_wins()), 0, 'the window closed')
+    approvals.read_key = function()
+      return '\3'
     end
-    h.eq(approvals.handler(nil, params), vim.NIL, 'dismissed')
-    -- A picker that answers later: confirm() asks instead, its late answer is ignored.
-    local late
-    vim.ui.select = function(_, _, cb)
-      late = cb
+    h.eq(approvals.handler(nil, params), vim.NIL, '<C-c> rejects')
+    approvals.read_key = function()
+      return '3'
     end
-    vim.fn.confirm = function(_, buttons)
-      h.eq(buttons, '&Allow once\nA&lways allow\n&Reject', 'buttons')
-      return 1
-    end
-    h.eq(approvals.handler(nil, params), { title = 'Allow once' }, 'confirm fallback')
-    late('Reject')
+    h.eq(approvals.handler(nil, params), { title = 'Reject' }, 'answered by its number')
   end)
-  vim.ui.select, vim.fn.confirm = select, confirm
+  approvals.read_key = read_key
   assert(ok, err)
 end)
 
-h.test("approval handler: the MCP questions, their actions and the message whole", function()
+h.test('approval: a question asked while another waits is shown once that one is answered', function()
   local approvals = require('reprise.approvals')
-  local select = vim.ui.select
-  local seen
-  local ok, err = pcall(function()
-    vim.ui.select = function(items, opts, cb)
-      seen = { items = items, prompt = opts.prompt }
-      cb(items[1])
-    end
-    local start = { type = 2, message = 'The workspace\'s .vscode/mcp.json declares the MCP server "x": stdio node '
-      .. 'x.js. It would run with your rights. Start it? (Asked again if its command changes.)',
-      actions = { { title = 'Start it' }, { title = 'Do not start' } } }
-    h.eq(approvals.handler(nil, start), { title = 'Start it' }, 'start')
-    h.eq(seen.items, { 'Start it', 'Do not start' }, 'the server\'s actions')
-    h.eq(seen.prompt, start.message, 'the message whole')
-    local tool = { type = 2, message = 'Reprise wants to use a tool of an MCP server (everything):\n'
-      .. 'everything__echo {"message":"hi"}\n"Always allow" remembers: everything__echo',
-      actions = { { title = 'Allow once' }, { title = 'Always allow' }, { title = 'Reject' } } }
-    h.eq(approvals.handler(nil, tool), { title = 'Allow once' }, 'tool call')
-    h.eq(seen.prompt, tool.message, 'the message whole')
-    h.eq(approvals.buttons({ 'Start it', 'Do not start' }), '&Start it\n&Do not start', 'buttons')
+  local got = {}
+  approvals.show('first?', { 'Allow once', 'Reject' }, function(c)
+    table.insert(got, 'first: ' .. tostring(c))
   end)
-  vim.ui.select = select
+  approvals.show('second?', { 'Allow once', 'Reject' }, function(c)
+    table.insert(got, 'second: ' .. tostring(c))
+  end)
+  h.eq(approvals.pending().message, 'first?', 'the first on screen')
+  approvals.answer('Allow once')
+  h.eq(approvals.pending().message, 'second?', 'then the second')
+  approvals.answer(nil)
+  h.eq(got, { 'first: Allow once', 'second: nil' }, 'each answered once')
+  h.eq(approvals.pending(), nil, 'nothing left')
+end)
+
+h.test('approval: the MCP questions, their actions and keys', function()
+  local approvals = require('reprise.approvals')
+  h.eq(approvals.buttons({ 'Allow once', 'Always allow', 'Reject' }), '&Allow once\nA&lways allow\n&Reject', 'buttons')
+  h.eq(approvals.buttons({ 'Start it', 'Do not start' }), '&Start it\n&Do not start', 'buttons')
+  local lines = approvals.render('The workspace\'s .vscode/mcp.json declares the MCP server "x". Start it?',
+    { 'Start it', 'Do not start' })
+  h.contains(table.concat(lines, '\n'), '[s or 1] Start it\n  [d or 2] Do not start', 'the server\'s actions')
+end)
+
+h.test('prompt buffer: <CR> sends what it holds through the ask path', function()
+  local chat = require('reprise.chat')
+  local actions = require('reprise.actions')
+  local ask, sent = actions.ask, {}
+  local ok, err = pcall(function()
+    actions.ask = function(text)
+      table.insert(sent, text)
+    end
+    local id = 9997
+    local win = chat.open(id, '/w')
+    local prompt = h.truthy(chat.prompt(id), 'a prompt buffer')
+    local pwin = vim.fn.bufwinid(prompt)
+    h.truthy(pwin ~= -1, 'shown under the chat')
+    h.eq(vim.fn.win_screenpos(pwin)[2], vim.fn.win_screenpos(win)[2], 'in the chat\'s column')
+    h.eq(vim.wo[pwin].statusline, chat.prompt_hint, 'the keys shown')
+    vim.api.nvim_set_current_win(pwin)
+    vim.api.nvim_buf_set_lines(prompt, 0, -1, false, { 'what does', 'this do?' })
+    vim.cmd('execute "normal \\<CR>"')
+    h.eq(sent, { 'what does\nthis do?' }, 'sent by <CR>')
+    h.eq(vim.api.nvim_buf_get_lines(prompt, 0, -1, false), { '' }, 'emptied')
+    vim.cmd('execute "normal \\<CR>"')
+    h.eq(#sent, 1, 'nothing sent when empty')
+    vim.cmd('silent only')
+    vim.cmd('bwipeout! ' .. chat.buf(id) .. ' ' .. prompt)
+  end)
+  actions.ask = ask
+  assert(ok, err)
+end)
+
+h.test('buffers the agent changed are reloaded; unsaved edits are kept with a warning', function()
+  local buffers = require('reprise.buffers')
+  local dir = vim.fn.tempname()
+  vim.fn.mkdir(dir, 'p')
+  local clean, dirty = dir .. '/clean.txt', dir .. '/dirty.txt'
+  vim.fn.writefile({ 'old' }, clean)
+  vim.fn.writefile({ 'old' }, dirty)
+  vim.cmd('edit ' .. vim.fn.fnameescape(clean))
+  local cbuf = vim.api.nvim_get_current_buf()
+  vim.cmd('split ' .. vim.fn.fnameescape(dirty))
+  local dbuf = vim.api.nvim_get_current_buf()
+  vim.api.nvim_buf_set_lines(dbuf, 0, -1, false, { 'mine' })
+  vim.fn.writefile({ 'new from the agent' }, clean)
+  vim.fn.writefile({ 'new from the agent' }, dirty)
+  local notify, notes = vim.notify, {}
+  vim.notify = function(msg, level)
+    table.insert(notes, { msg = msg, level = level })
+  end
+  local ok, err = pcall(function()
+    local u = { sessionUpdate = 'tool_call_update', toolCallId = 't', kind = 'edit', status = 'completed',
+      content = { { type = 'diff', path = clean, oldText = 'old\n', newText = 'new from the agent\n' },
+        { type = 'diff', path = dirty, oldText = 'old\n', newText = 'new from the agent\n' } } }
+    buffers.on_update(dir, u)
+    h.eq(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false), { 'new from the agent' }, 'the clean buffer reloaded')
+    h.eq(vim.bo[cbuf].modified, false, 'and not modified')
+    h.eq(vim.api.nvim_buf_get_lines(dbuf, 0, -1, false), { 'mine' }, 'the unsaved edits kept')
+    h.eq(#notes, 1, 'one warning')
+    h.eq(notes[1].level, vim.log.levels.WARN, 'a warning')
+    h.contains(notes[1].msg, 'dirty.txt was changed by the agent; your buffer has unsaved edits', 'the warning')
+    -- A command changed the files: the buffers under the workspace are checked against the disk.
+    vim.fn.writefile({ 'from a command', 'two lines' }, clean)
+    vim.fn.writefile({ 'from a command', 'two lines' }, dirty)
+    buffers.on_update(dir, { sessionUpdate = 'tool_call_update', toolCallId = 'c', kind = 'execute',
+      status = 'completed' })
+    h.eq(vim.api.nvim_buf_get_lines(cbuf, 0, -1, false), { 'from a command', 'two lines' }, 'reloaded after a command')
+    h.eq(vim.api.nvim_buf_get_lines(dbuf, 0, -1, false), { 'mine' }, 'still the unsaved edits')
+    h.eq(#notes, 2, 'warned again')
+    h.contains(notes[2].msg, 'dirty.txt changed on disk; your buffer has unsaved edits', 'the second warning')
+  end)
+  vim.notify = notify
+  vim.cmd('silent only')
+  vim.cmd('bwipeout! ' .. cbuf .. ' ' .. dbuf)
+  vim.fn.delete(dir, 'rf')
   assert(ok, err)
 end)
 

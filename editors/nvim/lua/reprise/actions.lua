@@ -1,5 +1,6 @@
 -- What the :Reprise subcommands do: each runs a server command on the current buffer's client
 -- and shows the result with the feature modules.
+local buffers = require('reprise.buffers')
 local changes = require('reprise.changes')
 local chat = require('reprise.chat')
 local checkpoints = require('reprise.checkpoints')
@@ -92,11 +93,16 @@ function M.ask(text)
   end)
 end
 
---- Opens the chat of the current buffer's client.
+--- Opens the chat of the current buffer's client, the cursor in its prompt buffer.
 function M.chat()
   local id, st = with_client()
   if id then
     chat.open(id, st.root)
+    local prompt = chat.prompt(id)
+    local win = prompt and vim.fn.bufwinid(prompt) or -1
+    if win ~= -1 then
+      vim.api.nvim_set_current_win(win)
+    end
   end
 end
 
@@ -181,10 +187,11 @@ end
 ---@param s table one entry of reprise.sessions
 ---@return string
 function M.format_session(s)
-  local title = s.title ~= '' and s.title or s.sessionId
-  return string.format('%s%s · %s · %d%% %s/%s · %s%s', s.current and '* ' or '', title,
-    util.turns_and_calls(s.turns, s.calls), math.floor((s.percent or 0) + 0.5), util.kilo(s.used), util.kilo(s.size),
-    s.lastActivity or '', s.running and ' (running)' or '')
+  -- VS Code's picker row: the title; how full, current, running; the id, turns, model calls, activity.
+  local title = (s.title and s.title ~= '') and s.title or s.sessionId
+  return string.format('%s · %d%% · %s/%s%s%s — %s · %s · %s', title, math.floor((s.percent or 0) + 0.5),
+    util.kilo(s.used), util.kilo(s.size), s.current and ' · current' or '', s.running and ' · running' or '',
+    s.sessionId, util.turns_and_calls(s.turns, s.calls), s.lastActivity or '')
 end
 
 --- Resumes a session; without an id, lists them.
@@ -307,23 +314,6 @@ function M.diff(path)
   end)
 end
 
--- Reloads the buffers of the given absolute paths from disk (not one with unsaved changes).
-local function reload(paths)
-  for _, p in ipairs(paths) do
-    local buf = vim.fn.bufnr(p)
-    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
-      if vim.bo[buf].modified then
-        -- Never drop the user's unsaved text: they choose with :edit! or :w.
-        util.notify(p .. ' was restored on disk; its buffer has unsaved changes, not reloaded', levels.WARN)
-      else
-        vim.api.nvim_buf_call(buf, function()
-          vim.cmd('silent edit!')
-        end)
-      end
-    end
-  end
-end
-
 --- Undoes the agent's changes to one file since the session began (reprise.restore with paths);
 --- a file the user changed since is refused, with the server's reason.
 ---@param path string|nil the current buffer's file by default
@@ -341,7 +331,7 @@ function M.undo(path)
     for _, p in ipairs(restored) do
       table.insert(full, vim.fn.fnamemodify(p:sub(1, 1) == '/' and p or (st.root .. '/' .. p), ':p'))
     end
-    reload(full)
+    buffers.reload(full, 'was restored on disk')
     for _, r in ipairs(res and res.refused or {}) do
       util.notify(string.format('undo refused for %s: %s', r.path, r.reason), levels.WARN)
     end

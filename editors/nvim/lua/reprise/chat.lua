@@ -114,7 +114,49 @@ function M.get(id, root)
   return chat
 end
 
---- Shows the chat of a client in a split (or focuses it when already visible).
+M.prompt_hint = 'Ask Reprise · <CR> sends (normal mode), <C-s> from insert mode'
+
+--- Sends what the prompt buffer holds through the same path as :Reprise ask, and empties it.
+---@param buf integer the prompt buffer
+---@return string|nil the text sent
+function M.submit(buf)
+  local text = vim.trim(table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n'))
+  if text == '' then
+    return nil
+  end
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, {})
+  vim.bo[buf].modified = false
+  require('reprise.actions').ask(text)
+  return text
+end
+
+-- The prompt buffer of a chat: a scratch buffer under it where the question is typed.
+local function prompt_buf(id, chat)
+  if chat.prompt and vim.api.nvim_buf_is_valid(chat.prompt) then
+    return chat.prompt
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].filetype = 'markdown'
+  pcall(vim.api.nvim_buf_set_name, buf, 'reprise://prompt/' .. tostring(id))
+  vim.b[buf].reprise_client = id
+  vim.b[buf].reprise_prompt = true
+  local function send()
+    vim.cmd('stopinsert')
+    M.submit(buf)
+  end
+  vim.keymap.set('n', '<CR>', send, { buffer = buf, silent = true, desc = 'Send the question to Reprise' })
+  vim.keymap.set({ 'n', 'i' }, '<C-s>', send, { buffer = buf, silent = true, desc = 'Send the question to Reprise' })
+  vim.keymap.set('n', 'q', '<cmd>close<cr>',
+    { buffer = buf, silent = true, nowait = true, desc = 'Close the Reprise prompt' })
+  chat.prompt = buf
+  return buf
+end
+
+--- Shows the chat of a client in a split (or focuses it when already visible), with its prompt
+--- buffer under it (chat.prompt).
 ---@param id integer client id
 ---@param root string|nil
 ---@return integer win
@@ -135,8 +177,29 @@ function M.open(id, root)
   vim.wo[win].wrap = true
   vim.wo[win].linebreak = true
   vim.wo[win].number = false
+  if o.prompt then
+    local buf = prompt_buf(id, chat)
+    if vim.fn.bufwinid(buf) == -1 then
+      vim.cmd('belowright ' .. (o.prompt_height or 5) .. 'split')
+      local pwin = vim.api.nvim_get_current_win()
+      vim.api.nvim_win_set_buf(pwin, buf)
+      vim.wo[pwin].wrap = true
+      vim.wo[pwin].number = false
+      vim.wo[pwin].winfixheight = true
+      vim.wo[pwin].statusline = M.prompt_hint
+      vim.api.nvim_set_current_win(win)
+    end
+  end
   follow(chat.buf)
   return win
+end
+
+--- The prompt buffer of a client's chat, if it exists.
+---@param id integer
+---@return integer|nil bufnr
+function M.prompt(id)
+  local chat = chats[id]
+  return valid(chat) and chat.prompt and vim.api.nvim_buf_is_valid(chat.prompt) and chat.prompt or nil
 end
 
 --- Adds the user's question; a header first when it goes to another session than the last shown.
@@ -166,13 +229,35 @@ function M.note(id, text)
   append(M.get(id), lines)
 end
 
+-- The +added −removed counts of an edit's diff content, as VS Code shows them beside the title.
+local function diff_counts(u)
+  for _, c in ipairs(type(u.content) == 'table' and u.content or {}) do
+    if type(c) == 'table' and c.type == 'diff' and type(c.newText) == 'string' then
+      local old = type(c.oldText) == 'string' and c.oldText or ''
+      local added, removed = 0, 0
+      local ok, hunks = pcall(vim.diff, old, c.newText, { result_type = 'indices' })
+      if not ok or type(hunks) ~= 'table' then
+        return ''
+      end
+      for _, hk in ipairs(hunks) do
+        removed, added = removed + hk[2], added + hk[4]
+      end
+      return string.format(' +%d −%d', added, removed)
+    end
+  end
+  return ''
+end
+
 local function tool_line(u, status)
   local line = string.format('- %s %s', M.status_icon[status] or status, u.title or u.kind or 'tool')
   local out = u.rawOutput
   if out and out.refused then
     line = line .. ' (refused)'
-  elseif out and out.savedPath and out.savedPath ~= '' then
-    line = line .. ' → ' .. out.savedPath
+  else
+    line = line .. diff_counts(u)
+    if out and out.savedPath and out.savedPath ~= '' then
+      line = line .. ' · whole output: ' .. out.savedPath
+    end
   end
   return line
 end
@@ -200,30 +285,33 @@ local function on_tool(chat, session, u)
   chat.last_tool = true
 end
 
+-- The markers read as VS Code's chat words them (editors/vscode/src/chat/render.ts).
 local function on_compaction(chat, c)
-  local what = c.trigger == protocol.trigger.manual and protocol.trigger.manual or protocol.trigger.auto
   if c.state == C.running or c.state == C.blocking then
-    append(chat, { string.format('> ⟳ compacting the context (%s%s)…', what,
-      c.state == C.blocking and ', the agent waits' or '') })
+    append(chat, { string.format('> ⟳ Compacting the context%s…',
+      c.state == C.blocking and ' (the agent waits)' or '') })
   elseif c.state == C.done and c.checkpoint then
     local cp = c.checkpoint
-    append(chat, { string.format('> ✂ compacted (%s): checkpoint %d «%s», %s → %s tokens', what, cp.n, cp.title or '',
-      util.kilo(cp.tokensBefore), util.kilo(cp.tokensAfter)) })
+    local trigger = c.trigger and c.trigger ~= '' and string.format(' (%s)', c.trigger) or ''
+    local counts = ((cp.tokensBefore or 0) > 0 or (cp.tokensAfter or 0) > 0)
+      and string.format(': %s → %s tokens', util.kilo(cp.tokensBefore), util.kilo(cp.tokensAfter)) or ''
+    append(chat, { string.format('> ✂ Context compacted%s%s · Checkpoint %d: %s', trigger, counts, cp.n or 0,
+      cp.title or '') })
   else
-    append(chat, { string.format('> compaction %s (%s)%s', c.state or '?', what, c.note and (': ' .. c.note) or '') })
+    append(chat, { string.format('> Compaction %s%s', c.state or '?', c.note and (': ' .. c.note) or '') })
   end
 end
 
 local function on_turn_end(chat, u)
   local calls = u.turn and u.turn.calls
-  local line = string.format('_%s%s_', u.stopReason or 'ended',
-    calls and string.format(' · %d model calls', calls) or '')
-  local lines = { line }
-  if u.error and u.error ~= '' then
-    table.insert(lines, 1, '> ✗ ' .. u.error)
-  elseif u.stopReason and u.stopReason ~= protocol.stop.end_turn then
-    table.insert(lines, 1, '> ⚠ the turn stopped: ' .. u.stopReason)
+  local lines = {}
+  if u.stopReason and u.stopReason ~= protocol.stop.end_turn then
+    table.insert(lines, string.format('> ⚠ Stopped: %s%s', (u.stopReason:gsub('_', ' ')),
+      (u.error and u.error ~= '') and (' — ' .. u.error) or ''))
+  elseif u.error and u.error ~= '' then
+    table.insert(lines, '> ✗ ' .. u.error)
   end
+  table.insert(lines, calls and string.format('_%d model call%s_', calls, calls == 1 and '' or 's') or '_done_')
   append(chat, lines)
 end
 
@@ -250,7 +338,7 @@ function M.on_update(id, params)
   elseif kind == U.compaction and u.compaction then
     on_compaction(chat, u.compaction)
   elseif kind == U.retry and u.retry then
-    append(chat, { string.format('> ↻ retrying (attempt %s): %s%s', tostring(u.retry.attempt), u.retry.error or '',
+    append(chat, { string.format('> ↻ Retrying (attempt %s): %s%s', tostring(u.retry.attempt), u.retry.error or '',
       u.retry.discard and ' — the text above is discarded' or '') })
   elseif kind == U.turn_end then
     on_turn_end(chat, u)
@@ -282,7 +370,7 @@ function M.history(id, session, entries)
       } })
     elseif e.kind == E.compaction then
       M.on_update(id, { sessionId = session, update = { sessionUpdate = U.compaction, compaction = {
-        state = C.done, trigger = protocol.trigger.auto, checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
+        state = C.done, checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
       } } })
     end
   end

@@ -8,6 +8,8 @@ local M = {}
 ---@field split string command that opens the chat window ('botright vsplit', 'split', …)
 ---@field width integer|nil width of a vertical split
 ---@field open_on_ask boolean show the chat when a question is asked
+---@field prompt boolean a prompt buffer under the chat: type there, <CR> (normal mode) or <C-s> sends
+---@field prompt_height integer height of the prompt window
 
 ---@class RepriseOptions
 ---@field cmd string[] the server command
@@ -28,7 +30,7 @@ M.defaults = {
   settings = {},
   root_markers = { '.git', 'AGENTS.md', 'GEMINI.md', '.hg' },
   root_dir = nil,
-  chat = { split = 'botright vsplit', width = 80, open_on_ask = true },
+  chat = { split = 'botright vsplit', width = 80, open_on_ask = true, prompt = true, prompt_height = 5 },
   attach = true,
 }
 

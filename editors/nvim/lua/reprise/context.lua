@@ -1,18 +1,25 @@
 -- :Reprise context — the /context view (reprise.context) in a floating window: usage, the
--- breakdown by category (the MCP servers' shares under MCP tools), and the largest items in the messages.
+-- breakdown by category (the MCP servers' shares under MCP tools), and the largest items in the
+-- messages. The labels are VS Code's context view's (editors/vscode/src/contextHtml.ts, meter.ts).
 local util = require('reprise.util')
 
 local M = {}
 
-local categories = {
+-- VS Code's breakdownLabels, in its order.
+M.categories = {
   { 'systemPrompt', 'System prompt' },
   { 'customInstructions', 'Custom instructions' },
-  { 'tools', 'System tools' },
+  { 'tools', 'Tools' },
   { 'mcpTools', 'MCP tools' },
   { 'messages', 'Messages' },
-  { 'free', 'Free space' },
-  { 'buffer', 'Reserved buffer' },
+  { 'free', 'Free' },
+  { 'buffer', 'Buffer' },
 }
+
+local function count(n, noun)
+  n = n or 0
+  return string.format('%d %s%s', n, noun, n == 1 and '' or 's')
+end
 
 local function bar(n, size, width)
   if not size or size <= 0 then
@@ -45,13 +52,27 @@ end
 ---@param r table the result of reprise.context
 ---@return string[]
 function M.render(r)
+  local model = r.model or ''
+  if r.servedModel and r.servedModel ~= '' and r.servedModel ~= r.model then
+    model = string.format('%s (answered by %s)', model, r.servedModel)
+  end
+  local sub = { model }
+  if r.sessionId and r.sessionId ~= '' then
+    table.insert(sub, 'session ' .. r.sessionId)
+  end
+  if r.status and r.status ~= '' then
+    table.insert(sub, r.status)
+  end
+  if r.source == 'estimate' then
+    table.insert(sub, 'estimated')
+  end
   local lines = {
-    string.format('Context %d%% · %s/%s tokens (%s) · %s', math.floor((r.percent or 0) + 0.5), util.kilo(r.used),
-      util.kilo(r.size), r.source or '?', (r.servedModel and r.servedModel ~= '' and r.servedModel ~= r.model)
-        and string.format('%s (answered by %s)', r.model or '', r.servedModel) or (r.model or '')),
-    string.format('Compacts at %d%%, blocks at %d%% · %d checkpoint(s) · %s',
-      math.floor((r.compactAt or 0) * 100 + 0.5),
-      math.floor((r.blockAt or 0) * 100 + 0.5), r.checkpoints or 0, r.status or ''),
+    string.format('Context · %d%% · %s/%s tokens', math.floor((r.percent or 0) + 0.5), util.kilo(r.used),
+      util.kilo(r.size)),
+    table.concat(sub, ' · '),
+    string.format('Compacts at %d%%, blocks at %d%% · %s · %s',
+      math.floor((r.compactAt or 0) * 100 + 0.5), math.floor((r.blockAt or 0) * 100 + 0.5),
+      count(r.compaction and r.compaction.count, 'compaction'), count(r.checkpoints, 'checkpoint')),
   }
   local decision = type(r.compaction) == 'table' and r.compaction.decision
   if type(decision) == 'string' and decision ~= '' then
@@ -59,18 +80,28 @@ function M.render(r)
   end
   vim.list_extend(lines, { '', 'Breakdown' })
   local b = r.breakdown or {}
-  for _, c in ipairs(categories) do
+  for _, c in ipairs(M.categories) do
     local n = b[c[1]] or 0
-    table.insert(lines, string.format('  %-20s %7s  %s', c[2], util.kilo(n), bar(n, r.size, 30)))
+    local pct = (r.size and r.size > 0) and 100 * n / r.size or 0
+    table.insert(lines, string.format('  %-20s %7s %5.1f%%  %s', c[2], util.kilo(n), pct, bar(n, r.size, 30)))
     if c[1] == 'mcpTools' then
       vim.list_extend(lines, M.mcp_rows(r.mcp))
     end
+  end
+  local t = r.totals
+  if t then
+    table.insert(lines, '')
+    local cached = (t.cachedTokens or 0) > 0 and string.format(' (%s cached)', util.kilo(t.cachedTokens)) or ''
+    local thinking = (t.thoughtTokens or 0) > 0 and string.format(' (%s thinking)', util.kilo(t.thoughtTokens)) or ''
+    table.insert(lines, string.format('Session: %s in%s · %s out%s · %s · %s · %s',
+      util.kilo(t.inputTokens), cached, util.kilo(t.outputTokens), thinking, util.cost(t.cost),
+      util.turns_and_calls(r.turns, r.calls), count(r.rereads, 're-read')))
   end
   table.insert(lines, '')
   table.insert(lines, 'Largest items')
   local largest = r.largest or {}
   if #largest == 0 then
-    table.insert(lines, '  (none)')
+    table.insert(lines, '  None yet.')
   end
   for i, item in ipairs(largest) do
     if i > 10 then
@@ -79,13 +110,6 @@ function M.render(r)
     local label = item.path and item.path ~= '' and item.path or item.label or ''
     table.insert(lines, string.format('  %7s  %-8s %s%s', util.kilo(item.tokens or 0), item.kind or '', label,
       item.stale and ' (stale)' or ''))
-  end
-  local t = r.totals
-  if t then
-    table.insert(lines, '')
-    table.insert(lines, string.format('Session: %s in (%s cached) · %s out · %s · %s',
-      util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens), util.cost(t.cost),
-      util.turns_and_calls(r.turns, r.calls)))
   end
   return lines
 end

@@ -25,6 +25,8 @@ local function install_handlers()
       status.set_compacting(params.sessionId, s == protocol.compaction.running or s == protocol.compaction.blocking)
     end
     chat.on_update(ctx.client_id, params)
+    local st = client.state(ctx.client_id)
+    require('reprise.buffers').on_update(st and st.root, u)
   end
   client.handlers['window/showMessageRequest'] = require('reprise.approvals').handler
   -- The server's once-per-session warnings (a routed or retired model, a cap it cannot enforce)

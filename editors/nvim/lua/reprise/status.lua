@@ -10,6 +10,10 @@ local usage = {}
 local compacting = {}
 -- last session updated per client, for the statusline when no session is current yet.
 local last = {}
+-- waiting is true while an approval is asked (approvals.lua): the agent waits for the user.
+local waiting = false
+
+M.waiting_text = 'waiting for your approval'
 
 M.compaction_mark = '⟳'
 
@@ -62,6 +66,20 @@ function M.set_compacting(session, running)
   end
 end
 
+--- Marks an approval asked or answered: the statusline says the agent waits for the user.
+---@param on boolean
+function M.set_waiting(on)
+  waiting = on and true or false
+  pcall(vim.api.nvim_exec_autocmds, 'User', { pattern = 'RepriseApproval', modeline = false })
+  pcall(vim.cmd, 'redrawstatus')
+end
+
+--- Whether an approval is waiting for the user.
+---@return boolean
+function M.is_waiting()
+  return waiting
+end
+
 --- The last session a client reported usage for.
 ---@param client_id integer
 ---@return string|nil
@@ -78,16 +96,18 @@ function M.get(client_id, session)
   return session and usage[session] or nil
 end
 
---- The statusline text for a client's session ('' before the first update).
+--- The statusline text for a client's session ('' before the first update), led by "waiting for
+--- your approval" while an approval is asked.
 ---@param client_id integer|nil
 ---@param session string|nil
 ---@return string
 function M.statusline(client_id, session)
   session = session or (client_id and last[client_id])
-  if not session then
-    return ''
+  local s = session and M.render(usage[session], compacting[session]) or ''
+  if waiting then
+    s = s == '' and M.waiting_text or (M.waiting_text .. ' · ' .. s)
   end
-  return M.render(usage[session], compacting[session])
+  return s
 end
 
 return M

@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+)
+
+// TestHelp: -h and --help print the command's usage on stdout and exit 0, on every command; bench
+// does not run the benchmark.
+func TestHelp(t *testing.T) {
+	for _, cmd := range []string{"run", "serve", "acp", "demo", "bench", "sessions", "models", "version"} {
+		for _, flag := range []string{"-h", "--help"} {
+			t.Run(cmd+" "+flag, func(t *testing.T) {
+				start := time.Now()
+				code, out, errOut := runMain(t, []string{cmd, flag}, env(nil))
+				if code != 0 || errOut != "" {
+					t.Errorf("exit %d, stderr %q; want 0 and nothing", code, errOut)
+				}
+				if !strings.HasPrefix(out, "Usage: reprise "+cmd) && !strings.HasPrefix(out, "Usage of reprise "+cmd) {
+					t.Errorf("stdout does not start with the usage:\n%s", out)
+				}
+				if strings.Contains(out, "measure") || time.Since(start) > 10*time.Second {
+					t.Errorf("%s %s did the work instead of printing its usage:\n%s", cmd, flag, out)
+				}
+			})
+		}
+	}
+	// A mistake is still one: usage on stderr, exit 2.
+	code, out, errOut := runMain(t, []string{"serve", "--frobnicate"}, env(nil))
+	if code != 2 || out != "" || !strings.Contains(errOut, "Usage: reprise serve") {
+		t.Errorf("serve --frobnicate: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, out, errOut)
+	}
+}
+
+// TestFlagNamesInErrors: a setting given on the command line is named in its error as the flag the
+// user typed, not as the policy's field.
+func TestFlagNamesInErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--budget", "-5", "x"}, "--budget -5, want at least 1000"},
+		{[]string{"run", "--compact-at", "1.5", "x"}, "--compact-at 1.5, want between 0 and 1"},
+		{[]string{"run", "--block-at", "0.5", "x"}, "--block-at 0.5, want above --compact-at"},
+		{[]string{"run", "--keep-recent", "0", "x"}, "--keep-recent 0"},
+		{[]string{"run", "--max-cost", "-1", "x"}, "--max-cost -1"},
+		{[]string{"acp", "--budget", "-5"}, "--budget -5"},
+	}
+	fields := regexp.MustCompile(`contextBudget|compactAt|blockAt|keepRecentTurns|maxCostUSD|sessionTokenCap|toolOutputMaxChars`)
+	for _, tt := range tests {
+		code, _, errOut := runMain(t, tt.args, env(nil))
+		if code != 2 || !strings.Contains(errOut, tt.want) || fields.MatchString(errOut) {
+			t.Errorf("%v: exit %d, %q; want 2 and %q, no internal name", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+func TestShortError(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{
+			`model unavailable after 5 attempts: doRequest: error sending request: Post "http://127.0.0.1:9/v1beta/models/gemini-3.8-flash:streamGenerateContent?alt=sse": dial tcp 127.0.0.1:9: connect: connection refused`,
+			"model unavailable after 5 attempts: cannot reach 127.0.0.1:9 (connection refused)",
+		},
+		{
+			`doRequest: error sending request: Get "https://nowhere.invalid/v1beta/models/m": dial tcp: lookup nowhere.invalid on 127.0.0.53:53: no such host`,
+			"cannot find the host nowhere.invalid (no such host)",
+		},
+		{
+			`doRequest: error sending request: Post "http://10.0.0.1:80/x": dial tcp 10.0.0.1:80: i/o timeout`,
+			"cannot reach 10.0.0.1:80 (i/o timeout)",
+		},
+		{"Error 503, Message: model overloaded, Status: UNAVAILABLE", "Error 503, Message: model overloaded, Status: UNAVAILABLE"},
+		{"first\nsecond", "first …"},
+	}
+	var got, want []string
+	for _, tt := range tests {
+		got = append(got, shortError(tt.in))
+		want = append(want, tt.want)
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("short errors (-got +want):\n%s", diff)
+	}
+}
+
+// TestRetryLines: each failed attempt is one short line under the run's table.
+func TestRetryLines(t *testing.T) {
+	var out bytes.Buffer
+	tb := newTable(&out, false)
+	refused := `doRequest: error sending request: Post "http://127.0.0.1:9/v1beta/models/m:streamGenerateContent?alt=sse": dial tcp 127.0.0.1:9: connect: connection refused`
+	for n := 2; n <= 3; n++ {
+		tb.handle(agent.Event{Type: agent.EventRetry, Retry: &agent.RetryEvent{Attempt: n, Delay: time.Duration(n) * 600 * time.Millisecond, Err: refused}})
+	}
+	tb.handle(agent.Event{Type: agent.EventTurnEnd, End: &agent.TurnEnd{StopReason: agent.StopError}})
+	got := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")[1:]
+	want := []string{
+		"      ↳ attempt 1 failed: cannot reach 127.0.0.1:9 (connection refused); retrying in 1.2s",
+		"      ↳ attempt 2 failed: cannot reach 127.0.0.1:9 (connection refused); retrying in 1.8s",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("retry lines (-got +want):\n%s", diff)
+	}
+}
+
+// TestFailedFirstCallKeepsNoSession: a run whose first model call fails says so in one line and
+// leaves no saved session behind.
+func TestFailedFirstCallKeepsNoSession(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Fault: &geminitest.Fault{Status: 403, Message: "API key not valid"}}}})
+	defer srv.Close()
+	ws, home := t.TempDir(), t.TempDir()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": home})
+	code, out, errOut := runMain(t, []string{"run", "--workspace", ws, "hello"}, vars)
+	if code != 1 || !strings.Contains(errOut, "not kept: no model call was answered") {
+		t.Errorf("exit %d, stderr %q; want 1 and the session not kept", code, errOut)
+	}
+	if !strings.Contains(out, "0 model calls") {
+		t.Errorf("closing line lacks the model calls:\n%s", out)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(home, "*", "sessions", "*"))
+	if len(dirs) != 0 {
+		t.Errorf("sessions left behind: %v", dirs)
+	}
+	code, out, _ = runMain(t, []string{"sessions", "--workspace", ws}, vars)
+	if code != 0 || !strings.HasPrefix(out, "no saved session") {
+		t.Errorf("sessions list: exit %d\n%s", code, out)
+	}
+}
+
+// TestSessionsShowForPeople: `sessions show` has counts with their nouns, "none" for what is
+// empty, and nothing of Go's syntax.
+func TestSessionsShowForPeople(t *testing.T) {
+	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "list_files", Args: map[string]any{}}}}},
+		{Parts: []geminitest.Part{{Text: "One file."}}},
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "what is here?"}, vars)
+	m := regexp.MustCompile(`session (\S+) \(continue it`).FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	code, out, _ := runMain(t, []string{"sessions", "show", m[1], "--workspace", ws}, vars)
+	if code != 0 {
+		t.Fatalf("sessions show: exit %d", code)
+	}
+	for _, want := range []string{"1 turn · 2 model calls", "files modified none", "last verdict   none", "history        "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("sessions show lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"[]", `""`, `\t`, "map["} {
+		if strings.Contains(out, bad) {
+			t.Errorf("sessions show prints Go syntax %q:\n%s", bad, out)
+		}
+	}
+}
+
+// TestUnreachableBaseURL: an endpoint nothing listens on ends the run at once, in one line that
+// names the address and the setting, and leaves no session.
+func TestUnreachableBaseURL(t *testing.T) {
+	home := t.TempDir()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9", "REPRISE_HOME": home})
+	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "hello"}, vars)
+	want := "reprise: cannot reach 127.0.0.1:9 (connection refused): check GOOGLE_GEMINI_BASE_URL and the network\n"
+	if code != 1 || errOut != want || out != "" {
+		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant 1 and stderr %q", code, out, errOut, want)
+	}
+	if dirs, _ := filepath.Glob(filepath.Join(home, "*", "sessions", "*")); len(dirs) != 0 {
+		t.Errorf("sessions left behind: %v", dirs)
+	}
+}
