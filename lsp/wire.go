@@ -165,6 +165,9 @@ type CheckpointInfo struct {
 	TokensBefore int    `json:"tokensBefore"`
 	TokensAfter  int    `json:"tokensAfter"`
 	Time         string `json:"time,omitempty"`
+	// Cleared is how many old tool results the checkpoint cleared (no summary); 0 for a
+	// compaction.
+	Cleared int `json:"cleared,omitempty"`
 }
 
 // figure is a turn's figures in turn_end.
@@ -333,7 +336,7 @@ func totalsUnknown(t contextwin.Totals, unknown bool) totals {
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {
-	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: wire(triggerNames, cp.Trigger), Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter}
+	info := CheckpointInfo{N: cp.N, Title: cp.Title, Trigger: wire(triggerNames, cp.Trigger), Replaced: cp.Replaced, TokensBefore: cp.TokensBefore, TokensAfter: cp.TokensAfter, Cleared: cp.Cleared}
 	if !cp.Time.IsZero() {
 		info.Time = cp.Time.UTC().Format("2006-01-02T15:04:05Z")
 	}

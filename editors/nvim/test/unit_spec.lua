@@ -232,6 +232,9 @@ h.test('chat rendering of every update kind', function()
   up({ sessionUpdate = 'compaction', compaction = { state = 'running', trigger = 'auto' } })
   up({ sessionUpdate = 'compaction', compaction = { state = 'done', trigger = 'auto',
     checkpoint = { n = 2, title = 'Fix', tokensBefore = 3000, tokensAfter = 900 } } })
+  up({ sessionUpdate = 'compaction', compaction = { state = 'done', trigger = 'auto',
+    checkpoint = { n = 3, title = '12 tool results cleared', tokensBefore = 40000, tokensAfter = 8600,
+      cleared = 12 } } })
   up({ sessionUpdate = 'retry', retry = { attempt = 1, delay = 1, error = '503', discard = true } })
   up({ sessionUpdate = 'turn_end', stopReason = 'error', error = 'boom', turn = { calls = 4 } })
   text = h.text(chat.buf(id))
@@ -239,6 +242,8 @@ h.test('chat rendering of every update kind', function()
   h.contains(text, '- ✗ Run make\n- ⊘ Run rm -rf (refused)\n', 'tool statuses updated in place')
   h.contains(text, '> ⟳ Compacting the context…', 'compaction running')
   h.contains(text, '> ✂ Context compacted (auto): 3k → 900 tokens · Checkpoint 2: Fix', 'compaction done')
+  h.contains(text, '> ✂ 12 old tool results cleared, 31.4k tokens freed; the model reads them again on demand'
+    .. ' · Checkpoint 3', 'clearing done')
   h.contains(text, '> ↻ Retrying (attempt 1): 503 — the text above is discarded', 'retry')
   h.contains(text, '> ⚠ Stopped: error — boom\n_4 model calls_', 'turn end with an error')
   up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'other' } })

@@ -152,6 +152,8 @@ export interface CheckpointInfo {
   tokensBefore: number;
   tokensAfter: number;
   time?: string;
+  /** cleared: how many old tool results the checkpoint cleared, with no summary (0 or absent: a compaction). */
+  cleared?: number;
 }
 
 export interface CheckpointResult extends CheckpointInfo {

@@ -295,8 +295,14 @@ local function on_compaction(chat, c)
     local trigger = c.trigger and c.trigger ~= '' and string.format(' (%s)', c.trigger) or ''
     local counts = ((cp.tokensBefore or 0) > 0 or (cp.tokensAfter or 0) > 0)
       and string.format(': %s → %s tokens', util.kilo(cp.tokensBefore), util.kilo(cp.tokensAfter)) or ''
-    append(chat, { string.format('> ✂ Context compacted%s%s · Checkpoint %d: %s', trigger, counts, cp.n or 0,
-      cp.title or '') })
+    if (cp.cleared or 0) > 0 then
+      append(chat, { string.format('> ✂ %d old tool result%s cleared, %s tokens freed; '
+        .. 'the model reads them again on demand · Checkpoint %d', cp.cleared, cp.cleared == 1 and '' or 's',
+        util.kilo((cp.tokensBefore or 0) - (cp.tokensAfter or 0)), cp.n or 0) })
+    else
+      append(chat, { string.format('> ✂ Context compacted%s%s · Checkpoint %d: %s', trigger, counts, cp.n or 0,
+        cp.title or '') })
+    end
   else
     append(chat, { string.format('> Compaction %s%s', c.state or '?', c.note and (': ' .. c.note) or '') })
   end

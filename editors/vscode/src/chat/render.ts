@@ -54,7 +54,9 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
         // A marker rebuilt from reprise.history may lack the trigger and the token counts.
         const trigger = it.trigger ? ` (${escape(it.trigger)})` : '';
         const counts = cp.tokensBefore || cp.tokensAfter ? `: ${tokens(cp.tokensBefore)} → ${tokens(cp.tokensAfter)} tokens` : '';
-        text = `Context compacted${trigger}${counts} · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}: ${escape(cp.title)}</a>`;
+        text = cp.cleared
+          ? `${cp.cleared} old tool result${cp.cleared === 1 ? '' : 's'} cleared, ${tokens(cp.tokensBefore - cp.tokensAfter)} tokens freed; the model reads them again on demand · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}</a>`
+          : `Context compacted${trigger}${counts} · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}: ${escape(cp.title)}</a>`;
       } else text = `Compaction ${escape(it.state)}${it.note ? `: ${escape(it.note)}` : ''}`;
       return `<div class="marker compaction ${escape(it.state)}">${text}</div>`;
     }

@@ -78,6 +78,14 @@ describe('render', () => {
     expect(html).toContain('data-n="2">Checkpoint 2: Fix &lt;bug&gt;</a>');
     expect(html).toContain('3k → 900 tokens');
   });
+  it('says what a clearing did, apart from a compaction', () => {
+    const cp = { n: 3, title: '12 tool results cleared', trigger: 'auto', replaced: 12, tokensBefore: 40000, tokensAfter: 8600, cleared: 12 };
+    const s = run(up({ sessionUpdate: 'compaction', compaction: { state: 'done', trigger: 'auto', checkpoint: cp } }));
+    const html = renderItems(s, (t) => t, new Set());
+    expect(html).toContain('12 old tool results cleared, 31.4k tokens freed; the model reads them again on demand');
+    expect(html).toContain('data-n="3">Checkpoint 3</a>');
+    expect(html).not.toContain('Context compacted');
+  });
   it('keeps open details open', () => {
     const s = run(up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'ls', kind: 'execute', status: 'in_progress' }));
     expect(renderItems(s, (t) => t, new Set(['tool-t1']))).toContain('data-key="tool-t1" open');
