@@ -182,7 +182,8 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err := confirmBroad(ctx, ws, homeDir(getenv), f, stdin, stderr); err != nil {
 		return err
 	}
-	// The MCP configuration is read before the model is reached: a mistake in it fails at once.
+	// The MCP configuration and the prices are read before the model is reached: a mistake in
+	// them fails at once.
 	servers, err := runMCP(ws, f, getenv, stderr, nil)
 	if err != nil {
 		return err
@@ -194,38 +195,18 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 			}
 		}()
 	}
-	prices, err := loadPrices(f.prices) // like the MCP configuration, before the model is reached
+	prices, err := loadPrices(f.prices)
 	if err != nil {
 		return err
 	}
-	cfg := gemini.ConfigFromEnv(getenv)
-	cfg.Model = f.model
-	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
-		fmt.Fprintln(stderr, "reprise: warning:", w)
-	}
-	client, err := gemini.New(ctx, cfg)
+	client, limit, err := runModel(ctx, f, getenv, stderr)
 	if err != nil {
 		return err
-	}
-	limit, err := client.InputTokenLimit(ctx)
-	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
-		return err
-	}
-	if why := unreachable(err); why != "" { // every model call would wait out its retries, then fail
-		return fmt.Errorf("%s: check GOOGLE_GEMINI_BASE_URL and the network", why)
-	}
-	if err != nil {
-		fmt.Fprintf(stderr, "reprise: %s; assuming %d tokens\n", shortError(err.Error()), limit)
 	}
 	var approver tools.Approver = terminalApprover{in: stdin, out: stderr}
 	if f.yes {
 		approver = allowAll{out: stderr}
 	}
-	home, err := stateHome(getenv)
-	if err != nil {
-		return err
-	}
-	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
 	spec := host.Spec{
 		Workspace: ws, Model: client.Model(), Thinking: f.thinking, ContextPolicy: f.policy, Prices: prices,
 		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
@@ -236,11 +217,46 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if servers != nil {
 		spec.External = servers
 	}
+	return runSession(ctx, spec, f, rest[0], client, limit, stdout, stderr, getenv)
+}
+
+// runModel builds the model client and reads its input limit: a retired model, or an endpoint
+// that cannot be reached, ends the run here, before a session exists.
+func runModel(ctx context.Context, f runFlags, getenv func(string) string, stderr io.Writer) (*gemini.Client, int, error) {
+	cfg := gemini.ConfigFromEnv(getenv)
+	cfg.Model = f.model
+	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
+		fmt.Fprintln(stderr, "reprise: warning:", w)
+	}
+	client, err := gemini.New(ctx, cfg)
+	if err != nil {
+		return nil, 0, err
+	}
+	limit, err := client.InputTokenLimit(ctx)
+	if gemini.IsModelNotFound(err) { // retired, or never served to this key: it ends here
+		return nil, 0, err
+	}
+	if why := unreachable(err); why != "" { // every model call would wait out its retries, then fail
+		return nil, 0, fmt.Errorf("%s: check GOOGLE_GEMINI_BASE_URL and the network", why)
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "reprise: %s; assuming %d tokens\n", shortError(err.Error()), limit)
+	}
+	return client, limit, nil
+}
+
+// runSession opens the session (or resumes --resume), says what its sandbox cannot do here, runs
+// the task and prints its table. A new session whose first model call failed is not kept.
+func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, client *gemini.Client, limit int, stdout, stderr io.Writer, getenv func(string) string) error {
+	home, err := stateHome(getenv)
+	if err != nil {
+		return err
+	}
+	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
 	s, err := openSession(ctx, h, spec, f.resume)
 	if err != nil {
 		return err
 	}
-	// A new session whose first model call failed has nothing to resume: it is not kept.
 	discard := false
 	defer func() {
 		if err := s.Close(); err != nil {
@@ -257,18 +273,9 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	for _, w := range s.Warnings {
 		fmt.Fprintln(stderr, "reprise: warning:", w)
 	}
-	if ok, reason := s.Sandbox.Confined(); !ok && s.Sandbox.Mode() == sandbox.WorkspaceWrite {
-		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
-	} else if open := s.Sandbox.NetworkOpen(); open != "" {
-		fmt.Fprintln(stderr, "reprise: note:", open)
-	} else if f.verbose {
-		fmt.Fprintln(stderr, "reprise:", s.Sandbox.Describe())
-	}
-	if none := s.Sandbox.NoProcessLimit(); none != "" {
-		fmt.Fprintln(stderr, "reprise: warning:", none)
-	}
+	sandboxNotes(s.Sandbox, f.verbose, stderr)
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
-	end, err := printRun(ctx, s.Session, rest[0], stdout, f.verbose)
+	end, err := printRun(ctx, s.Session, task, stdout, f.verbose)
 	discard = f.resume == "" && (end == nil || end.Calls == 0)
 	if err != nil {
 		return shortErr{err}
@@ -277,6 +284,20 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return fmt.Errorf("the run stopped: %s", end.StopReason)
 	}
 	return nil
+}
+
+// sandboxNotes says what the commands' sandbox cannot do here, or with verbose what it does.
+func sandboxNotes(box *sandbox.Sandbox, verbose bool, stderr io.Writer) {
+	if ok, reason := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
+		fmt.Fprintf(stderr, "reprise: warning: commands cannot be sandboxed here (%s); every command will be asked\n", reason)
+	} else if open := box.NetworkOpen(); open != "" {
+		fmt.Fprintln(stderr, "reprise: note:", open)
+	} else if verbose {
+		fmt.Fprintln(stderr, "reprise:", box.Describe())
+	}
+	if none := box.NoProcessLimit(); none != "" {
+		fmt.Fprintln(stderr, "reprise: warning:", none)
+	}
 }
 
 // policyFlags names, in a policy's errors, each setting by the flag that sets it: the user wrote

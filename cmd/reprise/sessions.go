@@ -58,24 +58,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	}
 	switch {
 	case rest[0] == "list" && len(rest) == 1:
-		list, err := st.List(nil)
-		if err != nil {
-			return err
-		}
-		if len(list) == 0 {
-			fmt.Fprintf(stdout, "no saved session for %s\n", abs)
-			return nil
-		}
-		w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, "id\tlast activity\tturns\tmodel calls\tlast prompt\tcheckpoints\ttitle")
-		for _, s := range list {
-			if s.Err != "" {
-				fmt.Fprintf(w, "%s\t\t\t\t\t\tunreadable: %s\n", s.ID, s.Err)
-				continue
-			}
-			fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), s.Turns, s.Calls, s.LastPrompt, s.Checkpoints, s.Title)
-		}
-		return w.Flush()
+		return listSessions(st, abs, stdout)
 	case rest[0] == "show" && len(rest) == 2:
 		snap, err := st.Load(rest[1])
 		if err != nil {
@@ -84,28 +67,56 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		fmt.Fprint(stdout, describeSession(snap))
 		return nil
 	case rest[0] == "checkpoints" && (len(rest) == 2 || len(rest) == 3):
-		snap, err := st.Load(rest[1])
-		if err != nil {
-			return err
-		}
-		cps := snap.Checkpoints
-		if len(rest) == 2 {
-			fmt.Fprintf(stdout, "Checkpoint History (%d total):\n", len(cps))
-			for i := len(cps) - 1; i >= 0; i-- {
-				fmt.Fprintf(stdout, "  %d. %s\n", cps[i].N, cps[i].Title)
-			}
-			return nil
-		}
-		n, err := strconv.Atoi(rest[2])
-		if err != nil || n < 1 || n > len(cps) {
-			fmt.Fprintf(stderr, "reprise sessions: no checkpoint %q in session %s (it has %d)\n", rest[2], rest[1], len(cps))
-			return errUsage
-		}
-		fmt.Fprint(stdout, cps[n-1].Markdown())
-		return nil
+		return printCheckpoints(st, rest[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, sessionsUsage)
 	return errUsage
+}
+
+// listSessions prints the workspace's saved sessions, one a line.
+func listSessions(st *session.Store, abs string, stdout io.Writer) error {
+	list, err := st.List(nil)
+	if err != nil {
+		return err
+	}
+	if len(list) == 0 {
+		fmt.Fprintf(stdout, "no saved session for %s\n", abs)
+		return nil
+	}
+	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "id\tlast activity\tturns\tmodel calls\tlast prompt\tcheckpoints\ttitle")
+	for _, s := range list {
+		if s.Err != "" {
+			fmt.Fprintf(w, "%s\t\t\t\t\t\tunreadable: %s\n", s.ID, s.Err)
+			continue
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.LastActivity.Local().Format(time.DateTime), s.Turns, s.Calls, s.LastPrompt, s.Checkpoints, s.Title)
+	}
+	return w.Flush()
+}
+
+// printCheckpoints prints a session's checkpoints, newest first, or one whole: args are the
+// session's id and, optionally, the checkpoint's number.
+func printCheckpoints(st *session.Store, args []string, stdout, stderr io.Writer) error {
+	snap, err := st.Load(args[0])
+	if err != nil {
+		return err
+	}
+	cps := snap.Checkpoints
+	if len(args) == 1 {
+		fmt.Fprintf(stdout, "Checkpoint History (%d total):\n", len(cps))
+		for i := len(cps) - 1; i >= 0; i-- {
+			fmt.Fprintf(stdout, "  %d. %s\n", cps[i].N, cps[i].Title)
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil || n < 1 || n > len(cps) {
+		fmt.Fprintf(stderr, "reprise sessions: no checkpoint %q in session %s (it has %d)\n", args[1], args[0], len(cps))
+		return errUsage
+	}
+	fmt.Fprint(stdout, cps[n-1].Markdown())
+	return nil
 }
 
 // describeSession renders a saved session for people: one fact a line, counts with their nouns,
