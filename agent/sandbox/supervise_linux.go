@@ -63,37 +63,9 @@ func supervise(args []string) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return fail("cannot become a subreaper: %v", err)
 	}
-	// A confined command is started by a confining process that restricts itself and execs it:
-	// no thread of the supervisor ever shares the command's Landlock domain, so the command
-	// cannot signal the supervisor, whose job is to kill what it leaves behind. The same process
-	// sets the command's limits, whatever the mode.
-	var cmd *exec.Cmd
-	var group *pidsGroup // nil unless this user can make a pids cgroup (root)
-	var held, release *os.File
-	if sp.Confine || sp.Namespace || sp.MaxProcs > 0 || sp.MaxData > 0 {
-		if sp.MaxProcs > 0 {
-			group, held, release = holdForGroup(sp.MaxProcs)
-			sp.Hold = group != nil
-		}
-		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(sp), "--"}, argv...)...)
-		cmd.Args[0] = "reprise-sandbox"
-		if sp.Hold {
-			cmd.ExtraFiles = []*os.File{held} // its fd 3: it execs the command at EOF
-		}
-	} else {
-		path, err := exec.LookPath(argv[0])
-		if err != nil {
-			return fail("%v", err)
-		}
-		cmd = exec.Command(path, argv[1:]...)
-		cmd.Args[0] = argv[0]
-	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	// A session of its own: the command has no terminal to read the user's keys from or to write
-	// escape sequences to. A supervisor killed outright takes the command with it.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
-	if sp.Namespace {
-		namespaced(cmd.SysProcAttr, sp.NetNS)
+	cmd, group, held, release, err := commandOf(&sp, argv)
+	if err != nil {
+		return fail("%v", err)
 	}
 	started := make(chan error, 1)
 	done := make(chan struct{})
@@ -148,6 +120,41 @@ func supervise(args []string) int {
 	b, _ := json.Marshal(r)
 	_, _ = out.Write(b) // without the report the parent reads this process's own status
 	return 0
+}
+
+// commandOf is the process the supervisor starts for argv. A confined command is started by a
+// confining process that restricts itself and execs it: no thread of the supervisor ever shares
+// the command's Landlock domain, so the command cannot signal the supervisor, whose job is to
+// kill what it leaves behind. The same process sets the command's limits, whatever the mode.
+// group is the pids cgroup that bounds the tree (nil unless this user can make one: root); the
+// confining process execs the command once release is closed, held being its copy.
+func commandOf(sp *spec, argv []string) (cmd *exec.Cmd, group *pidsGroup, held, release *os.File, err error) {
+	if sp.Confine || sp.Namespace || sp.MaxProcs > 0 || sp.MaxData > 0 {
+		if sp.MaxProcs > 0 {
+			group, held, release = holdForGroup(sp.MaxProcs)
+			sp.Hold = group != nil
+		}
+		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(*sp), "--"}, argv...)...)
+		cmd.Args[0] = "reprise-sandbox"
+		if sp.Hold {
+			cmd.ExtraFiles = []*os.File{held} // its fd 3: it execs the command at EOF
+		}
+	} else {
+		path, err := exec.LookPath(argv[0])
+		if err != nil {
+			return nil, nil, nil, nil, err
+		}
+		cmd = exec.Command(path, argv[1:]...)
+		cmd.Args[0] = argv[0]
+	}
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	// A session of its own: the command has no terminal to read the user's keys from or to write
+	// escape sequences to. A supervisor killed outright takes the command with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	if sp.Namespace {
+		namespaced(cmd.SysProcAttr, sp.NetNS)
+	}
+	return cmd, group, held, release, nil
 }
 
 // reapUntil waits for the command, pid, and meanwhile reaps the orphans of its tree that come to

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -117,5 +122,40 @@ func TestPackageMapIsCurrent(t *testing.T) {
 	}
 	for rel := range documented {
 		t.Errorf("docs/packages.md lists %s, which does not exist", rel)
+	}
+}
+
+// TestFunctionLength holds every function outside tests to 80 lines, the wildmatch port
+// (agent/ignore/wildmatch.go, kept line for line with git's C) excepted: a longer one is a sign
+// to split.
+func TestFunctionLength(t *testing.T) {
+	const limit = 80
+	root := "../.."
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "node_modules" || d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".") && p != root) {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(p, ".go") || strings.HasSuffix(p, "_test.go") || strings.HasSuffix(p, "wildmatch.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, 0)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			if fd, ok := decl.(*ast.FuncDecl); ok && fd.Body != nil {
+				if n := fset.Position(fd.End()).Line - fset.Position(fd.Pos()).Line + 1; n > limit {
+					t.Errorf("%s: %s is %d lines long, over %d: split it", p, fd.Name.Name, n, limit)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
