@@ -50,7 +50,10 @@ describe('fromHistory', () => {
     expect(html).not.toMatch(/<details class="thought"[^>]*open/);
     expect(html).toContain('<details class="tool read completed"');
     expect(html).toContain('<pre>remember the milk</pre>');
-    expect(html).toContain('<details class="tool execute failed"');
+    // A command that ran and exited 1 is not a broken tool: one status, the exit status.
+    expect(html).toContain('<details class="tool execute exited"');
+    expect(html).toContain('<span class="exit">exit 1</span>');
+    expect(html).not.toContain('>completed<');
     // Without the checkpoint list the marker names its checkpoint only.
     expect(html).toContain('Context compacted · <a href="#" class="checkpoint" data-n="1">Checkpoint 1: Notes read</a>');
   });
