@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End-to-end test of the extension in a real VS Code: builds reprise and fakegemini, packages the
 # extension, installs code-server (Node 24 from npm) into a cache, then drives it in Debian's
-# headless Chromium with playwright-core (test/e2e/run.mjs). Screenshots go to test/screenshots/.
+# headless Chromium with playwright-core (test/e2e/run.mjs). Screenshots go to test/e2e/screenshots/
+# (ignored): a run changes no tracked file; the README's pictures in test/screenshots/ are copied
+# from there by hand.
 # Needs: go, node 20 + npm, /usr/bin/chromium, and to build code-server's native modules
 # libkrb5-dev pkg-config libx11-dev libxkbfile-dev libsecret-1-dev (plus g++ and make).
 set -euo pipefail
@@ -40,8 +42,16 @@ fi
 
 export E2E_TMP="$tmp" E2E_REPRISE="$tmp/bin/reprise" E2E_FAKEGEMINI="$tmp/bin/fakegemini"
 export E2E_CODE_SERVER="$code_server" E2E_NODE24="$node24" E2E_VSIX="$here/reprise.vsix"
-export E2E_SCREENSHOTS="$here/test/screenshots"
+export E2E_SCREENSHOTS="${E2E_SCREENSHOTS:-$here/test/e2e/screenshots}"
 # The reference MCP server, which scripts/setup installs.
 export E2E_MCP_EVERYTHING="${REPRISE_MCP_EVERYTHING:-${REPRISE_NPM_CACHE:-$HOME/.cache/reprise-npm}/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
 [ -f "$E2E_MCP_EVERYTHING" ] || { echo "vscode-e2e: the reference MCP server is missing ($E2E_MCP_EVERYTHING): run scripts/setup" >&2; exit 1; }
+# A run leaves every tracked file as it found it (screenshots, settings, the workspace's copy).
+tracked() { git -C "$repo" diff HEAD --binary 2>/dev/null | sha256sum; }
+before=$(tracked)
 node test/e2e/run.mjs
+if [ "$(tracked)" != "$before" ]; then
+  echo "vscode-e2e: the run changed tracked files:" >&2
+  git -C "$repo" status --short --untracked-files=no >&2
+  exit 1
+fi

@@ -132,7 +132,9 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       ].join('');
       const d = it.diff;
       const countsHtml = d && !d.note ? ` ${countsOf(d.added, d.removed)}` : '';
-      const took = it.started && (it.ended || now) ? ` <span class="elapsed">${seconds((it.ended ?? now) - it.started)}</span>` : '';
+      // The time a call took, once it is worth saying (a second or more).
+      const ms = it.started && (it.ended || now) ? (it.ended ?? now) - it.started : 0;
+      const took = ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
       const exitText = exit !== undefined ? ` <span class="exit">exit ${exit}</span>` : '';
       // One status: the icon (its label says it in words), plus the exit status of a command that said no.
       const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${it.status === ToolStatusInProgress ? ' codicon-modifier-spin' : ''}`)} <span class="title">${titleWithLink(it.title, it.input, d)}</span>${countsHtml}${exitText}${took}`;
@@ -156,8 +158,11 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     }
     case 'changes':
       return renderChanges(it.turn, it.files);
-    case 'retry':
-      return `<div class="marker retry">${icon('sync')} The model call was retried${it.attempt > 1 ? ` ${it.attempt} times` : ''}: ${escape(it.error)}</div>`;
+    case 'retry': {
+      // attempt is the attempt about to be made: the second is the first retry.
+      const n = Math.max(1, it.attempt - 1);
+      return `<div class="marker retry">${icon('sync')} The model call was retried ${n === 1 ? 'once' : `${n} times`}: ${escape(it.error)}</div>`;
+    }
     case 'end': {
       if (it.stopReason === StopEndTurn) return '';
       const text = stoppedText[it.stopReason] ?? `Stopped: ${it.stopReason.replace(/_/g, ' ')}`;

@@ -364,12 +364,17 @@ export function activity(state: ChatState, now: number, background = false): Act
   if (pendingApproval(state)) return { kind: 'approval', text: 'Waiting for your approval' };
   const bg = background ? ' · compacting the context in the background' : '';
   if (!state.running) return background ? { kind: 'compacting', text: 'Compacting the context in the background…' } : undefined;
+  // A tool still running in this turn says what the agent waits for, whatever came after it.
+  const from = state.items.map((it) => it.type).lastIndexOf('user');
+  const runningTools = state.items.slice(from + 1).filter((it): it is Extract<Item, { type: 'tool' }> => it.type === 'tool' && it.status === ToolStatusInProgress);
+  const t = runningTools[0];
+  if (t) {
+    const more = runningTools.length > 1 ? ` and ${runningTools.length - 1} more` : '';
+    return { kind: 'tool', text: `Running ${t.title}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
+  }
   let last: Item | undefined;
   for (let i = state.items.length - 1; i >= 0 && !last; i--) if (state.items[i].type !== 'changes' && state.items[i].type !== 'approval') last = state.items[i];
   switch (last?.type) {
-    case 'tool':
-      if (last.status === ToolStatusInProgress) return { kind: 'tool', text: `Running ${last.title}${last.started ? ` · ${seconds(now - last.started)}` : ''}${bg}` };
-      break;
     case 'retry': {
       const left = last.at + last.delay - now;
       const why = last.error.length > 120 ? `${last.error.slice(0, 119)}…` : last.error;

@@ -27,10 +27,10 @@ describe('activity', () => {
   });
 
   it('counts down to the next retry, on one line however many retries come', () => {
-    const s = run({ type: 'ask', text: 'hi' }, retry(1, 1000), retry(2, 6000), retry(3, 11_000));
+    const s = run({ type: 'ask', text: 'hi' }, retry(2, 1000), retry(3, 6000), retry(4, 11_000));
     expect(s.items.filter((i) => i.type === 'retry')).toHaveLength(1);
-    expect(activity(s, 12_000)?.text).toBe('Retrying in 3 s: model overloaded (503) (attempt 3)');
-    expect(activity(s, 15_000)?.text).toBe('Retrying: model overloaded (503) (attempt 3)');
+    expect(activity(s, 12_000)?.text).toBe('Retrying in 3 s: model overloaded (503) (attempt 4)');
+    expect(activity(s, 15_000)?.text).toBe('Retrying: model overloaded (503) (attempt 4)');
     expect(render(s)).toContain('The model call was retried 3 times: model overloaded (503)');
   });
 
