@@ -14,6 +14,12 @@ code_server_version="${CODE_SERVER_VERSION:-4.139.1}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
+# A run leaves every tracked file as it found it (screenshots, settings, the workspace's copy):
+# the files git tracks are summed before and checked after (a commit made meanwhile is no change).
+if git -C "$repo" rev-parse --git-dir >/dev/null 2>&1; then
+  (cd "$repo" && git ls-files -z | xargs -0 -r sha256sum >"$tmp/tracked.sha256" 2>/dev/null) || true
+fi
+
 echo "vscode-e2e: building reprise and fakegemini"
 (cd "$repo" && go build -o "$tmp/bin/reprise" ./cmd/reprise && go build -o "$tmp/bin/fakegemini" ./cmd/fakegemini)
 
@@ -46,12 +52,9 @@ export E2E_SCREENSHOTS="${E2E_SCREENSHOTS:-$here/test/e2e/screenshots}"
 # The reference MCP server, which scripts/setup installs.
 export E2E_MCP_EVERYTHING="${REPRISE_MCP_EVERYTHING:-${REPRISE_NPM_CACHE:-$HOME/.cache/reprise-npm}/mcp-everything/node_modules/@modelcontextprotocol/server-everything/dist/index.js}"
 [ -f "$E2E_MCP_EVERYTHING" ] || { echo "vscode-e2e: the reference MCP server is missing ($E2E_MCP_EVERYTHING): run scripts/setup" >&2; exit 1; }
-# A run leaves every tracked file as it found it (screenshots, settings, the workspace's copy).
-tracked() { git -C "$repo" diff HEAD --binary 2>/dev/null | sha256sum; }
-before=$(tracked)
 node test/e2e/run.mjs
-if [ "$(tracked)" != "$before" ]; then
+if [ -s "$tmp/tracked.sha256" ] && ! (cd "$repo" && sha256sum --quiet -c "$tmp/tracked.sha256" >"$tmp/changed" 2>&1); then
   echo "vscode-e2e: the run changed tracked files:" >&2
-  git -C "$repo" status --short --untracked-files=no >&2
+  cat "$tmp/changed" >&2
   exit 1
 fi

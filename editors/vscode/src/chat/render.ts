@@ -46,7 +46,10 @@ export function renderItems(chat: ChatState, md: (s: string) => string, open: Se
 /** inputView shows a tool's arguments as a person reads them: the command line, else one field a line. */
 export function inputView(input: Record<string, unknown>): string {
   if (typeof input.command === 'string' && Object.keys(input).length <= 2) return `<pre class="cmd">$ ${escape(input.command)}</pre>`;
-  const rows = Object.entries(input).map(([k, v]) => {
+  // What the call is about first: the path or the command, then the rest as the model sent it.
+  const first = ['path', 'command', 'query', 'pattern'];
+  const entries = Object.entries(input).sort(([a], [b]) => (first.includes(b) ? 1 : 0) - (first.includes(a) ? 1 : 0));
+  const rows = entries.map(([k, v]) => {
     const text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
     const long = text.includes('\n') || text.length > 80;
     return long
@@ -225,9 +228,11 @@ const reviewLabel: Record<string, string> = { kept: 'Kept', undone: 'Undone', re
 
 function renderChanges(turn: number, files: readonly ChangeRow[]): string {
   const open = files.filter((f) => f.review === 'pending' || f.review === 'refused');
-  // Keep all / Undo all stay while any file waits for a decision.
-  const all = files.length > 1 && open.length > 0
-    ? `<span class="toolbar"><button class="keep" data-act="keep" data-all="1" title="Keep every file left">${icon('check-all')} Keep all</button><button class="secondary" data-act="undo" data-all="1" title="Undo every file left">${icon('discard')} Undo all</button></span>`
+  // The list's toolbar stays while any file waits for a decision: Keep / Undo for one file,
+  // Keep all / Undo all for several. Each row has its own icon toolbar.
+  const several = open.length > 1 || (open.length === 1 && files.length > 1);
+  const all = open.length > 0
+    ? `<span class="toolbar"><button class="keep" data-act="keep" data-all="1" title="Keep ${several ? 'every file left' : 'the change'}">${icon('check-all')} ${several ? 'Keep all' : 'Keep'}</button><button class="secondary" data-act="undo" data-all="1" title="Undo ${several ? 'every file left' : 'the change'}">${icon('discard')} ${several ? 'Undo all' : 'Undo'}</button></span>`
     : '';
   const rows = files
     .map((f) => {
@@ -238,7 +243,7 @@ function renderChanges(turn: number, files: readonly ChangeRow[]): string {
         : '';
       const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';
       const buttons = f.review === 'pending' || f.review === 'refused'
-        ? `<button class="keep" data-act="keep" title="Keep the agent's change">${icon('check')} Keep</button><button class="secondary" data-act="undo" title="Put the file back as it was before the turn">${icon('discard')} Undo</button>`
+        ? `<button class="icon-button" data-act="keep" title="Keep the agent's change to ${escape(f.path)}" aria-label="Keep">${icon('check')}</button><button class="icon-button" data-act="undo" title="Undo: put ${escape(f.path)} back as it was before the turn" aria-label="Undo">${icon('discard')}</button>`
         : `<span class="done">${icon(f.review === 'kept' ? 'check' : 'discard')} ${reviewLabel[f.review]}</span>`;
       const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
       const link = f.state === 'deleted' ? escape(f.path) : fileLink(f.path, escape(f.path));

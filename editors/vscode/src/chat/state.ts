@@ -3,6 +3,7 @@
 // webview, which only renders.
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
 import type { Answer, Approval } from './approval';
+import { splitAttachment } from '../selection';
 import type { CheckpointInfo, FileChange, HistoryEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
@@ -299,7 +300,8 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
     switch (e.kind) {
       case EntryUser:
         if (state.items.length > 0) endTurn();
-        state = reduce(state, { type: 'ask', text: e.text ?? '' });
+        // The question as the user wrote it, its selection as a chip: not the text the model got.
+        state = reduce(state, { type: 'ask', ...splitAttachment(e.text ?? '') });
         break;
       case EntryAgent:
         up({ sessionUpdate: UpdateMessageChunk, content: { type: 'text', text: e.text ?? '' } });
@@ -370,7 +372,9 @@ export function activity(state: ChatState, now: number, background = false): Act
   const t = runningTools[0];
   if (t) {
     const more = runningTools.length > 1 ? ` and ${runningTools.length - 1} more` : '';
-    return { kind: 'tool', text: `Running ${t.title}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
+    // "Run go test" reads "Running go test"; other tools by their title ("Read a.go…").
+    const what = /^Run /.test(t.title) ? `Running ${t.title.slice(4)}` : `${t.title}…`;
+    return { kind: 'tool', text: `${what}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
   }
   let last: Item | undefined;
   for (let i = state.items.length - 1; i >= 0 && !last; i--) if (state.items[i].type !== 'changes' && state.items[i].type !== 'approval') last = state.items[i];

@@ -3,7 +3,7 @@
 // a person sees: the chat view's streamed answer and tool calls, the status bar meter, the
 // notifications, the quick picks. Started by test/e2e.sh, which sets the E2E_* variables.
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,8 @@ const env = (k) => {
 const tmp = env('E2E_TMP');
 const shots = env('E2E_SCREENSHOTS');
 mkdirSync(shots, { recursive: true });
+// This run's pictures only: a failure's picture of an earlier run would mislead.
+for (const f of readdirSync(shots)) if (f.endsWith('.png')) rmSync(join(shots, f));
 
 // Every child runs in its own session and process group (detached: setsid), killed as a group.
 const groups = [];
@@ -458,13 +460,15 @@ await step('of two changed files, one is undone and the other kept; a user edit 
   const userChores = `${agentChores}- the bike\n`;
   writeFileSync(join(ws, 'chores.md'), userChores);
   const chores = changes.locator('.row[data-path="chores.md"]');
-  await chores.locator('button', { hasText: 'Undo' }).click();
+  await chores.locator('button[data-act="undo"]').click();
   await changes.locator('.row.refused[data-path="chores.md"] .reason', { hasText: 'changed since the agent last wrote it' }).waitFor({ timeout: 15_000 });
   await page.locator('.notification-toast', { hasText: 'not undone' }).first().waitFor();
   if (readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error("the user's edit of chores.md was lost");
-  await chores.locator('button', { hasText: 'Keep' }).click();
+  await chores.locator('button[data-act="keep"]').click();
+  // Keep all / Undo all stay while a file is left to review.
+  await changes.locator('.head button', { hasText: 'Undo' }).waitFor();
   await changes.locator('.row.kept[data-path="chores.md"]').waitFor();
-  await changes.locator('.row[data-path="notes.txt"] button', { hasText: 'Undo' }).click();
+  await changes.locator('.row[data-path="notes.txt"] button[data-act="undo"]').click();
   await changes.locator('.row.undone[data-path="notes.txt"]').waitFor({ timeout: 15_000 });
   await waitFor('notes.txt back as it was', async () => readFileSync(join(ws, 'notes.txt'), 'utf8') === notesBefore, 10_000);
   if (!existsSync(join(ws, 'chores.md')) || readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error('chores.md was not kept');
@@ -527,11 +531,13 @@ await step('after a reload, Resume Session rebuilds the saved session from its h
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
   await chat.locator('details.tool.completed').first().waitFor();
   await chat.locator('.marker.compaction a.checkpoint').first().waitFor();
-  // The question about a selection is rebuilt as the server holds it, the selection included.
-  await chat.locator('.msg.user', { hasText: 'The question is about this selection of notes.txt' }).waitFor();
-  // The changes come back too: the undone file is gone, the kept one is still marked kept.
+  // The question about a selection reads as it did live: the question, the selection as a chip,
+  // not the text the model got.
+  await chat.locator('.msg.user', { hasText: 'What is this line?' }).locator('.attachment', { hasText: 'notes.txt:1' }).waitFor();
+  if ((await chat.locator('.msg.user', { hasText: 'The question is about' }).count()) !== 0) throw new Error('the prompt wrapper is shown');
+  // The changes come back as they were: the kept file kept, the undone one listed undone.
   await chat.locator('.changes .row.kept[data-path="chores.md"]').waitFor({ timeout: 15_000 });
-  if ((await chat.locator('.changes .row[data-path="notes.txt"]').count()) !== 0) throw new Error('the undone notes.txt is listed again');
+  await chat.locator('.changes .row.undone[data-path="notes.txt"]').waitFor();
   await shot('history');
   // Rebuilt, not kept: the history has no tool input, the streamed transcript had one.
   if ((await chat.locator('details.tool .label', { hasText: 'Input' }).count()) > 0) throw new Error('the transcript was not rebuilt from the history');
@@ -592,6 +598,16 @@ await step('an MCP server from the user settings: its tool is asked, runs, and t
   if (!/14 declared/.test(row)) throw new Error(`MCP row "${row}"`);
   console.log(`     ${row.replace(/\s+/g, ' ').trim()}`);
   await shot('mcp-context');
+  // Reprise: MCP Servers lists it with its state and tools, and then its tools.
+  await pick('Reprise: MCP Servers', 'everything', async () => {
+    const r = page.locator('.quick-input-list .monaco-list-row', { hasText: 'everything' }).first();
+    if (!/running · 14 tools/.test(await r.innerText())) throw new Error(`MCP Servers row "${await r.innerText()}"`);
+    await stable(page.locator('.quick-input-widget'));
+    await shot('mcp-servers');
+  });
+  await page.locator('.quick-input-widget', { hasText: 'Tools of everything' }).waitFor();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo' }).first().waitFor();
+  await page.keyboard.press('Escape');
 });
 
 // --- models: the picker and a call the API answers with another model ---
@@ -768,7 +784,7 @@ await step('in each theme: the approval card, the progress line, the Changes lis
     await chat.locator('.msg.agent', { hasText: 'The status is written' }).waitFor({ timeout: 30_000 });
     await chat.locator('.msg.agent pre.code-block .tk-keyword').first().waitFor(); // a coloured code block
     const changes = chat.locator('.changes').last();
-    await changes.locator('.row.pending', { hasText: `status-${label}.md` }).locator('button', { hasText: 'Keep' }).waitFor({ timeout: 15_000 });
+    await changes.locator('.row.pending', { hasText: `status-${label}.md` }).locator('button[data-act="keep"]').waitFor({ timeout: 15_000 });
     await chat.locator('#activity').waitFor({ state: 'hidden' });
     await shot(`changes-${label}`);
     // The model is overloaded: five attempts, one line counting down, then a stop with Retry.

@@ -31,7 +31,7 @@ describe('parseApproval', () => {
 describe('an approval in the chat', () => {
   const asked = run(
     { type: 'ask', text: 'Run echo' },
-    up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'run echo hi', kind: 'execute', status: 'in_progress', rawInput: { command: 'echo hi' } }, 1000),
+    up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Run echo hi', kind: 'execute', status: 'in_progress', rawInput: { command: 'echo hi' } }, 1000),
     { type: 'approval', key: 'k1', approval: { kind: 'command', command: 'echo hi', reason: 'not in the allowlist', rule: 'echo hi' } },
   );
 
@@ -50,7 +50,7 @@ describe('an approval in the chat', () => {
     const s = reduce(asked, { type: 'answered', key: 'k1', answer: 'always' });
     expect(render(s)).toContain('Always allowed: <code>echo hi</code>');
     expect(pendingApproval(s)).toBeUndefined();
-    expect(activity(s, 4000)).toEqual({ kind: 'tool', text: 'Running run echo hi · 3 s' });
+    expect(activity(s, 4000)).toEqual({ kind: 'tool', text: 'Running echo hi · 3 s' });
   });
 
   it('is withdrawn when the turn ends unanswered', () => {

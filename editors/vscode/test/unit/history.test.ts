@@ -79,3 +79,17 @@ describe('Store.restore', () => {
     expect(st.chat().items).toEqual([{ type: 'user', text: 'new question' }]);
   });
 });
+
+describe('a question with a selection, rebuilt', () => {
+  it('shows the question and its selection as a chip, not the text the model got', async () => {
+    const { attachmentOf, withAttachment, splitAttachment } = await import('../../src/selection');
+    const a = attachmentOf('src/a.go', 'go', 3, 5, 'x := "```"\n');
+    const sent = withAttachment('What is this?', a);
+    expect(splitAttachment(sent)).toEqual({ text: 'What is this?', attachment: 'src/a.go:3-5' });
+    const big = attachmentOf('b.txt', 'plaintext', 1, 1, 'y'.repeat(20_000));
+    expect(splitAttachment(withAttachment('And this?', big))).toEqual({ text: 'And this?', attachment: 'b.txt:1' });
+    expect(splitAttachment('Plain question\n\nwith two paragraphs')).toEqual({ text: 'Plain question\n\nwith two paragraphs' });
+    const s = fromHistory('s1', [{ turn: 1, kind: 'user', text: sent }]);
+    expect(s.items[0]).toEqual({ type: 'user', text: 'What is this?', attachment: 'src/a.go:3-5' });
+  });
+});

@@ -18,9 +18,9 @@ describe('activity', () => {
     expect(activity(s, 0)?.text).toBe('Thinking…');
     s = reduce(s, up({ sessionUpdate: 'agent_message_chunk', content: { type: 'text', text: 'Hel' } }));
     expect(activity(s, 0)).toEqual({ kind: 'streaming', text: 'Writing the answer…' });
-    s = reduce(s, up({ sessionUpdate: 'tool_call', toolCallId: 't', title: 'run go test', kind: 'execute', status: 'in_progress' }, 10_000));
-    expect(activity(s, 75_000)?.text).toBe('Running run go test · 1 min 5 s');
-    expect(activity(s, 12_000, true)?.text).toBe('Running run go test · 2 s · compacting the context in the background');
+    s = reduce(s, up({ sessionUpdate: 'tool_call', toolCallId: 't', title: 'Run go test', kind: 'execute', status: 'in_progress' }, 10_000));
+    expect(activity(s, 75_000)?.text).toBe('Running go test · 1 min 5 s');
+    expect(activity(s, 12_000, true)?.text).toBe('Running go test · 2 s · compacting the context in the background');
     s = reduce(s, up({ sessionUpdate: 'turn_end', stopReason: 'end_turn' }));
     expect(activity(s, 0)).toBeUndefined();
     expect(activity(s, 0, true)?.text).toBe('Compacting the context in the background…');

@@ -90,7 +90,7 @@ describe('a turn\'s changes', () => {
     expect(html).toContain('<div class="row pending" data-path="b.txt"><span class="name"><span class="codicon codicon-new-file" aria-hidden="true"></span> <a href="#" class="file" data-path="b.txt"');
     // Each row is a toolbar: the diff as an icon, Keep and Undo as buttons with their icons.
     expect(html).toContain('<a href="#" class="opendiff icon-button" role="button" data-path="b.txt" data-turn="1"');
-    expect(html).toContain('<button class="keep" data-act="keep" title="Keep the agent\'s change"><span class="codicon codicon-check" aria-hidden="true"></span> Keep</button>');
+    expect(html).toContain('<button class="icon-button" data-act="keep" title="Keep the agent\'s change to b.txt" aria-label="Keep"><span class="codicon codicon-check" aria-hidden="true"></span></button>');
     expect(html).toContain('Changes · 3 files · 3 to review');
     expect(html).toContain('<span class="state">created</span>');
     expect(html).toContain('<span class="state">edited since</span>');
@@ -103,7 +103,7 @@ describe('a turn\'s changes', () => {
     expect(html).toContain('data-act="keep" data-all="1"');
     // Keep all and Undo all stay while one file is left.
     s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'kept' });
-    expect(render(s)).toContain('data-act="undo" data-all="1"');
+    expect(render(s)).toContain('Undo all</button>');
     s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt', 'c.txt'], review: 'kept' });
     expect(render(s)).not.toContain('data-act');
   });
