@@ -382,7 +382,8 @@ export function activity(state: ChatState, now: number, background = false): Act
     case 'retry': {
       const left = last.at + last.delay - now;
       const why = last.error.length > 120 ? `${last.error.slice(0, 119)}…` : last.error;
-      return { kind: 'retry', text: left >= 500 ? `Retrying in ${seconds(left)}: ${why} (attempt ${last.attempt})` : `Retrying: ${why} (attempt ${last.attempt})` };
+      // The attempt before the error, which a narrow view cuts.
+      return { kind: 'retry', text: `${left >= 500 ? `Retrying in ${seconds(left)}` : 'Retrying'} (attempt ${last.attempt}): ${why}` };
     }
     case 'agent':
       return { kind: 'streaming', text: `Writing the answer…${bg}` };

@@ -29,8 +29,8 @@ describe('activity', () => {
   it('counts down to the next retry, on one line however many retries come', () => {
     const s = run({ type: 'ask', text: 'hi' }, retry(2, 1000), retry(3, 6000), retry(4, 11_000));
     expect(s.items.filter((i) => i.type === 'retry')).toHaveLength(1);
-    expect(activity(s, 12_000)?.text).toBe('Retrying in 3 s: model overloaded (503) (attempt 4)');
-    expect(activity(s, 15_000)?.text).toBe('Retrying: model overloaded (503) (attempt 4)');
+    expect(activity(s, 12_000)?.text).toBe('Retrying in 3 s (attempt 4): model overloaded (503)');
+    expect(activity(s, 15_000)?.text).toBe('Retrying (attempt 4): model overloaded (503)');
     expect(render(s)).toContain('The model call was retried 3 times: model overloaded (503)');
   });
 
