@@ -8,12 +8,16 @@ import {
   FeatureState,
   LanguageClient,
   LanguageClientOptions,
+  MessageActionItem,
   ServerOptions,
+  ShowMessageRequest,
+  ShowMessageRequestParams,
+  CancellationToken,
   StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
 import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
-import { changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings, userSpending } from './settings';
+import { apiKeySecret, changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings, userSpending, withStoredKey } from './settings';
 
 /** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
 class ExperimentalFeature implements StaticFeature {
@@ -30,6 +34,10 @@ class ExperimentalFeature implements StaticFeature {
 export interface Handlers {
   usage(u: ContextUsage): void;
   update(p: SessionUpdate): void;
+  /** showMessageRequest answers the server's questions (approvals among them) in place of vscode-languageclient's notification. */
+  showMessageRequest(p: ShowMessageRequestParams, token: CancellationToken): Promise<MessageActionItem | null>;
+  /** stopped: the server process is gone; its questions are void. */
+  stopped(): void;
 }
 
 /** Server owns the language client; it is restarted when a machine key (settings.ts) changes. */
@@ -43,7 +51,42 @@ export class Server implements vscode.Disposable {
     private readonly handlers: Handlers,
     /** The extension's folder, where a platform package keeps the server (bin/). */
     private readonly extensionPath: string,
+    /** Where the API key the user entered is kept (apiKeySecret). */
+    private readonly secrets?: vscode.SecretStorage,
   ) {}
+
+  /** asking is true while the API key notification is on screen: it is shown once, not per failure. */
+  private asking = false;
+
+  /**
+   * askForKey offers to enter the API key, once at a time: the key goes to secret storage and the
+   * server restarts with it in its environment. It is never written to settings.
+   */
+  async askForKey(detail = 'no Gemini API key for the server.'): Promise<void> {
+    if (this.asking) return;
+    this.asking = true;
+    try {
+      const a = await vscode.window.showWarningMessage(`Reprise: ${detail} Enter one to start working.`, 'Enter API Key', 'Open Settings');
+      if (a === 'Open Settings') await vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.env');
+      if (a === 'Enter API Key') await this.enterKey();
+    } finally {
+      this.asking = false;
+    }
+  }
+
+  /** enterKey asks for the API key, stores it in secret storage and restarts the server. */
+  async enterKey(): Promise<void> {
+    const key = await vscode.window.showInputBox({
+      title: 'Gemini API Key',
+      prompt: 'Kept in VS Code\'s secret storage and passed to the Reprise server only (never written to settings)',
+      password: true,
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'the key from aistudio.google.com/apikey'),
+    });
+    if (!key?.trim() || !this.secrets) return;
+    await this.secrets.store(apiKeySecret, key.trim());
+    await this.restart();
+  }
 
   get running(): boolean {
     return this.client?.isRunning() ?? false;
@@ -54,7 +97,8 @@ export class Server implements vscode.Disposable {
     const cfg = vscode.workspace.getConfiguration(ConfigSection);
     // The binary and its environment come from the user's settings only (settings.ts, machineKeys).
     const launch = launchSettings(cfg);
-    const env = { ...process.env, ...launch.env };
+    const stored = await this.secrets?.get(apiKeySecret);
+    const env = withStoredKey({ ...process.env, ...launch.env }, stored);
     const found = findBinary({ setting: launch.path, extensionPath: this.extensionPath, envPath: env.PATH ?? env.Path });
     if (!found.path) {
       this.output.appendLine(`${found.problem} ${installHint}`);
@@ -65,9 +109,7 @@ export class Server implements vscode.Disposable {
     }
     if (!hasKey(env)) {
       this.output.appendLine(`No API key in the environment. ${keyHint}`);
-      void vscode.window
-        .showWarningMessage(`Reprise: no Gemini API key for the server. ${keyHint}`, 'Open Settings')
-        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.env'));
+      void this.askForKey();
     }
     const serverOptions: ServerOptions = {
       command: found.path,
@@ -105,6 +147,9 @@ export class Server implements vscode.Disposable {
     client.registerFeature(new ExperimentalFeature());
     client.onNotification(MethodContextUsage, (u: ContextUsage) => this.handlers.usage(u));
     client.onNotification(MethodSessionUpdate, (p: SessionUpdate) => this.handlers.update(p));
+    // Registered before start, it replaces the client's own handler (a notification that fades
+    // into the notification centre after a few seconds while the agent waits).
+    client.onRequest(ShowMessageRequest.type, (p, token) => this.handlers.showMessageRequest(p, token));
     this.client = client;
     try {
       await client.start();
@@ -128,6 +173,7 @@ export class Server implements vscode.Disposable {
   async stop(): Promise<void> {
     const c = this.client;
     this.client = undefined;
+    this.handlers.stopped();
     if (c) await c.stop().catch(() => undefined);
   }
 

@@ -16,6 +16,8 @@ import {
   CommandCheckpoints,
   CommandCompact,
   CommandHistory,
+  CommandMCP,
+  MCPResult,
   CommandNewSession,
   CommandRestore,
   CommandResume,
@@ -31,9 +33,9 @@ import { checkpointHtml } from './checkpointView';
 import { selectModel } from './modelPicker';
 import { linkKind } from './chat/links';
 import type { Attachment } from './store';
-import { keyHint } from './settings';
-import { tokens } from './meter';
+import { humanTime, tokens } from './meter';
 import { sessionItem } from './sessions';
+import { mcpRow } from './mcp';
 import type { Store } from './store';
 
 export const ids = {
@@ -48,6 +50,8 @@ export const ids = {
   restore: 'reprise.ui.restore',
   restart: 'reprise.ui.restart',
   selectModel: 'reprise.ui.selectModel',
+  enterApiKey: 'reprise.ui.enterApiKey',
+  mcpServers: 'reprise.ui.mcpServers',
 } as const;
 
 export class Commands {
@@ -75,6 +79,8 @@ export class Commands {
       reg(ids.restore, () => this.restore()),
       reg(ids.restart, () => this.server.restart()),
       reg(ids.selectModel, () => selectModel(this.server, ids.newSession)),
+      reg(ids.enterApiKey, () => this.server.enterKey()),
+      reg(ids.mcpServers, () => this.mcpServers()),
     );
   }
 
@@ -115,6 +121,39 @@ export class Commands {
       this.store.failed(message(err));
       this.report(err);
     }
+  }
+
+  /** retry asks the current chat's last question again (a stopped turn's Retry). */
+  async retry(): Promise<void> {
+    const last = userTurns(this.store.chat()).pop();
+    if (last) await this.ask(last.text);
+  }
+
+  /** mcpServers lists the MCP servers new sessions get, with their state and tools. */
+  private async mcpServers(): Promise<void> {
+    let res: MCPResult;
+    try {
+      res = await this.server.execute<MCPResult>(CommandMCP, {});
+    } catch (err) {
+      this.report(err);
+      return;
+    }
+    const servers = res.servers ?? [];
+    if (servers.length === 0) {
+      const a = await vscode.window.showInformationMessage('Reprise: no MCP server is configured. Add one in the reprise.mcpServers setting or in .vscode/mcp.json.', 'Open Settings');
+      if (a) await vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.mcpServers');
+      return;
+    }
+    const pick = await vscode.window.showQuickPick(servers.map(mcpRow), {
+      title: `Reprise MCP Servers · ${tokens(res.tokens)} tokens a request`,
+      placeHolder: 'Pick a server to see its tools',
+    });
+    const s = servers.find((x) => x.name === pick?.name);
+    if (!s || (s.tools ?? []).length === 0) return;
+    await vscode.window.showQuickPick(
+      s.tools.map((t) => ({ label: t.tool, description: `${tokens(t.tokens)} tokens${t.deferred ? ' · found on demand' : ''}`, detail: t.description })),
+      { title: `Tools of ${s.name}`, matchOnDetail: true },
+    );
   }
 
   async cancel(): Promise<void> {
@@ -163,7 +202,7 @@ export class Commands {
         [...list].reverse().map((c) => ({
           label: `Checkpoint ${c.n}: ${c.title}`,
           description: `${c.trigger} · ${tokens(c.tokensBefore)} → ${tokens(c.tokensAfter)} tokens`,
-          detail: `${c.replaced} messages replaced${c.time ? ` · ${c.time}` : ''}`,
+          detail: `${c.replaced} messages replaced${c.time ? ` · ${humanTime(c.time)}` : ''}`,
           n: c.n,
         })),
         { title: 'Reprise Checkpoints', placeHolder: 'Open a checkpoint summary' },
@@ -225,7 +264,7 @@ export class Commands {
         void vscode.window.showInformationMessage('Reprise: no session to resume.');
         return;
       }
-      const pick = await vscode.window.showQuickPick(list.map(sessionItem), { title: 'Resume Reprise Session' });
+      const pick = await vscode.window.showQuickPick(list.map((s) => sessionItem(s)), { title: 'Resume Reprise Session' });
       if (!pick) return;
       const res = await this.server.execute<{ sessionId: string }>(CommandResume, { sessionId: pick.id });
       await this.open(res.sessionId);
@@ -290,9 +329,7 @@ export class Commands {
   /** report shows a failed request; a missing API key comes with its fix. */
   private report(err: unknown): void {
     if (code(err) === CodeModelUnavailable) {
-      void vscode.window
-        .showErrorMessage(`Reprise: ${message(err)}. ${keyHint}`, 'Open Settings')
-        .then((a) => a && vscode.commands.executeCommand('workbench.action.openSettings', 'reprise.env'));
+      void this.server.askForKey(`${message(err)}.`);
       return;
     }
     void vscode.window.showErrorMessage(`Reprise: ${message(err)}`);

@@ -64,8 +64,8 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
 <p class="sub">${modelText(c)} · session ${escape(c.sessionId)} · ${escape(c.status)}${c.source === SourceEstimate ? ' · estimated' : ''}</p>
 <div class="bar" role="img" aria-label="Context breakdown">${bar}</div>
 <table class="legend">${legend}</table>
-<p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${c.compaction?.count ?? 0} compaction(s) · ${c.checkpoints} checkpoint(s)</p>
-<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out${t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : ''} · <span class="cost${t.cost?.unknown ? ' unknown' : ''}">${escape(costText(t.cost))}</span> · ${turnsAndCalls(c.turns, c.calls)} · ${c.rereads} re-read(s)</p>
+<p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${plural(c.compaction?.count ?? 0, 'compaction')} · ${plural(c.checkpoints, 'checkpoint')}</p>
+<p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out${t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : ''} · <span class="cost${t.cost?.unknown ? ' unknown' : ''}">${escape(costText(t.cost))}</span> · ${turnsAndCalls(c.turns, c.calls)} · ${plural(c.rereads, 're-read')}</p>
 ${mcpSection(c, servers)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
@@ -86,3 +86,8 @@ tr.mcp.failed td, tr.mcp.untrusted td { color: var(--vscode-editorWarning-foregr
 .why { font-size: 0.85em; opacity: 0.85; }
 .cost.unknown, .served { color: var(--vscode-editorWarning-foreground); }
 `;
+
+/** plural: "1 checkpoint", "2 checkpoints", never "(s)". */
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}

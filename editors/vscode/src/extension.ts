@@ -1,6 +1,7 @@
 // Entry point: wires the server connection, the store, the meter, the chat view, the context view
 // and the commands.
 import * as vscode from 'vscode';
+import { Approvals } from './approvals';
 import { Server } from './client';
 import { ChatView } from './chat/view';
 import { Commands, ids } from './commands';
@@ -18,6 +19,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const store = new Store();
   // The server is created before the review that reads its changes; updates reach both.
   let review: Review | undefined;
+  let approvals: Approvals | undefined;
   server = new Server(
     output,
     {
@@ -26,8 +28,11 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
         store.update(p);
         if (p.update.sessionUpdate === UpdateTurnEnd) void review?.turnEnded(p.sessionId);
       },
+      showMessageRequest: (p, token) => approvals!.request(p, token),
+      stopped: () => approvals?.withdrawAll(),
     },
     ctx.extensionPath,
+    ctx.secrets,
   );
   review = new Review(server, store, ctx.workspaceState);
   const rv = review;
@@ -45,12 +50,19 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     openLink: (url) => commands.openLink(url),
     review: async (action, turn, paths) => (action === 'keep' ? rv.keep(turn, paths) : rv.undo(turn, paths)),
     detach: () => store.setAttachment(undefined),
+    approve: (key, answer) => approvals!.answer(key, answer),
+    retry: () => commands.retry(),
+    openSettings: async () => void (await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:reprise-dev.reprise')),
+    enterApiKey: () => server!.enterKey(),
   });
+  const view = chat;
+  approvals = new Approvals(store, () => view.visible, () => view.reveal(), `${ChatView.id}.focus`);
   ctx.subscriptions.push(
     output,
     server,
     contextView,
     chat,
+    approvals,
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     commands.register(),
     rv.register(),

@@ -25,6 +25,24 @@ export function turnsAndCalls(turns: number, calls: number): string {
   return `${turns} ${turns === 1 ? 'turn' : 'turns'} · ${calls} model ${calls === 1 ? 'call' : 'calls'}`;
 }
 
+/**
+ * humanTime writes an ISO time as people read it, relative to now when recent: "just now",
+ * "5 min ago", "3 h ago", else the local date and time ("Dec 1, 14:05"). A text that is not a time
+ * is returned as is.
+ */
+export function humanTime(iso: string, now = Date.now()): string {
+  const t = Date.parse(iso);
+  if (Number.isNaN(t)) return iso;
+  const s = Math.round((now - t) / 1000);
+  if (s >= 0 && s < 60) return 'just now';
+  if (s >= 0 && s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s >= 0 && s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  const d = new Date(t);
+  const month = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][d.getMonth()];
+  const year = new Date(now).getFullYear() === d.getFullYear() ? '' : ` ${d.getFullYear()}`;
+  return `${month} ${d.getDate()}${year}, ${String(d.getHours()).padStart(2, '0')}:${String(d.getMinutes()).padStart(2, '0')}`;
+}
+
 /** glyph is a circle filled in quarters, so the level reads at a glance. */
 export function glyph(percent: number): string {
   const glyphs = ['○', '◔', '◑', '◕', '●'];

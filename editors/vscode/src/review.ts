@@ -28,6 +28,11 @@ export class Review {
     return `reprise.kept.${sessionId}`;
   }
 
+  /** undoneKey names the files undone in a session, whole rows: the server no longer lists them. */
+  private undoneKey(sessionId: string): string {
+    return `reprise.undone.${sessionId}`;
+  }
+
   register(): vscode.Disposable {
     return vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
       provideTextDocumentContent: (uri) => this.originals.get(uri.toString()) ?? '',
@@ -63,10 +68,19 @@ export class Review {
     if (!this.server.supports(CommandChanges)) return;
     try {
       const kept = this.memento?.get<string[]>(this.keptKey(sessionId)) ?? [];
-      for (const [turn, files] of changesByTurn(await this.changes(sessionId, 1))) {
+      const undone = this.memento?.get<FileChange[]>(this.undoneKey(sessionId)) ?? [];
+      const byTurn = changesByTurn(await this.changes(sessionId, 1));
+      // A file undone is listed as undone, as it was in the live chat, unless the agent changed it again.
+      for (const u of undone) {
+        const files = byTurn.get(u.turn) ?? [];
+        if (!files.some((f) => f.path === u.path)) byTurn.set(u.turn, [...files, u]);
+      }
+      for (const [turn, files] of [...byTurn].sort(([a], [b]) => a - b)) {
         this.store.changes(sessionId, turn, files);
         const marked = files.filter((f) => kept.includes(`${turn}:${f.path}`)).map((f) => f.path);
         if (marked.length) this.store.review(sessionId, turn, marked, 'kept');
+        const gone = files.filter((f) => undone.includes(f)).map((f) => f.path);
+        if (gone.length) this.store.review(sessionId, turn, gone, 'undone');
       }
     } catch {
       // As in refresh.
@@ -111,6 +125,16 @@ export class Review {
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
   }
 
+  /** rememberUndone keeps the rows of undone files, so that a reopened session lists them undone. */
+  private rememberUndone(sessionId: string, turn: number, paths: string[]): void {
+    const item = this.store.chat(sessionId).items.find((it) => it.type === 'changes' && it.turn === turn);
+    if (!item || item.type !== 'changes') return;
+    const key = this.undoneKey(sessionId);
+    const prev = (this.memento?.get<FileChange[]>(key) ?? []).filter((u) => !(u.turn === turn && paths.includes(u.path)));
+    const rows = item.files.filter((f) => paths.includes(f.path)).map(({ review: _r, reason: _why, ...f }) => ({ ...f, turn }));
+    void this.memento?.update(key, [...prev, ...rows]);
+  }
+
   /** keep marks files as reviewed: they stay as the agent left them. */
   keep(turn: number, paths: string[]): void {
     const sessionId = this.store.current;
@@ -129,7 +153,10 @@ export class Review {
     const sessionId = this.store.current;
     try {
       const res = await this.server.execute<RestoreResult>(CommandRestore, { sessionId, turn, paths });
-      if (res.restored.length) this.store.review(sessionId, turn, res.restored, 'undone');
+      if (res.restored.length) {
+        this.rememberUndone(sessionId, turn, res.restored);
+        this.store.review(sessionId, turn, res.restored, 'undone');
+      }
       for (const r of res.refused ?? []) this.store.review(sessionId, turn, [r.path], 'refused', r.reason);
       if (res.refused?.length) {
         void vscode.window.showWarningMessage(`Reprise: not undone: ${res.refused.map((r) => `${r.path} (${r.reason})`).join('; ')}`);

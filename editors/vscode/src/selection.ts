@@ -30,3 +30,12 @@ export function attachmentOf(name: string, language: string, startLine: number, 
 export function withAttachment(question: string, a: Attachment | undefined): string {
   return a ? `${question}\n\n${a.text}` : question;
 }
+
+/**
+ * splitAttachment takes a question as the model got it (withAttachment) apart again: the question
+ * and the label of its selection, for a chat rebuilt from the session's history.
+ */
+export function splitAttachment(sent: string): { text: string; attachment?: string } {
+  const m = /^([\s\S]*?)\n\nThe question is about (?:this selection of )?(.+?), lines? (\d+(?:-\d+)?)(?::\n`{3,}|\s\(\d+ characters, not included here)/.exec(sent);
+  return m ? { text: m[1], attachment: `${m[2]}:${m[3]}` } : { text: sent };
+}

@@ -218,9 +218,20 @@ export const installHint =
 
 /** keyHint is the fix offered when the server cannot build the model. */
 export const keyHint =
-  'Set GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI\'s GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment VS Code starts from, or in the `reprise.env` setting, then run "Reprise: Restart Server".';
+  'Enter a Gemini API key (kept in VS Code\'s secret storage), or set GEMINI_API_KEY (or GOOGLE_API_KEY, or Vertex AI\'s GOOGLE_GENAI_USE_VERTEXAI with GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION) in the environment VS Code starts from, or in the `reprise.env` setting, then run "Reprise: Restart Server".';
 
 /** hasKey tells whether an environment lets the server reach a model. */
 export function hasKey(env: Record<string, string | undefined>): boolean {
   return !!(env.GEMINI_API_KEY || env.GOOGLE_API_KEY || env.GOOGLE_GENAI_USE_VERTEXAI);
+}
+
+/** apiKeySecret is the SecretStorage key of the Gemini API key the user entered (never a setting). */
+export const apiKeySecret = 'reprise.geminiApiKey';
+
+/**
+ * withStoredKey gives the server the key from secret storage when its environment has none: a key
+ * the user set in the environment or reprise.env wins.
+ */
+export function withStoredKey(env: Record<string, string | undefined>, stored: string | undefined): Record<string, string | undefined> {
+  return hasKey(env) || !stored ? env : { ...env, GEMINI_API_KEY: stored };
 }

@@ -2,6 +2,7 @@
 // the chat view, the meter and the commands read it; the server's notifications feed it.
 import { Action, ChatState, initialState, reduce } from './chat/state';
 import type { Review } from './chat/state';
+import type { Answer, Approval } from './chat/approval';
 import type { ContextUsage, FileChange, SessionUpdate } from './protocol';
 
 /** Attachment is a selection the next question is about. */
@@ -97,8 +98,32 @@ export class Store {
 
   update(p: SessionUpdate): void {
     if (!this.chats.has(p.sessionId) && this.current === draft) this.adopt(p.sessionId);
-    this.dispatch(p.sessionId, { type: 'update', params: p });
+    this.dispatch(p.sessionId, { type: 'update', params: p, at: Date.now() });
     this.changed();
+  }
+
+  /** approvals maps a pending approval's key to the session whose chat shows it. */
+  private approvals = new Map<string, string>();
+
+  /** approval puts an approval request in the current session's chat, where the user answers it. */
+  approval(key: string, a: Approval): void {
+    this.approvals.set(key, this.current);
+    this.dispatch(this.current, { type: 'approval', key, approval: a });
+    this.changed();
+  }
+
+  /** answered records the answer to an approval (or its withdrawal). */
+  answered(key: string, answer: Answer): void {
+    const id = this.approvals.get(key);
+    if (id === undefined) return;
+    this.approvals.delete(key);
+    this.dispatch(id, { type: 'answered', key, answer });
+    this.changed();
+  }
+
+  /** waiting says whether an approval is waiting for the user's answer. */
+  get waiting(): boolean {
+    return this.approvals.size > 0;
   }
 
   setUsage(u: ContextUsage): void {

@@ -1,5 +1,6 @@
 // Messages between the chat view's host side (view.ts) and its webview (webview.ts).
 import type { ContextUsage } from '../protocol';
+import type { Answer } from './approval';
 import type { ChatState } from './state';
 
 export type ToWebview = {
@@ -7,6 +8,8 @@ export type ToWebview = {
   chat: ChatState;
   usage?: ContextUsage;
   compacting: boolean;
+  /** a compaction runs in the background (reprise/contextUsage) */
+  background: boolean;
   /** the selection the next question is about ("path:10-20"), shown above the input */
   attachment?: string;
 } | { type: 'focus' };
@@ -21,4 +24,10 @@ export type FromWebview =
   | { type: 'openDiff'; path: string; turn: number }
   | { type: 'openLink'; url: string }
   | { type: 'review'; action: 'keep' | 'undo'; turn: number; paths: string[] }
-  | { type: 'detach' };
+  | { type: 'detach' }
+  | { type: 'approve'; key: string; answer: Answer }
+  /** retry asks the last question again; settings opens Reprise's settings; apiKey asks for the key */
+  | { type: 'retry' }
+  | { type: 'settings' }
+  | { type: 'apiKey' }
+  | { type: 'copy'; text: string };

@@ -1,25 +1,117 @@
 // Renders a chat transcript to HTML. Pure (no DOM): the webview sets it as innerHTML, the unit
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { tokens } from '../meter';
-import { CompactionBlocking, CompactionDone, CompactionRunning, StopEndTurn, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
+import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
+import type { ToolOutput } from '../protocol';
+import { commandPattern } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
+import { seconds } from './state';
 
 export function escape(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-const statusIcon: Record<string, string> = { [ToolStatusInProgress]: '…', [ToolStatusCompleted]: '✓', [ToolStatusFailed]: '✗' };
+/** icon is a codicon (the webview loads VS Code's icon font). */
+export function icon(name: string, label?: string, extra = ''): string {
+  return `<span class="codicon codicon-${name}${extra ? ` ${extra}` : ''}"${label ? ` role="img" aria-label="${escape(label)}" title="${escape(label)}"` : ' aria-hidden="true"'}></span>`;
+}
+
+const statusIcon: Record<string, [string, string]> = {
+  [ToolStatusInProgress]: ['loading', 'running'],
+  [ToolStatusCompleted]: ['check', 'completed'],
+  [ToolStatusFailed]: ['error', 'failed'],
+};
+
+/**
+ * exitCode is the status a command that ran reported (a test run with failures, a grep that
+ * found nothing): the tool worked, the command said no. Undefined for any other failure.
+ */
+export function exitCode(kind: string, status: string, out: ToolOutput | undefined): number | undefined {
+  if (kind !== ToolKindExecute || status !== ToolStatusFailed || !out || out.refused) return undefined;
+  const m = /(?:^|\n)exit status (\d+)\s*$/.exec(out.output);
+  return m ? Number(m[1]) : undefined;
+}
 
 /** renderItems renders the transcript; open holds the keys of the details elements left open. */
-export function renderItems(chat: ChatState, md: (s: string) => string, open: Set<string>): string {
-  return chat.items.map((it, i) => renderItem(it, i, md, open)).join('\n');
+export function renderItems(chat: ChatState, md: (s: string) => string, open: Set<string>, now = 0): string {
+  let lastEnd = -1;
+  chat.items.forEach((it, i) => {
+    if (it.type === 'end' || it.type === 'error') lastEnd = i;
+  });
+  // Retry is offered on the last stop only, and only when nothing was asked after it.
+  const after = chat.items.slice(lastEnd + 1).some((it) => it.type === 'user');
+  return chat.items.map((it, i) => renderItem(it, i, md, open, i === lastEnd && !after && !chat.running, now)).join('\n');
+}
+
+/** inputView shows a tool's arguments as a person reads them: the command line, else one field a line. */
+export function inputView(input: Record<string, unknown>): string {
+  if (typeof input.command === 'string' && Object.keys(input).length <= 2) return `<pre class="cmd">$ ${escape(input.command)}</pre>`;
+  // What the call is about first: the path or the command, then the rest as the model sent it.
+  const first = ['path', 'command', 'query', 'pattern'];
+  const entries = Object.entries(input).sort(([a], [b]) => (first.includes(b) ? 1 : 0) - (first.includes(a) ? 1 : 0));
+  const rows = entries.map(([k, v]) => {
+    const text = typeof v === 'string' ? v : JSON.stringify(v, null, 2);
+    const long = text.includes('\n') || text.length > 80;
+    return long
+      ? `<div class="arg"><span class="key">${escape(k)}</span><pre>${escape(text)}</pre></div>`
+      : `<div class="arg"><span class="key">${escape(k)}</span> <code>${escape(text)}</code></div>`;
+  });
+  return `<div class="args">${rows.join('')}</div>`;
+}
+
+const answerText: Record<string, [string, string]> = {
+  allow: ['check', 'Allowed once'],
+  always: ['check-all', 'Always allowed'],
+  reject: ['circle-slash', 'Denied'],
+  withdrawn: ['close', 'Not answered: the turn ended'],
+};
+
+function renderApproval(it: Extract<Item, { type: 'approval' }>): string {
+  const a = it.approval;
+  const cmd = `<code>${escape(a.command)}</code>`;
+  if (it.answer) {
+    const [ic, text] = answerText[it.answer];
+    return `<div class="approval answered ${it.answer}" data-key="${escape(it.key)}">${icon(ic)} ${text}: ${cmd}</div>`;
+  }
+  const what = a.kind === 'mcp' ? 'Reprise wants to use a tool of an MCP server' : 'Reprise wants to run a command';
+  const rule = a.rule ?? commandPattern(a.command);
+  const kbd = (k: string) => `<kbd>${k}</kbd>`;
+  return `<div class="approval pending" data-key="${escape(it.key)}" role="group" aria-label="${what}">
+<div class="head">${icon('shield')} ${what}</div>
+<pre class="cmd">${a.kind === 'mcp' ? '' : '$ '}${escape(a.command)}</pre>
+<div class="why">Needs your approval: ${escape(a.reason)}</div>
+<div class="answers">
+<button data-answer="allow" title="Allow once (1 or Enter)">Allow once ${kbd('1')}</button>
+<button class="secondary" data-answer="always" title="Always allow for this session (2)">Always allow ${kbd('2')}</button>
+<button class="secondary" data-answer="reject" title="Deny (3 or Escape)">Deny ${kbd('3')}</button>
+</div>
+<div class="rule">Always allow remembers <code>${escape(rule)}</code> for the rest of this session${a.rule ? '' : ' (the command pattern)'}.</div>
+</div>`;
+}
+
+/** stoppedText names a stop reason as a sentence. */
+const stoppedText: Record<string, string> = {
+  cancelled: 'Stopped: you cancelled the turn',
+  capped: 'Stopped: the session reached its token cap (reprise.sessionTokenCap)',
+  error: 'Stopped by an error',
+  max_turn_requests: 'Stopped: the turn made as many model calls as reprise.maxTurnRequests allows',
+  compaction_limit: 'Stopped: compacting no longer frees enough of the context',
+};
+
+function nextSteps(retry: boolean, apiKey: boolean): string {
+  const b = [
+    apiKey ? `<button data-next="apiKey">${icon('key')} Enter API key</button>` : '',
+    retry ? `<button data-next="retry"${apiKey ? ' class="secondary"' : ''}>${icon('refresh')} Retry</button>` : '',
+    `<button class="secondary" data-next="settings">${icon('settings-gear')} Open settings</button>`,
+  ];
+  return `<div class="next">${b.join('')}</div>`;
 }
 
 function details(key: string, cls: string, summary: string, body: string, open: Set<string>): string {
   return `<details class="${cls}" data-key="${escape(key)}"${open.has(key) ? ' open' : ''}><summary>${summary}</summary>${body}</details>`;
 }
 
-function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<string>): string {
+function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<string>, last: boolean, now: number): string {
   switch (it.type) {
     case 'user': {
       const chip = it.attachment ? `<div class="attachment">${escape(it.attachment)}</div>` : '';
@@ -30,21 +122,30 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     case 'thought':
       return details(`thought-${i}`, 'thought', 'Thinking', `<div class="markdown">${md(it.text)}</div>`, open);
     case 'tool': {
-      const icon = statusIcon[it.status] ?? '•';
       const out = it.output;
+      const exit = exitCode(it.kind, it.status, out);
+      const [ic, label] = exit !== undefined ? ['warning', `exit status ${exit}`] : (statusIcon[it.status] ?? ['circle-outline', it.status.replace(/_/g, ' ')]);
       const body = [
         it.diff ? renderDiff(it.diff) : '',
-        it.input ? `<div class="label">Input</div><pre>${escape(JSON.stringify(it.input, null, 2))}</pre>` : '',
+        it.input ? `<div class="label">Input</div>${inputView(it.input)}` : '',
         out
-          ? `<div class="label">Result${out.refused ? ' (refused)' : ''}${out.omitted ? ` · ${out.omitted} characters omitted` : ''}</div><pre>${escape(out.output)}</pre>` +
+          ? `<div class="label">${out.refused ? 'Refused' : 'Result'}${out.omitted ? ` · ${out.omitted} characters omitted` : ''}</div><pre>${escape(out.output)}</pre>` +
             (out.savedPath ? `<div class="saved">Whole output: ${escape(out.savedPath)}</div>` : '')
           : '',
       ].join('');
       const d = it.diff;
       const countsHtml = d && !d.note ? ` ${countsOf(d.added, d.removed)}` : '';
-      const summary = `<span class="icon">${icon}</span> <span class="title">${titleWithLink(it.title, it.input, d)}</span>${countsHtml} <span class="status">${escape(it.status.replace('_', ' '))}</span>`;
-      return details(`tool-${it.id}`, `tool ${escape(it.kind)} ${escape(it.status)}`, summary, body, open);
+      // The time a call took, once it is worth saying (a second or more).
+      const ms = it.started && (it.ended || now) ? (it.ended ?? now) - it.started : 0;
+      const took = ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
+      const exitText = exit !== undefined ? ` <span class="exit">exit ${exit}</span>` : '';
+      // One status: the icon (its label says it in words), plus the exit status of a command that said no.
+      const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${it.status === ToolStatusInProgress ? ' codicon-modifier-spin' : ''}`)} <span class="title">${titleWithLink(it.title, it.input, d)}</span>${countsHtml}${exitText}${took}`;
+      const cls = exit !== undefined ? 'exited' : it.status;
+      return details(`tool-${it.id}`, `tool ${escape(it.kind)} ${escape(cls)}`, summary, body, open);
     }
+    case 'approval':
+      return renderApproval(it);
     case 'compaction': {
       const cp = it.checkpoint;
       let text: string;
@@ -62,13 +163,21 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     }
     case 'changes':
       return renderChanges(it.turn, it.files);
-    case 'retry':
-      return `<div class="marker retry">Retrying (attempt ${it.attempt}): ${escape(it.error)}</div>`;
-    case 'end':
+    case 'retry': {
+      // attempt is the attempt about to be made: the second is the first retry.
+      const n = Math.max(1, it.attempt - 1);
+      return `<div class="marker retry">${icon('sync')} The model call was retried ${n === 1 ? 'once' : `${n} times`}: ${escape(it.error)}</div>`;
+    }
+    case 'end': {
       if (it.stopReason === StopEndTurn) return '';
-      return `<div class="marker end ${escape(it.stopReason)}">Stopped: ${escape(it.stopReason.replace(/_/g, ' '))}${it.error ? ` — ${escape(it.error)}` : ''}</div>`;
-    case 'error':
-      return `<div class="marker error">${escape(it.text)}</div>`;
+      const text = stoppedText[it.stopReason] ?? `Stopped: ${it.stopReason.replace(/_/g, ' ')}`;
+      const steps = last ? nextSteps(it.stopReason !== StopCapped, false) : '';
+      return `<div class="marker end ${escape(it.stopReason)}">${icon(it.stopReason === 'cancelled' ? 'debug-stop' : 'error')} ${escape(text)}${it.error ? `<div class="detail">${escape(it.error)}</div>` : ''}${steps}</div>`;
+    }
+    case 'error': {
+      const apiKey = /API_KEY|API key/i.test(it.text);
+      return `<div class="marker error">${icon('error')} ${escape(it.text)}${last ? nextSteps(true, apiKey) : ''}</div>`;
+    }
   }
 }
 
@@ -121,22 +230,28 @@ const reviewLabel: Record<string, string> = { kept: 'Kept', undone: 'Undone', re
 
 function renderChanges(turn: number, files: readonly ChangeRow[]): string {
   const open = files.filter((f) => f.review === 'pending' || f.review === 'refused');
-  const all = open.length > 1
-    ? ` <span class="actions"><button class="secondary" data-act="keep" data-all="1">Keep all</button> <button class="secondary" data-act="undo" data-all="1">Undo all</button></span>`
+  // The list's toolbar stays while any file waits for a decision: Keep / Undo for one file,
+  // Keep all / Undo all for several. Each row has its own icon toolbar.
+  const several = open.length > 1 || (open.length === 1 && files.length > 1);
+  const all = open.length > 0
+    ? `<span class="toolbar"><button class="keep" data-act="keep" data-all="1" title="Keep ${several ? 'every file left' : 'the change'}">${icon('check-all')} ${several ? 'Keep all' : 'Keep'}</button><button class="secondary" data-act="undo" data-all="1" title="Undo ${several ? 'every file left' : 'the change'}">${icon('discard')} ${several ? 'Undo all' : 'Undo'}</button></span>`
     : '';
   const rows = files
     .map((f) => {
       const state = f.state === 'modified' ? '' : ` <span class="state">${escape(f.state)}</span>`;
       const counts = f.binary ? ' <span class="state">binary</span>' : ` ${countsOf(f.added, f.removed)}`;
-      const diff = f.state !== 'deleted' || f.diff ? ` <a href="#" class="opendiff" data-path="${escape(f.path)}" data-turn="${turn}">Diff</a>` : '';
+      const diff = f.state !== 'deleted' || f.diff
+        ? `<a href="#" class="opendiff icon-button" role="button" data-path="${escape(f.path)}" data-turn="${turn}" title="Open the diff of ${escape(f.path)}" aria-label="Open diff">${icon('diff')}</a>`
+        : '';
       const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';
       const buttons = f.review === 'pending' || f.review === 'refused'
-        ? ` <button class="secondary" data-act="keep">Keep</button> <button class="secondary" data-act="undo">Undo</button>`
-        : ` <span class="done">${reviewLabel[f.review]}</span>`;
+        ? `<button class="icon-button" data-act="keep" title="Keep the agent's change to ${escape(f.path)}" aria-label="Keep">${icon('check')}</button><button class="icon-button" data-act="undo" title="Undo: put ${escape(f.path)} back as it was before the turn" aria-label="Undo">${icon('discard')}</button>`
+        : `<span class="done">${icon(f.review === 'kept' ? 'check' : 'discard')} ${reviewLabel[f.review]}</span>`;
       const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
       const link = f.state === 'deleted' ? escape(f.path) : fileLink(f.path, escape(f.path));
-      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${link}${state}${counts}${user}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
+      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${icon(f.state === 'created' ? 'new-file' : f.state === 'deleted' ? 'trash' : 'file')} ${link}${state}${counts}${user}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
     })
     .join('');
-  return `<div class="changes" data-turn="${turn}"><div class="head">Changes · ${files.length} file${files.length === 1 ? '' : 's'}${all}</div>${rows}</div>`;
+  const left = open.length ? ` · ${open.length} to review` : '';
+  return `<div class="changes" data-turn="${turn}"><div class="head"><span>Changes · ${files.length} file${files.length === 1 ? '' : 's'}${left}</span>${all}</div>${rows}</div>`;
 }

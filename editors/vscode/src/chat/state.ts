@@ -2,6 +2,8 @@
 // it. No vscode import: the extension host keeps one ChatState per session and posts it to the
 // webview, which only renders.
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
+import type { Answer, Approval } from './approval';
+import { splitAttachment } from '../selection';
 import type { CheckpointInfo, FileChange, HistoryEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
@@ -61,10 +63,15 @@ export type Item =
       input?: Record<string, unknown>;
       output?: ToolOutput;
       diff?: EditDiff;
+      /** when the call started and ended (ms since the epoch), for the elapsed time */
+      started?: number;
+      ended?: number;
     }
+  | { type: 'approval'; key: string; approval: Approval; answer?: Answer }
   | { type: 'changes'; turn: number; files: ChangeRow[] }
   | { type: 'compaction'; state: string; trigger: string; note?: string; checkpoint?: CheckpointInfo }
-  | { type: 'retry'; attempt: number; error: string }
+  /** a model call retried: one line per call, updated in place (at: when, delay: the wait in ms) */
+  | { type: 'retry'; attempt: number; error: string; delay: number; at: number }
   | { type: 'end'; stopReason: string; error?: string }
   | { type: 'error'; text: string };
 
@@ -80,7 +87,11 @@ export type Action =
   /** changes gives the files a turn changed (reprise.changes, filtered to that turn) */
   | { type: 'changes'; turn: number; files: FileChange[] }
   | { type: 'review'; turn: number; paths: string[]; review: Review; reason?: string }
-  | { type: 'update'; params: SessionUpdate }
+  /** at: when the update came (ms since the epoch); the elapsed times and countdowns count from it */
+  | { type: 'update'; params: SessionUpdate; at?: number }
+  /** approval: the server asks about a command; answered: the user (or the end of the turn) answered */
+  | { type: 'approval'; key: string; approval: Approval }
+  | { type: 'answered'; key: string; answer: Answer }
   | { type: 'error'; text: string }
   | { type: 'reset'; sessionId?: string };
 
@@ -106,11 +117,27 @@ export function reduce(state: ChatState, action: Action): ChatState {
     case 'error':
       return { ...state, running: false, items: [...state.items, { type: 'error', text: action.text }] };
     case 'update':
-      return applyUpdate(state, action.params);
+      return applyUpdate(state, action.params, action.at ?? 0);
+    case 'approval':
+      return { ...state, items: [...state.items, { type: 'approval', key: action.key, approval: action.approval }] };
+    case 'answered':
+      return answer(state, action.key, action.answer);
   }
 }
 
-function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
+function answer(state: ChatState, key: string | undefined, a: Answer): ChatState {
+  return {
+    ...state,
+    items: state.items.map((it) => (it.type === 'approval' && !it.answer && (key === undefined || it.key === key) ? { ...it, answer: a } : it)),
+  };
+}
+
+/** pendingApproval is the approval waiting for the user's answer, if any. */
+export function pendingApproval(state: ChatState): Extract<Item, { type: 'approval' }> | undefined {
+  return state.items.find((it): it is Extract<Item, { type: 'approval' }> => it.type === 'approval' && !it.answer);
+}
+
+function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState {
   const u = p.update;
   const items = state.items;
   switch (u.sessionUpdate) {
@@ -140,6 +167,10 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
         diff: Array.isArray(u.content) ? (editDiff(u.content, turnCount(items)) ?? prev?.diff) : prev?.diff,
       };
       if (!tool.diff) delete tool.diff;
+      if (at) {
+        tool.started = prev?.started ?? at;
+        if (tool.status !== ToolStatusInProgress) tool.ended = prev?.ended ?? at;
+      }
       const next = i >= 0 ? items.map((it, j) => (j === i ? tool : it)) : [...items, tool];
       return { ...state, running: true, items: next };
     }
@@ -162,13 +193,17 @@ function applyUpdate(state: ChatState, p: SessionUpdate): ChatState {
         while (k > 0 && (kept[k - 1].type === 'agent' || kept[k - 1].type === 'thought')) k--;
         kept = kept.slice(0, k);
       }
-      return { ...state, items: [...kept, { type: 'retry', attempt: r.attempt, error: r.error }] };
+      // One line per retried call: a retry right after another replaces it.
+      const line: Item = { type: 'retry', attempt: r.attempt, error: r.error, delay: Math.round((r.delay ?? 0) / 1e6), at };
+      const last = kept[kept.length - 1];
+      if (last && last.type === 'retry') return { ...state, items: [...kept.slice(0, -1), line] };
+      return { ...state, items: [...kept, line] };
     }
     case UpdateTurnEnd:
       return {
-        ...state,
+        ...answer(state, undefined, 'withdrawn'),
         running: false,
-        items: [...items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }],
+        items: [...answer(state, undefined, 'withdrawn').items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }],
       };
     default:
       return state;
@@ -265,7 +300,8 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
     switch (e.kind) {
       case EntryUser:
         if (state.items.length > 0) endTurn();
-        state = reduce(state, { type: 'ask', text: e.text ?? '' });
+        // The question as the user wrote it, its selection as a chip: not the text the model got.
+        state = reduce(state, { type: 'ask', ...splitAttachment(e.text ?? '') });
         break;
       case EntryAgent:
         up({ sessionUpdate: UpdateMessageChunk, content: { type: 'text', text: e.text ?? '' } });
@@ -307,4 +343,54 @@ export function userTurns(state: ChatState): { turn: number; text: string }[] {
   return state.items
     .filter((it): it is Extract<Item, { type: 'user' }> => it.type === 'user')
     .map((it, i) => ({ turn: i + 1, text: it.text }));
+}
+
+/** Activity is the one line that says what the agent is doing, updated in place. */
+export interface Activity {
+  kind: 'approval' | 'thinking' | 'streaming' | 'tool' | 'retry' | 'compacting';
+  text: string;
+}
+
+/** seconds writes a duration as people read it: "4 s", "1 min 5 s". */
+export function seconds(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  return s < 60 ? `${s} s` : `${Math.floor(s / 60)} min${s % 60 ? ` ${s % 60} s` : ''}`;
+}
+
+/**
+ * activity says what the agent is doing now (now: ms since the epoch, for the elapsed times and
+ * the countdown); background: a compaction runs in the background (reprise/contextUsage). Nothing
+ * when the agent is idle.
+ */
+export function activity(state: ChatState, now: number, background = false): Activity | undefined {
+  if (pendingApproval(state)) return { kind: 'approval', text: 'Waiting for your approval' };
+  const bg = background ? ' · compacting the context in the background' : '';
+  if (!state.running) return background ? { kind: 'compacting', text: 'Compacting the context in the background…' } : undefined;
+  // A tool still running in this turn says what the agent waits for, whatever came after it.
+  const from = state.items.map((it) => it.type).lastIndexOf('user');
+  const runningTools = state.items.slice(from + 1).filter((it): it is Extract<Item, { type: 'tool' }> => it.type === 'tool' && it.status === ToolStatusInProgress);
+  const t = runningTools[0];
+  if (t) {
+    const more = runningTools.length > 1 ? ` and ${runningTools.length - 1} more` : '';
+    // "Run go test" reads "Running go test"; other tools by their title ("Read a.go…").
+    const what = /^Run /.test(t.title) ? `Running ${t.title.slice(4)}` : `${t.title}…`;
+    return { kind: 'tool', text: `${what}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
+  }
+  let last: Item | undefined;
+  for (let i = state.items.length - 1; i >= 0 && !last; i--) if (state.items[i].type !== 'changes' && state.items[i].type !== 'approval') last = state.items[i];
+  switch (last?.type) {
+    case 'retry': {
+      const left = last.at + last.delay - now;
+      const why = last.error.length > 120 ? `${last.error.slice(0, 119)}…` : last.error;
+      // The attempt before the error, which a narrow view cuts.
+      return { kind: 'retry', text: `${left >= 500 ? `Retrying in ${seconds(left)}` : 'Retrying'} (attempt ${last.attempt}): ${why}` };
+    }
+    case 'agent':
+      return { kind: 'streaming', text: `Writing the answer…${bg}` };
+    case 'compaction':
+      if (last.state === CompactionRunning || last.state === CompactionBlocking)
+        return { kind: 'compacting', text: last.state === CompactionBlocking ? 'Compacting the context before the next call…' : 'Compacting the context in the background…' };
+      break;
+  }
+  return { kind: 'thinking', text: `Thinking…${bg}` };
 }

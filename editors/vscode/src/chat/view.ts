@@ -1,7 +1,9 @@
 // The chat view: a webview view in Reprise's activity-bar container. The host keeps the state
 // (store.ts) and posts it whole on every change; the webview renders it and sends back requests.
 import * as vscode from 'vscode';
+import { CompactionRunning } from '../protocol';
 import type { Store } from '../store';
+import type { Answer } from './approval';
 import type { FromWebview, ToWebview } from './messages';
 
 export interface ChatActions {
@@ -15,6 +17,11 @@ export interface ChatActions {
   openLink(url: string): Promise<void>;
   review(action: 'keep' | 'undo', turn: number, paths: string[]): Promise<void>;
   detach(): void;
+  approve(key: string, answer: Answer): void;
+  /** retry asks the last question of the chat again */
+  retry(): Promise<void>;
+  openSettings(): Promise<void>;
+  enterApiKey(): Promise<void>;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -38,6 +45,11 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
     view.webview.html = html(view.webview, dist, media);
     view.webview.onDidReceiveMessage((m: FromWebview) => this.receive(m));
     view.onDidDispose(() => (this.view = undefined));
+  }
+
+  /** visible says whether the chat is on screen. */
+  get visible(): boolean {
+    return this.view?.visible ?? false;
   }
 
   /** reveal shows the chat view, focused on its input. */
@@ -78,6 +90,21 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'detach':
         this.actions.detach();
         break;
+      case 'approve':
+        this.actions.approve(m.key, m.answer);
+        break;
+      case 'retry':
+        void this.actions.retry();
+        break;
+      case 'settings':
+        void this.actions.openSettings();
+        break;
+      case 'apiKey':
+        void this.actions.enterApiKey();
+        break;
+      case 'copy':
+        void vscode.env.clipboard.writeText(m.text);
+        break;
     }
   }
 
@@ -88,6 +115,7 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       chat: this.store.chat(),
       usage: this.store.usage(),
       compacting: this.store.compacting,
+      background: this.store.usage()?.compaction?.state === CompactionRunning,
       attachment: this.store.attachment?.label,
     };
     void this.view.webview.postMessage(msg);
@@ -102,18 +130,21 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
   const nonce = Math.random().toString(36).slice(2) + Math.random().toString(36).slice(2);
   const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'webview.js'));
   const style = webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css'));
+  const icons = webview.asWebviewUri(vscode.Uri.joinPath(dist, 'codicon.css'));
   return `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${webview.cspSource}; font-src ${webview.cspSource}; script-src 'nonce-${nonce}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${icons}">
 <link rel="stylesheet" href="${style}">
 <title>Reprise</title>
 </head>
 <body>
 <main id="log" aria-live="polite"></main>
 <footer>
+  <div id="activity" class="activity" role="status" hidden></div>
   <div id="meter" class="meter" title="Context window"></div>
   <div id="attachment" class="attachment" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Reprise… (Enter to send, Shift+Enter for a new line)" aria-label="Ask Reprise"></textarea>

@@ -4,18 +4,32 @@ import MarkdownIt from 'markdown-it';
 import { meterText } from '../meter';
 import type { FromWebview, ToWebview } from './messages';
 import { pathLinks } from './links';
-import { escape, renderItems } from './render';
+import { escape, icon, renderItems } from './render';
+import { highlight } from './highlight';
+import { activity, ChatState, initialState, pendingApproval } from './state';
+import type { Answer } from './approval';
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 
 const vscode = acquireVsCodeApi();
-const md = new MarkdownIt({ html: false, linkify: true, breaks: false }).use(pathLinks);
+// Code blocks: coloured, with a copy button (the host writes the clipboard).
+const md = new MarkdownIt({
+  html: false,
+  linkify: true,
+  breaks: false,
+  highlight: (code, lang) =>
+    `<pre class="code-block"><button class="copy icon-button" title="Copy" aria-label="Copy the code">${icon('copy')}</button><code>${highlight(code, lang)}</code></pre>`,
+}).use(pathLinks);
 const log = document.getElementById('log')!;
 const input = document.getElementById('input') as HTMLTextAreaElement;
 const send = document.getElementById('send') as HTMLButtonElement;
 const stop = document.getElementById('stop') as HTMLButtonElement;
 const meter = document.getElementById('meter')!;
 const attachment = document.getElementById('attachment')!;
+const activityLine = document.getElementById('activity')!;
+let chat: ChatState = initialState();
+let background = false;
+let cardKey = '';
 const open = new Set<string>();
 let asked = 0;
 
@@ -59,6 +73,25 @@ log.addEventListener('click', (e) => {
     else if (a.classList.contains('web')) vscode.postMessage({ type: 'openLink', url: d.href ?? '' });
     return;
   }
+  const answerButton = target.closest('.approval button[data-answer]') as HTMLButtonElement | null;
+  if (answerButton) {
+    const card = answerButton.closest('.approval') as HTMLElement;
+    approve(card.dataset.key ?? '', answerButton.dataset.answer as Answer);
+    return;
+  }
+  const next = target.closest('button[data-next]') as HTMLButtonElement | null;
+  if (next) {
+    const t = next.dataset.next;
+    vscode.postMessage({ type: t === 'retry' ? 'retry' : t === 'apiKey' ? 'apiKey' : 'settings' });
+    return;
+  }
+  const copy = target.closest('pre.code-block button.copy') as HTMLButtonElement | null;
+  if (copy) {
+    vscode.postMessage({ type: 'copy', text: copy.closest('pre')?.querySelector('code')?.textContent ?? '' });
+    copy.innerHTML = icon('check');
+    copy.title = 'Copied';
+    return;
+  }
   const b = target.closest('.changes button') as HTMLButtonElement | null;
   if (!b) return;
   const box = b.closest('.changes') as HTMLElement;
@@ -68,6 +101,36 @@ log.addEventListener('click', (e) => {
   const action = b.dataset.act === 'undo' ? 'undo' : 'keep';
   vscode.postMessage({ type: 'review', action, turn: Number(box.dataset.turn), paths: rows.map((r) => r.dataset.path ?? '') });
 });
+function approve(key: string, answer: Answer): void {
+  if (!key) return;
+  // Answered at once on screen; the host confirms with the next state.
+  document.querySelectorAll<HTMLButtonElement>(`.approval[data-key="${CSS.escape(key)}"] button`).forEach((b) => (b.disabled = true));
+  vscode.postMessage({ type: 'approve', key, answer });
+}
+
+// Keyboard: 1 Allow once, 2 Always allow, 3 or Escape Deny, while a card waits and the input is
+// not being typed in (Enter on the focused button works as for any button).
+document.addEventListener('keydown', (e) => {
+  const p = pendingApproval(chat);
+  if (!p || e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+  const typing = e.target === input && input.value !== '';
+  const answer: Answer | undefined = ({ '1': 'allow', '2': 'always', '3': 'reject', Escape: 'reject' } as Record<string, Answer>)[e.key];
+  if (!answer || typing) return;
+  e.preventDefault();
+  approve(p.key, answer);
+});
+
+/** showActivity writes the line that says what the agent is doing, with its elapsed time or countdown. */
+function showActivity(): void {
+  const a = activity(chat, Date.now(), background);
+  activityLine.hidden = !a;
+  if (!a) return;
+  const ic = a.kind === 'approval' ? icon('bell-dot') : a.kind === 'retry' ? icon('sync', undefined, 'codicon-modifier-spin') : icon('loading', undefined, 'codicon-modifier-spin');
+  activityLine.className = `activity ${a.kind}`;
+  activityLine.innerHTML = `${ic} <span>${escape(a.text)}</span>`;
+}
+setInterval(showActivity, 1000);
+
 attachment.addEventListener('click', (e) => {
   if ((e.target as HTMLElement).closest('.detach')) vscode.postMessage({ type: 'detach' });
 });
@@ -82,10 +145,22 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   const questions = m.chat.items.filter((it) => it.type === 'user').length;
   const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 40 || questions > asked;
   asked = questions;
+  chat = m.chat;
+  background = m.background;
+  const focused = (document.activeElement as HTMLElement | null)?.closest('.approval.pending button[data-answer]') as HTMLElement | null;
+  const focusedAnswer = focused?.dataset.answer;
   log.innerHTML = m.chat.items.length
-    ? renderItems(m.chat, (s) => md.render(s), open)
+    ? renderItems(m.chat, (s) => md.render(s), open, Date.now())
     : '<div class="empty">Ask Reprise about this workspace.</div>';
   if (atBottom) log.scrollTop = log.scrollHeight;
+  showActivity();
+  // A new approval takes the focus (unless a question is being typed), so 1, 2, 3 and Enter answer it.
+  const p = pendingApproval(m.chat);
+  if (p && (focusedAnswer || (p.key !== cardKey && !(document.activeElement === input && input.value !== '')))) {
+    log.querySelector<HTMLButtonElement>(`.approval[data-key="${CSS.escape(p.key)}"] button[data-answer="${focusedAnswer ?? 'allow'}"]`)?.focus();
+    if (p.key !== cardKey) log.scrollTop = log.scrollHeight;
+  }
+  cardKey = p?.key ?? '';
   stop.hidden = !m.chat.running;
   attachment.hidden = !m.attachment;
   attachment.innerHTML = m.attachment ? `<span>${escape(m.attachment)}</span> <a href="#" class="detach" title="Do not send the selection">×</a>` : '';

@@ -3,7 +3,7 @@
 // a person sees: the chat view's streamed answer and tool calls, the status bar meter, the
 // notifications, the quick picks. Started by test/e2e.sh, which sets the E2E_* variables.
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +17,8 @@ const env = (k) => {
 const tmp = env('E2E_TMP');
 const shots = env('E2E_SCREENSHOTS');
 mkdirSync(shots, { recursive: true });
+// This run's pictures only: a failure's picture of an earlier run would mislead.
+for (const f of readdirSync(shots)) if (f.endsWith('.png')) rmSync(join(shots, f));
 
 // Every child runs in its own session and process group (detached: setsid), killed as a group.
 const groups = [];
@@ -341,7 +343,7 @@ await step('status bar meter shows the percentage', async () => {
 });
 
 await step('tool result expands', async () => {
-  await chat.locator('details.tool summary').first().click();
+  await chat.locator('details.tool summary .chev').first().click();
   await chat.locator('details.tool pre', { hasText: 'Remember the milk' }).first().waitFor();
 });
 
@@ -388,17 +390,26 @@ await step('Checkpoints lists the checkpoint and opens its summary', async () =>
   await shot('checkpoint-preview');
 });
 
-await step('approval notification runs the command', async () => {
+await step('an approval is a card in the chat, answered with a key; the status bar waits for it', async () => {
   await palette('Notifications: Clear All Notifications');
   await openChat();
   await chat.locator('#input').fill('Run echo');
   await chat.locator('#input').press('Enter');
-  const toast = page.locator('.notification-toast', { hasText: 'echo hello-from-tool' });
-  await toast.waitFor({ timeout: 30_000 });
-  for (const action of ['Allow once', 'Always allow', 'Reject']) await toast.locator('.monaco-button', { hasText: action }).first().waitFor();
-  await stable(toast);
+  const card = chat.locator('.approval.pending', { hasText: 'echo hello-from-tool' });
+  await card.waitFor({ timeout: 30_000 });
+  for (const action of ['Allow once', 'Always allow', 'Deny']) await card.locator('button', { hasText: action }).waitFor();
+  await card.locator('.rule', { hasText: 'Always allow remembers' }).waitFor();
+  const waiting = page.locator('.statusbar-item', { hasText: 'waiting for your approval' });
+  await waiting.waitFor();
+  await chat.locator('.activity.approval', { hasText: 'Waiting for your approval' }).waitFor();
+  // The chat is on screen: no notification competes with the card.
+  if ((await page.locator('.notification-toast', { hasText: 'echo hello-from-tool' }).count()) !== 0) throw new Error('a notification asks too, with the chat in view');
   await shot('approval');
-  await toast.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+  // The card takes the focus as it comes: 1 answers Allow once.
+  await waitFor('the card to take the focus', () => card.locator('button[data-answer="allow"]').evaluate((b) => b === document.activeElement), 10_000);
+  await chat.locator('body').press('1');
+  await chat.locator('.approval.answered', { hasText: 'Allowed once' }).waitFor();
+  await waiting.waitFor({ state: 'hidden' });
   await chat.locator('.msg.agent', { hasText: 'The command printed' }).waitFor({ timeout: 30_000 });
   await chat.locator('details.tool.completed', { hasText: 'echo hello-from-tool' }).waitFor();
 });
@@ -449,29 +460,47 @@ await step('of two changed files, one is undone and the other kept; a user edit 
   const userChores = `${agentChores}- the bike\n`;
   writeFileSync(join(ws, 'chores.md'), userChores);
   const chores = changes.locator('.row[data-path="chores.md"]');
-  await chores.locator('button', { hasText: 'Undo' }).click();
+  await chores.locator('button[data-act="undo"]').click();
   await changes.locator('.row.refused[data-path="chores.md"] .reason', { hasText: 'changed since the agent last wrote it' }).waitFor({ timeout: 15_000 });
   await page.locator('.notification-toast', { hasText: 'not undone' }).first().waitFor();
   if (readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error("the user's edit of chores.md was lost");
-  await chores.locator('button', { hasText: 'Keep' }).click();
+  await chores.locator('button[data-act="keep"]').click();
+  // Keep all / Undo all stay while a file is left to review.
+  await changes.locator('.head button', { hasText: 'Undo' }).waitFor();
   await changes.locator('.row.kept[data-path="chores.md"]').waitFor();
-  await changes.locator('.row[data-path="notes.txt"] button', { hasText: 'Undo' }).click();
+  await changes.locator('.row[data-path="notes.txt"] button[data-act="undo"]').click();
   await changes.locator('.row.undone[data-path="notes.txt"]').waitFor({ timeout: 15_000 });
   await waitFor('notes.txt back as it was', async () => readFileSync(join(ws, 'notes.txt'), 'utf8') === notesBefore, 10_000);
   if (!existsSync(join(ws, 'chores.md')) || readFileSync(join(ws, 'chores.md'), 'utf8') !== userChores) throw new Error('chores.md was not kept');
-  if ((await changes.locator('button').count()) !== 0) throw new Error('buttons left after every file was reviewed');
+  if ((await changes.locator('button[data-act]').count()) !== 0) throw new Error('Keep or Undo left after every file was reviewed');
   await shot('changes-reviewed');
 });
 
 await step('Ask Reprise About This Selection attaches the selection to the question', async () => {
   await palette('Notifications: Clear All Notifications');
   await page.locator('.tab', { hasText: 'notes.txt' }).first().click();
+  await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor();
   const lines = page.locator('.editor-instance .monaco-editor .view-lines').first();
-  await lines.locator('.view-line', { hasText: '# Notes' }).click({ clickCount: 3 }); // selects the line
-  await lines.click({ button: 'right', position: { x: 40, y: 8 } });
-  await page.locator('.monaco-menu .action-label', { hasText: 'Ask Reprise About This Selection' }).click();
-  await openChat();
-  await chat.locator('#attachment', { hasText: 'notes.txt:1' }).waitFor({ timeout: 15_000 });
+  const item = page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: 'Ask Reprise About This Selection' });
+  // Each part waits on what it needs: the line selected, the menu open with the item enabled,
+  // the attachment shown. A click the menu lost (it was still laying out) is done again.
+  await waitFor('the selection attached from the context menu', async () => {
+    await lines.locator('.view-line', { hasText: '# Notes' }).click({ clickCount: 3 }); // selects the line
+    await page.locator('.editor-instance .monaco-editor .selected-text').first().waitFor({ timeout: 5000 });
+    await lines.click({ button: 'right', position: { x: 40, y: 8 } });
+    await item.waitFor({ timeout: 5000 });
+    await stable(item);
+    await item.click();
+    await page.locator('.monaco-menu').waitFor({ state: 'hidden', timeout: 5000 });
+    await openChat();
+    try {
+      await chat.locator('#attachment', { hasText: 'notes.txt:1' }).waitFor({ timeout: 5000 });
+      return true;
+    } catch (e) {
+      await page.keyboard.press('Escape');
+      throw e;
+    }
+  }, 60_000);
   await chat.locator('#input').fill('What is this line?');
   await chat.locator('#input').press('Enter');
   await chat.locator('.msg.user', { hasText: 'What is this line?' }).locator('.attachment', { hasText: 'notes.txt:1' }).waitFor();
@@ -502,11 +531,13 @@ await step('after a reload, Resume Session rebuilds the saved session from its h
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
   await chat.locator('details.tool.completed').first().waitFor();
   await chat.locator('.marker.compaction a.checkpoint').first().waitFor();
-  // The question about a selection is rebuilt as the server holds it, the selection included.
-  await chat.locator('.msg.user', { hasText: 'The question is about this selection of notes.txt' }).waitFor();
-  // The changes come back too: the undone file is gone, the kept one is still marked kept.
+  // The question about a selection reads as it did live: the question, the selection as a chip,
+  // not the text the model got.
+  await chat.locator('.msg.user', { hasText: 'What is this line?' }).locator('.attachment', { hasText: 'notes.txt:1' }).waitFor();
+  if ((await chat.locator('.msg.user', { hasText: 'The question is about' }).count()) !== 0) throw new Error('the prompt wrapper is shown');
+  // The changes come back as they were: the kept file kept, the undone one listed undone.
   await chat.locator('.changes .row.kept[data-path="chores.md"]').waitFor({ timeout: 15_000 });
-  if ((await chat.locator('.changes .row[data-path="notes.txt"]').count()) !== 0) throw new Error('the undone notes.txt is listed again');
+  await chat.locator('.changes .row.undone[data-path="notes.txt"]').waitFor();
   await shot('history');
   // Rebuilt, not kept: the history has no tool input, the streamed transcript had one.
   if ((await chat.locator('details.tool .label', { hasText: 'Input' }).count()) > 0) throw new Error('the transcript was not rebuilt from the history');
@@ -550,13 +581,14 @@ await step('an MCP server from the user settings: its tool is asked, runs, and t
   await chat.locator('.empty').waitFor();
   await chat.locator('#input').fill('Echo through the MCP server');
   await chat.locator('#input').press('Enter');
-  const toast = page.locator('.notification-toast', { hasText: 'MCP server' });
-  await toast.waitFor({ timeout: 60_000 });
-  await stable(toast);
+  const card = chat.locator('.approval.pending', { hasText: 'MCP server' });
+  await card.waitFor({ timeout: 60_000 });
+  await card.locator('.cmd', { hasText: 'echo' }).waitFor();
   await shot('mcp-approval');
-  await toast.locator('.monaco-button', { hasText: 'Allow once' }).first().click();
+  await card.locator('button', { hasText: 'Allow once' }).click();
+  await chat.locator('.approval.answered', { hasText: 'Allowed once' }).waitFor();
   await chat.locator('.msg.agent', { hasText: 'The MCP server echoed the message.' }).waitFor({ timeout: 30_000 });
-  await chat.locator('details.tool.completed', { hasText: 'Echo' }).last().locator('summary').click();
+  await chat.locator('details.tool.completed', { hasText: 'Echo' }).last().locator('summary .chev').click();
   await chat.locator('details.tool pre', { hasText: 'Echo: from VS Code' }).first().waitFor();
   await palette('Reprise: Show Context');
   const f = await frameWith('.bar');
@@ -566,6 +598,16 @@ await step('an MCP server from the user settings: its tool is asked, runs, and t
   if (!/14 declared/.test(row)) throw new Error(`MCP row "${row}"`);
   console.log(`     ${row.replace(/\s+/g, ' ').trim()}`);
   await shot('mcp-context');
+  // Reprise: MCP Servers lists it with its state and tools, and then its tools.
+  await pick('Reprise: MCP Servers', 'everything', async () => {
+    const r = page.locator('.quick-input-list .monaco-list-row', { hasText: 'everything' }).first();
+    if (!/running · 14 tools/.test(await r.innerText())) throw new Error(`MCP Servers row "${await r.innerText()}"`);
+    await stable(page.locator('.quick-input-widget'));
+    await shot('mcp-servers');
+  });
+  await page.locator('.quick-input-widget', { hasText: 'Tools of everything' }).waitFor();
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'echo' }).first().waitFor();
+  await page.keyboard.press('Escape');
 });
 
 // --- models: the picker and a call the API answers with another model ---
@@ -714,6 +756,55 @@ await step('a call the API answers with another model: one warning per session n
   const shown = await f.locator('.cost').innerText();
   if (!/^\$\d+\.\d{4}$/.test(shown)) throw new Error(`context view cost "${shown}"`);
   console.log(`     context view: ${(await f.locator('.sub').innerText()).trim()} · ${shown}`);
+  await theme('Light 2026', 'vs'); // back to the default
+});
+
+await step('in each theme: the approval card, the progress line, the Changes list, the retries on one line and a stopped turn retried', async () => {
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await palette('Reprise: New Session');
+    await openChat();
+    await chat.locator('.empty').waitFor();
+    await palette('Notifications: Clear All Notifications');
+    await openChat();
+    await chat.locator('#input').fill(`Build the status (${label})`);
+    await chat.locator('#input').press('Enter');
+    // Asked in the chat, the status bar waiting.
+    const card = chat.locator('.approval.pending', { hasText: 'sleep 3' });
+    await card.waitFor({ timeout: 30_000 });
+    await page.locator('.statusbar-item', { hasText: 'waiting for your approval' }).waitFor();
+    await page.mouse.move(800, 300);
+    await shot(`approval-${label}`);
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    // The command runs for 3 s: the line says which and for how long.
+    const running = chat.locator('.activity.tool', { hasText: /Running .* · \d+ s/ });
+    await running.waitFor({ timeout: 15_000 });
+    await chat.locator('details.tool.in_progress .codicon-loading').first().waitFor();
+    await shot(`progress-${label}`);
+    await chat.locator('.msg.agent', { hasText: 'The status is written' }).waitFor({ timeout: 30_000 });
+    await chat.locator('.msg.agent pre.code-block .tk-keyword').first().waitFor(); // a coloured code block
+    const changes = chat.locator('.changes').last();
+    await changes.locator('.row.pending', { hasText: `status-${label}.md` }).locator('button[data-act="keep"]').waitFor({ timeout: 15_000 });
+    await chat.locator('#activity').waitFor({ state: 'hidden' });
+    await shot(`changes-${label}`);
+    // The model is overloaded: five attempts, one line counting down, then a stop with Retry.
+    await chat.locator('#input').fill(`Check it again (${label})`);
+    await chat.locator('#input').press('Enter');
+    await chat.locator('.activity.retry', { hasText: /Retrying/ }).waitFor({ timeout: 30_000 });
+    await shot(`retrying-${label}`);
+    const stopped = chat.locator('.marker.end.error').last();
+    await stopped.waitFor({ timeout: 60_000 });
+    const retries = await chat.locator('.marker.retry').count();
+    if (retries !== 1) throw new Error(`${retries} retry lines, want one`);
+    await chat.locator('.marker.retry', { hasText: 'retried 4 times' }).waitFor();
+    await stopped.locator('button', { hasText: 'Open settings' }).waitFor();
+    await page.mouse.move(800, 300);
+    await shot(`error-retry-${label}`);
+    await stopped.locator('button', { hasText: 'Retry' }).click();
+    await chat.locator('.msg.agent', { hasText: 'The model is back' }).waitFor({ timeout: 30_000 });
+    if ((await chat.locator('.msg.user', { hasText: `Check it again (${label})` }).count()) !== 2) throw new Error('Retry did not ask the last question again');
+    await chat.locator('#stop').waitFor({ state: 'hidden' });
+  }
   await theme('Light 2026', 'vs'); // back to the default
 });
 

@@ -50,7 +50,10 @@ describe('fromHistory', () => {
     expect(html).not.toMatch(/<details class="thought"[^>]*open/);
     expect(html).toContain('<details class="tool read completed"');
     expect(html).toContain('<pre>remember the milk</pre>');
-    expect(html).toContain('<details class="tool execute failed"');
+    // A command that ran and exited 1 is not a broken tool: one status, the exit status.
+    expect(html).toContain('<details class="tool execute exited"');
+    expect(html).toContain('<span class="exit">exit 1</span>');
+    expect(html).not.toContain('>completed<');
     // Without the checkpoint list the marker names its checkpoint only.
     expect(html).toContain('Context compacted · <a href="#" class="checkpoint" data-n="1">Checkpoint 1: Notes read</a>');
   });
@@ -74,5 +77,19 @@ describe('Store.restore', () => {
     st.ask('new question');
     st.restore('c', fromHistory('c', entries));
     expect(st.chat().items).toEqual([{ type: 'user', text: 'new question' }]);
+  });
+});
+
+describe('a question with a selection, rebuilt', () => {
+  it('shows the question and its selection as a chip, not the text the model got', async () => {
+    const { attachmentOf, withAttachment, splitAttachment } = await import('../../src/selection');
+    const a = attachmentOf('src/a.go', 'go', 3, 5, 'x := "```"\n');
+    const sent = withAttachment('What is this?', a);
+    expect(splitAttachment(sent)).toEqual({ text: 'What is this?', attachment: 'src/a.go:3-5' });
+    const big = attachmentOf('b.txt', 'plaintext', 1, 1, 'y'.repeat(20_000));
+    expect(splitAttachment(withAttachment('And this?', big))).toEqual({ text: 'And this?', attachment: 'b.txt:1' });
+    expect(splitAttachment('Plain question\n\nwith two paragraphs')).toEqual({ text: 'Plain question\n\nwith two paragraphs' });
+    const s = fromHistory('s1', [{ turn: 1, kind: 'user', text: sent }]);
+    expect(s.items[0]).toEqual({ type: 'user', text: 'What is this?', attachment: 'src/a.go:3-5' });
   });
 });

@@ -87,16 +87,23 @@ describe('a turn\'s changes', () => {
     let html = render(s);
     expect(html).toContain('Changes · 3 files');
     expect(html).toContain('data-act="undo" data-all="1"');
-    expect(html).toContain('<div class="row pending" data-path="b.txt"><span class="name"><a href="#" class="file" data-path="b.txt"');
+    expect(html).toContain('<div class="row pending" data-path="b.txt"><span class="name"><span class="codicon codicon-new-file" aria-hidden="true"></span> <a href="#" class="file" data-path="b.txt"');
+    // Each row is a toolbar: the diff as an icon, Keep and Undo as buttons with their icons.
+    expect(html).toContain('<a href="#" class="opendiff icon-button" role="button" data-path="b.txt" data-turn="1"');
+    expect(html).toContain('<button class="icon-button" data-act="keep" title="Keep the agent\'s change to b.txt" aria-label="Keep"><span class="codicon codicon-check" aria-hidden="true"></span></button>');
+    expect(html).toContain('Changes · 3 files · 3 to review');
     expect(html).toContain('<span class="state">created</span>');
     expect(html).toContain('<span class="state">edited since</span>');
     s = reduce(s, { type: 'review', turn: 1, paths: ['a.txt'], review: 'undone' });
     s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'refused', reason: 'changed since the agent last wrote it' });
     html = render(s);
-    expect(html).toMatch(/<div class="row undone" data-path="a.txt">.*<span class="done">Undone<\/span>/);
+    expect(html).toMatch(/<div class="row undone" data-path="a.txt">.*<span class="done"><span class="codicon codicon-discard" aria-hidden="true"><\/span> Undone<\/span>/);
     expect(html).toContain('<div class="reason">Not undone: changed since the agent last wrote it</div>');
     // Two files are still open: b.txt (refused) and c.txt.
     expect(html).toContain('data-act="keep" data-all="1"');
+    // Keep all and Undo all stay while one file is left.
+    s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'kept' });
+    expect(render(s)).toContain('Undo all</button>');
     s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt', 'c.txt'], review: 'kept' });
     expect(render(s)).not.toContain('data-act');
   });

@@ -17,10 +17,10 @@ const session: SessionInfo = {
 
 describe('sessionItem', () => {
   it('counts the turns and the model calls apart', () => {
-    expect(sessionItem(session)).toEqual({
+    expect(sessionItem(session, Date.parse('2026-12-01T10:05:00Z'))).toEqual({
       label: 'Read the notes',
       description: '42% · 10.1k/24k · current',
-      detail: 's1 · 1 turn · 3 model calls · 2026-12-01T10:00:00Z',
+      detail: 's1 · 1 turn · 3 model calls · 5 min ago',
       id: 's1',
     });
   });
