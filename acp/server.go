@@ -19,11 +19,11 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/roots"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -81,7 +81,7 @@ type server struct {
 // live is an open session.
 type live struct {
 	s        *agent.Session
-	log      *session.Log
+	log      *journal.Log
 	cwd      string
 	commands *cmdpolicy.Policy
 	closers  []func() error // MCP servers
@@ -298,7 +298,7 @@ func hostError(err error) error {
 	switch {
 	case errors.As(err, &me):
 		return sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("model unavailable: %v", me.Err)})
-	case errors.Is(err, session.ErrNotFound):
+	case errors.Is(err, journal.ErrNotFound):
 		return sdk.NewInvalidParams(map[string]any{"error": err.Error()})
 	}
 	return err
@@ -339,7 +339,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		return sdk.LoadSessionResponse{}, err
 	}
 	id := string(p.SessionId)
-	if err := session.CheckID(id); err != nil {
+	if err := journal.CheckID(id); err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("invalid sessionId: %v", err)})
 	}
 	if _, err := s.session(p.SessionId); err == nil {
@@ -353,7 +353,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	}
 	o, err := s.host.Resume(ctx, id, spec)
 	switch {
-	case errors.Is(err, session.ErrNotFound):
+	case errors.Is(err, journal.ErrNotFound):
 		l.close()
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no saved session %q for %s", id, ws)})
 	case err != nil:

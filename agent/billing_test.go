@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -178,15 +178,15 @@ func TestRetiredModelEndsTheTurn(t *testing.T) {
 }
 
 // journalRecords reads the session's event log as written so far.
-func journalRecords(t *testing.T, f *fixture) []session.Record {
+func journalRecords(t *testing.T, f *fixture) []journal.Record {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(f.state, "events.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var recs []session.Record
+	var recs []journal.Record
 	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var r session.Record
+		var r journal.Record
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatal(err)
 		}
@@ -195,15 +195,15 @@ func journalRecords(t *testing.T, f *fixture) []session.Record {
 	return recs
 }
 
-func replayLog(t *testing.T, f *fixture) *session.Snapshot {
-	return session.Replay(journalRecords(t, f))
+func replayLog(t *testing.T, f *fixture) *journal.Snapshot {
+	return journal.Replay(journalRecords(t, f))
 }
 
 // journalModels are the served models of the usage records, in order.
 func journalModels(t *testing.T, f *fixture) []string {
 	var out []string
 	for _, r := range journalRecords(t, f) {
-		if r.Kind == session.KindUsage {
+		if r.Kind == journal.KindUsage {
 			out = append(out, r.Model)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reprise-dev/reprise/agent/diff"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -92,7 +92,7 @@ func (s *Session) Changes(turn int) ([]FileChange, error) {
 }
 
 // change compares one restore point with the file now; false when neither exists.
-func (s *Session) change(root *os.Root, p session.RestorePoint) (FileChange, bool) {
+func (s *Session) change(root *os.Root, p journal.RestorePoint) (FileChange, bool) {
 	c := FileChange{Path: p.Path, Turn: p.Turn, State: ChangeModified}
 	var old []byte
 	oldBig := false

@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -164,7 +164,7 @@ func callsAnswered(history []*genai.Content, i int) []*genai.FunctionCall {
 	if liveResults(history[i]) == 0 || history[i-1] == nil || history[i-1].Role != genai.RoleModel {
 		return nil
 	}
-	return session.FunctionCalls(history[i-1])
+	return journal.FunctionCalls(history[i-1])
 }
 
 // clearLocked clears the results plan names and records it as a checkpoint. s.compactor.mu and
@@ -192,7 +192,7 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 			}
 		}
 	}
-	c.undo = append(c.undo, session.UndoFrame{Before: c.history, Blocks: c.blocks, AfterLen: len(h)})
+	c.undo = append(c.undo, journal.UndoFrame{Before: c.history, Blocks: c.blocks, AfterLen: len(h)})
 	c.history = h
 	c.ledger.Reset(h)
 	after, _ := c.ledger.Used()
@@ -210,8 +210,8 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 		Cleared:      n,
 	}
 	c.checkpoints = append(c.checkpoints, cp)
-	c.transcript = append(c.transcript, session.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
+	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
+	s.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
 	return cp
 }
 

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -241,8 +241,8 @@ func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state c
 	c := &s.conv
 	res := job.res
 	head := contextwin.HeadContent(c.task, res.Blocks, state)
-	undo := session.UndoFrame{Before: c.history, Blocks: c.blocks}
-	h := session.Compact(c.history, head, res.Split)
+	undo := journal.UndoFrame{Before: c.history, Blocks: c.blocks}
+	h := journal.Compact(c.history, head, res.Split)
 	c.history = h
 	undo.AfterLen = len(h)
 	c.undo = append(c.undo, undo)
@@ -268,8 +268,8 @@ func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state c
 		cp.Title = fmt.Sprintf("Compaction %d", cp.N)
 	}
 	c.checkpoints = append(c.checkpoints, cp)
-	c.transcript = append(c.transcript, session.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.journal(session.Record{Kind: session.KindCompaction, Compaction: &session.Compaction{
+	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
+	s.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{
 		Head: h[0], Split: res.Split, Blocks: res.Blocks, Checkpoint: cp,
 	}})
 	return cp, p.Check(after, s.window(p)) != contextwin.Block
@@ -394,7 +394,7 @@ func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		served := cmp.Or(ch.Done.ModelVersion, s.opts.ModelName)
 		cost, priced := s.bill.bill(served, cu)
-		s.journal(session.Record{Kind: session.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus})
+		s.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus})
 		var b strings.Builder
 		if ch.Done.Content != nil {
 			for _, p := range ch.Done.Content.Parts {

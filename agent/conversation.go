@@ -5,7 +5,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -24,8 +24,8 @@ type conversation struct {
 	ledger      contextwin.Ledger
 	turns       int                     // user turns since the session began
 	checkpoints []contextwin.Checkpoint // one per compaction still in the history
-	undo        []session.UndoFrame     // one per compaction still undoable
-	transcript  []session.Entry         // everything appended and every compaction, in order
+	undo        []journal.UndoFrame     // one per compaction still undoable
+	transcript  []journal.Entry         // everything appended and every compaction, in order
 }
 
 // turn returns the number of the turn running, or of the last one.

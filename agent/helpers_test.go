@@ -16,9 +16,9 @@ import (
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -30,7 +30,7 @@ type fixture struct {
 	state string // the session's directory
 	srv   *geminitest.Server
 	s     *Session
-	log   *session.Log // with journal set
+	log   *journal.Log // with journal set
 }
 
 type fixtureOpts struct {
@@ -127,12 +127,12 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 	}
 	f := &fixture{ws: ws, srv: srv}
 	if o.journal {
-		st, err := session.OpenStore(t.TempDir())
+		st, err := journal.OpenStore(t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
 		opts.ID = NewID(time.Now())
-		f.log, err = st.Create(session.Meta{ID: opts.ID, Workspace: ws, Model: client.Model(), Created: time.Now()})
+		f.log, err = st.Create(journal.Meta{ID: opts.ID, Workspace: ws, Model: client.Model(), Created: time.Now()})
 		if err != nil {
 			t.Fatal(err)
 		}

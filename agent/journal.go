@@ -3,24 +3,24 @@ package agent
 import (
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
-// Journal saves what happens to a session (session.Log implements it). Without one, nothing is
+// Journal saves what happens to a session (journal.Log implements it). Without one, nothing is
 // saved and restore points are not kept.
 type Journal interface {
-	Append(r session.Record) error
+	Append(r journal.Record) error
 	Sync() error
 }
 
-// Blobs keeps restore points' file contents (session.Log implements it).
+// Blobs keeps restore points' file contents (journal.Log implements it).
 type Blobs interface {
 	SaveBlob(turn int, rel string, data []byte) (string, error)
 	ReadBlob(name string) ([]byte, error)
 }
 
 // journal appends a record; a failure to save is logged, never fatal to the turn.
-func (s *Session) journal(r session.Record) {
+func (s *Session) journal(r journal.Record) {
 	if s.opts.Journal == nil {
 		return
 	}
@@ -42,6 +42,6 @@ func (s *Session) sync() {
 }
 
 // appendRecord is the journal entry for a message appended to the history.
-func appendRecord(c *genai.Content) session.Record {
-	return session.Record{Kind: session.KindAppend, Content: c}
+func appendRecord(c *genai.Content) journal.Record {
+	return journal.Record{Kind: journal.KindAppend, Content: c}
 }

@@ -10,17 +10,17 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // typicalRecords are a tool turn's records: a model call with its usage and a tool result.
-func typicalRecords(i int) []session.Record {
+func typicalRecords(i int) []journal.Record {
 	id := fmt.Sprint(i)
-	return []session.Record{
-		{Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 1000 + i, Candidates: 40}},
-		{Kind: session.KindAppend, Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: "read_file", Args: map[string]any{"path": "pkg/file" + id + ".go"}}, ThoughtSignature: []byte("signature-" + id)}}}},
-		{Kind: session.KindAppend, Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: id, Name: "read_file", Response: map[string]any{"output": strings.Repeat("package pkg // some code\n", 40)}}}}}},
+	return []journal.Record{
+		{Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 1000 + i, Candidates: 40}},
+		{Kind: journal.KindAppend, Content: &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{ID: id, Name: "read_file", Args: map[string]any{"path": "pkg/file" + id + ".go"}}, ThoughtSignature: []byte("signature-" + id)}}}},
+		{Kind: journal.KindAppend, Content: &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{FunctionResponse: &genai.FunctionResponse{ID: id, Name: "read_file", Response: map[string]any{"output": strings.Repeat("package pkg // some code\n", 40)}}}}}},
 	}
 }
 
@@ -28,8 +28,8 @@ func typicalRecords(i int) []session.Record {
 func BenchmarkAppendEvent(b *testing.B) {
 	for _, sync := range []bool{false, true} {
 		b.Run(fmt.Sprintf("fsync=%v", sync), func(b *testing.B) {
-			st, _ := session.OpenStore(b.TempDir())
-			log, err := st.Create(session.Meta{ID: "bench", Created: time.Now()})
+			st, _ := journal.OpenStore(b.TempDir())
+			log, err := st.Create(journal.Meta{ID: "bench", Created: time.Now()})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -52,10 +52,10 @@ func BenchmarkAppendEvent(b *testing.B) {
 // BenchmarkResume10k: load and rebuild a session of 10,000 events (aim: under 200 ms).
 func BenchmarkResume10k(b *testing.B) {
 	dir := b.TempDir()
-	st, _ := session.OpenStore(dir)
-	log, _ := st.Create(session.Meta{ID: "big", Created: time.Now()})
-	log.Append(session.Record{Kind: session.KindTurnStart, Turn: 1, Text: "task"})
-	log.Append(session.Record{Kind: session.KindAppend, Content: genai.NewContentFromText("task", genai.RoleUser)})
+	st, _ := journal.OpenStore(dir)
+	log, _ := st.Create(journal.Meta{ID: "big", Created: time.Now()})
+	log.Append(journal.Record{Kind: journal.KindTurnStart, Turn: 1, Text: "task"})
+	log.Append(journal.Record{Kind: journal.KindAppend, Content: genai.NewContentFromText("task", genai.RoleUser)})
 	n := 2
 	for i := 0; n < 10_000; i++ {
 		for _, r := range typicalRecords(i) {
@@ -89,14 +89,14 @@ func BenchmarkResume10k(b *testing.B) {
 func BenchmarkLogSizePerTurn(b *testing.B) {
 	for b.Loop() {
 		b.StopTimer()
-		st, _ := session.OpenStore(b.TempDir())
+		st, _ := journal.OpenStore(b.TempDir())
 		b.StartTimer()
 		size := logSizePerTurn(b, st)
 		b.ReportMetric(size, "bytes/turn")
 	}
 }
 
-func logSizePerTurn(b *testing.B, st *session.Store) float64 {
+func logSizePerTurn(b *testing.B, st *journal.Store) float64 {
 	const turns = 5
 	ws := b.TempDir()
 	for i := range 3 {
@@ -109,7 +109,7 @@ func logSizePerTurn(b *testing.B, st *session.Store) float64 {
 		}
 		m.replies = append(m.replies, genai.NewContentFromText("The three files declare package f.", genai.RoleModel))
 	}
-	log, _ := st.Create(session.Meta{ID: "size", Created: time.Now()})
+	log, _ := st.Create(journal.Meta{ID: "size", Created: time.Now()})
 	s, err := New(Options{ID: "size", Workspace: ws, Model: m, StateDir: b.TempDir(), Journal: log, Blobs: log})
 	if err != nil {
 		b.Fatal(err)

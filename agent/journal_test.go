@@ -12,18 +12,18 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 // saved is a fixture whose session is journaled to a store.
-func saved(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) (*fixture, *session.Store, *session.Log) {
+func saved(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) (*fixture, *journal.Store, *journal.Log) {
 	t.Helper()
 	f := newFixture(t, o, turns...)
-	st, err := session.OpenStore(t.TempDir())
+	st, err := journal.OpenStore(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	log, err := st.Create(session.Meta{ID: f.s.ID(), Workspace: f.ws, Model: "gemini-2.5-flash", Created: time.Now()})
+	log, err := st.Create(journal.Meta{ID: f.s.ID(), Workspace: f.ws, Model: "gemini-2.5-flash", Created: time.Now()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func saved(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) (*fixture, *se
 	return f, st, log
 }
 
-func resumeFrom(t *testing.T, f *fixture, st *session.Store, log *session.Log) *Session {
+func resumeFrom(t *testing.T, f *fixture, st *journal.Store, log *journal.Log) *Session {
 	t.Helper()
 	log.Close()
 	log2, snap, err := st.Resume(f.s.ID())
@@ -76,14 +76,14 @@ func TestTornAndGarbledLogs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log2.Append(session.Record{Kind: session.KindVerdict, Verdict: "3 passed"})
+	log2.Append(journal.Record{Kind: journal.KindVerdict, Verdict: "3 passed"})
 	log2.Close()
 	snap, _ = st.Load(f.s.ID())
 	if snap.Verdict != "3 passed" {
 		t.Errorf("the record after a torn line was lost: %q", snap.Warnings)
 	}
 	// A broken session does not hide the others.
-	other, _ := st.Create(session.Meta{ID: "other-1", Created: time.Now()})
+	other, _ := st.Create(journal.Meta{ID: "other-1", Created: time.Now()})
 	other.Close()
 	os.WriteFile(filepath.Join(st.Dir("other-1"), "events.jsonl"), []byte("\x00\x01garbage"), 0o600)
 	list, err := st.List(nil)
@@ -95,7 +95,7 @@ func TestTornAndGarbledLogs(t *testing.T) {
 func TestLockedSession(t *testing.T) {
 	f, st, _ := saved(t, fixtureOpts{})
 	_, _, err := st.Resume(f.s.ID())
-	if !errors.Is(err, session.ErrLocked) || !strings.Contains(err.Error(), "pid") {
+	if !errors.Is(err, journal.ErrLocked) || !strings.Contains(err.Error(), "pid") {
 		t.Errorf("second open: %v, want ErrLocked naming the pid", err)
 	}
 }

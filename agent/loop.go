@@ -14,7 +14,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -63,7 +63,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 		s.conv.task = text
 	}
 	s.conv.turns++
-	s.journal(session.Record{Kind: session.KindTurnStart, Turn: s.conv.turns, Text: text})
+	s.journal(journal.Record{Kind: journal.KindTurnStart, Turn: s.conv.turns, Text: text})
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
 	s.conv.mu.Unlock()
 	s.loop.touch(s.opts.Now())
@@ -92,7 +92,7 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 			}
 			return StopError, err
 		}
-		fcs := session.FunctionCalls(resp.Content)
+		fcs := journal.FunctionCalls(resp.Content)
 		rec, warnings := s.record(resp, fcs, attempts)
 		for _, w := range warnings {
 			em.send(Event{Type: EventWarning, Text: w})
@@ -128,7 +128,7 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 	}
 	f := s.bill.figures()
 	end := &TurnEnd{StopReason: reason, Totals: f.totals, Calls: f.calls}
-	s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: string(reason)})
+	s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: string(reason)})
 	s.sync()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
 	s.loop.idle()
@@ -304,7 +304,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	}
 	// Journaled under conv.mu, right before the reply: the record anchors the prompt count at
 	// this length of the history.
-	s.journal(session.Record{Kind: session.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
+	s.journal(journal.Record{Kind: journal.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.conv.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
@@ -340,7 +340,7 @@ func (s *Session) appendLocked(c *genai.Content) {
 	cv := &s.conv
 	cv.history = append(cv.history, c)
 	cv.ledger.Append(c)
-	cv.transcript = append(cv.transcript, session.Entry{Content: c, Turn: cv.turns})
+	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns})
 	s.journal(appendRecord(c))
 }
 

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -20,7 +20,7 @@ func (s *Session) recordChange(rel string, prev []byte, existed bool) {
 	if s.files.modify(turn, rel) {
 		return
 	}
-	rp := session.RestorePoint{Turn: turn, Path: rel, Existed: existed}
+	rp := journal.RestorePoint{Turn: turn, Path: rel, Existed: existed}
 	if existed && s.opts.Blobs != nil {
 		name, err := s.opts.Blobs.SaveBlob(turn, rel, prev)
 		if err != nil {
@@ -30,7 +30,7 @@ func (s *Session) recordChange(rel string, prev []byte, existed bool) {
 		rp.Blob = name
 	}
 	s.files.addPoint(rp)
-	s.journal(session.Record{Kind: session.KindRestorePoint, Turn: turn, RestorePoint: &rp})
+	s.journal(journal.Record{Kind: journal.KindRestorePoint, Turn: turn, RestorePoint: &rp})
 }
 
 // ErrUserChanged is returned by RestoreFiles when files changed since the agent last wrote them.
@@ -90,7 +90,7 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 // pointsFrom returns the first restore point of each file changed from turn on (what restoring
 // that turn puts back), the files sorted, and the hashes of what the agent last saw; ErrBusy while
 // a turn runs.
-func (s *Session) pointsFrom(turn int) (map[string]session.RestorePoint, []string, map[string]string, error) {
+func (s *Session) pointsFrom(turn int) (map[string]journal.RestorePoint, []string, map[string]string, error) {
 	if s.loop.isRunning() {
 		return nil, nil, nil, ErrBusy
 	}
@@ -104,13 +104,13 @@ func (s *Session) forget(turn int, paths []string) {
 	for _, rel := range paths {
 		s.remember(rel)
 	}
-	s.journal(session.Record{Kind: session.KindRestore, Restored: &session.Restored{Turn: turn, Paths: paths}})
+	s.journal(journal.Record{Kind: journal.KindRestore, Restored: &journal.Restored{Turn: turn, Paths: paths}})
 	s.sync()
 }
 
 // putBack restores one file through root, with the tools' atomic write: a symlink swapped in
 // after the checks is replaced or refused by root, never followed out.
-func (s *Session) putBack(root *os.Root, p session.RestorePoint) error {
+func (s *Session) putBack(root *os.Root, p journal.RestorePoint) error {
 	rel := filepath.FromSlash(p.Path)
 	if !p.Existed {
 		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {

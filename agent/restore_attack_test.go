@@ -15,7 +15,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 // link makes a symlink name → target, with its parent directories.
@@ -141,33 +141,33 @@ func (b blobMap) ReadBlob(name string) ([]byte, error) { return b[name], nil }
 func TestPutBackNeverFollows(t *testing.T) {
 	tests := []struct {
 		name      string
-		point     session.RestorePoint
+		point     journal.RestorePoint
 		swap      func(t *testing.T, ws, out string)
 		wantErr   bool
 		wantFiles map[string]string // the workspace afterwards
 	}{
 		{
 			name:      "write over a final symlink replaces the link",
-			point:     session.RestorePoint{Path: "a.txt", Existed: true, Blob: "a.txt"},
+			point:     journal.RestorePoint{Path: "a.txt", Existed: true, Blob: "a.txt"},
 			swap:      func(t *testing.T, ws, out string) { link(t, filepath.Join(out, "a.txt"), filepath.Join(ws, "a.txt")) },
 			wantFiles: map[string]string{"a.txt": "original\n"},
 		},
 		{
 			name:      "delete of a final symlink removes the link",
-			point:     session.RestorePoint{Path: "a.txt"},
+			point:     journal.RestorePoint{Path: "a.txt"},
 			swap:      func(t *testing.T, ws, out string) { link(t, filepath.Join(out, "a.txt"), filepath.Join(ws, "a.txt")) },
 			wantFiles: map[string]string{},
 		},
 		{
 			name:      "write under a parent leading outside is refused",
-			point:     session.RestorePoint{Path: "sub/a.txt", Existed: true, Blob: "sub/a.txt"},
+			point:     journal.RestorePoint{Path: "sub/a.txt", Existed: true, Blob: "sub/a.txt"},
 			swap:      func(t *testing.T, ws, out string) { link(t, out, filepath.Join(ws, "sub")) },
 			wantErr:   true,
 			wantFiles: map[string]string{"sub": "→ OUT"},
 		},
 		{
 			name:      "delete under a parent leading outside is refused",
-			point:     session.RestorePoint{Path: "sub/a.txt"},
+			point:     journal.RestorePoint{Path: "sub/a.txt"},
 			swap:      func(t *testing.T, ws, out string) { link(t, out, filepath.Join(ws, "sub")) },
 			wantErr:   true,
 			wantFiles: map[string]string{"sub": "→ OUT"},

@@ -13,14 +13,14 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // Resume rebuilds a saved session: its live history exactly as it was last sent (the compacted
 // view), checkpoints, totals and the harness state. opts.Journal is the reopened log; a history
 // left with unanswered calls by a crash gets the answers Replay made, saved to the log too.
-func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
+func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	opts.ID = snap.Meta.ID
 	if snap.Policy != nil && opts.ContextPolicy == (contextwin.Policy{}) {
 		opts.ContextPolicy = *snap.Policy
@@ -67,11 +67,11 @@ func Resume(opts Options, snap *session.Snapshot) (*Session, error) {
 		s.answerUnanswered(snap.Unanswered, snap.Closed)
 	}
 	if snap.Closed != nil {
-		c.transcript = append(c.transcript, session.Entry{Content: snap.Closed, Turn: c.turns})
+		c.transcript = append(c.transcript, journal.Entry{Content: snap.Closed, Turn: c.turns})
 		s.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {
-		s.journal(session.Record{Kind: session.KindTurnEnd, StopReason: string(StopCancelled)})
+		s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: string(StopCancelled)})
 		s.sync()
 	}
 	return s, nil
@@ -99,7 +99,7 @@ var readOnlyTools = map[string]bool{"read_file": true, "list_files": true, "sear
 // call "was interrupted before it ran" (1 run in 8 of an attack test). A file tool's call whose
 // file differs from before it is now said to have maybe run; a command, which leaves no trace in
 // the log, may always have.
-func (s *Session) answerUnanswered(u *session.Unanswered, closed *genai.Content) {
+func (s *Session) answerUnanswered(u *journal.Unanswered, closed *genai.Content) {
 	root, err := os.OpenRoot(s.opts.Workspace)
 	if err != nil {
 		return // Replay's answers stay
@@ -125,7 +125,7 @@ func (s *Session) answerUnanswered(u *session.Unanswered, closed *genai.Content)
 
 // fileCallAnswer judges a write_file or edit_file call by its file: changed since before the
 // call (its restore point, or what the agent last left there), or not.
-func (s *Session) fileCallAnswer(root *os.Root, u *session.Unanswered, fc *genai.FunctionCall) string {
+func (s *Session) fileCallAnswer(root *os.Root, u *journal.Unanswered, fc *genai.FunctionCall) string {
 	arg, _ := fc.Args["path"].(string)
 	rel, ok := s.workspaceRel(arg)
 	if !ok {

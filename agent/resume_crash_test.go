@@ -12,18 +12,18 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 // dyingJournal is a log as a kill -9 leaves it: every record from the first one die matches on is
 // lost, as if the process died right before writing it.
 type dyingJournal struct {
-	log  *session.Log
-	die  func(r session.Record) bool
+	log  *journal.Log
+	die  func(r journal.Record) bool
 	dead bool
 }
 
-func (j *dyingJournal) Append(r session.Record) error {
+func (j *dyingJournal) Append(r journal.Record) error {
 	if j.dead || j.die(r) {
 		j.dead = true
 		return nil
@@ -53,11 +53,11 @@ func lastAnswer(t *testing.T, s *Session, n int) string {
 func TestResumeAfterKillBetweenWriteAndRecord(t *testing.T) {
 	for _, tt := range []struct {
 		name string
-		die  func(r session.Record) bool
+		die  func(r journal.Record) bool
 	}{
-		{"before the hash", func(r session.Record) bool { return r.Kind == session.KindWrote }},
-		{"before the results", func(r session.Record) bool {
-			return r.Kind == session.KindAppend && r.Content.Role == genai.RoleUser && r.Content.Parts[0].FunctionResponse != nil
+		{"before the hash", func(r journal.Record) bool { return r.Kind == journal.KindWrote }},
+		{"before the results", func(r journal.Record) bool {
+			return r.Kind == journal.KindAppend && r.Content.Role == genai.RoleUser && r.Content.Parts[0].FunctionResponse != nil
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,9 +92,9 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 	tests := []struct {
 		name  string
 		call  *genai.FunctionCall
-		after []session.Record // after the model message, before the kill
+		after []journal.Record // after the model message, before the kill
 		// earlier are records of the same turn before the model message
-		earlier []session.Record
+		earlier []journal.Record
 		blob    string // the restore point's content, saved as turn 1's a.txt
 		disk    *string
 		want    string
@@ -102,31 +102,31 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 		{
 			name: "restore point, file unchanged: killed before the write",
 			call: &genai.FunctionCall{Name: "write_file", Args: map[string]any{"path": "a.txt", "content": "new\n"}},
-			after: []session.Record{{Kind: session.KindRestorePoint, Turn: 1,
-				RestorePoint: &session.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}}},
+			after: []journal.Record{{Kind: journal.KindRestorePoint, Turn: 1,
+				RestorePoint: &journal.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}}},
 			blob: "original\n", disk: ptr("original\n"),
 			want: "before this call ran (a.txt is as it was)",
 		},
 		{
 			name: "restore point, file changed, absolute path",
 			call: &genai.FunctionCall{Name: "edit_file", Args: map[string]any{"path": "WS/a.txt", "old": "original", "new": "new"}},
-			after: []session.Record{{Kind: session.KindRestorePoint, Turn: 1,
-				RestorePoint: &session.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}}},
+			after: []journal.Record{{Kind: journal.KindRestorePoint, Turn: 1,
+				RestorePoint: &journal.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}}},
 			blob: "original\n", disk: ptr("new\n"),
 			want: "It may have run; the file changed: a.txt differs",
 		},
 		{
 			name: "created file now there",
 			call: &genai.FunctionCall{Name: "write_file", Args: map[string]any{"path": "./b/c.txt", "content": "x"}},
-			after: []session.Record{{Kind: session.KindRestorePoint, Turn: 1,
-				RestorePoint: &session.RestorePoint{Turn: 1, Path: "b/c.txt", Existed: false}}},
+			after: []journal.Record{{Kind: journal.KindRestorePoint, Turn: 1,
+				RestorePoint: &journal.RestorePoint{Turn: 1, Path: "b/c.txt", Existed: false}}},
 			want: "It may have run; the file changed: b/c.txt differs",
 		},
 		{
 			name: "created file not there",
 			call: &genai.FunctionCall{Name: "write_file", Args: map[string]any{"path": "b/c.txt", "content": "x"}},
-			after: []session.Record{{Kind: session.KindRestorePoint, Turn: 1,
-				RestorePoint: &session.RestorePoint{Turn: 1, Path: "b/c.txt", Existed: false}}},
+			after: []journal.Record{{Kind: journal.KindRestorePoint, Turn: 1,
+				RestorePoint: &journal.RestorePoint{Turn: 1, Path: "b/c.txt", Existed: false}}},
 			want: "before this call ran (b/c.txt is as it was)",
 		},
 		{
@@ -138,9 +138,9 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 		{
 			name: "written earlier in the turn, changed again",
 			call: &genai.FunctionCall{Name: "edit_file", Args: map[string]any{"path": "a.txt", "old": "one", "new": "two"}},
-			earlier: []session.Record{
-				{Kind: session.KindRestorePoint, Turn: 1, RestorePoint: &session.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}},
-				{Kind: session.KindWrote, Hashes: map[string]string{"a.txt": hash("one\n")}},
+			earlier: []journal.Record{
+				{Kind: journal.KindRestorePoint, Turn: 1, RestorePoint: &journal.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}},
+				{Kind: journal.KindWrote, Hashes: map[string]string{"a.txt": hash("one\n")}},
 			},
 			blob: "original\n", disk: ptr("two\n"),
 			want: "It may have run; the file changed: a.txt differs",
@@ -148,9 +148,9 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 		{
 			name: "written earlier in the turn, as the agent left it",
 			call: &genai.FunctionCall{Name: "edit_file", Args: map[string]any{"path": "a.txt", "old": "one", "new": "two"}},
-			earlier: []session.Record{
-				{Kind: session.KindRestorePoint, Turn: 1, RestorePoint: &session.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}},
-				{Kind: session.KindWrote, Hashes: map[string]string{"a.txt": hash("one\n")}},
+			earlier: []journal.Record{
+				{Kind: journal.KindRestorePoint, Turn: 1, RestorePoint: &journal.RestorePoint{Turn: 1, Path: "a.txt", Existed: true, Blob: "0001-a.txt"}},
+				{Kind: journal.KindWrote, Hashes: map[string]string{"a.txt": hash("one\n")}},
 			},
 			blob: "original\n", disk: ptr("one\n"),
 			want: "before this call ran (a.txt is as it was)",
@@ -179,11 +179,11 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 			if p, ok := tt.call.Args["path"].(string); ok {
 				tt.call.Args["path"] = strings.Replace(p, "WS", ws, 1)
 			}
-			st, err := session.OpenStore(t.TempDir())
+			st, err := journal.OpenStore(t.TempDir())
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, err := st.Create(session.Meta{ID: "crashed", Workspace: ws, Created: time.Now()})
+			log, err := st.Create(journal.Meta{ID: "crashed", Workspace: ws, Created: time.Now()})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,12 +192,12 @@ func TestResumeAnswersByWhatTheFilesSay(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			recs := []session.Record{
-				{Kind: session.KindTurnStart, Turn: 1, Text: "do it"},
-				{Kind: session.KindAppend, Content: genai.NewContentFromText("do it", genai.RoleUser)},
+			recs := []journal.Record{
+				{Kind: journal.KindTurnStart, Turn: 1, Text: "do it"},
+				{Kind: journal.KindAppend, Content: genai.NewContentFromText("do it", genai.RoleUser)},
 			}
 			recs = append(recs, tt.earlier...)
-			recs = append(recs, session.Record{Kind: session.KindAppend, Content: &genai.Content{Role: genai.RoleModel,
+			recs = append(recs, journal.Record{Kind: journal.KindAppend, Content: &genai.Content{Role: genai.RoleModel,
 				Parts: []*genai.Part{{FunctionCall: tt.call, ThoughtSignature: []byte("sig")}}}})
 			recs = append(recs, tt.after...)
 			for _, r := range recs {

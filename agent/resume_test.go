@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -88,13 +88,13 @@ func abs(x float64) float64 {
 
 func TestResumeAfterCrashMidTurn(t *testing.T) {
 	// A log that ends after the model asked for a tool: the calls get "interrupted" answers.
-	st, _ := session.OpenStore(t.TempDir())
-	log, _ := st.Create(session.Meta{ID: "crashed", Created: time.Now()})
-	log.Append(session.Record{Kind: session.KindTurnStart, Turn: 1, Text: "do it"})
-	log.Append(session.Record{Kind: session.KindAppend, Content: genai.NewContentFromText("do it", genai.RoleUser)})
-	log.Append(session.Record{Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 900, Candidates: 5}})
+	st, _ := journal.OpenStore(t.TempDir())
+	log, _ := st.Create(journal.Meta{ID: "crashed", Created: time.Now()})
+	log.Append(journal.Record{Kind: journal.KindTurnStart, Turn: 1, Text: "do it"})
+	log.Append(journal.Record{Kind: journal.KindAppend, Content: genai.NewContentFromText("do it", genai.RoleUser)})
+	log.Append(journal.Record{Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 900, Candidates: 5}})
 	call := &genai.Content{Role: genai.RoleModel, Parts: []*genai.Part{{FunctionCall: &genai.FunctionCall{Name: "run_command", Args: map[string]any{"command": "go test ./..."}}, ThoughtSignature: []byte("sig")}}}
-	log.Append(session.Record{Kind: session.KindAppend, Content: call})
+	log.Append(journal.Record{Kind: journal.KindAppend, Content: call})
 	log.Close()
 	snap, err := st.Load("crashed")
 	if err != nil {

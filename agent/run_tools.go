@@ -7,7 +7,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -40,7 +40,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 					hashes[rel] = hex.EncodeToString([]byte(h))
 				}
 			}
-			s.journal(session.Record{Kind: session.KindWrote, Hashes: hashes})
+			s.journal(journal.Record{Kind: journal.KindWrote, Hashes: hashes})
 			s.sync() // a crash now must not lose the record of a change on disk
 		}
 		if fc.Name == "read_file" && !res.IsError && res.Path != "" {
@@ -77,7 +77,7 @@ func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
 	case "run_command":
 		if v, ok := contextwin.ExtractVerdict(res.Output); ok {
 			s.files.setVerdict(v)
-			s.journal(session.Record{Kind: session.KindVerdict, Verdict: v})
+			s.journal(journal.Record{Kind: journal.KindVerdict, Verdict: v})
 		}
 	case "read_file":
 		if res.Path == "" || res.IsError {

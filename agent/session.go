@@ -21,9 +21,9 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -66,7 +66,7 @@ type Options struct {
 	Guard   func(rel string) error
 	Logger  *slog.Logger
 	Now     func() time.Time
-	// Journal and Blobs save the session (a session.Log); nil keeps it in memory only.
+	// Journal and Blobs save the session (a journal.Log); nil keeps it in memory only.
 	Journal Journal
 	Blobs   Blobs
 	// External holds the tools of the user's MCP servers, declared after the built-in ones and
@@ -199,7 +199,7 @@ func (s *Session) newEnv() *tools.Env {
 	p := s.opts.ContextPolicy
 	var temps string
 	if s.opts.StateDir != "" {
-		temps = filepath.Join(s.opts.StateDir, session.TempsDir)
+		temps = filepath.Join(s.opts.StateDir, journal.TempsDir)
 	}
 	// The session's own grants when none are given, so that "Always allow" holds for its rest.
 	grants := s.opts.MCPGrants
@@ -249,7 +249,7 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.policy != p { // journaled under the lock: the last record is the policy in force
-		s.journal(session.Record{Kind: session.KindSettings, Policy: &p})
+		s.journal(journal.Record{Kind: journal.KindSettings, Policy: &p})
 	}
 	st.policy = p
 	env := *st.env

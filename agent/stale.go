@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 // Files the agent has seen can change on disk behind its back (the user edits, a build writes).
@@ -75,6 +75,6 @@ func (s *Session) announceStaleLocked(paths []string) bool {
 	m := &genai.Content{Role: last.Role, Parts: append(slices.Clone(last.Parts), &genai.Part{Text: note})}
 	c.history[len(c.history)-1] = m
 	c.ledger.Replace(len(c.history)-1, m)
-	s.journal(session.Record{Kind: session.KindAmend, Index: len(c.history) - 1, Content: m})
+	s.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})
 	return true
 }

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -21,7 +21,7 @@ type tracker struct {
 	stale         map[string]bool   // files changed on disk since the agent saw them
 	unannounced   []string          // stale files the model has not been told about
 	rereads       int               // files read again after a compaction
-	restorePoints []session.RestorePoint
+	restorePoints []journal.RestorePoint
 }
 
 // state is the harness's state as a compaction's head states it.
@@ -81,11 +81,11 @@ func (t *tracker) modify(turn int, rel string) (hasPoint bool) {
 		t.modified = append(t.modified, rel)
 		slices.Sort(t.modified)
 	}
-	return slices.ContainsFunc(t.restorePoints, func(p session.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
+	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
 }
 
 // addPoint keeps a restore point.
-func (t *tracker) addPoint(rp session.RestorePoint) {
+func (t *tracker) addPoint(rp journal.RestorePoint) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.restorePoints = append(t.restorePoints, rp)
@@ -95,7 +95,7 @@ func (t *tracker) addPoint(rp session.RestorePoint) {
 func (t *tracker) hasPoint(turn int, rel string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return slices.ContainsFunc(t.restorePoints, func(p session.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
+	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
 }
 
 // changedPaths returns, sorted, the files with a restore point from turn on.
@@ -114,10 +114,10 @@ func (t *tracker) changedPaths(turn int) []string {
 
 // pointsFrom returns the first restore point of each file changed from turn on (what restoring
 // that turn puts back), the files sorted, and the hashes of what the agent last saw of them.
-func (t *tracker) pointsFrom(turn int) (map[string]session.RestorePoint, []string, map[string]string) {
+func (t *tracker) pointsFrom(turn int) (map[string]journal.RestorePoint, []string, map[string]string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	first := map[string]session.RestorePoint{}
+	first := map[string]journal.RestorePoint{}
 	var paths []string
 	for _, p := range t.restorePoints {
 		if p.Turn < turn {
@@ -142,7 +142,7 @@ func (t *tracker) pointsFrom(turn int) (map[string]session.RestorePoint, []strin
 func (t *tracker) forget(turn int, paths []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.restorePoints = slices.DeleteFunc(t.restorePoints, func(p session.RestorePoint) bool {
+	t.restorePoints = slices.DeleteFunc(t.restorePoints, func(p journal.RestorePoint) bool {
 		return p.Turn >= turn && slices.Contains(paths, p.Path)
 	})
 	t.modified = nil

@@ -3,7 +3,7 @@ package agent
 import (
 	"fmt"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -37,7 +37,7 @@ type TranscriptEntry struct {
 // editor shows when it reopens a session.
 func (s *Session) Transcript() []TranscriptEntry {
 	s.conv.mu.Lock()
-	entries := append([]session.Entry(nil), s.conv.transcript...)
+	entries := append([]journal.Entry(nil), s.conv.transcript...)
 	s.conv.mu.Unlock()
 	env := s.settings.toolsEnv()
 	var out []TranscriptEntry

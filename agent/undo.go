@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -30,7 +30,7 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: this session has no compaction to undo", ErrCannotUndo)
 	}
 	f := c.undo[len(c.undo)-1]
-	h := session.UndoHistory(f, c.history)
+	h := journal.UndoHistory(f, c.history)
 	var l contextwin.Ledger
 	l.Estimator = c.ledger.Estimator
 	l.SetFixed(c.prompt.estimate())
@@ -46,6 +46,6 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	c.ledger.Reset(h)
 	c.blocks = f.Blocks
 	c.checkpoints = c.checkpoints[:len(c.checkpoints)-1]
-	s.journal(session.Record{Kind: session.KindUndo})
+	s.journal(journal.Record{Kind: journal.KindUndo})
 	return cp, nil
 }

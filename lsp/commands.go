@@ -13,7 +13,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -147,7 +147,7 @@ func checkSessionID(command string, arg json.RawMessage) error {
 	if len(arg) == 0 || arg[0] != '{' || json.Unmarshal(arg, &a) != nil || a.SessionID == nil || *a.SessionID == "" {
 		return nil
 	}
-	if err := session.CheckID(*a.SessionID); err != nil {
+	if err := journal.CheckID(*a.SessionID); err != nil {
 		return invalidParams("%s: invalid sessionId %s: %v", command, clip(strconv.Quote(*a.SessionID), 80), err)
 	}
 	return nil

@@ -16,15 +16,15 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/mcp"
-	"github.com/reprise-dev/reprise/agent/session"
 )
 
 // sessionSet holds the connection's sessions; several can run turns at once. At most
 // limits.MaxSessions are open: each holds a log, its lock and its history.
 type sessionSet struct {
 	srv    *server
-	store  *session.Store // nil when the state directory is unusable: sessions are not saved
+	store  *journal.Store // nil when the state directory is unusable: sessions are not saved
 	host   *host.Host     // opens the sessions: set at initialize, with the store
 	models *modelCache    // the clients by model name
 	// mu guards byID, current, admitted and each live's cancel, done, title, users and touched.
@@ -40,7 +40,7 @@ type live struct {
 	commands *cmdpolicy.Policy // the session's command policy ("always allow" lasts the session)
 	title    string
 	created  time.Time
-	log      *session.Log       // nil when not saved
+	log      *journal.Log       // nil when not saved
 	mcp      *mcp.Manager       // the MCP servers whose tools the session declared; nil = none
 	cancel   context.CancelFunc // the running turn's, nil when idle
 	done     chan struct{}      // closed when the running turn ends
@@ -229,9 +229,9 @@ func (ss *sessionSet) load(ctx context.Context, id string) (*live, error) {
 		return ss.attach(o, spec, o.Created, o.Title), nil
 	}
 	switch {
-	case errors.Is(err, session.ErrNotFound):
+	case errors.Is(err, journal.ErrNotFound):
 		return nil, invalidParams("unknown session %q", id)
-	case errors.Is(err, session.ErrLocked):
+	case errors.Is(err, journal.ErrLocked):
 		return nil, jsonrpc2.NewError(jsonrpc2.InvalidRequest, err.Error()+"; close it there first")
 	}
 	return nil, hostError(err)
@@ -265,7 +265,7 @@ var errNoSession = invalidParams("no session yet: send reprise.ask or reprise.ne
 
 // saved reports whether id, a valid id, has a log on disk.
 func (ss *sessionSet) saved(id string) bool {
-	if ss.store == nil || session.CheckID(id) != nil {
+	if ss.store == nil || journal.CheckID(id) != nil {
 		return false
 	}
 	_, err := os.Stat(filepath.Join(ss.store.Dir(id), "events.jsonl"))

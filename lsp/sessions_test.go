@@ -12,24 +12,24 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
 // saveSession writes a one-turn session to st, as an earlier server would have; legacy removes
 // its summary, as a server from before summaries would have left it.
-func saveSession(t *testing.T, st *session.Store, id string, legacy bool) {
+func saveSession(t *testing.T, st *journal.Store, id string, legacy bool) {
 	t.Helper()
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	log, err := st.Create(session.Meta{ID: id, Model: "gemini-2.5-flash", Created: at})
+	log, err := st.Create(journal.Meta{ID: id, Model: "gemini-2.5-flash", Created: at})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []session.Record{
-		{Time: at, Kind: session.KindTurnStart, Turn: 1, Text: "title of " + id},
-		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 1234}},
-		{Time: at, Kind: session.KindTurnEnd, StopReason: StopEndTurn},
+	for _, r := range []journal.Record{
+		{Time: at, Kind: journal.KindTurnStart, Turn: 1, Text: "title of " + id},
+		{Time: at, Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 1234}},
+		{Time: at, Kind: journal.KindTurnEnd, StopReason: StopEndTurn},
 	} {
 		if err := log.Append(r); err != nil {
 			t.Fatal(err)
@@ -39,7 +39,7 @@ func saveSession(t *testing.T, st *session.Store, id string, legacy bool) {
 		t.Fatal(err)
 	}
 	if legacy {
-		if err := os.Remove(filepath.Join(st.Dir(id), session.SummaryFile)); err != nil {
+		if err := os.Remove(filepath.Join(st.Dir(id), journal.SummaryFile)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -154,7 +154,7 @@ func TestSessionsListDuringTurns(t *testing.T) {
 	}
 	// The listings wrote the legacy logs' summaries.
 	for i := 0; i < saved; i += 2 {
-		if _, err := os.Stat(filepath.Join(st.Dir(fmt.Sprintf("saved-%d", i)), session.SummaryFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(st.Dir(fmt.Sprintf("saved-%d", i)), journal.SummaryFile)); err != nil {
 			t.Errorf("legacy log saved-%d has no summary after being listed: %v", i, err)
 		}
 	}
@@ -179,18 +179,18 @@ func TestSessionsCountTurnsApartFromCalls(t *testing.T) {
 
 	// A saved session: a first turn of two calls, a second of one.
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	log, err := srv.sessions.store.Create(session.Meta{ID: "saved-1", Model: "gemini-3.8-flash", Created: at})
+	log, err := srv.sessions.store.Create(journal.Meta{ID: "saved-1", Model: "gemini-3.8-flash", Created: at})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range []session.Record{
-		{Time: at, Kind: session.KindTurnStart, Turn: 1, Text: "read"},
-		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 100}},
-		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 200}},
-		{Time: at, Kind: session.KindTurnEnd, StopReason: StopEndTurn},
-		{Time: at, Kind: session.KindTurnStart, Turn: 2, Text: "again"},
-		{Time: at, Kind: session.KindUsage, Usage: &contextwin.CallUsage{Prompt: 300}},
-		{Time: at, Kind: session.KindTurnEnd, StopReason: StopEndTurn},
+	for _, r := range []journal.Record{
+		{Time: at, Kind: journal.KindTurnStart, Turn: 1, Text: "read"},
+		{Time: at, Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 100}},
+		{Time: at, Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 200}},
+		{Time: at, Kind: journal.KindTurnEnd, StopReason: StopEndTurn},
+		{Time: at, Kind: journal.KindTurnStart, Turn: 2, Text: "again"},
+		{Time: at, Kind: journal.KindUsage, Usage: &contextwin.CallUsage{Prompt: 300}},
+		{Time: at, Kind: journal.KindTurnEnd, StopReason: StopEndTurn},
 	} {
 		if err := log.Append(r); err != nil {
 			t.Fatal(err)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -28,7 +28,7 @@ import (
 // concurrent use.
 type Host struct {
 	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace
-	// (session.WorkspaceDir). Empty: sessions are not saved, and large tool outputs go to a
+	// (journal.WorkspaceDir). Empty: sessions are not saved, and large tool outputs go to a
 	// temporary directory.
 	StateHome string
 	// Models builds the client of a model by name and returns its input token limit.
@@ -40,7 +40,7 @@ type Host struct {
 	Observe func(agent.Options)
 
 	mu     sync.Mutex // guards stores
-	stores map[string]*session.Store
+	stores map[string]*journal.Store
 }
 
 // Spec is one session as a front-end asks for it: the user's settings, checked.
@@ -84,7 +84,7 @@ type External interface {
 // Open is a session opened by the host, with what its front-end keeps beside it.
 type Open struct {
 	*agent.Session
-	Log      *session.Log      // nil when not saved
+	Log      *journal.Log      // nil when not saved
 	Sandbox  *sandbox.Sandbox  // the commands' sandbox, for the front-end's notices
 	Commands *cmdpolicy.Policy // the command policy: "Always allow" adds to it
 	Model    string            // the model name the session runs
@@ -111,22 +111,22 @@ func (h *Host) now() time.Time {
 }
 
 // Store is the session store of a workspace, opened once per host; nil without a state home.
-func (h *Host) Store(workspace string) (*session.Store, error) {
+func (h *Host) Store(workspace string) (*journal.Store, error) {
 	if h.StateHome == "" {
 		return nil, nil
 	}
-	dir := session.WorkspaceDir(h.StateHome, workspace)
+	dir := journal.WorkspaceDir(h.StateHome, workspace)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if st, ok := h.stores[dir]; ok {
 		return st, nil
 	}
-	st, err := session.OpenStore(dir)
+	st, err := journal.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
 	if h.stores == nil {
-		h.stores = map[string]*session.Store{}
+		h.stores = map[string]*journal.Store{}
 	}
 	h.stores[dir] = st
 	return st, nil
@@ -148,7 +148,7 @@ func (h *Host) New(ctx context.Context, spec Spec) (*Open, error) {
 	}
 	o.Created = h.now()
 	if st != nil {
-		meta := session.Meta{ID: id, Workspace: spec.Workspace, Model: o.Model, Created: o.Created}
+		meta := journal.Meta{ID: id, Workspace: spec.Workspace, Model: o.Model, Created: o.Created}
 		create := st.Create
 		if spec.Lazy {
 			create = st.New

@@ -12,8 +12,8 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
-	"github.com/reprise-dev/reprise/agent/session"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -65,7 +65,7 @@ func TestHostOpensAndResumes(t *testing.T) {
 	if ext.startCtx == nil || ext.startCtx.Value(key{}) != "request" || !ext.declared {
 		t.Error("the MCP servers were not started with the request's context before the declarations")
 	}
-	dir := filepath.Join(session.WorkspaceDir(home, ws), "sessions", o.ID())
+	dir := filepath.Join(journal.WorkspaceDir(home, ws), "sessions", o.ID())
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a lazy session is on disk before its first turn: %v", err)
 	}
@@ -91,7 +91,7 @@ func TestHostOpensAndResumes(t *testing.T) {
 }
 
 // TestHostErrors: a model that cannot be built is a ModelError; an unknown session is
-// session.ErrNotFound; without a state home nothing is saved and nothing resumes.
+// journal.ErrNotFound; without a state home nothing is saved and nothing resumes.
 func TestHostErrors(t *testing.T) {
 	srv := geminitest.New(geminitest.Script{})
 	defer srv.Close()
@@ -102,7 +102,7 @@ func TestHostErrors(t *testing.T) {
 		t.Errorf("no key: %v, want a ModelError", err)
 	}
 	h = newHost(t, srv, t.TempDir())
-	if _, err := h.Resume(t.Context(), "20260101-000000-abcdef", Spec{Workspace: t.TempDir()}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := h.Resume(t.Context(), "20260101-000000-abcdef", Spec{Workspace: t.TempDir()}); !errors.Is(err, journal.ErrNotFound) {
 		t.Errorf("unknown session: %v", err)
 	}
 	unsaved := newHost(t, srv, "")

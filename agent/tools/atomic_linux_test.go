@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -174,13 +174,13 @@ func (stall) Read([]byte) (int, error) {
 // TestAttackTempLeftover: a write killed half-way (SIGKILL, no chance to clean up) leaves neither
 // a partial target nor, with O_TMPFILE, any temporary file. Without O_TMPFILE the named temporary
 // file is noted, left alone by a start-up while its writer lives, and removed by the next start-up
-// (session.OpenStore) once it is dead.
+// (journal.OpenStore) once it is dead.
 func TestAttackTempLeftover(t *testing.T) {
 	for _, m := range modes {
 		for _, existing := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/target existed %v", m.name, existing), func(t *testing.T) {
 				ws, store := t.TempDir(), t.TempDir()
-				notes := filepath.Join(store, "sessions", "s1", session.TempsDir)
+				notes := filepath.Join(store, "sessions", "s1", journal.TempsDir)
 				want := map[string]string{}
 				if existing {
 					os.WriteFile(filepath.Join(ws, "big.bin"), []byte("old\n"), 0o644)
@@ -224,7 +224,7 @@ func TestAttackTempLeftover(t *testing.T) {
 				if wantLeft := !m.unnamed; (len(left) > 0) != wantLeft {
 					t.Errorf("temporary files after the kill: %v, want some: %v", left, wantLeft)
 				}
-				if _, err := session.OpenStore(store); err != nil { // the next start-up
+				if _, err := journal.OpenStore(store); err != nil { // the next start-up
 					t.Fatal(err)
 				}
 				if diff := cmp.Diff(tree(t, ws, ""), want); diff != "" {

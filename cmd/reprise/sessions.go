@@ -9,7 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/reprise-dev/reprise/agent/session"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR]
@@ -49,7 +49,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 	if err != nil {
 		return err
 	}
-	st, err := session.OpenStore(session.WorkspaceDir(home, abs))
+	st, err := journal.OpenStore(journal.WorkspaceDir(home, abs))
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 }
 
 // listSessions prints the workspace's saved sessions, one a line.
-func listSessions(st *session.Store, abs string, stdout io.Writer) error {
+func listSessions(st *journal.Store, abs string, stdout io.Writer) error {
 	list, err := st.List(nil)
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func listSessions(st *session.Store, abs string, stdout io.Writer) error {
 
 // printCheckpoints prints a session's checkpoints, newest first, or one whole: args are the
 // session's id and, optionally, the checkpoint's number.
-func printCheckpoints(st *session.Store, args []string, stdout, stderr io.Writer) error {
+func printCheckpoints(st *journal.Store, args []string, stdout, stderr io.Writer) error {
 	snap, err := st.Load(args[0])
 	if err != nil {
 		return err
@@ -121,7 +121,7 @@ func printCheckpoints(st *session.Store, args []string, stdout, stderr io.Writer
 
 // describeSession renders a saved session for people: one fact a line, counts with their nouns,
 // "none" for what is empty.
-func describeSession(s *session.Snapshot) string {
+func describeSession(s *journal.Snapshot) string {
 	var b strings.Builder
 	title := s.Title
 	if title == "" {

@@ -2,7 +2,7 @@
 // model was sent, usage, compactions (with the checkpoint files Copilot users know from
 // /session checkpoints), restore points of the files the agent changed, and turn ends. A session
 // killed mid-turn resumes with everything up to its last completed step.
-package session
+package journal
 
 import (
 	"time"
