@@ -272,7 +272,7 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt int) (t
 		req.Turn = st.index
 		usage = replyUsage(prompt, st.Parts)
 		// The model that answers caches: a routed request shares its prefixes.
-		usage.Cached = s.cache.bill(served, segs, processed(req, st.Fault))
+		usage.Cached = s.cache.bill(served, segs, prompt, processed(req, st.Fault))
 		if st.Usage != nil {
 			usage = *st.Usage
 		}
