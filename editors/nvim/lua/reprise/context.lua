@@ -84,6 +84,11 @@ function M.render(r)
       util.kilo(t.inputTokens), util.kilo(t.cachedTokens), util.kilo(t.outputTokens), util.cost(t.cost),
       util.turns_and_calls(r.turns, r.calls)))
   end
+  local c = r.cache
+  if c then
+    table.insert(lines, string.format('Cache: %s of %s expected cached tokens · %d %% of the expected hits',
+      util.kilo(c.reported), util.kilo(c.expected), math.floor(100 * c.hitRate + 1e-9)))
+  end
   return lines
 end
 
