@@ -29,6 +29,8 @@ type Cache struct {
 	// DeadZone, if set, reports no cached tokens for a prompt of From tokens or more and under
 	// To, as reported of 3.x Flash models between about 9k and 17k (googleapis/python-genai#2064).
 	DeadZone *Zone `json:"deadZone,omitempty"`
+	// Explicit sets how cachedContents requests fail (see ExplicitFaults).
+	Explicit ExplicitFaults `json:"explicit,omitzero"`
 }
 
 // Zone is a range of prompt sizes in tokens: From included, To excluded.
@@ -48,6 +50,8 @@ func (c Cache) validate() error {
 		return fmt.Errorf("cache missRate %g is not between 0 and 1", c.MissRate)
 	case c.DeadZone != nil && (c.DeadZone.From < 0 || c.DeadZone.To <= c.DeadZone.From):
 		return fmt.Errorf("cache deadZone from %d to %d is not a range of prompt sizes", c.DeadZone.From, c.DeadZone.To)
+	case c.Explicit.Create != nil && (c.Explicit.Create.Status < 400 || c.Explicit.Create.Status > 599):
+		return fmt.Errorf("cache explicit create fault status %d is not an HTTP error status", c.Explicit.Create.Status)
 	}
 	return nil
 }
