@@ -176,8 +176,13 @@ func (s *Server) createCacheLocked(w http.ResponseWriter, body []byte, now time.
 		DisplayName string `json:"displayName"`
 		TTL         string `json:"ttl"`
 	}
-	if err := json.Unmarshal(body, &generic); err == nil {
+	err := json.Unmarshal(body, &generic)
+	if err == nil {
 		err = json.Unmarshal(body, &head)
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "geminitest: bad cachedContent: "+err.Error())
+		return
 	}
 	model := strings.TrimPrefix(head.Model, "models/")
 	if model == "" {
