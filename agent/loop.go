@@ -303,8 +303,12 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	if u.Prompt > 0 {
 		u.ExpectedCached = min(c.last.expectedCached(&c.prompt, c.history, &c.ledger, s.bill.pricing.Catalog.CacheMin(served)), u.Prompt)
 		c.last.remember(&c.prompt, c.history, u.Prompt)
+		u.Explicit = s.caching.lastRead()
 	}
 	n, cost, priced, warnings := s.bill.call(served, u, resp.ModelStatus, maxCost)
+	if s.caching != nil {
+		warnings = append(warnings, s.caching.takeNotes()...)
+	}
 	if u.Prompt > 0 {
 		s.conv.ledger.Observe(u.Prompt)
 	}

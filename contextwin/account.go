@@ -84,6 +84,9 @@ type CallUsage struct {
 	// model's implicit-cache minimum (0 below it, and for calls not measured, such as a
 	// summary). Comparing it with Cached measures implicit caching, which is best-effort.
 	ExpectedCached int `json:"expectedCached,omitempty"`
+	// Explicit is set when the call read an explicit cache: its hit owes nothing to luck, and it
+	// is left out of the implicit hit rate.
+	Explicit bool `json:"explicit,omitempty"`
 }
 
 // Output is what the call is billed as output: candidates and thoughts.
@@ -114,6 +117,17 @@ type Totals struct {
 	// (a prefix cached by another session, say) does not make up for a miss.
 	CacheExpected int `json:"cacheExpected,omitempty"`
 	CacheReported int `json:"cacheReported,omitempty"`
+	// CacheWriteTokens are the tokens put in explicit caches, billed as input when created;
+	// their storage is in Cost.
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+}
+
+// AddExplicitCache records the creation of an explicit cache of tokens, or its storage alone
+// (tokens 0), costing cost.
+func (t *Totals) AddExplicitCache(tokens int, cost float64) {
+	t.CacheWriteTokens += tokens
+	t.WeightedInput += float64(tokens)
+	t.Cost += cost
 }
 
 // CacheHits is how implicit caching did over a session: the cached tokens expected, those the
@@ -178,7 +192,7 @@ func (t *Totals) count(u CallUsage, cachedWeight float64) {
 	t.CachedTokens += u.Cached
 	t.OutputTokens += u.Output()
 	t.ThoughtTokens += u.Thoughts
-	if u.ExpectedCached > 0 {
+	if u.ExpectedCached > 0 && !u.Explicit {
 		t.CacheExpected += u.ExpectedCached
 		t.CacheReported += min(u.Cached, u.ExpectedCached)
 	}

@@ -210,6 +210,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request, m
 	segs := promptSegments(generic)
 	explicit, msg, code := s.useCache(generic, served)
 	if msg != "" {
+		s.record(req)
 		writeError(w, code, msg)
 		return
 	}
