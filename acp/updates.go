@@ -31,11 +31,16 @@ func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
 
 // usage is the usage_update of a session's window and cost. A cost that is not known (a call to
 // a model without a known price) is left out, as ACP's optional field allows, rather than sent
-// as a lower bound a client would show as the cost.
+// as a lower bound a client would show as the cost. The implicit-cache hit rate rides in
+// _meta.reprise.cache ({expected, reported, hitRate}).
 func usage(u agent.Usage) sdk.SessionUpdate {
 	up := &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: u.Used, Size: u.Size}
 	if u.Totals.CostKnown() && !u.CostUnknown {
 		up.Cost = &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"}
+	}
+	// ACP has no field for cache hits: they go under _meta, which clients may ignore.
+	if h, ok := u.Totals.Cache(); ok {
+		up.Meta = map[string]any{"reprise": map[string]any{"cache": h}}
 	}
 	return sdk.SessionUpdate{UsageUpdate: up}
 }

@@ -125,6 +125,34 @@ func (b *billing) billLocked(model string, u contextwin.CallUsage) (float64, boo
 	return u.Cost(p), true
 }
 
+// cacheCreated bills the creation of an explicit cache of tokens for model, as input, and its
+// storage over ttl.
+func (b *billing) cacheCreated(model string, tokens int, ttl time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	p, ok := b.pricing.At(model, b.now(), tokens)
+	if !ok {
+		return
+	}
+	b.totals.AddExplicitCache(tokens, float64(tokens)*(p.Input+contextwin.DefaultCacheStorage*ttl.Hours())/1e6)
+}
+
+// cacheStorage bills the storage of an explicit cache of tokens for model over d more.
+func (b *billing) cacheStorage(model string, tokens int, d time.Duration) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.pricing.At(model, b.now(), tokens); ok && d > 0 {
+		b.totals.AddExplicitCache(0, float64(tokens)*contextwin.DefaultCacheStorage*d.Hours()/1e6)
+	}
+}
+
+// warnOnce returns text the first time key is warned about in this session, else "".
+func (b *billing) warnOnce(key, text string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.warnOnceLocked(key, text)
+}
+
 // modelLocked is the model the next call is expected to be served by: the last call's, else the
 // one asked for. b.mu must be held.
 func (b *billing) modelLocked() string { return cmp.Or(b.served, b.asked) }

@@ -26,6 +26,7 @@ type conversation struct {
 	checkpoints []contextwin.Checkpoint // one per compaction still in the history
 	undo        []journal.UndoFrame     // one per compaction still undoable
 	transcript  []journal.Entry         // everything appended and every compaction, in order
+	last        lastRequest             // the last loop call's request, for the cached tokens the next should get
 }
 
 // turn returns the number of the turn running, or of the last one.

@@ -122,14 +122,17 @@ type CompactionEvent struct {
 
 // CallRecord is one model call: a row of the seed's turn table.
 type CallRecord struct {
-	Turn     int    `json:"turn"` // model calls since the session began
-	Prompt   int    `json:"prompt"`
-	Cached   int    `json:"cached"`
-	Output   int    `json:"output"`             // thinking included
-	Thoughts int    `json:"thoughts,omitempty"` // the thinking part of Output
-	Tool     string `json:"tool,omitempty"`     // tools the model called, comma-separated
-	Detail   string `json:"detail,omitempty"`   // e.g. the command run
-	Attempts int    `json:"attempts"`
+	Turn   int `json:"turn"` // model calls since the session began
+	Prompt int `json:"prompt"`
+	Cached int `json:"cached"`
+	// ExpectedCached is what implicit caching should have billed as cached (see
+	// contextwin.CallUsage.ExpectedCached).
+	ExpectedCached int    `json:"expectedCached,omitempty"`
+	Output         int    `json:"output"`             // thinking included
+	Thoughts       int    `json:"thoughts,omitempty"` // the thinking part of Output
+	Tool           string `json:"tool,omitempty"`     // tools the model called, comma-separated
+	Detail         string `json:"detail,omitempty"`   // e.g. the command run
+	Attempts       int    `json:"attempts"`
 }
 
 // RetryEvent says a model call failed and is tried again.

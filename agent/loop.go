@@ -297,8 +297,21 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		content.Role = genai.RoleModel
 	}
 	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
-	n, cost, priced, warnings := s.bill.call(served, u, resp.ModelStatus, s.policy().MaxCostUSD)
+	maxCost := s.policy().MaxCostUSD
 	s.conv.mu.Lock()
+	// The history is the request's until the reply is appended: what it shared with the last
+	// request is what implicit caching should have billed as cached. Billing takes only its own
+	// lock, so it may be called under conv.mu.
+	c := &s.conv
+	if u.Prompt > 0 {
+		u.ExpectedCached = min(c.last.expectedCached(&c.prompt, c.history, &c.ledger, s.bill.pricing.Catalog.CacheMin(served)), u.Prompt)
+		c.last.remember(&c.prompt, c.history, u.Prompt)
+		u.Explicit = s.caching.lastRead()
+	}
+	n, cost, priced, warnings := s.bill.call(served, u, resp.ModelStatus, maxCost)
+	if s.caching != nil {
+		warnings = append(warnings, s.caching.takeNotes()...)
+	}
 	if u.Prompt > 0 {
 		s.conv.ledger.Observe(u.Prompt)
 	}
@@ -310,7 +323,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		s.conv.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
 	}
 	s.conv.mu.Unlock()
-	rec := CallRecord{Turn: n, Prompt: u.Prompt, Cached: u.Cached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
+	rec := CallRecord{Turn: n, Prompt: u.Prompt, Cached: u.Cached, ExpectedCached: u.ExpectedCached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
 	var names []string
 	for _, fc := range fcs {
 		names = append(names, fc.Name)

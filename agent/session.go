@@ -111,6 +111,7 @@ type Session struct {
 	bill      billing
 	compactor compactor
 	loop      turnLoop
+	caching   *cachingModel // explicit caching in front of the model; nil when the model has none
 }
 
 // settings are what may change in a session's options while it lives (SetPolicy, SetSandbox).
@@ -192,6 +193,10 @@ func (s *Session) init() *Session {
 	s.settings.env = s.newEnv()
 	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
 	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
+	if store, ok := opts.Model.(cacheStore); ok {
+		s.caching = &cachingModel{inner: opts.Model, store: store, s: s}
+		s.opts.Model = s.caching
+	}
 	return s
 }
 

@@ -2,6 +2,7 @@ package contextwin
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -78,6 +79,14 @@ type CallUsage struct {
 	Cached     int `json:"cached"`
 	Candidates int `json:"candidates"`
 	Thoughts   int `json:"thoughts"`
+	// ExpectedCached is what the agent expected the API to report as cached for a loop call:
+	// the part of the request shared with the session's previous request, when it reaches the
+	// model's implicit-cache minimum (0 below it, and for calls not measured, such as a
+	// summary). Comparing it with Cached measures implicit caching, which is best-effort.
+	ExpectedCached int `json:"expectedCached,omitempty"`
+	// Explicit is set when the call read an explicit cache: its hit owes nothing to luck, and it
+	// is left out of the implicit hit rate.
+	Explicit bool `json:"explicit,omitempty"`
 }
 
 // Output is what the call is billed as output: candidates and thoughts.
@@ -103,6 +112,54 @@ type Totals struct {
 	// WeightedInput is the input in full-price tokens: a cached token weighs its price's share
 	// of the uncached one (a tenth on Gemini). The session cap is counted in it.
 	WeightedInput float64 `json:"weightedInput,omitempty"`
+	// CacheExpected sums the calls' ExpectedCached, and CacheReported what the API reported
+	// cached on the same calls, each call counted up to what was expected: a hit nobody expected
+	// (a prefix cached by another session, say) does not make up for a miss.
+	CacheExpected int `json:"cacheExpected,omitempty"`
+	CacheReported int `json:"cacheReported,omitempty"`
+	// CacheWriteTokens are the tokens put in explicit caches, billed as input when created;
+	// their storage is in Cost.
+	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+}
+
+// AddExplicitCache records the creation of an explicit cache of tokens, or its storage alone
+// (tokens 0), costing cost.
+func (t *Totals) AddExplicitCache(tokens int, cost float64) {
+	t.CacheWriteTokens += tokens
+	t.WeightedInput += float64(tokens)
+	t.Cost += cost
+}
+
+// CacheHits is how implicit caching did over a session: the cached tokens expected, those the
+// API reported, and their ratio.
+type CacheHits struct {
+	Expected int     `json:"expected"`
+	Reported int     `json:"reported"`
+	HitRate  float64 `json:"hitRate"` // Reported ÷ Expected, from 0 to 1
+}
+
+// Cache returns the session's implicit-cache hits; false while no call expected any.
+func (t Totals) Cache() (CacheHits, bool) {
+	if t.CacheExpected <= 0 {
+		return CacheHits{}, false
+	}
+	return CacheHits{Expected: t.CacheExpected, Reported: t.CacheReported, HitRate: float64(t.CacheReported) / float64(t.CacheExpected)}, true
+}
+
+// CacheText is the hit rate as users read it, "cache: 58 % of the expected hits", or "" while
+// no call expected any.
+func (t Totals) CacheText() string {
+	h, ok := t.Cache()
+	if !ok {
+		return ""
+	}
+	return "cache: " + h.Text()
+}
+
+// Text is the hit rate as users read it, "58 % of the expected hits": rounded down, so that a
+// miss never reads as 100 %.
+func (h CacheHits) Text() string {
+	return fmt.Sprintf("%.0f %% of the expected hits", math.Floor(100*h.HitRate+1e-9))
 }
 
 // DefaultCachedWeight is what a cached input token costs relative to an uncached one when the
@@ -135,6 +192,10 @@ func (t *Totals) count(u CallUsage, cachedWeight float64) {
 	t.CachedTokens += u.Cached
 	t.OutputTokens += u.Output()
 	t.ThoughtTokens += u.Thoughts
+	if u.ExpectedCached > 0 && !u.Explicit {
+		t.CacheExpected += u.ExpectedCached
+		t.CacheReported += min(u.Cached, u.ExpectedCached)
+	}
 	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*cachedWeight
 }
 

@@ -91,6 +91,16 @@ func (l *Ledger) Used() (tokens int, source Source) {
 	return l.anchorTokens + l.Tokens(est-l.anchorEst), SourceEstimate
 }
 
+// PrefixTokens estimates the tokens of a request made of the fixed part and the first n messages,
+// with the correction factor learned: the part of the next request that an earlier one shared.
+func (l *Ledger) PrefixTokens(n int) int {
+	est := l.fixed
+	for _, e := range l.est[:min(n, len(l.est))] {
+		est += e
+	}
+	return l.Tokens(est)
+}
+
 // Len is the number of messages recorded.
 func (l *Ledger) Len() int { return len(l.est) }
 

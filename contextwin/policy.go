@@ -34,6 +34,9 @@ type Policy struct {
 	// KeepToolResults turns the first tier off: old tool results are never cleared, and only
 	// summaries free the context.
 	KeepToolResults bool `json:"keepToolResults,omitempty"`
+	// ExplicitCache puts the stable prefix in an explicit cache when the measured implicit hits
+	// fall short enough that it pays (CacheCase), on models that have explicit caching.
+	ExplicitCache bool `json:"explicitCache,omitempty"`
 }
 
 // DefaultPolicy returns the seed's numbers.

@@ -80,6 +80,9 @@ func renderContext(c contextResult) string {
 	t := c.Totals
 	fmt.Fprintf(&b, "Session: %s · %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
 		turnsAndCalls(c.Turns, c.Calls), contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	if h := c.Cache; h != nil {
+		fmt.Fprintf(&b, "Cache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
+	}
 	return b.String()
 }
 

@@ -148,6 +148,10 @@ func (s *server) emitUsage(sessionID string, u agent.Usage) {
 }
 
 func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) contextUsageParams {
+	var hits *contextwin.CacheHits
+	if h, ok := u.Totals.Cache(); ok {
+		hits = &h
+	}
 	return contextUsageParams{
 		SessionID:  sessionID,
 		Used:       u.Used,
@@ -156,6 +160,7 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) co
 		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
 		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
+		Cache:      hits,
 		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions, Decision: u.Decision},
 		CompactAt:  compactAt,
 		BlockAt:    blockAt,
@@ -172,7 +177,11 @@ func meterText(u agent.Usage) string {
 }
 
 func meterTotals(e *agent.TurnEnd) string {
-	return fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · %s", wire(stopNames, e.StopReason), e.Calls, contextwin.Kilo(e.Totals.InputTokens), contextwin.Kilo(e.Totals.CachedTokens), contextwin.Kilo(e.Totals.OutputTokens), e.Totals.CostText())
+	text := fmt.Sprintf("%s · %d calls · %s input tokens (%s cached) · %s output · %s", wire(stopNames, e.StopReason), e.Calls, contextwin.Kilo(e.Totals.InputTokens), contextwin.Kilo(e.Totals.CachedTokens), contextwin.Kilo(e.Totals.OutputTokens), e.Totals.CostText())
+	if c := e.Totals.CacheText(); c != "" {
+		text += " · " + c
+	}
+	return text
 }
 
 func percentOf(u agent.Usage) uint32 {

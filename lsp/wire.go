@@ -9,16 +9,20 @@ import (
 
 // contextUsageParams is reprise/contextUsage: how full the session's context window is.
 type contextUsageParams struct {
-	SessionID  string               `json:"sessionId"`
-	Used       int                  `json:"used"`
-	Size       int                  `json:"size"`
-	Percent    float64              `json:"percent"`
-	Source     string               `json:"source"` // SourceUsage or SourceEstimate
-	Breakdown  contextwin.Breakdown `json:"breakdown"`
-	Totals     totals               `json:"totals"`
-	Compaction compactionState      `json:"compaction"`
-	CompactAt  float64              `json:"compactAt"`
-	BlockAt    float64              `json:"blockAt"`
+	SessionID string               `json:"sessionId"`
+	Used      int                  `json:"used"`
+	Size      int                  `json:"size"`
+	Percent   float64              `json:"percent"`
+	Source    string               `json:"source"` // SourceUsage or SourceEstimate
+	Breakdown contextwin.Breakdown `json:"breakdown"`
+	Totals    totals               `json:"totals"`
+	// Cache is how implicit caching did: the cached tokens the session's calls expected, those
+	// the API reported (each call up to its expectation) and their ratio; absent while no call
+	// expected any.
+	Cache      *contextwin.CacheHits `json:"cache,omitempty"`
+	Compaction compactionState       `json:"compaction"`
+	CompactAt  float64               `json:"compactAt"`
+	BlockAt    float64               `json:"blockAt"`
 }
 
 // totals are a session's cumulative billed figures.

@@ -29,6 +29,10 @@ type Request struct {
 	// Thinking sets how much the model thinks: a level (3.x and 4) or a budget (2.5); the zero
 	// value sends neither, leaving the model's default.
 	Thinking Thinking
+	// Cache, if set, is the explicit cache the request reads: System, Tools and the cache's
+	// first messages of Contents are not sent (the API refuses a system instruction, tools or a
+	// tool config beside a cache).
+	Cache *CacheRef
 }
 
 // Thinking is a thinkingLevel or a thinkingBudget. Only one is ever sent: the API answers 400 to
@@ -146,6 +150,14 @@ func (c *Client) ctxErr(ctx context.Context) error {
 	return fmt.Errorf("generate with %s: %w", c.model, ctx.Err())
 }
 
+// sent is the part of Contents the request sends: after what its cache holds.
+func (req *Request) sent() []*genai.Content {
+	if req.Cache != nil {
+		return req.Contents[min(req.Cache.Messages, len(req.Contents)):]
+	}
+	return req.Contents
+}
+
 // config is built afresh for every attempt: the SDK fills in defaults in place.
 func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 	cfg := &genai.GenerateContentConfig{
@@ -153,6 +165,13 @@ func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 		// behind the retries and the accounting done here.
 		AutomaticContinuation: genai.Ptr(false),
 		MaxOutputTokens:       req.MaxOutputTokens,
+	}
+	if ref := req.Cache; ref != nil {
+		cfg.CachedContent = ref.Name
+		if tc := thinkingConfig(req); tc != nil {
+			cfg.ThinkingConfig = tc
+		}
+		return cfg
 	}
 	if req.System != "" {
 		cfg.SystemInstruction = &genai.Content{Parts: []*genai.Part{{Text: req.System}}}
@@ -197,7 +216,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		served   string
 		status   *genai.ModelStatus
 	)
-	for r, err := range c.genai.Models.GenerateContentStream(ctx, c.model, req.Contents, c.config(req)) {
+	for r, err := range c.genai.Models.GenerateContentStream(ctx, c.model, req.sent(), c.config(req)) {
 		if err != nil {
 			var syntax *json.SyntaxError
 			if errors.As(err, &syntax) {
@@ -253,7 +272,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 
 // unary runs one non-streaming attempt.
 func (c *Client) unary(ctx context.Context, req *Request) (*Response, error) {
-	r, err := c.genai.Models.GenerateContent(ctx, c.model, req.Contents, c.config(req))
+	r, err := c.genai.Models.GenerateContent(ctx, c.model, req.sent(), c.config(req))
 	if err != nil {
 		return nil, err
 	}

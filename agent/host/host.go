@@ -284,6 +284,10 @@ func (h *Host) observe(opts agent.Options) {
 func (o *Open) Close() error {
 	if o.Session != nil {
 		o.Session.Close()
+		// Bounded: a cache not deleted expires with its TTL anyway.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		o.Session.DropCaches(ctx)
+		cancel()
 	}
 	return o.closeLog()
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -30,11 +31,22 @@ type scenarioRun struct {
 	Totals      contextwin.Totals
 }
 
+// halfMissed is implicit caching at its unluckiest in the field: half of the requests that would
+// hit report no cached tokens, the same ones on every run (the seed).
+var halfMissed = geminitest.Cache{MissRate: 0.5, Seed: 1}
+
 // playScenario runs sc once at budget in a fresh workspace under dir, against a fake Gemini that
 // bills implicit caching as the API does. summaryDelay holds every summary back that long, so
 // that a background compaction ends later in the session.
 func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration, tweaks ...func(*contextwin.Policy)) (scenarioRun, error) {
+	return playScenarioLuck(ctx, sc, budget, dir, summaryDelay, geminitest.Cache{}, tweaks...)
+}
+
+// playScenarioLuck is playScenario with the fake's implicit caching missing as luck says: luck's
+// miss rate, seed and dead zone, over the scenario's own cache settings.
+func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration, luck geminitest.Cache, tweaks ...func(*contextwin.Policy)) (scenarioRun, error) {
 	script := sc.Script()
+	script.Cache.MissRate, script.Cache.Seed, script.Cache.DeadZone = luck.MissRate, luck.Seed, luck.DeadZone
 	if summaryDelay > 0 {
 		for i := range script.Turns {
 			if script.Turns[i].Match != "" {
@@ -74,7 +86,9 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 }
 
 // costTable plays every scenario at each of its budgets and without compaction, and prints what
-// each run cost, the prefix cache included.
+// each run cost, the prefix cache included; then again with half of the implicit hits missed
+// (halfMissed), and prints that run's cost, its cached share of the billed input and its ratio
+// to the run where every hit lands.
 func costTable(ctx context.Context, w io.Writer) error {
 	dir, err := os.MkdirTemp("", "reprise-cost-")
 	if err != nil {
@@ -82,35 +96,50 @@ func costTable(ctx context.Context, w io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "scenario\tbudget, tiers\tstop\tcalls\tsummaries\tclearings\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\t")
+	fmt.Fprintln(tw, "scenario\tbudget, tiers\tstop\tcalls\tsummaries\tclearings\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\thalf the implicit hits missed\t")
 	summariesOnly := func(p *contextwin.Policy) { p.KeepToolResults = true }
 	for _, sc := range scenarios.All() {
 		var base scenarioRun
-		row := func(label string, r scenarioRun) {
+		row := func(label string, r scenarioRun, missed string) {
 			ratio := fmt.Sprintf("%.2f×", r.Totals.Cost/base.Totals.Cost)
 			if label == "none" {
 				ratio = ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries, r.Clearings,
-				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries, r.Clearings,
+				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio, missed)
 		}
 		for i, budget := range append([]int{noCompaction}, sc.Budgets...) {
 			r, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d", sc.Name, i)), 0)
 			if err != nil {
 				return err
 			}
+			missed, err := playScenarioLuck(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-missed", sc.Name, i)), 0, halfMissed)
+			if err != nil {
+				return err
+			}
 			if i == 0 {
 				base = r
-				row("none", r)
+				row("none", r, missedCell(missed, r))
 				continue
 			}
 			only, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-summaries", sc.Name, i)), 0, summariesOnly)
 			if err != nil {
 				return err
 			}
-			row(commas(budget)+" summaries", only)
-			row(commas(budget)+" both", r)
+			row(commas(budget)+" summaries", only, "")
+			row(commas(budget)+" both", r, missedCell(missed, r))
 		}
 	}
 	return tw.Flush()
+}
+
+// missedCell is the "half the implicit hits missed" cell: the run's cost, its cached share of
+// the billed input, and its cost against the run where every hit lands (lucky).
+func missedCell(missed, lucky scenarioRun) string {
+	t := missed.Totals
+	share := 0.0
+	if t.InputTokens > 0 {
+		share = float64(t.CachedTokens) / float64(t.InputTokens)
+	}
+	return fmt.Sprintf("$%.4f · %.0f %% cached · %.2f×", t.Cost, 100*share, t.Cost/lucky.Totals.Cost)
 }

@@ -61,7 +61,9 @@ func TestRunRoutedModel(t *testing.T) {
 	}
 	p, _ := contextwin.Pricing{}.At("gemini-3.8-flash", time.Now(), u.Prompt)
 	cost := 2 * contextwin.CallUsage{Prompt: u.Prompt, Candidates: u.Candidates}.Cost(p)
-	if want := fmt.Sprintf("· $%.4f\n", cost); !strings.Contains(out, want) {
+	// The closing line ends with the cost, then the hit rate: the scripted usage reports nothing
+	// cached.
+	if want := fmt.Sprintf("· $%.4f · cache: 0 %% of the expected hits\n", cost); !strings.Contains(out, want) {
 		t.Errorf("closing line not priced at gemini-3.8-flash's rates (want %q):\n%s", want, out)
 	}
 }

@@ -112,6 +112,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.Float64Var(&f.policy.BlockAt, "block-at", f.policy.BlockAt, "wait for the compaction when the prompt reaches this fraction")
 	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on input tokens, counted at their price (a cached token counts a tenth)")
 	fs.Float64Var(&f.policy.MaxCostUSD, "max-cost", 0, "stop the session once it has cost this many US dollars (0: no dollar cap)")
+	fs.BoolVar(&f.policy.ExplicitCache, "explicit-cache", false, "put the stable prefix in an explicit cache when the measured implicit-cache misses make it pay (models with explicit caching; experimental)")
 	fs.IntVar(&f.policy.ToolOutputMaxChars, "max-output-chars", f.policy.ToolOutputMaxChars, "a longer tool output keeps its first 40 % and last 60 %")
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops (the loop guard stops an agent going in circles sooner)")
 	fs.Var(&f.allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")

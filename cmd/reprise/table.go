@@ -134,6 +134,8 @@ func (t *table) flush() {
 // status is the closing line:
 // status completed · 13 model calls · 46,704 input tokens (39,066 cached) · 520 output · $0.0048.
 // The cached figure is always shown, 0 included: it is what explains the cost.
+// Once a call expected cached tokens, the line ends with how many of them the API reported:
+// "· cache: 58 % of the expected hits".
 func status(end *agent.TurnEnd) string {
 	word := map[agent.StopReason]string{
 		agent.StopEndTurn:         "completed",
@@ -147,8 +149,12 @@ func status(end *agent.TurnEnd) string {
 	if th := end.Totals.ThoughtTokens; th > 0 {
 		output += fmt.Sprintf(" (%s thinking)", commas(th))
 	}
-	return fmt.Sprintf("status %s · %s · %s input tokens (%s cached) · %s · %s",
+	line := fmt.Sprintf("status %s · %s · %s input tokens (%s cached) · %s · %s",
 		word, count(end.Calls, "model call"), commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
+	if c := end.Totals.CacheText(); c != "" {
+		line += " · " + c
+	}
+	return line
 }
 
 func commas(n int) string {

@@ -1,6 +1,8 @@
 package geminitest
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"unicode/utf8"
 
@@ -17,6 +19,41 @@ type Cache struct {
 	MinTokens int `json:"minTokens,omitempty"`
 	// Off reports no cached tokens at all, as a request with caching unavailable would.
 	Off bool `json:"off,omitempty"`
+	// MissRate, from 0 to 1, is the share of requests that report no cached tokens though they
+	// share a prefix past the minimum: implicit caching is best-effort, and field reports see it
+	// miss on whole runs of turns. Which requests miss is drawn from Seed, so that a script gives
+	// the same misses on every run with the same requests. A missed request is still
+	// remembered: the requests after it may hit.
+	MissRate float64 `json:"missRate,omitempty"`
+	Seed     uint64  `json:"seed,omitempty"`
+	// DeadZone, if set, reports no cached tokens for a prompt of From tokens or more and under
+	// To, as reported of 3.x Flash models between about 9k and 17k (googleapis/python-genai#2064).
+	DeadZone *Zone `json:"deadZone,omitempty"`
+	// Explicit sets how cachedContents requests fail (see ExplicitFaults).
+	Explicit ExplicitFaults `json:"explicit,omitzero"`
+}
+
+// Zone is a range of prompt sizes in tokens: From included, To excluded.
+type Zone struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+}
+
+func (z *Zone) holds(tokens int) bool { return z != nil && tokens >= z.From && tokens < z.To }
+
+// validate reports a setting the fake cannot honour.
+func (c Cache) validate() error {
+	switch {
+	case c.MinTokens < 0:
+		return fmt.Errorf("negative cache minTokens %d", c.MinTokens)
+	case c.MissRate < 0 || c.MissRate > 1:
+		return fmt.Errorf("cache missRate %g is not between 0 and 1", c.MissRate)
+	case c.DeadZone != nil && (c.DeadZone.From < 0 || c.DeadZone.To <= c.DeadZone.From):
+		return fmt.Errorf("cache deadZone from %d to %d is not a range of prompt sizes", c.DeadZone.From, c.DeadZone.To)
+	case c.Explicit.Create != nil && (c.Explicit.Create.Status < 400 || c.Explicit.Create.Status > 599):
+		return fmt.Errorf("cache explicit create fault status %d is not an HTTP error status", c.Explicit.Create.Status)
+	}
+	return nil
 }
 
 // minTokens is the shortest prefix, in tokens, that model bills as cached.
@@ -35,17 +72,19 @@ func (c Cache) minTokens(model string) int {
 type implicitCache struct {
 	cfg   Cache
 	trees map[string]*prefixNode // by model
+	luck  *rand.Rand             // draws the misses of cfg.MissRate, from cfg.Seed
 }
 
 func newImplicitCache(cfg Cache) *implicitCache {
-	return &implicitCache{cfg: cfg, trees: map[string]*prefixNode{}}
+	return &implicitCache{cfg: cfg, trees: map[string]*prefixNode{}, luck: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15))}
 }
 
 // bill returns the cachedContentTokenCount of a request of model made of segs: the tokens of its
 // longest prefix shared with an earlier remembered request of the same model, or 0 below the
-// model's minimum. remember adds the request for the requests that follow; it is false for a
+// model's minimum, in the dead zone (prompt is the request's promptTokenCount), or when the
+// request is drawn as a miss. remember adds the request for the requests that follow; it is false for a
 // request the model never processed (rejected before any output).
-func (c *implicitCache) bill(model string, segs []segment, remember bool) int {
+func (c *implicitCache) bill(model string, segs []segment, prompt int, remember bool) int {
 	if c.cfg.Off {
 		return 0
 	}
@@ -60,7 +99,12 @@ func (c *implicitCache) bill(model string, segs []segment, remember bool) int {
 	if remember {
 		root.add(segs)
 	}
-	if cached < c.cfg.minTokens(model) {
+	if cached < c.cfg.minTokens(model) || c.cfg.DeadZone.holds(prompt) {
+		return 0
+	}
+	// Drawn only for a request that would hit, so that the misses fall on the same requests
+	// whatever the requests that could not hit anyway.
+	if c.cfg.MissRate > 0 && c.luck.Float64() < c.cfg.MissRate {
 		return 0
 	}
 	return cached

@@ -224,7 +224,7 @@ func TestImplicitCachePrefixRule(t *testing.T) {
 			var got []int
 			for i, call := range tt.calls {
 				segs := promptSegments(call.body)
-				cached := c.bill(call.model, segs, !call.forget)
+				cached := c.bill(call.model, segs, EstimateTokens(promptChars(segs)), !call.forget)
 				if prompt := EstimateTokens(promptChars(segs)); cached > prompt {
 					t.Errorf("call %d: %d cached tokens of a %d-token prompt", i, cached, prompt)
 				}
@@ -331,6 +331,75 @@ func TestCachedTokensThroughClient(t *testing.T) {
 	}
 }
 
+// growingSession makes calls requests through the real client, each extending the previous one
+// by a reply and 4,000 characters (1,000 tokens) of user text after a system instruction of
+// sysChars characters, and returns the cachedContentTokenCount of each.
+func growingSession(t *testing.T, cache Cache, sysChars, calls int) []int {
+	t.Helper()
+	var turns []Turn
+	for range calls {
+		turns = append(turns, Turn{Parts: []Part{{Text: "ok"}}})
+	}
+	srv := New(Script{Cache: cache, Turns: turns})
+	defer srv.Close()
+	c := client(t, srv)
+	cfg := noContinuation()
+	cfg.SystemInstruction = genai.NewContentFromText(filler("sys", sysChars), "")
+	contents := userText("start")
+	var cached []int
+	for i := range calls {
+		resp, err := c.Models.GenerateContent(t.Context(), model, contents, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cached = append(cached, int(resp.UsageMetadata.CachedContentTokenCount))
+		contents = append(contents, genai.NewContentFromText("ok", genai.RoleModel), genai.NewContentFromText(filler(fmt.Sprint(i), 4000), genai.RoleUser))
+	}
+	return cached
+}
+
+func TestImplicitCacheMissRate(t *testing.T) {
+	// 40 calls past the minimum: each but the first would hit.
+	misses := func(cache Cache) (n int, which []int) {
+		for i, c := range growingSession(t, cache, 20000, 40)[1:] {
+			if c == 0 {
+				n++
+				which = append(which, i)
+			}
+		}
+		return n, which
+	}
+	if n, _ := misses(Cache{}); n != 0 {
+		t.Errorf("without a miss rate, %d of 39 requests missed", n)
+	}
+	half := Cache{MissRate: 0.5, Seed: 7}
+	n, first := misses(half)
+	if n < 10 || n > 29 {
+		t.Errorf("at a miss rate of 0.5, %d of 39 requests missed", n)
+	}
+	if _, again := misses(half); !cmp.Equal(again, first) {
+		t.Errorf("the same seed missed %v, then %v", first, again)
+	}
+	if _, other := misses(Cache{MissRate: 0.5, Seed: 8}); cmp.Equal(other, first) {
+		t.Errorf("another seed missed the same requests %v", first)
+	}
+	if n, _ := misses(Cache{MissRate: 1}); n != 39 {
+		t.Errorf("at a miss rate of 1, %d of 39 requests missed", n)
+	}
+}
+
+func TestImplicitCacheDeadZone(t *testing.T) {
+	// Prompts of 5,002 tokens, then 1,002 more per call: calls 4 to 11 are from 9,010 to 16,024
+	// tokens, in the zone.
+	cached := growingSession(t, Cache{DeadZone: &Zone{From: 9000, To: 17000}}, 20000, 14)
+	for i, c := range cached[1:] {
+		call := i + 1
+		if inZone := call >= 4 && call <= 11; inZone != (c == 0) {
+			t.Errorf("call %d: %d cached tokens (in the dead zone: %v)", call, c, inZone)
+		}
+	}
+}
+
 // BenchmarkImplicitCache bills a 60-call session whose every request extends the previous one by
 // a tool call and its 4,000-character result, after a 4,000-character system instruction:
 // the cost of a request stays linear in its size however many came before.
@@ -349,7 +418,7 @@ func BenchmarkImplicitCache(b *testing.B) {
 		c := newImplicitCache(Cache{})
 		cached = 0
 		for _, body := range bodies {
-			cached += c.bill("gemini-3.8-flash", promptSegments(body), true)
+			cached += c.bill("gemini-3.8-flash", promptSegments(body), 0, true)
 		}
 	}
 	b.ReportMetric(float64(cached), "cached-tokens")

@@ -152,8 +152,8 @@ func LoadScript(path string) (Script, error) {
 	if s.InputTokenLimit < 0 {
 		return Script{}, fmt.Errorf("load script %s: negative inputTokenLimit %d", path, s.InputTokenLimit)
 	}
-	if s.Cache.MinTokens < 0 {
-		return Script{}, fmt.Errorf("load script %s: negative cache minTokens %d", path, s.Cache.MinTokens)
+	if err := s.Cache.validate(); err != nil {
+		return Script{}, fmt.Errorf("load script %s: %w", path, err)
 	}
 	return s, nil
 }

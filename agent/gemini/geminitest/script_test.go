@@ -43,6 +43,9 @@ func TestLoadScriptErrors(t *testing.T) {
 		{"bad retry delay", `{"turns":[{"fault":{"status":429,"retryDelay":"soon"}}]}`, "fault retryDelay"},
 		{"negative chunks", `{"turns":[{"chunks":-1}]}`, "negative chunks"},
 		{"negative cache minimum", `{"cache":{"minTokens":-1},"turns":[]}`, "negative cache minTokens"},
+		{"miss rate over 1", `{"cache":{"missRate":1.5},"turns":[]}`, "cache missRate 1.5"},
+		{"empty dead zone", `{"cache":{"deadZone":{"from":17000,"to":9000}},"turns":[]}`, "cache deadZone from 17000 to 9000"},
+		{"create fault without a status", `{"cache":{"explicit":{"create":{"message":"x"}}},"turns":[]}`, "cache explicit create fault status 0"},
 		{"unknown cache field", `{"cache":{"min":1},"turns":[]}`, `unknown field "min"`},
 		{"not JSON", `turns:`, "invalid character"},
 	}

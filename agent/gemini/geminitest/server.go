@@ -27,11 +27,16 @@ type Server struct {
 	routes map[string]Route // by the model asked for
 	models []string         // what models.list answers
 
-	mu      sync.Mutex     // guards pending, next, reqs, cache and signatures
-	pending []scripted     // turns not served yet, in script order
-	next    int            // script index the next appended turn gets
-	reqs    []Request      // every request received, in order
-	cache   *implicitCache // the requests served so far, for cachedContentTokenCount
+	start          time.Time      // the fake's clock at offset 0
+	explicitFaults ExplicitFaults // what cachedContents requests fail with
+
+	mu       sync.Mutex       // guards pending, next, reqs, cache, explicit, offset and signatures
+	pending  []scripted       // turns not served yet, in script order
+	next     int              // script index the next appended turn gets
+	reqs     []Request        // every request received, in order
+	cache    *implicitCache   // the requests served so far, for cachedContentTokenCount
+	explicit []*explicitCache // every cachedContent created, in order
+	offset   time.Duration    // how far Advance moved the clock
 	// signatures are the thought signatures of the function calls sent, by callKey: a request
 	// must send one of them back on its call while the call is in the current turn.
 	signatures map[string][]string
@@ -63,7 +68,8 @@ func NewListener(s Script, l net.Listener) *Server {
 }
 
 func newServer(s Script) *Server {
-	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache)}
+	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache),
+		start: time.Now(), explicitFaults: s.Cache.Explicit}
 	if srv.models == nil {
 		for _, m := range catalog.Builtin().Models() {
 			if !m.RetiredAt(time.Now()) {
@@ -147,6 +153,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.list(w, r)
 		return
 	}
+	if r.URL.Path == "/v1beta/cachedContents" {
+		s.serveCaches(w, r, "")
+		return
+	}
+	if id, ok := strings.CutPrefix(r.URL.Path, "/v1beta/cachedContents/"); ok && id != "" {
+		s.serveCaches(w, r, id)
+		return
+	}
 	rest, ok := strings.CutPrefix(r.URL.Path, "/v1beta/models/")
 	if !ok || rest == "" {
 		writeError(w, http.StatusNotFound, fmt.Sprintf("geminitest: no such endpoint %s %s", r.Method, r.URL.Path))
@@ -194,13 +208,24 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request, m
 		return
 	}
 	segs := promptSegments(generic)
+	explicit, msg, code := s.useCache(generic, served)
+	if msg != "" {
+		s.record(req)
+		writeError(w, code, msg)
+		return
+	}
+	cachedTokens := 0
+	if explicit != nil {
+		segs = append(append([]segment(nil), explicit.segs...), segs...)
+		cachedTokens = explicit.tokens
+	}
 	prompt := EstimateTokens(promptChars(segs))
 	if method == "countTokens" {
 		s.record(req)
 		writeJSON(w, http.StatusOK, map[string]any{"totalTokens": prompt})
 		return
 	}
-	t, usage, n, msg := s.bill(req, served, segs, prompt)
+	t, usage, n, msg := s.bill(req, served, segs, prompt, cachedTokens)
 	if msg != "" {
 		writeError(w, http.StatusBadRequest, msg)
 		return
@@ -259,8 +284,9 @@ func (s *Server) check(r *http.Request, req *Request, method string) (generic ma
 // bill records the request and takes the turn that answers it, with its usage: in arrival order,
 // under the lock, so that concurrent requests see each other as the API would (the earlier one
 // is the one cached). A request the model's rules refuse gets msg; an exhausted script a nil
-// turn. n is the request's number.
-func (s *Server) bill(req Request, served string, segs []segment, prompt int) (t *scripted, usage Usage, n int, msg string) {
+// turn. n is the request's number. explicit is the tokens of the cachedContent the request names,
+// billed cached instead of any implicit hit.
+func (s *Server) bill(req Request, served string, segs []segment, prompt, explicit int) (t *scripted, usage Usage, n int, msg string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if msg := s.reject(served, req); msg != "" {
@@ -272,7 +298,10 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt int) (t
 		req.Turn = st.index
 		usage = replyUsage(prompt, st.Parts)
 		// The model that answers caches: a routed request shares its prefixes.
-		usage.Cached = s.cache.bill(served, segs, processed(req, st.Fault))
+		usage.Cached = s.cache.bill(served, segs, prompt, processed(req, st.Fault))
+		if explicit > 0 {
+			usage.Cached = explicit
+		}
 		if st.Usage != nil {
 			usage = *st.Usage
 		}

@@ -102,6 +102,12 @@ h.test('context view rendering', function()
   h.contains(waiting, '0 compactions · 0 checkpoints\npast compactAt, waiting: clearing would not pay yet\n',
     'the decision')
   h.truthy(not text:find('(catalogue)', 1, true), 'no MCP rows without mcp')
+  h.truthy(not text:find('expected hits', 1, true), 'no cache line before a call expected hits')
+  local cached = table.concat(require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, model = 'm',
+    cache = { expected = 40000, reported = 23200, hitRate = 0.58 },
+  }), '\n')
+  h.contains(cached, 'Cache: 23.2k of 40k expected cached tokens · 58 % of the expected hits', 'the hit rate')
 end)
 
 h.test('costs as the server words them: unknown is never $0', function()

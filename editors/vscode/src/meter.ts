@@ -1,7 +1,7 @@
 // The context meter's pure part: what the status bar item says, how loud it is, and its tooltip.
 // No vscode import, so it is unit-tested as is; meterItem.ts puts it on the status bar.
 import { CompactionBlocking, CompactionRunning, SourceEstimate } from './protocol';
-import type { Breakdown, ContextUsage, Money } from './protocol';
+import type { Breakdown, CacheHits, ContextUsage, Money } from './protocol';
 
 export type Level = 'normal' | 'warning' | 'error';
 
@@ -127,6 +127,11 @@ export interface ModelLink {
   command: string;
 }
 
+/** hitRateText is the implicit-cache hit rate as the server words it: "58 % of the expected hits", rounded down. */
+export function hitRateText(c: CacheHits): string {
+  return `${Math.floor(100 * c.hitRate + 1e-9)} % of the expected hits`;
+}
+
 /**
  * meterTooltip is the tooltip's Markdown: the breakdown, the totals and the thresholds, and with
  * picker the model new sessions use with a link that picks another (a command link: the
@@ -152,6 +157,9 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
         ` · ${costLabel(t.cost)}`,
       '',
     );
+  }
+  if (u.cache) {
+    lines.push(`Cache: ${tokens(u.cache.reported)} of ${tokens(u.cache.expected)} expected cached tokens · ${hitRateText(u.cache)}`, '');
   }
   const count = u.compaction?.count ?? 0;
   lines.push(

@@ -128,6 +128,15 @@ export interface Totals {
   cost: Money;
 }
 
+/** CacheHits compares the cached tokens the session's calls expected with those the API reported. */
+export interface CacheHits {
+  expected: number;
+  /** each call counted up to its expectation */
+  reported: number;
+  /** reported ÷ expected, from 0 to 1 */
+  hitRate: number;
+}
+
 export interface ContextUsage {
   sessionId: string;
   used: number;
@@ -137,6 +146,8 @@ export interface ContextUsage {
   source: string;
   breakdown: Breakdown;
   totals: Totals;
+  /** how implicit caching did; absent while no call expected cached tokens */
+  cache?: CacheHits;
   /** state is CompactionIdle, CompactionRunning or CompactionBlocking */
   /** decision: past compactAt, what the server decided about the context and why, in dollars. */
   compaction: { state: string; count: number; decision?: string };

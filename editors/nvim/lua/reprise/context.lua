@@ -111,6 +111,11 @@ function M.render(r)
     table.insert(lines, string.format('  %7s  %-8s %s%s', util.kilo(item.tokens or 0), item.kind or '', label,
       item.stale and ' (stale)' or ''))
   end
+  local cache = r.cache
+  if cache then
+    table.insert(lines, string.format('Cache: %s of %s expected cached tokens · %d %% of the expected hits',
+      util.kilo(cache.reported), util.kilo(cache.expected), math.floor(100 * cache.hitRate + 1e-9)))
+  end
   return lines
 end
 

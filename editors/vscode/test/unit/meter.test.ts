@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { breakdownRows, compacting, glyph, level, meterText, meterTooltip, tokens, turnsAndCalls } from '../../src/meter';
+import { breakdownRows, compacting, glyph, hitRateText, level, meterText, meterTooltip, tokens, turnsAndCalls } from '../../src/meter';
 import { usage } from './fixtures';
 
 describe('tokens', () => {
@@ -70,6 +70,15 @@ describe('tooltip', () => {
     const t = meterTooltip({ ...u, compaction: { ...u.compaction, decision } });
     expect(t).toContain('past compactAt, waiting: clearing 3 old tool results would cost \\$0.0021 to rebuild');
     expect(meterTooltip(u)).not.toContain('waiting');
+  });
+  it('has the cache hits once a call expected some', () => {
+    expect(meterTooltip(usage())).not.toContain('expected hits');
+    const t = meterTooltip(usage({ cache: { expected: 40000, reported: 23200, hitRate: 0.58 } }));
+    expect(t).toContain('Cache: 23.2k of 40k expected cached tokens · 58 % of the expected hits');
+  });
+  it('rounds the hit rate down, so a miss never reads as 100 %', () => {
+    expect(hitRateText({ expected: 1000, reported: 999, hitRate: 0.999 })).toBe('99 % of the expected hits');
+    expect(hitRateText({ expected: 100, reported: 58, hitRate: 0.58 })).toBe('58 % of the expected hits');
   });
   it('shares sum to the window', () => {
     const sum = breakdownRows(usage()).reduce((a, r) => a + r.tokens, 0);

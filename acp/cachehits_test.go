@@ -1,0 +1,27 @@
+package acp
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+func TestUsageCarriesCacheHits(t *testing.T) {
+	u := agent.Usage{Used: 100, Size: 1000, Totals: contextwin.Totals{CacheExpected: 20000, CacheReported: 11600}}
+	got := usage(u).UsageUpdate.Meta
+	want := map[string]any{"reprise": map[string]any{"cache": contextwin.CacheHits{Expected: 20000, Reported: 11600, HitRate: 0.58}}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("_meta (-got +want):\n%s", diff)
+	}
+	md := contextMarkdown(agent.Report{Usage: u})
+	if want := "Cache: 11.6k of 20k expected cached tokens reported (58 % of the expected hits)"; !strings.Contains(md, want) {
+		t.Errorf("/context has no %q:\n%s", want, md)
+	}
+	if m := usage(agent.Usage{Size: 1000}).UsageUpdate.Meta; m != nil {
+		t.Errorf("_meta %v before any call expected cached tokens", m)
+	}
+}

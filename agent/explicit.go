@@ -1,0 +1,289 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+	"time"
+
+	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Explicit caching (Policy.ExplicitCache, off by default): when the session's measured implicit
+// hits fall short enough that it pays (contextwin.CacheCase), the prefix of the last request is
+// put in an explicit cache and the calls that follow read it. Any failure puts the session back on
+// implicit caching, which is always there, and says so once.
+
+// explicitTTL is how long a cache lives without a call: short, so that a session that ends
+// without deleting it (a crash) stops paying for it within minutes. Each call that reads it past
+// half of it extends it.
+const explicitTTL = 10 * time.Minute
+
+// explicitReads is how many calls a new cache is expected to serve, in the weighing.
+const explicitReads = 4
+
+// explicitMinCalls is how many calls must have measured the implicit hits before they are
+// trusted to decide.
+const explicitMinCalls = 3
+
+// cacheStore is what explicit caching needs of the model client (gemini.Client has it).
+type cacheStore interface {
+	CreateCache(ctx context.Context, spec gemini.CacheSpec) (gemini.Cache, error)
+	ExtendCache(ctx context.Context, name string, ttl time.Duration) (time.Time, error)
+	DeleteCache(ctx context.Context, name string) error
+}
+
+// cachingModel is the session's model with explicit caching in front of it.
+type cachingModel struct {
+	inner Model
+	store cacheStore
+	s     *Session
+
+	mu      sync.Mutex // guards everything below
+	cur     *heldCache // the cache in use, nil when none
+	off     string     // why the session is back on implicit caching for good; "" while it may cache
+	retried bool       // a cache that was gone has been recreated once
+	read    bool       // the last call read an explicit cache
+	notes   []string   // what the user is to be told, once each
+}
+
+// heldCache is an explicit cache and what it holds.
+type heldCache struct {
+	gemini.Cache
+	system   string
+	tools    []*genai.FunctionDeclaration
+	messages []*genai.Content
+}
+
+// holds tells whether req starts with what c holds: the same system instruction and tools, and the
+// same first messages (by identity: the history is copy-on-write).
+func (c *heldCache) holds(req *gemini.Request) bool {
+	if req.System != c.system || len(req.Tools) != len(c.tools) || len(req.Contents) <= len(c.messages) {
+		return false
+	}
+	for i, d := range c.tools {
+		if req.Tools[i] != d {
+			return false
+		}
+	}
+	for i, m := range c.messages {
+		if req.Contents[i] != m {
+			return false
+		}
+	}
+	return true
+}
+
+// Generate calls the model, over the explicit cache when one holds the request's prefix.
+func (m *cachingModel) Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error] {
+	if req.NoFunctionCalls || !m.s.policy().ExplicitCache {
+		return m.inner.Generate(ctx, req)
+	}
+	return func(yield func(gemini.Chunk, error) bool) {
+		for {
+			ref := m.prepare(ctx, req)
+			m.setRead(ref != nil)
+			if ref == nil {
+				for ch, err := range m.inner.Generate(ctx, req) {
+					if !yield(ch, err) {
+						return
+					}
+				}
+				return
+			}
+			r := *req
+			r.Cache = ref
+			again := false
+			for ch, err := range m.inner.Generate(ctx, &r) {
+				if err != nil && gemini.CacheFailureOf(err) == gemini.CacheGone && ctx.Err() == nil {
+					// Before any output: the API refused the request for its cache.
+					m.gone(ref.Name)
+					again = true
+					break
+				}
+				if !yield(ch, err) {
+					return
+				}
+			}
+			if !again {
+				return
+			}
+		}
+	}
+}
+
+// prepare returns the cache the request is to read, creating, replacing or extending it when that
+// pays; nil to send the request whole.
+func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini.CacheRef {
+	// What the last request sent, now the head of this one; read before m.mu, which record
+	// takes under conv.mu.
+	c := &m.s.conv
+	c.mu.Lock()
+	prefix, held := c.last.prompt, slices.Clone(c.last.history)
+	c.mu.Unlock()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.off != "" {
+		m.dropLocked(ctx)
+		return nil
+	}
+	model := m.s.opts.ModelName
+	if mod, ok := m.s.bill.pricing.Catalog.Lookup(model); ok && !mod.ExplicitCaching {
+		m.stopLocked(fmt.Sprintf("%s has no explicit caching: the session goes on with implicit caching", model))
+		return nil
+	}
+	hold := m.cur != nil && m.cur.holds(req)
+	if hold {
+		if cur := m.cur; cur.Expires.Sub(m.s.opts.Now()) < explicitTTL/2 {
+			if exp, err := m.store.ExtendCache(ctx, cur.Name, explicitTTL); err == nil {
+				m.s.bill.cacheStorage(model, cur.Tokens, exp.Sub(cur.Expires))
+				cur.Expires = exp
+			}
+		}
+	} else if m.cur != nil {
+		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
+	}
+	if made := m.createLocked(ctx, req, prefix, held, hold); made != nil {
+		return made
+	}
+	if hold {
+		return &gemini.CacheRef{Name: m.cur.Name, Messages: len(m.cur.messages)}
+	}
+	return nil
+}
+
+// createLocked puts held, the last request's messages (prefix tokens with the system
+// instruction and the tools), in a new explicit cache when that pays, replacing the one in use
+// (hold: it holds an older part of req), and returns it; nil when it does not pay or fails.
+// m.mu must be held.
+func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, prefix int, held []*genai.Content, hold bool) *gemini.CacheRef {
+	model := m.s.opts.ModelName
+	f := m.s.bill.figures()
+	hits, measured := f.totals.Cache()
+	if !measured || f.calls < explicitMinCalls || len(held) == 0 || len(held) >= len(req.Contents) {
+		return nil
+	}
+	if hold && len(held) <= len(m.cur.messages) {
+		return nil
+	}
+	for i, h := range held {
+		if req.Contents[i] != h {
+			return nil
+		}
+	}
+	prices, _ := m.s.bill.pricing.At(model, m.s.opts.Now(), prefix)
+	full := contextwin.CacheCase{Prefix: prefix, HitRate: hits.HitRate, Reads: explicitReads, TTL: explicitTTL, Prices: prices}
+	saving := full.Saving()
+	if hold {
+		// Moving the boundary forward: the cache in use already saves the misses on its part;
+		// the new one saves those on the part added since, for a creation of the whole.
+		added := full
+		added.Prefix = prefix - m.cur.Tokens
+		saving = added.Saving()
+	}
+	if saving <= full.Cost() {
+		return nil
+	}
+	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: "reprise " + m.s.opts.ID}
+	made, err := m.store.CreateCache(ctx, spec)
+	if err != nil {
+		switch gemini.CacheFailureOf(err) {
+		case gemini.CacheTooSmall:
+			m.noteLocked("too-small", "the prefix is too small for an explicit cache: implicit caching goes on")
+		case gemini.CacheQuota:
+			m.stopLocked("the explicit-cache quota is exhausted: the session goes on with implicit caching")
+		case gemini.CacheUnsupported:
+			m.stopLocked(fmt.Sprintf("%s refused an explicit cache: the session goes on with implicit caching", model))
+		default:
+			m.noteLocked("failed", "an explicit cache could not be created: implicit caching goes on")
+		}
+		return nil
+	}
+	m.dropLocked(ctx)
+	m.s.bill.cacheCreated(model, made.Tokens, explicitTTL)
+	m.cur = &heldCache{Cache: made, system: req.System, tools: req.Tools, messages: held}
+	return &gemini.CacheRef{Name: made.Name, Messages: len(held)}
+}
+
+// gone forgets a cache the API no longer has; the first time, the next call may create another,
+// after that the session goes on with implicit caching.
+func (m *cachingModel) gone(name string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.cur != nil && m.cur.Name == name {
+		m.cur = nil
+	}
+	if m.retried {
+		m.stopLocked("the explicit cache expired again: the session goes on with implicit caching")
+		return
+	}
+	m.retried = true
+}
+
+// dropLocked deletes the cache in use, if any. m.mu must be held.
+func (m *cachingModel) dropLocked(ctx context.Context) {
+	if m.cur == nil {
+		return
+	}
+	if err := m.store.DeleteCache(context.WithoutCancel(ctx), m.cur.Name); err != nil {
+		m.s.opts.Logger.Warn("explicit cache not deleted: it expires with its TTL", "session", m.s.opts.ID, "cache", m.cur.Name, "error", err)
+	}
+	m.cur = nil
+}
+
+// DropCaches deletes the explicit cache the session uses, if any: its host calls it when the
+// session ends, so that the cache stops billing storage (one left behind by a crash expires
+// with its TTL, explicitTTL).
+func (s *Session) DropCaches(ctx context.Context) {
+	if m := s.caching; m != nil {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.dropLocked(ctx)
+	}
+}
+
+// stopLocked puts the session back on implicit caching for good, saying why once. m.mu must be
+// held.
+func (m *cachingModel) stopLocked(why string) {
+	if m.off == "" {
+		m.off = why
+		m.notes = append(m.notes, why)
+	}
+}
+
+// noteLocked says text once per key. m.mu must be held.
+func (m *cachingModel) noteLocked(key, text string) {
+	if w := m.s.bill.warnOnce("explicit:"+key, text); w != "" {
+		m.notes = append(m.notes, w)
+	}
+}
+
+func (m *cachingModel) setRead(read bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.read = read
+}
+
+// lastRead tells whether the last loop call read an explicit cache.
+func (m *cachingModel) lastRead() bool {
+	if m == nil {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.read
+}
+
+// takeNotes returns what the user has not been told yet.
+func (m *cachingModel) takeNotes() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	out := m.notes
+	m.notes = nil
+	return out
+}

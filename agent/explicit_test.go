@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// longReading is a session that reads eight files of 4,000 characters then answers, over the
+// fake with cache, explicit caching set as explicit says.
+func longReading(t *testing.T, cache geminitest.Cache, explicit bool, model string) (*fixture, []Event) {
+	t.Helper()
+	files := map[string]string{}
+	var turns []geminitest.Turn
+	for i := range 8 {
+		name := fmt.Sprintf("f%d.txt", i)
+		files[name] = strings.Repeat(fmt.Sprintf("file %d holds a line of text\n", i), 140)
+		turns = append(turns, callTurn("read_file", map[string]any{"path": name}, ""))
+	}
+	turns = append(turns, textTurn("read"))
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget = 200_000
+	p.ExplicitCache = explicit
+	f := newFixture(t, fixtureOpts{files: files, cacheMin: 512, policy: p, model: model, script: geminitest.Script{Cache: cache}}, turns...)
+	evs, err := f.run(t.Context(), "read the eight files")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+		t.Fatalf("stopped with %s", end.StopReason)
+	}
+	return f, evs
+}
+
+func warningsOf(evs []Event) []string {
+	var out []string
+	for _, ev := range ofType(evs, EventWarning) {
+		out = append(out, ev.Text)
+	}
+	return out
+}
+
+func TestExplicitCacheWhenImplicitMisses(t *testing.T) {
+	noLuck := geminitest.Cache{MissRate: 1}
+	_, implicit := longReading(t, noLuck, false, "")
+	f, explicit := longReading(t, noLuck, true, "")
+	without, with := lastEnd(t, implicit).Totals, lastEnd(t, explicit).Totals
+	st := f.srv.ExplicitCaches()
+	t.Logf("implicit only: $%.5f, %d cached; explicit: $%.5f, %d cached, %d written; fake: %+v", without.Cost, without.CachedTokens, with.Cost, with.CachedTokens, with.CacheWriteTokens, st)
+	if st.Created == 0 || with.CacheWriteTokens != st.InputTokens {
+		t.Fatalf("caches created %+v, billed %d written tokens", st, with.CacheWriteTokens)
+	}
+	if with.CachedTokens == 0 || with.Cost >= without.Cost {
+		t.Errorf("with explicit caching $%.5f (%d cached), without $%.5f", with.Cost, with.CachedTokens, without.Cost)
+	}
+	// The calls over the cache send neither the system instruction nor the tools.
+	read := 0
+	for _, r := range f.srv.Requests() {
+		if strings.Contains(string(r.Body), `"cachedContent"`) {
+			read++
+			if r.SystemInstruction != nil || r.Tools != 0 {
+				t.Errorf("a request over the cache sent the system instruction or tools")
+			}
+		}
+	}
+	if read == 0 {
+		t.Errorf("no request read the cache")
+	}
+	// Moving the boundary deletes the old cache; the session's end deletes the last one.
+	if st.Live != 1 {
+		t.Errorf("%d caches live during the session, want 1", st.Live)
+	}
+	f.s.DropCaches(t.Context())
+	if st := f.srv.ExplicitCaches(); st.Live != 0 {
+		t.Errorf("%d caches live after the session ended", st.Live)
+	}
+	if w := warningsOf(explicit); len(w) != 0 {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+func TestExplicitCacheAddsNothingWhenImplicitHits(t *testing.T) {
+	_, implicit := longReading(t, geminitest.Cache{}, false, "")
+	f, explicit := longReading(t, geminitest.Cache{}, true, "")
+	without, with := lastEnd(t, implicit).Totals, lastEnd(t, explicit).Totals
+	if st := f.srv.ExplicitCaches(); st.Created != 0 {
+		t.Errorf("%d caches created though every implicit hit landed", st.Created)
+	}
+	if with.Cost > 1.02*without.Cost {
+		t.Errorf("with explicit caching $%.5f, without $%.5f", with.Cost, without.Cost)
+	}
+}
+
+func TestExplicitCacheFallbacks(t *testing.T) {
+	noLuck := geminitest.Cache{MissRate: 1}
+	tests := []struct {
+		name  string
+		cache geminitest.Cache
+		model string
+		want  string
+	}{
+		{"a model without explicit caching", noLuck, "gemini-4-hydrogen", "gemini-4-hydrogen has no explicit caching: the session goes on with implicit caching"},
+		{"quota", geminitest.Cache{MissRate: 1, Explicit: geminitest.ExplicitFaults{Create: &geminitest.Fault{Status: 429}}}, "", "the explicit-cache quota is exhausted: the session goes on with implicit caching"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, evs := longReading(t, tt.cache, true, tt.model)
+			if got := warningsOf(evs); len(got) != 1 || got[0] != tt.want {
+				t.Errorf("warnings %q, want once %q", got, tt.want)
+			}
+			if st := f.srv.ExplicitCaches(); st.Created != 0 {
+				t.Errorf("caches created: %+v", st)
+			}
+		})
+	}
+}
+
+func TestExplicitCacheExpired(t *testing.T) {
+	// A cache that expires under the session is recreated once; when that one expires too, the
+	// session goes on with implicit caching and says so once.
+	f, _ := longReading(t, geminitest.Cache{MissRate: 1}, true, "")
+	before := f.srv.ExplicitCaches().Created
+	var all []Event
+	for i := range 2 {
+		f.srv.Advance(explicitTTL + 1)
+		f.srv.Append(callTurn("read_file", map[string]any{"path": fmt.Sprintf("f%d.txt", i)}, ""), textTurn("again"))
+		evs, err := f.run(t.Context(), "read it again")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+			t.Fatalf("turn %d stopped with %s", i+2, end.StopReason)
+		}
+		all = append(all, evs...)
+	}
+	want := []string{"the explicit cache expired again: the session goes on with implicit caching"}
+	if got := warningsOf(all); !slices.Equal(got, want) {
+		t.Errorf("warnings %q, want %q", got, want)
+	}
+	if st := f.srv.ExplicitCaches(); st.Created <= before {
+		t.Errorf("no cache recreated after the first expiry: %+v (had %d)", st, before)
+	}
+	refused := 0
+	for _, r := range f.srv.Requests() {
+		if r.Usage == nil && strings.Contains(string(r.Body), `"cachedContent"`) {
+			refused++
+		}
+	}
+	if refused != 2 {
+		t.Errorf("%d requests refused for an expired cache, want 2", refused)
+	}
+}

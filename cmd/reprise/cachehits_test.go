@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
+)
+
+// TestHalfTheHitsMissed plays every scenario without compaction, with every implicit hit landing
+// and with half of them missed (halfMissed), through the real genai client: the agent's measure
+// of the hits must tell the two apart, and the misses must show in the cost.
+func TestHalfTheHitsMissed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 4 scenarios twice")
+	}
+	for _, sc := range scenarios.All() {
+		t.Run(sc.Name, func(t *testing.T) {
+			lucky, err := playScenario(t.Context(), sc, noCompaction, t.TempDir(), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			missed, err := playScenarioLuck(t.Context(), sc, noCompaction, t.TempDir(), 0, halfMissed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l, ok := lucky.Totals.Cache()
+			m, ok2 := missed.Totals.Cache()
+			if !ok || !ok2 {
+				t.Fatalf("no hit expected: %+v, %+v", lucky.Totals, missed.Totals)
+			}
+			t.Logf("every hit: %s, $%.4f; half missed: %s, $%.4f (%.2f×)", l.Text(), lucky.Totals.Cost, m.Text(), missed.Totals.Cost, missed.Totals.Cost/lucky.Totals.Cost)
+			if l.HitRate < 0.95 {
+				t.Errorf("with every hit landing, the agent measured %s", l.Text())
+			}
+			// Half of the calls miss, drawn from the seed; weighted by their tokens, the misses of
+			// a short session may land on its smaller prompts (bugfix measures 78 %).
+			if m.HitRate < 0.25 || m.HitRate > 0.85 {
+				t.Errorf("with half of the hits missed, the agent measured %s", m.Text())
+			}
+			if missed.Totals.Cost <= lucky.Totals.Cost {
+				t.Errorf("half the hits missed cost $%.4f, every hit $%.4f", missed.Totals.Cost, lucky.Totals.Cost)
+			}
+		})
+	}
+}
+
+// TestCostTableMissedColumn prints the bench's cost table, whose last column is the run with half
+// of the implicit hits missed.
+func TestCostTableMissedColumn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays every scenario at every budget, twice")
+	}
+	var b bytes.Buffer
+	if err := costTable(t.Context(), &b); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", b.String())
+	header, rows, _ := strings.Cut(b.String(), "\n")
+	if !strings.Contains(header, "half the implicit hits missed") {
+		t.Errorf("header %q has no missed column", header)
+	}
+	for row := range strings.Lines(rows) {
+		if !strings.Contains(row, "% cached · ") {
+			t.Errorf("row %q has no missed cell", row)
+		}
+	}
+}
+
+// TestExplicitCacheOnLongSessions plays the long investigation, at its budgets and without
+// compaction, with half of the implicit hits missed and explicit caching on, and weighs it
+// against the run where every implicit hit lands. Issue 22 asks for at most 1.8× (3.2× with
+// implicit caching alone); explicit caching is off by default until it gets there.
+func TestExplicitCacheOnLongSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the long investigation at each budget, three times")
+	}
+	var sc scenarios.Scenario
+	for _, s := range scenarios.All() {
+		if s.Name == "investigation" {
+			sc = s
+		}
+	}
+	for _, budget := range append([]int{noCompaction}, sc.Budgets...) {
+		lucky, err := playScenario(t.Context(), sc, budget, t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		missed, err := playScenarioLuck(t.Context(), sc, budget, t.TempDir(), 0, halfMissed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		explicit, err := playExplicit(t, sc, budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("budget %d: every hit $%.4f; half missed $%.4f (%.2f×); half missed with explicit caching $%.4f (%.2f×, %d tokens written, %d cached of %d)",
+			budget, lucky.Totals.Cost, missed.Totals.Cost, missed.Totals.Cost/lucky.Totals.Cost,
+			explicit.Totals.Cost, explicit.Totals.Cost/lucky.Totals.Cost, explicit.Totals.CacheWriteTokens, explicit.Totals.CachedTokens, explicit.Totals.InputTokens)
+		// Where compactions and clearings rewrite the prefix, each rewrite drops the cache and the
+		// weighing does not yet foresee the next one: only the uncompacted run is held to a saving.
+		if budget == noCompaction && explicit.Totals.Cost >= missed.Totals.Cost {
+			t.Errorf("budget %d: explicit caching cost $%.4f, implicit alone $%.4f", budget, explicit.Totals.Cost, missed.Totals.Cost)
+		}
+	}
+}
+
+// playExplicit is playScenarioLuck with half of the implicit hits missed and explicit caching on.
+func playExplicit(t *testing.T, sc scenarios.Scenario, budget int) (scenarioRun, error) {
+	script := sc.Script()
+	script.Cache.MissRate, script.Cache.Seed = halfMissed.MissRate, halfMissed.Seed
+	s, closeAll, err := scriptedSession(t.Context(), t.TempDir(), sc.Workspace, script, budget, io.Discard)
+	if err != nil {
+		return scenarioRun{}, err
+	}
+	defer closeAll()
+	p := s.Context().Policy
+	p.ExplicitCache = true
+	if err := s.SetPolicy(p); err != nil {
+		return scenarioRun{}, err
+	}
+	run := scenarioRun{Budget: budget}
+	for ev, err := range s.Run(t.Context(), sc.Task) {
+		switch {
+		case err != nil:
+			return run, err
+		case ev.Type == agent.EventModelCall:
+			run.Calls++
+		case ev.Type == agent.EventTurnEnd:
+			run.Stop, run.Totals = ev.End.StopReason, ev.End.Totals
+		}
+	}
+	if run.Stop != agent.StopEndTurn {
+		return run, fmt.Errorf("stopped with %s", run.Stop)
+	}
+	return run, nil
+}

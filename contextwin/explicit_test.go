@@ -1,0 +1,30 @@
+package contextwin
+
+import (
+	"testing"
+	"time"
+)
+
+func TestCacheCaseWorth(t *testing.T) {
+	flash := Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75}
+	tests := []struct {
+		name string
+		c    CacheCase
+		want bool
+	}{
+		{"every implicit hit lands", CacheCase{Prefix: 40000, HitRate: 1, Reads: 100, TTL: 10 * time.Minute, Prices: flash}, false},
+		{"half missed, many reads", CacheCase{Prefix: 40000, HitRate: 0.5, Reads: 10, TTL: 10 * time.Minute, Prices: flash}, true},
+		// (1 - 0.5) × 0.675 × reads against 0.75 + 1.00 / 6: 2 reads save 0.675, 3 save 1.0125.
+		{"half missed, two reads", CacheCase{Prefix: 40000, HitRate: 0.5, Reads: 2, TTL: 10 * time.Minute, Prices: flash}, false},
+		{"half missed, three reads", CacheCase{Prefix: 40000, HitRate: 0.5, Reads: 3, TTL: 10 * time.Minute, Prices: flash}, true},
+		{"no hit, a long TTL", CacheCase{Prefix: 40000, HitRate: 0, Reads: 2, TTL: 2 * time.Hour, Prices: flash}, false},
+		{"a dear storage", CacheCase{Prefix: 40000, HitRate: 0, Reads: 3, TTL: time.Hour, Prices: flash, Storage: 4.5}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.c.Worth(); got != tt.want {
+				t.Errorf("Worth() = %v (saves $%.6f, costs $%.6f), want %v", got, tt.c.Saving(), tt.c.Cost(), tt.want)
+			}
+		})
+	}
+}
