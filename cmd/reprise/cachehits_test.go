@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"io"
-	"strings"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent"
@@ -46,28 +44,6 @@ func TestHalfTheHitsMissed(t *testing.T) {
 				t.Errorf("half the hits missed cost $%.4f, every hit $%.4f", missed.Totals.Cost, lucky.Totals.Cost)
 			}
 		})
-	}
-}
-
-// TestCostTableMissedColumn prints the bench's cost table, whose last column is the run with half
-// of the implicit hits missed.
-func TestCostTableMissedColumn(t *testing.T) {
-	if testing.Short() {
-		t.Skip("plays every scenario at every budget, twice")
-	}
-	var b bytes.Buffer
-	if err := costTable(t.Context(), &b); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("\n%s", b.String())
-	header, rows, _ := strings.Cut(b.String(), "\n")
-	if !strings.Contains(header, "half the implicit hits missed") {
-		t.Errorf("header %q has no missed column", header)
-	}
-	for row := range strings.Lines(rows) {
-		if !strings.Contains(row, "% cached · ") {
-			t.Errorf("row %q has no missed cell", row)
-		}
 	}
 }
 

@@ -185,9 +185,17 @@ func TestBenchTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reprise bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "Compaction cost on scripted sessions", "investigation", "24,000 summaries", "24,000 both", "long-refactor"} {
+	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "Compaction cost on scripted sessions", "investigation", "24,000 summaries", "24,000 both", "long-refactor", "half the implicit hits missed"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
+		}
+	}
+	// The cost table: every run without management and with both tiers is played again with half
+	// of the implicit hits missed, its cost in the last column.
+	_, table, _ := strings.Cut(string(out), "half the implicit hits missed")
+	for row := range strings.Lines(table) {
+		if (strings.Contains(row, " none ") || strings.Contains(row, " both ")) && !strings.Contains(row, "% cached · ") {
+			t.Errorf("cost table row %q has no missed cell", row)
 		}
 	}
 	t.Logf("\n%s", out)

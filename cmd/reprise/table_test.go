@@ -24,7 +24,7 @@ func TestStatusLine(t *testing.T) {
 		},
 		{
 			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 3, Totals: contextwin.Totals{InputTokens: 30000, CachedTokens: 11600, OutputTokens: 90, Cost: 0.0152, CacheExpected: 20000, CacheReported: 11600}},
-			"status completed · 3 turns · 30,000 input tokens (11,600 cached) · 90 output · $0.0152 · cache: 58 % of the expected hits",
+			"status completed · 3 model calls · 30,000 input tokens (11,600 cached) · 90 output · $0.0152 · cache: 58 % of the expected hits",
 		},
 	}
 	var got, want []string
