@@ -1,4 +1,4 @@
-// Package session saves a session as an append-only event log and rebuilds it: every message the
+// Package journal saves a session as an append-only event log and rebuilds it: every message the
 // model was sent, usage, compactions (with the checkpoint files Copilot users know from
 // /session checkpoints), restore points of the files the agent changed, and turn ends. A session
 // killed mid-turn resumes with everything up to its last completed step.
