@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent/fspath"
 	"github.com/reprise-dev/reprise/agent/secret"
 )
 
@@ -293,7 +294,7 @@ func (r pathRef) real() string {
 	if r.glob || r.abs == "" {
 		return r.abs
 	}
-	if real, err := resolveExisting(r.abs); err == nil {
+	if real, err := fspath.ResolveExisting(r.abs); err == nil {
 		return real
 	}
 	return r.abs
@@ -303,7 +304,7 @@ func (r pathRef) real() string {
 // when it is under either.
 func workspaceDirs(workspace string) []string {
 	ws := filepath.Clean(workspace)
-	if real, err := resolveExisting(ws); err == nil && real != ws {
+	if real, err := fspath.ResolveExisting(ws); err == nil && real != ws {
 		return []string{ws, real}
 	}
 	return []string{ws}
@@ -316,7 +317,7 @@ func insideWorkspace(dirs []string, r pathRef) bool {
 	}
 	real := r.real()
 	for _, d := range dirs {
-		if _, ok := within(d, real); ok {
+		if _, ok := fspath.Within(d, real); ok {
 			return true
 		}
 	}

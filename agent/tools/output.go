@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/fspath"
 )
 
 // newCaptureFor returns the sink for one call's output: bounded to MaxOutputChars, saved to
@@ -47,11 +49,11 @@ func (e *Env) present(c *capture, res *Result) string {
 // shown names a saved file the way the model should pass it back: relative when it lies in the
 // workspace, absolute otherwise.
 func (e *Env) shown(abs string) string {
-	if rel, ok := within(filepath.Clean(e.Workspace), abs); ok {
+	if rel, ok := fspath.Within(filepath.Clean(e.Workspace), abs); ok {
 		return filepath.ToSlash(rel)
 	}
 	if real, err := filepath.EvalSymlinks(e.Workspace); err == nil {
-		if rel, ok := within(real, abs); ok {
+		if rel, ok := fspath.Within(real, abs); ok {
 			return filepath.ToSlash(rel)
 		}
 	}

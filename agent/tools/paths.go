@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/fspath"
 )
 
 // place is a file or directory a tool may touch: a path resolved inside the workspace (or, for
@@ -60,9 +62,9 @@ func (e *Env) locate(given string, allowSpill bool) (p *place, problem string) {
 		rel = "."
 	case filepath.IsAbs(given):
 		clean := filepath.Clean(given)
-		if r, ok := within(filepath.Clean(e.Workspace), clean); ok {
+		if r, ok := fspath.Within(filepath.Clean(e.Workspace), clean); ok {
 			rel = r
-		} else if r, ok := within(base, clean); ok {
+		} else if r, ok := fspath.Within(base, clean); ok {
 			rel = r
 		} else if sb, sr, ok := e.inSpill(clean); ok && allowSpill {
 			base, rel, spill = sb, sr, true
@@ -79,11 +81,11 @@ func (e *Env) locate(given string, allowSpill bool) (p *place, problem string) {
 	if rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return nil, outside(given)
 	}
-	real, err := resolveExisting(filepath.Join(base, rel))
+	real, err := fspath.ResolveExisting(filepath.Join(base, rel))
 	if err != nil {
 		return nil, pathProblem(given, err)
 	}
-	rel, ok := within(base, real)
+	rel, ok := fspath.Within(base, real)
 	if !ok {
 		return nil, outside(given)
 	}
@@ -108,46 +110,13 @@ func (e *Env) inSpill(abs string) (base, rel string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	if r, ok := within(dir, abs); ok {
+	if r, ok := fspath.Within(dir, abs); ok {
 		return real, r, true
 	}
-	if r, ok := within(real, abs); ok {
+	if r, ok := fspath.Within(real, abs); ok {
 		return real, r, true
 	}
 	return "", "", false
-}
-
-// within returns path relative to base when it lies in base (both absolute and clean).
-func within(base, path string) (string, bool) {
-	rel, err := filepath.Rel(base, path)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return "", false
-	}
-	return rel, true
-}
-
-// resolveExisting evaluates the symlinks of the longest existing prefix of abs and appends the
-// rest, which does not exist yet (a file about to be written, its new parent directories).
-func resolveExisting(abs string) (string, error) {
-	var rest []string
-	for p := abs; ; {
-		real, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			for i := len(rest) - 1; i >= 0; i-- {
-				real = filepath.Join(real, rest[i])
-			}
-			return real, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return abs, nil
-		}
-		rest = append(rest, filepath.Base(p))
-		p = parent
-	}
 }
 
 // pathProblem words a file system error for the model, naming the path it gave.

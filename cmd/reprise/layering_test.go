@@ -41,9 +41,9 @@ var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lspt
 
 // confined are packages whose module imports are limited further: the command policy is
 // security-critical and read on its own, so it depends on nothing of the agent but the list of
-// credential locations, and the tools call it, never the other way round.
+// credential locations and the path checks it shares with the file tools, and the tools call it, never the other way round.
 var confined = map[string][]string{
-	module + "/agent/cmdpolicy": {module + "/agent/secret"},
+	module + "/agent/cmdpolicy": {module + "/agent/secret", module + "/agent/fspath"},
 }
 
 // TestLayering holds the dependency direction of the design to what the go command sees

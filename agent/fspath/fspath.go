@@ -1,4 +1,6 @@
-package cmdpolicy
+// Package fspath holds the path checks the file tools and the command policy share: whether a
+// path lies in a directory, and where a path that may not exist yet really leads.
+package fspath
 
 import (
 	"errors"
@@ -7,8 +9,9 @@ import (
 	"strings"
 )
 
-// within returns path relative to base when it is base or under it.
-func within(base, path string) (string, bool) {
+// Within returns path relative to base when it is base or lies under it (both absolute and
+// clean).
+func Within(base, path string) (string, bool) {
 	rel, err := filepath.Rel(base, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 		return "", false
@@ -16,9 +19,9 @@ func within(base, path string) (string, bool) {
 	return rel, true
 }
 
-// resolveExisting evaluates the symlinks of the longest existing prefix of abs and appends the
-// rest, which does not exist yet.
-func resolveExisting(abs string) (string, error) {
+// ResolveExisting evaluates the symlinks of the longest existing prefix of abs and appends the
+// rest, which does not exist yet (a file about to be written, its new parent directories).
+func ResolveExisting(abs string) (string, error) {
 	var rest []string
 	for p := abs; ; {
 		real, err := filepath.EvalSymlinks(p)
