@@ -4,6 +4,7 @@
 -- "waiting for your approval" meanwhile. No answer (<C-c>) is a rejection.
 local protocol = require('reprise.protocol')
 local status = require('reprise.status')
+local util = require('reprise.util')
 
 local M = {}
 
@@ -92,16 +93,9 @@ local function open_window(lines)
     vim.bo[buf].modifiable = false
     vim.bo[buf].filetype = M.filetype
   end
-  local win = vim.api.nvim_open_win(buf, true, {
-    relative = 'editor',
-    width = width,
-    height = height,
-    row = math.max(0, math.floor((vim.o.lines - height) / 2) - 1),
-    col = math.max(0, math.floor((vim.o.columns - width) / 2)),
-    style = 'minimal',
-    border = 'rounded',
-    zindex = 200,
-  })
+  local config = util.centered(width, height)
+  config.zindex = 200 -- above other floats: the agent waits for this one
+  local win = vim.api.nvim_open_win(buf, true, config)
   vim.wo[win].wrap = true
   return buf, win
 end

@@ -106,7 +106,15 @@ function M.float(lines, filetype)
   local height = math.max(1, math.min(#lines, vim.o.lines - 4))
   local buf = M.scratch(lines, filetype)
   vim.keymap.set('n', '<Esc>', '<cmd>close<cr>', { buffer = buf, silent = true, nowait = true })
-  return vim.api.nvim_open_win(buf, true, {
+  return vim.api.nvim_open_win(buf, true, M.centered(width, height))
+end
+
+--- The configuration of a floating window of width × height in the middle of the editor.
+---@param width integer
+---@param height integer
+---@return table
+function M.centered(width, height)
+  return {
     relative = 'editor',
     width = width,
     height = height,
@@ -114,7 +122,7 @@ function M.float(lines, filetype)
     col = math.max(0, math.floor((vim.o.columns - width) / 2)),
     style = 'minimal',
     border = 'rounded',
-  })
+  }
 end
 
 --- Splits text into lines (a trailing newline gives a last empty line).
