@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // table prints a run as the harness lesson does: one row per model call (its number in the turn,
@@ -157,16 +158,8 @@ func status(end *agent.TurnEnd) string {
 	return line
 }
 
-func commas(n int) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + commas(-n)
-	}
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
+// commas writes n with thousands separators: 46,704.
+var commas = catalog.Commas
 
 func firstLine(s string) string {
 	s = strings.TrimSpace(s)
