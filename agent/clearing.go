@@ -183,12 +183,13 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	var lines []string
 	for _, i := range plan.Indexes {
 		cleared[i] = h[i]
-		for _, p := range h[i].Parts {
-			if p != nil && p.FunctionResponse != nil && contextwin.IsCleared(p.FunctionResponse) && !contextwin.IsCleared(findResponse(c.history[i], p.FunctionResponse.ID, p.FunctionResponse.Name)) {
-				n++
-				for _, v := range p.FunctionResponse.Response {
-					lines = append(lines, "- "+fmt.Sprint(v))
-				}
+		for j, old := range c.history[i].Parts { // ClearResults keeps the parts where they were
+			if old == nil || old.FunctionResponse == nil || contextwin.IsCleared(old.FunctionResponse) {
+				continue
+			}
+			n++
+			for _, v := range h[i].Parts[j].FunctionResponse.Response {
+				lines = append(lines, "- "+fmt.Sprint(v))
 			}
 		}
 	}
@@ -213,16 +214,6 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
 	s.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
 	return cp
-}
-
-// findResponse is the response part of m with id and name.
-func findResponse(m *genai.Content, id, name string) *genai.FunctionResponse {
-	for _, p := range m.Parts {
-		if p != nil && p.FunctionResponse != nil && p.FunctionResponse.ID == id && p.FunctionResponse.Name == name {
-			return p.FunctionResponse
-		}
-	}
-	return nil
 }
 
 // recall saves a long result whole to the session's tool outputs, where read_file reads it, and

@@ -61,7 +61,6 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	s.sessions.host = s.newHost()
 	if st, err := s.sessions.host.Store(root); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, "sessions will not be saved: "+err.Error())
-		s.sessions.host = s.newHost()
 		s.sessions.host.StateHome = "" // the sessions work, unsaved
 	} else {
 		s.sessions.store = st
