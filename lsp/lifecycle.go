@@ -200,7 +200,7 @@ func (s *server) didChangeConfiguration(raw json.RawMessage) {
 		if json.Unmarshal(p.Settings, &wrapped) == nil && wrapped[ConfigSection] != nil {
 			section = wrapped[ConfigSection]
 		}
-		s.applyWorkspaceSettings(section, "workspace/didChangeConfiguration")
+		s.applyWorkspaceSettings(section, settingsSource{})
 	}
 	s.pull()
 }
@@ -229,6 +229,7 @@ func (s *server) pullConfiguration() {
 		return
 	}
 	var out []json.RawMessage
+	from := settingsSource{pull: true, pushesBefore: s.cfg.pushCount()}
 	params := protocol.ConfigurationParams{Items: []protocol.ConfigurationItem{{Section: ConfigSection}}}
 	if _, err := s.conn.Call(s.ctx, "workspace/configuration", params, &out); err != nil {
 		if s.ctx.Err() == nil {
@@ -237,7 +238,7 @@ func (s *server) pullConfiguration() {
 		return
 	}
 	if len(out) > 0 {
-		s.applyWorkspaceSettings(out[0], "workspace/configuration")
+		s.applyWorkspaceSettings(out[0], from)
 	}
 }
 

@@ -113,10 +113,18 @@ func withoutProtected(cur config, s Settings) (rest Settings, ignored []string) 
 // updateFromWorkspace applies settings that came through workspace/configuration or
 // didChangeConfiguration, without the protected ones and with the spending caps held to the
 // user's (spending.go). ignored and held name those that would have made a difference and were
-// not reported on this connection before.
-func (c *configStore) updateFromWorkspace(s Settings) (n config, changed bool, ignored, held []string, err error) {
+// not reported on this connection before. from is where they came from: a push counts itself; a
+// pull's answer is dropped (stale) when a push came in after the pull asked, since the client
+// may have answered with the settings from before that push.
+func (c *configStore) updateFromWorkspace(s Settings, from settingsSource) (n config, changed bool, ignored, held []string, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if from.pull && from.pushesBefore != c.pushes {
+		return c.c, false, nil, nil, errStalePull
+	}
+	if !from.pull {
+		c.pushes++
+	}
 	rest, protected := withoutProtected(c.c, s)
 	rest, spending := boundSpending(c.c, c.user, rest)
 	n, changed, err = c.updateLocked(rest)
@@ -136,16 +144,39 @@ func (c *configStore) unreported(names []string) []string {
 	return out
 }
 
+// settingsSource says how settings reached the server: pushed with didChangeConfiguration, or
+// pulled with workspace/configuration after pushesBefore pushes.
+type settingsSource struct {
+	pull         bool
+	pushesBefore int
+}
+
+func (f settingsSource) via() string {
+	if f.pull {
+		return "workspace/configuration"
+	}
+	return "workspace/didChangeConfiguration"
+}
+
+var errStalePull = errors.New("a newer push came in while the pull ran")
+
 // applyWorkspaceSettings applies settings the client sent through via (workspace/configuration
 // or workspace/didChangeConfiguration) to the server and every session, the protected ones left
 // out, and re-emits usage.
-func (s *server) applyWorkspaceSettings(raw json.RawMessage, via string) {
+func (s *server) applyWorkspaceSettings(raw json.RawMessage, from settingsSource) {
+	via := from.via()
 	settings, err := parseSettings(raw)
 	if err != nil {
 		s.showMessage(protocol.MessageTypeWarning, "Reprise: "+err.Error())
 		return
 	}
-	c, changed, ignored, held, err := s.cfg.updateFromWorkspace(settings)
+	s.cfg.applying.Lock()
+	defer s.cfg.applying.Unlock()
+	c, changed, ignored, held, err := s.cfg.updateFromWorkspace(settings, from)
+	if errors.Is(err, errStalePull) {
+		s.log.Debug("workspace/configuration answer dropped: settings were pushed since it was asked")
+		return
+	}
 	if len(ignored) > 0 {
 		s.protectedIgnored(ignored, via)
 	}

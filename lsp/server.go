@@ -241,6 +241,18 @@ type configStore struct {
 	again    bool            // another pull was asked for while it ran
 	reported map[string]bool // protected and spending settings the user was told were ignored
 	user     spendingCaps    // the user's spending settings, fixed at initialize (spending.go)
+	pushes   int             // settings pushed with didChangeConfiguration so far (pullStale)
+
+	// applying makes an update and its application to the sessions one step, so two updates
+	// never reach the sessions in the other order.
+	applying sync.Mutex
+}
+
+// pushCount is what a pull notes before it asks: its answer is stale if a push came in since.
+func (c *configStore) pushCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pushes
 }
 
 // startPull reports whether the caller should start a pull: false when one is running, which

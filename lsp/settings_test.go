@@ -3,8 +3,10 @@ package lsp
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
 // TestMaxTurnRequestsSetting: the per-turn cap on model calls is a setting; below 1 it is refused
@@ -20,4 +22,55 @@ func TestMaxTurnRequestsSetting(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "maxTurnRequests") || kept.maxTurnRequests != 120 {
 		t.Errorf("0: %v, kept %d", err, kept.maxTurnRequests)
 	}
+}
+
+// TestStalePullNeverUndoesAPush: the editor made its answer to a pull, then the user changed a
+// setting and the editor pushed it before that answer arrived. The stale answer is dropped: the
+// settings in force never go back, even for a moment, to what the user just changed away from.
+func TestStalePullNeverUndoesAPush(t *testing.T) {
+	pulls := make(chan chan struct{}, 4)
+	editor := lsptest.Options{Experimental: true, Settings: map[string]any{"contextBudget": 12000},
+		BeforeReply: func(method string) {
+			if method != "workspace/configuration" {
+				return
+			}
+			release := make(chan struct{})
+			pulls <- release
+			select {
+			case <-release:
+			case <-t.Context().Done():
+			}
+		}}
+	var srv *server
+	e := newEnv(t, envOpts{editor: editor, server: func(s *server) { srv = s }})
+	next := func(what string) chan struct{} {
+		select {
+		case r := <-pulls:
+			return r
+		case <-e.ctx.Done():
+			t.Fatalf("no %s", what)
+			return nil
+		}
+	}
+	budget := func() int { return srv.cfg.get().policy.ContextBudget }
+
+	first := next("first pull") // its answer, 12000, is made and held
+	e.ed.SetSettings(map[string]any{"contextBudget": 20000})
+	if err := e.ed.Notify(e.ctx, "workspace/didChangeConfiguration",
+		map[string]any{"settings": map[string]any{ConfigSection: map[string]any{"contextBudget": 20000}}}); err != nil {
+		t.Fatal(err)
+	}
+	for budget() != 20000 {
+		if e.ctx.Err() != nil {
+			t.Fatalf("the push never applied: budget %d", budget())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(first)
+	// The pull asked for by the push starts once the first has been handled.
+	second := next("pull after the push")
+	if got := budget(); got != 20000 {
+		t.Errorf("after the stale answer, budget %d; want the pushed 20000", got)
+	}
+	close(second)
 }

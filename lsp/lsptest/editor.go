@@ -37,6 +37,9 @@ type Options struct {
 	// e.g. map[string]string{"title": "Allow once"}, or nil for JSON null (rejected). A nil Approve
 	// always answers null. It runs on its own goroutine and may block, but must return.
 	Approve func(params json.RawMessage) any
+	// BeforeReply, when set, runs on the goroutine answering each server request, after the
+	// answer is made and before it is sent: it may block, as a slow editor's answer would.
+	BeforeReply func(method string)
 	// Stderr receives a subprocess's stderr (Exec only); nil logs it line by line with t.Log.
 	Stderr io.Writer
 }
@@ -50,6 +53,9 @@ type Editor struct {
 	peer   *peer
 
 	replies sync.WaitGroup // goroutines answering server requests; waited after the read loop ends
+
+	settingsMu sync.Mutex     // guards settings
+	settings   map[string]any // answers workspace/configuration: Options.Settings, then SetSettings
 
 	turnMu    sync.Mutex     // guards turnsSeen
 	turnsSeen map[string]int // per session, how many turn_end AwaitTurnEnd has returned
@@ -165,6 +171,7 @@ func start(t testing.TB, rwc io.ReadWriteCloser, opts Options, p *peer) *Editor 
 		stream:    s,
 		rec:       rec,
 		peer:      p,
+		settings:  opts.Settings,
 		turnsSeen: make(map[string]int),
 	}
 	// The connection-scoped context: the read loop and the answers to server requests live as

@@ -158,6 +158,9 @@ func (e *Editor) handle(ctx context.Context, reply jsonrpc2.Replier, req jsonrpc
 	// because the connection closed.
 	e.replies.Go(func() {
 		result, err := e.answer(call.Method(), call.Params())
+		if e.opts.BeforeReply != nil {
+			e.opts.BeforeReply(call.Method())
+		}
 		_ = reply(ctx, result, err)
 	})
 	return nil
@@ -194,18 +197,29 @@ func (e *Editor) answer(method string, params json.RawMessage) (any, error) {
 	}
 }
 
+// SetSettings changes what later workspace/configuration answers hold, as a user editing the
+// settings would; pushing them with didChangeConfiguration is the caller's.
+func (e *Editor) SetSettings(settings map[string]any) {
+	e.settingsMu.Lock()
+	defer e.settingsMu.Unlock()
+	e.settings = settings
+}
+
 // configuration returns the value of one configuration section; JSON null when unknown.
 func (e *Editor) configuration(section string) any {
+	e.settingsMu.Lock()
+	settings := e.settings
+	e.settingsMu.Unlock()
 	switch {
 	case section == "":
-		return map[string]any{configSection: e.opts.Settings}
+		return map[string]any{configSection: settings}
 	case section == configSection:
-		if e.opts.Settings == nil {
+		if settings == nil {
 			return nil
 		}
-		return e.opts.Settings
+		return settings
 	case strings.HasPrefix(section, configSection+"."):
-		v, ok := e.opts.Settings[strings.TrimPrefix(section, configSection+".")]
+		v, ok := settings[strings.TrimPrefix(section, configSection+".")]
 		if !ok {
 			return nil
 		}
