@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -236,6 +238,14 @@ func recall(dir, name string, fr *genai.FunctionResponse) string {
 		return ""
 	}
 	return fmt.Sprintf("read_file path=%q", path)
+}
+
+// saveRequest saves a user request too long for the head whole to the session's tool outputs,
+// named by its content (the same request saved twice is one file), and says how to read it.
+func (s *Session) saveRequest(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	name := "request-" + hex.EncodeToString(sum[:6])
+	return recall(filepath.Join(s.opts.StateDir, "tool-outputs"), name, &genai.FunctionResponse{Response: map[string]any{"output": text}})
 }
 
 func safeName(s string) string {

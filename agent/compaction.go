@@ -111,6 +111,7 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		MaxInputTokens:  s.opts.InputTokenLimit * 3 / 4,
 		MergeAbove:      s.mergeAbove(f.policy),
 		Estimator:       &est,
+		SaveRequest:     s.saveRequest,
 	}
 	if note != "" && plan.Split > 1 {
 		note = fmt.Sprintf("%s: compacting %d messages", note, plan.Split-1)

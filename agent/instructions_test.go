@@ -2,6 +2,8 @@ package agent
 
 import (
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -30,12 +32,15 @@ func TestUserInstructionsSurviveCompactions(t *testing.T) {
 	turns = append(turns, textTurn("read six more"))
 	turns = append(turns, reads(10, 12)...)
 	turns = append(turns, textTurn("read the rest"))
-	for range 8 {
+	for range 16 { // the pasted log makes the history larger: more compactions, at times
 		turns = append(turns, summaryTurn(summaryText))
 	}
 	f := newFixture(t, fixtureOpts{policy: p, files: notes(22, 2400)}, turns...)
 	before := 0
-	for i, ask := range []string{"Read the first four notes.", constraint + " Now read six more notes.", "Read the rest of the notes."} {
+	// The second request carries a pasted log: the head keeps its start (the constraint) and its
+	// end, and the whole of it is saved where the head says.
+	pasted := "\nThe log:\n" + strings.Repeat("build step ok\n", 600) + "LAST LINE OF THE LOG"
+	for i, ask := range []string{"Read the first four notes.", constraint + " Now read six more notes." + pasted, "Read the rest of the notes."} {
 		if _, err := f.run(t.Context(), ask); err != nil {
 			t.Fatal(err)
 		}
@@ -53,5 +58,13 @@ func TestUserInstructionsSurviveCompactions(t *testing.T) {
 	}
 	if strings.Count(head, constraint) != 1 {
 		t.Errorf("the constraint appears %d times in the head", strings.Count(head, constraint))
+	}
+	m := regexp.MustCompile(`the whole request is saved: read_file path="([^"]+)" to read it …\]\n`).FindStringSubmatch(head)
+	if m == nil || !strings.Contains(head, "LAST LINE OF THE LOG") || strings.Count(head, "build step ok") > 400 {
+		t.Fatalf("the pasted log is not capped in the head, or says not where it is saved:\n%.3000s", head)
+	}
+	saved, err := os.ReadFile(m[1])
+	if err != nil || string(saved) != constraint+" Now read six more notes."+pasted {
+		t.Errorf("the saved request (%v) is not the whole of it: %d bytes", err, len(saved))
 	}
 }

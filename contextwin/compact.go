@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"google.golang.org/genai"
 )
@@ -55,6 +56,9 @@ type Request struct {
 	// instead of a new one being appended after them. 0 always merges.
 	MergeAbove int
 	Estimator  *Estimator
+	// SaveRequest saves a user request too long for the head (over RequestCap characters) whole
+	// and says how to read it back (e.g. `read_file path="…"`), or "" when it could not.
+	SaveRequest func(text string) string
 }
 
 // Result is a compacted history and what it replaced.
@@ -92,7 +96,7 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	block := SummaryBlock{From: prev + 1, To: covered, Requests: userRequests(old), Summary: summary}
+	block := SummaryBlock{From: prev + 1, To: covered, Requests: capRequests(userRequests(old), req.SaveRequest), Summary: summary}
 	blocks := append(slices.Clone(req.Blocks), block)
 	if merged {
 		block.From, block.Requests = 1, append(Requests(req.Blocks), block.Requests...)
@@ -195,6 +199,35 @@ func chunkTranscripts(old []*genai.Content, maxTokens int, est *Estimator) []str
 		chunks = append(chunks, cur.String())
 	}
 	return chunks
+}
+
+// RequestCap is how many characters of one user request the head keeps verbatim (about 1,000
+// tokens): a pasted log or file must not ride along in every later prompt. The rest is saved.
+const RequestCap = 4000
+
+// capRequests bounds each request to RequestCap characters (40 % head, 60 % tail, as tool
+// outputs), saving a longer one whole with save and saying where in its place.
+func capRequests(reqs []string, save func(string) string) []string {
+	for i, r := range reqs {
+		total := utf8.RuneCountInString(r)
+		if total <= RequestCap {
+			continue
+		}
+		head, tail := Split(RequestCap)
+		note := fmt.Sprintf("[… %d characters of this request omitted here", total-head-tail)
+		if where := callSave(save, r); where != "" {
+			note += "; the whole request is saved: " + where + " to read it"
+		}
+		reqs[i] = r[:byteOffsetOfRune(r, head)] + "\n" + note + " …]\n" + r[byteOffsetOfRuneFromEnd(r, tail):]
+	}
+	return reqs
+}
+
+func callSave(save func(string) string, text string) string {
+	if save == nil {
+		return ""
+	}
+	return save(text)
 }
 
 // userRequests returns the text of the user messages in old that are requests (not tool results).

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
@@ -456,5 +457,49 @@ func BenchmarkCompactPlan10k(b *testing.B) {
 		if _, err := Compact(b.Context(), Request{History: h, Task: "t", KeepRecentTurns: 3, MaxInputTokens: 100_000}, summarize); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCompactCapsLongRequests: a later request over RequestCap characters (a pasted log) keeps its
+// start and end in the head, says how much was left out and where the whole of it is saved; a
+// short one is kept whole; without a place to save, the head says only what was left out.
+func TestCompactCapsLongRequests(t *testing.T) {
+	long := "Never touch db/migrations. Here is the log:\n" + strings.Repeat("é line of the failing build\n", 400) + "END OF LOG: 3 failed"
+	h := session(2)
+	h = append(h, user(long), modelText("ok"), user("And keep the API stable."))
+	h = append(h, session(4)[1:]...)
+	for _, tc := range []struct {
+		name  string
+		save  func(string) string
+		where string
+	}{
+		{"saved", func(text string) string {
+			if text != long {
+				t.Errorf("saved %d characters, want the whole request (%d)", len(text), len(long))
+			}
+			return `read_file path="/state/request-1.txt"`
+		}, `; the whole request is saved: read_file path="/state/request-1.txt" to read it`},
+		{"unsaved", func(string) string { return "" }, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := Compact(t.Context(), Request{History: h, Task: "Fix the build.", KeepRecentTurns: 2, SaveRequest: tc.save}, okSummary)
+			if err != nil {
+				t.Fatal(err)
+			}
+			reqs := Requests(res.Blocks)
+			if len(reqs) != 2 || reqs[1] != "And keep the API stable." {
+				t.Fatalf("requests %q", reqs)
+			}
+			got := reqs[0]
+			head, tail := Split(RequestCap)
+			omitted := utf8.RuneCountInString(long) - head - tail
+			note := fmt.Sprintf("\n[… %d characters of this request omitted here%s …]\n", omitted, tc.where)
+			if want := string([]rune(long)[:head]) + note + string([]rune(long)[utf8.RuneCountInString(long)-tail:]); got != want {
+				t.Errorf("capped request:\n%q\nwant\n%q", got, want)
+			}
+			if !strings.HasPrefix(got, "Never touch db/migrations.") || !strings.HasSuffix(got, "END OF LOG: 3 failed") {
+				t.Errorf("the request lost its start or its end")
+			}
+		})
 	}
 }

@@ -280,11 +280,23 @@ async function step(name, f) {
     failed = true;
     console.log(`FAIL ${name}: ${e.message}`);
     await shot(`failure-${results.length}`).catch(() => {});
+    await dumpChat().catch((err) => console.log(`     (chat unreadable: ${err.message})`));
   }
 }
 
 let chat;
 let before;
+
+/** dumpChat prints what the chat shows, for a failed step: the log's last lines, the input, the
+ * activity line and the notifications on screen (the screenshots are not kept by CI). */
+async function dumpChat() {
+  if (!chat) return;
+  const log = (await chat.locator('#log').innerText({ timeout: 2000 })).trim().split('\n').slice(-15);
+  console.log(`     chat log (last ${log.length} lines):\n       ${log.join('\n       ')}`);
+  console.log(`     input: ${JSON.stringify(await chat.locator('#input').inputValue({ timeout: 2000 }))}`);
+  console.log(`     activity: ${JSON.stringify((await chat.locator('#activity').innerText({ timeout: 2000 })).trim())}`);
+  for (const t of await page.locator('.notification-toast').allInnerTexts()) console.log(`     notification: ${t.replace(/\s+/g, ' ')}`);
+}
 await step('workbench loads with the extension', async () => {
   await page.goto(`${base}/?folder=${encodeURIComponent(ws)}`);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
@@ -395,6 +407,7 @@ await step('an approval is a card in the chat, answered with a key; the status b
   await openChat();
   await chat.locator('#input').fill('Run echo');
   await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.user', { hasText: 'Run echo' }).waitFor();
   const card = chat.locator('.approval.pending', { hasText: 'echo hello-from-tool' });
   await card.waitFor({ timeout: 30_000 });
   for (const action of ['Allow once', 'Always allow', 'Deny']) await card.locator('button', { hasText: action }).waitFor();
