@@ -153,3 +153,38 @@ func summaries(srv *geminitest.Server) int {
 	}
 	return n
 }
+
+// TestNoSummaries: with the second tier off (the bench's clearing rows), a session past blockAt
+// clears what it can and never calls the model for a summary, even when the prompt then stays
+// over blockAt.
+func TestNoSummaries(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget, p.KeepRecentTurns, p.NoSummaries = 5000, 3, true
+	// The three results kept verbatim nearly fill the budget: clearing the older ones is not
+	// enough, and with summaries on, one would run.
+	turns := append(readTurns(12), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
+	f := newFixture(t, fixtureOpts{policy: p, files: notes(12, 6400), clearing: true}, turns...)
+	evs, err := f.run(t.Context(), "Read every note.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+		t.Fatalf("stop = %s", end.StopReason)
+	}
+	if n := summaries(f.srv); n != 0 {
+		t.Errorf("%d summary calls with summaries off", n)
+	}
+	cleared, blocked := 0, false
+	for _, cp := range f.s.Checkpoints() {
+		if cp.Cleared == 0 {
+			t.Errorf("checkpoint %d is a summary", cp.N)
+		}
+		cleared += cp.Cleared
+	}
+	for _, e := range ofType(evs, EventUsage) {
+		blocked = blocked || float64(e.Usage.Used) >= p.BlockAt*float64(p.ContextBudget)
+	}
+	if cleared == 0 || !blocked {
+		t.Errorf("cleared %d results, reached blockAt %v: the test wants both", cleared, blocked)
+	}
+}

@@ -202,7 +202,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 			th = f.policy.Check(used, window)
 		}
 	}
-	if th != contextwin.Below && k.job == nil && s.canCompactLocked() {
+	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
 		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
 			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f)
 			k.job.turn, k.job.call = s.conv.turns, calls

@@ -98,6 +98,7 @@ func costTable(ctx context.Context, w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "scenario\tbudget, tiers\tstop\tcalls\tsummaries\tclearings\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\thalf the implicit hits missed\t")
 	summariesOnly := func(p *contextwin.Policy) { p.KeepToolResults = true }
+	clearingOnly := func(p *contextwin.Policy) { p.NoSummaries = true }
 	for _, sc := range scenarios.All() {
 		var base scenarioRun
 		row := func(label string, r scenarioRun, missed string) {
@@ -105,7 +106,11 @@ func costTable(ctx context.Context, w io.Writer) error {
 			if label == "none" {
 				ratio = ""
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t%s\t\n", sc.Name, label, r.Stop, r.Calls, r.Summaries, r.Clearings,
+			stop := string(r.Stop)
+			if r.Budget != noCompaction && r.MaxPrompt > r.Budget {
+				stop += " (over budget)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t$%.4f\t%s\t%s\t\n", sc.Name, label, stop, r.Calls, r.Summaries, r.Clearings,
 				commas(r.MaxPrompt), commas(r.Totals.InputTokens), commas(r.Totals.CachedTokens), commas(r.Totals.OutputTokens), r.Totals.Cost, ratio, missed)
 		}
 		for i, budget := range append([]int{noCompaction}, sc.Budgets...) {
@@ -127,6 +132,11 @@ func costTable(ctx context.Context, w io.Writer) error {
 				return err
 			}
 			row(commas(budget)+" summaries", only, "")
+			clearing, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-clearing", sc.Name, i)), 0, clearingOnly)
+			if err != nil {
+				return err
+			}
+			row(commas(budget)+" clearing", clearing, "")
 			row(commas(budget)+" both", r, missedCell(missed, r))
 		}
 	}
