@@ -126,24 +126,32 @@ func (b *billing) billLocked(model string, u contextwin.CallUsage) (float64, boo
 }
 
 // cacheCreated bills the creation of an explicit cache of tokens for model, as input, and its
-// storage over ttl.
-func (b *billing) cacheCreated(model string, tokens int, ttl time.Duration) {
+// storage over ttl at the catalogue's storage price of the day. It returns the cost; false when
+// model has no known price (nothing is billed).
+func (b *billing) cacheCreated(model string, tokens int, ttl time.Duration) (float64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.pricing.At(model, b.now(), tokens)
 	if !ok {
-		return
+		return 0, false
 	}
-	b.totals.AddExplicitCache(tokens, float64(tokens)*(p.Input+contextwin.DefaultCacheStorage*ttl.Hours())/1e6)
+	cost := float64(tokens) * (p.Input + p.Storage()*ttl.Hours()) / 1e6
+	b.totals.AddExplicitCache(tokens, cost)
+	return cost, true
 }
 
-// cacheStorage bills the storage of an explicit cache of tokens for model over d more.
-func (b *billing) cacheStorage(model string, tokens int, d time.Duration) {
+// cacheStorage bills the storage of an explicit cache of tokens for model over d more (an
+// extension of its TTL) and returns the cost; false when nothing was billed.
+func (b *billing) cacheStorage(model string, tokens int, d time.Duration) (float64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if _, ok := b.pricing.At(model, b.now(), tokens); ok && d > 0 {
-		b.totals.AddExplicitCache(0, float64(tokens)*contextwin.DefaultCacheStorage*d.Hours()/1e6)
+	p, ok := b.pricing.At(model, b.now(), tokens)
+	if !ok || d <= 0 {
+		return 0, false
 	}
+	cost := float64(tokens) * p.Storage() * d.Hours() / 1e6
+	b.totals.AddExplicitCache(0, cost)
+	return cost, true
 }
 
 // warnOnce returns text the first time key is warned about in this session, else "".

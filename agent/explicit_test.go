@@ -2,12 +2,15 @@ package agent
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // longReading is a session that reads eight files of 4,000 characters then answers, over the
@@ -152,5 +155,42 @@ func TestExplicitCacheExpired(t *testing.T) {
 	}
 	if refused != 2 {
 		t.Errorf("%d requests refused for an expired cache, want 2", refused)
+	}
+}
+
+// TestCacheBilledAtTheCatalogueStorage: creating an explicit cache is billed as input plus its
+// storage over the TTL, at the catalogue's storage price of the day ($0.50 per million tokens per
+// hour for gemini-3.8-flash until 2026-12-31, $1.00 from 2027-01-01), an override's storage when
+// it gives one, the catalogue's when it does not; extending it bills the storage alone.
+func TestCacheBilledAtTheCatalogueStorage(t *testing.T) {
+	december, january := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC), time.Date(2027, 1, 1, 9, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name           string
+		model          string
+		day            time.Time
+		overrides      contextwin.PriceTable
+		input, storage float64 // per million tokens, and per hour
+	}{
+		{"promotion", "gemini-3.8-flash", december, nil, 0.75, 0.50},
+		{"after it", "gemini-3.8-flash", january, nil, 1.50, 1.00},
+		{"a pro model", "gemini-3.1-pro-preview", december, nil, 2.00, 4.50},
+		{"no storage price in the catalogue", "gemini-3.5-flash-lite", december, nil, 0.30, catalog.FallbackCacheStorage},
+		{"an override without storage", "gemini-3.8-flash", december, contextwin.PriceTable{"gemini-3.8-flash": {Input: 1}}, 1, 0.50},
+		{"an override with storage", "gemini-3.8-flash", december, contextwin.PriceTable{"gemini-3.8-flash": {Input: 1, CacheStorage: 2}}, 1, 2},
+	}
+	const tokens, hours = 100_000, 10
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := billing{pricing: contextwin.Pricing{Overrides: tt.overrides}, now: func() time.Time { return tt.day }}
+			created, ok := b.cacheCreated(tt.model, tokens, hours*time.Hour)
+			extended, ok2 := b.cacheStorage(tt.model, tokens, hours*time.Hour)
+			wantCreated, wantExtended := 0.1*(tt.input+hours*tt.storage), 0.1*hours*tt.storage
+			if !ok || !ok2 || math.Abs(created-wantCreated) > 1e-9 || math.Abs(extended-wantExtended) > 1e-9 {
+				t.Errorf("created $%.4f, extended $%.4f; want $%.4f and $%.4f", created, extended, wantCreated, wantExtended)
+			}
+			if got := b.totals.Cost; math.Abs(got-created-extended) > 1e-9 || b.totals.CacheWriteTokens != tokens {
+				t.Errorf("totals %+v", b.totals)
+			}
+		})
 	}
 }

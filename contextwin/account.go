@@ -14,6 +14,18 @@ type Prices struct {
 	Input       float64 `json:"input"`
 	CachedInput float64 `json:"cachedInput"`
 	Output      float64 `json:"output"`
+	// CacheStorage is what an explicit cache costs to keep, per million tokens per hour: the
+	// catalogue's (catalog.Price.CacheStorage) unless an override gives it; 0 in prices built by
+	// hand means catalog.FallbackCacheStorage (Storage).
+	CacheStorage float64 `json:"cacheStorage,omitempty"`
+}
+
+// Storage is the explicit-cache storage price, per million tokens per hour.
+func (p Prices) Storage() float64 {
+	if p.CacheStorage > 0 {
+		return p.CacheStorage
+	}
+	return catalog.FallbackCacheStorage
 }
 
 // PriceTable maps a model name (or a prefix of it) to prices that override the catalogue's: the
@@ -29,20 +41,28 @@ type Pricing struct {
 
 // At returns the prices of a call to model made at t whose prompt is prompt tokens. ok is false
 // when neither the overrides nor the catalogue price model: its cost is then unknown, never zero.
+// An override without a storage price keeps the catalogue's (the fallback for a model it does
+// not know).
 func (p Pricing) At(model string, t time.Time, prompt int) (Prices, bool) {
-	if o, ok := p.Overrides.Lookup(model); ok {
-		return o, true
-	}
 	c := p.Catalog
 	if c == nil {
 		c = catalog.Builtin()
 	}
-	m, ok := c.Lookup(model)
-	if !ok {
+	m, known := c.Lookup(model)
+	if o, ok := p.Overrides.Lookup(model); ok {
+		if o.CacheStorage <= 0 {
+			o.CacheStorage = m.CacheStorageAt(t)
+		}
+		return o, true
+	}
+	if !known {
 		return Prices{}, false
 	}
 	r, ok := m.RatesAt(t, prompt)
-	return Prices{Input: r.Input, CachedInput: r.CachedInput, Output: r.Output}, ok
+	if !ok {
+		return Prices{}, false
+	}
+	return Prices{Input: r.Input, CachedInput: r.CachedInput, Output: r.Output, CacheStorage: m.CacheStorageAt(t)}, true
 }
 
 // Merge returns t with the entries of o added or replacing t's.

@@ -2,10 +2,6 @@ package contextwin
 
 import "time"
 
-// DefaultCacheStorage is what storing an explicit cache costs, in US dollars per million tokens
-// per hour, when the prices do not say: Gemini's price for its Flash models.
-const DefaultCacheStorage = 1.00
-
 // CacheCase is what deciding to put a prefix in an explicit cache weighs. Implicit caching is
 // best-effort: with the session's measured hit rate, a share (1 - HitRate) of the prefix's
 // expected hits is billed at the full input price. An explicit cache makes every later read of
@@ -15,9 +11,7 @@ type CacheCase struct {
 	HitRate float64 // implicit hits measured over the session, reported ÷ expected, 0 to 1
 	Reads   int     // calls expected to read the prefix while the cache lives
 	TTL     time.Duration
-	Prices  Prices
-	// Storage is dollars per million tokens per hour; 0 means DefaultCacheStorage.
-	Storage float64
+	Prices  Prices // their CacheStorage is the storage price (the catalogue's, by date)
 }
 
 // Saving is what the cache saves over its reads: the misses of implicit caching no longer
@@ -29,11 +23,7 @@ func (c CacheCase) Saving() float64 {
 
 // Cost is what the cache costs: its creation at the input price and its storage over its TTL.
 func (c CacheCase) Cost() float64 {
-	storage := c.Storage
-	if storage <= 0 {
-		storage = DefaultCacheStorage
-	}
-	return float64(c.Prefix) * (c.Prices.Input + storage*c.TTL.Hours()) / 1e6
+	return float64(c.Prefix) * (c.Prices.Input + c.Prices.Storage()*c.TTL.Hours()) / 1e6
 }
 
 // Worth tells whether the cache saves more than it costs. When implicit caching always hits it

@@ -6,7 +6,9 @@ import (
 )
 
 func TestCacheCaseWorth(t *testing.T) {
-	flash := Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75}
+	flash := Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75, CacheStorage: 1.00}
+	dear := flash
+	dear.CacheStorage = 4.5
 	tests := []struct {
 		name string
 		c    CacheCase
@@ -18,7 +20,7 @@ func TestCacheCaseWorth(t *testing.T) {
 		{"half missed, two reads", CacheCase{Prefix: 40000, HitRate: 0.5, Reads: 2, TTL: 10 * time.Minute, Prices: flash}, false},
 		{"half missed, three reads", CacheCase{Prefix: 40000, HitRate: 0.5, Reads: 3, TTL: 10 * time.Minute, Prices: flash}, true},
 		{"no hit, a long TTL", CacheCase{Prefix: 40000, HitRate: 0, Reads: 2, TTL: 2 * time.Hour, Prices: flash}, false},
-		{"a dear storage", CacheCase{Prefix: 40000, HitRate: 0, Reads: 3, TTL: time.Hour, Prices: flash, Storage: 4.5}, false},
+		{"a dear storage", CacheCase{Prefix: 40000, HitRate: 0, Reads: 3, TTL: time.Hour, Prices: dear}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -70,6 +70,9 @@ func printModels(w io.Writer, entries []catalog.Entry, cat *catalog.Catalog, now
 		cacheMin, explicit, thinking := "?", "?", "?"
 		if e.Known {
 			cacheMin, explicit, thinking = catalog.Commas(e.CacheMinTokens), yesNo(e.ExplicitCaching), e.Thinking.Describe()
+			if e.ExplicitCaching {
+				explicit += ", " + catalog.Dollars(e.CacheStorage) + "/h"
+			}
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.ID, status, catalog.Kilo(e.InputTokenLimit), e.PriceText(), cacheMin, explicit, thinking)
 	}
@@ -77,7 +80,7 @@ func printModels(w io.Writer, entries []catalog.Entry, cat *catalog.Catalog, now
 		return err
 	}
 	_, err := fmt.Fprintf(w, "\nPrices of %s from the model catalogue current as of %s; a model it does not know is priced unknown\n"+
-		"(give one with --prices or the prices setting). Thinking: the levels --thinking accepts, the default in brackets.\n",
+		"(give one with --prices or the prices setting). Explicit cache: its storage per 1M tokens per hour. Thinking: the levels --thinking accepts, the default in brackets.\n",
 		now.Format(time.DateOnly), cat.CurrentAsOf)
 	return err
 }

@@ -32,7 +32,7 @@ func TestModelsCommand(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"gemini-3.8-flash       ga (default)          1M       $0.75 · $0.075 · $3.75  4,096      yes             low [medium] high",
+		"gemini-3.8-flash       ga (default)          1M       $0.75 · $0.075 · $3.75  4,096      yes, $0.50/h    low [medium] high",
 		"gemini-4-argon         ga                    1M       $4.00 · $0.20 · $20.00  4,096      no              low medium [high]",
 		"gemini-9-experimental  not in the catalogue  1M       unknown",
 		"The API's list read just now.",

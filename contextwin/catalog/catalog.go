@@ -29,6 +29,12 @@ var embedded []byte
 // know: every current (3.x and 4) model's.
 const FallbackCacheMinTokens = 4096
 
+// FallbackCacheStorage is what storing an explicit cache is assumed to cost, in US dollars per
+// million tokens per hour, for a model whose row has no storage price (an unknown model, or one
+// whose price the sources do not give): the price every Flash and Flash-Lite row charges outside
+// a promotion. Assuming more than less errs towards caching less and never under-reports a cost.
+const FallbackCacheStorage = 1.00
+
 // FallbackInputTokenLimit is the context window assumed for a model the catalogue does not know
 // when the API cannot say either: every current model's.
 const FallbackInputTokenLimit = 1_048_576
@@ -90,6 +96,9 @@ type Price struct {
 	From string `json:"from,omitempty"`
 	Rates
 	Long *LongTier `json:"long,omitempty"`
+	// CacheStorage is what an explicit cache of the model costs to keep, in US dollars per million
+	// tokens per hour, whatever the prompt's size; 0: unknown (FallbackCacheStorage).
+	CacheStorage float64 `json:"cacheStorage,omitempty"`
 }
 
 // LongTier prices a whole call whose prompt exceeds Above tokens.
@@ -197,7 +206,7 @@ func (m Model) check(ids map[string]bool) error {
 			}
 			prev = t
 		}
-		if p.Input < 0 || p.CachedInput < 0 || p.Output < 0 || p.Long != nil && p.Long.Above <= 0 {
+		if p.Input < 0 || p.CachedInput < 0 || p.Output < 0 || p.CacheStorage < 0 || p.Long != nil && p.Long.Above <= 0 {
 			return errors.New("a price is negative, or a long tier has no threshold")
 		}
 	}
@@ -320,6 +329,15 @@ func (m Model) RatesAt(t time.Time, prompt int) (Rates, bool) {
 		return p.Long.Rates, true
 	}
 	return p.Rates, true
+}
+
+// CacheStorageAt is what keeping an explicit cache of the model costs on t's day (UTC), in US
+// dollars per million tokens per hour: the row's price, FallbackCacheStorage when it has none.
+func (m Model) CacheStorageAt(t time.Time) float64 {
+	if p, ok := m.PriceAt(t); ok && p.CacheStorage > 0 {
+		return p.CacheStorage
+	}
+	return FallbackCacheStorage
 }
 
 // PriceAt is the price in force on t's day (UTC); ok is false when the row has no prices.

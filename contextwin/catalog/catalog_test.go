@@ -99,6 +99,32 @@ func TestRatesAt(t *testing.T) {
 	}
 }
 
+// TestCacheStorageAt: the explicit-cache storage price is the pricing page's, by date; a row
+// without one (a Flash-Lite of 3.x, an unknown model) gets the fallback, not $0.
+func TestCacheStorageAt(t *testing.T) {
+	c := Builtin()
+	tests := []struct {
+		model string
+		at    string
+		want  float64
+	}{
+		{"gemini-3.8-flash", "2026-12-31", 0.50},
+		{"gemini-3.8-flash", "2027-01-01", 1.00},
+		{"gemini-3.6-flash", "2026-12-01", 0.50},
+		{"gemini-3.1-pro-preview", "2026-12-01", 4.50},
+		{"gemini-2.5-pro", "2026-11-30", 4.50},
+		{"gemini-2.5-flash-lite", "2026-12-01", 1.00},
+		{"gemini-3.5-flash-lite", "2026-12-01", FallbackCacheStorage},
+		{"acme-model", "2026-12-01", FallbackCacheStorage},
+	}
+	for _, tt := range tests {
+		m, _ := c.Lookup(tt.model)
+		if got := m.CacheStorageAt(date(tt.at)); got != tt.want {
+			t.Errorf("%s on %s: $%.2f per million tokens per hour, want $%.2f", tt.model, tt.at, got, tt.want)
+		}
+	}
+}
+
 func TestLookup(t *testing.T) {
 	c := Builtin()
 	for name, want := range map[string]string{

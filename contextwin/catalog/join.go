@@ -29,7 +29,10 @@ type Entry struct {
 	Long                              *LongTier
 	CacheMinTokens                    int // the catalogue's; FallbackCacheMinTokens if unknown
 	ExplicitCaching                   bool
-	Thinking                          Thinking
+	// CacheStorage is what an explicit cache costs to keep on the day asked, per million tokens
+	// per hour (FallbackCacheStorage when the row has no price); 0 without explicit caching.
+	CacheStorage float64
+	Thinking     Thinking
 }
 
 // Join is the catalogue joined with the API's list, as on day at: every model the API lists, a
@@ -98,6 +101,9 @@ func (c *Catalog) entry(id string, at time.Time) Entry {
 	}
 	if p, ok := m.PriceAt(at); ok {
 		e.Rates, e.Priced, e.Long = p.Rates, true, p.Long
+	}
+	if m.ExplicitCaching {
+		e.CacheStorage = m.CacheStorageAt(at)
 	}
 	return e
 }
