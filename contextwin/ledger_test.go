@@ -114,7 +114,7 @@ var today = time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
 
 func TestPricesAndTotals(t *testing.T) {
 	p, ok := Pricing{}.At("models/gemini-3.8-flash-preview-09-2026", today, 1000)
-	if !ok || p != (Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75}) {
+	if !ok || p != (Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75, CacheStorage: 0.50}) {
 		t.Fatalf("At() = %+v, %v; want gemini-3.8-flash prices", p, ok)
 	}
 	if p, _ := (Pricing{}).At("gemini-3.8-flash", time.Date(2027, 1, 1, 0, 0, 0, 0, time.UTC), 1000); p.Input != 1.50 {
