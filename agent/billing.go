@@ -141,13 +141,13 @@ func (b *billing) cacheCreated(model string, tokens int, ttl time.Duration) (flo
 }
 
 // cacheStorage bills the storage of an explicit cache of tokens for model over d more (an
-// extension of its TTL) and returns the cost; false when nothing was billed.
+// extension of its TTL) and returns the cost; false when model has no known price.
 func (b *billing) cacheStorage(model string, tokens int, d time.Duration) (float64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	p, ok := b.pricing.At(model, b.now(), tokens)
 	if !ok || d <= 0 {
-		return 0, false
+		return 0, ok
 	}
 	cost := float64(tokens) * p.Storage() * d.Hours() / 1e6
 	b.totals.AddExplicitCache(0, cost)

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -140,10 +141,7 @@ func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
 		if cur := m.cur; cur.Expires.Sub(m.s.opts.Now()) < explicitTTL/2 {
-			if exp, err := m.store.ExtendCache(ctx, cur.Name, explicitTTL); err == nil {
-				m.s.bill.cacheStorage(model, cur.Tokens, exp.Sub(cur.Expires))
-				cur.Expires = exp
-			}
+			m.extendLocked(ctx, explicitTTL)
 		}
 	} else if m.cur != nil {
 		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
@@ -205,7 +203,8 @@ func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, pr
 		return nil
 	}
 	m.dropLocked(ctx)
-	m.s.bill.cacheCreated(model, made.Tokens, explicitTTL)
+	cost, priced := m.s.bill.cacheCreated(model, made.Tokens, explicitTTL)
+	m.journalCache(journal.CacheCreated, made, cost, priced)
 	m.cur = &heldCache{Cache: made, system: req.System, tools: req.Tools, messages: held}
 	return &gemini.CacheRef{Name: made.Name, Messages: len(held)}
 }
@@ -216,6 +215,7 @@ func (m *cachingModel) gone(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur != nil && m.cur.Name == name {
+		m.journalCache(journal.CacheDeleted, m.cur.Cache, 0, true)
 		m.cur = nil
 	}
 	if m.retried {
@@ -231,9 +231,39 @@ func (m *cachingModel) dropLocked(ctx context.Context) {
 		return
 	}
 	if err := m.store.DeleteCache(context.WithoutCancel(ctx), m.cur.Name); err != nil {
+		// Not journaled as deleted: a resume looks for it again.
 		m.s.opts.Logger.Warn("explicit cache not deleted: it expires with its TTL", "session", m.s.opts.ID, "cache", m.cur.Name, "error", err)
+	} else {
+		m.journalCache(journal.CacheDeleted, m.cur.Cache, 0, true)
 	}
 	m.cur = nil
+}
+
+// extendLocked gives the cache in use ttl more from now, and bills and journals the storage
+// added; on failure it stays as it was (a cache gone is found by the next request). m.mu must
+// be held.
+func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) {
+	cur := m.cur
+	exp, err := m.store.ExtendCache(ctx, cur.Name, ttl)
+	if err != nil {
+		return
+	}
+	cost, priced := m.s.bill.cacheStorage(m.s.opts.ModelName, cur.Tokens, exp.Sub(cur.Expires))
+	cur.Expires = exp
+	m.journalCache(journal.CacheExtended, cur.Cache, cost, priced)
+}
+
+// journalCache saves what happened to cache c and what it cost, for a resumed session's totals
+// and for the caches a crash may have left.
+func (m *cachingModel) journalCache(op string, c gemini.Cache, cost float64, priced bool) {
+	ev := &journal.CacheEvent{Op: op, Name: c.Name}
+	switch op {
+	case journal.CacheCreated:
+		ev.Tokens, ev.Until = c.Tokens, c.Expires
+	case journal.CacheExtended:
+		ev.Until = c.Expires
+	}
+	m.s.journal(journal.Record{Kind: journal.KindCache, Cache: ev, Cost: cost, Unpriced: !priced})
 }
 
 // DropCaches deletes the explicit cache the session uses, if any: its host calls it when the

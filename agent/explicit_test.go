@@ -1,22 +1,28 @@
 package agent
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
-// longReading is a session that reads eight files of 4,000 characters then answers, over the
-// fake with cache, explicit caching set as explicit says.
-func longReading(t *testing.T, cache geminitest.Cache, explicit bool, model string) (*fixture, []Event) {
-	t.Helper()
+// readingOpts are a session that reads eight files of 4,000 characters then answers, over the
+// fake with cache, explicit caching set as explicit says: its options and its script.
+func readingOpts(cache geminitest.Cache, explicit bool, model string) (fixtureOpts, []geminitest.Turn) {
 	files := map[string]string{}
 	var turns []geminitest.Turn
 	for i := range 8 {
@@ -28,7 +34,14 @@ func longReading(t *testing.T, cache geminitest.Cache, explicit bool, model stri
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget = 200_000
 	p.ExplicitCache = explicit
-	f := newFixture(t, fixtureOpts{files: files, cacheMin: 512, policy: p, model: model, script: geminitest.Script{Cache: cache}}, turns...)
+	return fixtureOpts{files: files, cacheMin: 512, policy: p, model: model, script: geminitest.Script{Cache: cache}}, turns
+}
+
+// longReading runs the session of readingOpts.
+func longReading(t *testing.T, cache geminitest.Cache, explicit bool, model string) (*fixture, []Event) {
+	t.Helper()
+	o, turns := readingOpts(cache, explicit, model)
+	f := newFixture(t, o, turns...)
 	evs, err := f.run(t.Context(), "read the eight files")
 	if err != nil {
 		t.Fatal(err)
@@ -193,4 +206,68 @@ func TestCacheBilledAtTheCatalogueStorage(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExplicitCacheCostsSurviveResume: what explicit caches cost (their creation as input, their
+// storage, the TTL extensions) is journaled, so that a session resumed from its log has the totals
+// the live session had, to the token and the dollar.
+func TestExplicitCacheCostsSurviveResume(t *testing.T) {
+	o, turns := readingOpts(geminitest.Cache{MissRate: 1}, true, "")
+	o.simClock = true
+	f, st, log := saved(t, o, turns...)
+	if _, err := f.run(t.Context(), "read the eight files"); err != nil {
+		t.Fatal(err)
+	}
+	// Past half of the TTL: the next call extends the cache before reading it.
+	f.srv.Advance(explicitTTL/2 + time.Minute)
+	f.srv.Append(callTurn("read_file", map[string]any{"path": "f0.txt"}, ""), textTurn("again"))
+	if _, err := f.run(t.Context(), "read f0 again"); err != nil {
+		t.Fatal(err)
+	}
+	live := f.s.Totals()
+	f.s.DropCaches(t.Context())
+	if live.CacheWriteTokens == 0 || f.srv.ExplicitCaches().Created == 0 {
+		t.Fatalf("no explicit cache was created: %+v", live)
+	}
+	var created, extended int
+	prices, _ := contextwin.Pricing{}.At(f.s.opts.ModelName, f.srv.Now(), 0)
+	for _, r := range readLog(t, st, f.s.ID()) {
+		if r.Kind != journal.KindCache {
+			continue
+		}
+		switch c := r.Cache; c.Op {
+		case journal.CacheCreated:
+			created++
+			if want := float64(c.Tokens) * (prices.Input + prices.CacheStorage*explicitTTL.Hours()) / 1e6; math.Abs(r.Cost-want) > 1e-12 {
+				t.Errorf("creation of %d tokens journaled at $%.6f, want $%.6f", c.Tokens, r.Cost, want)
+			}
+		case journal.CacheExtended:
+			extended++
+		}
+	}
+	if created == 0 || extended == 0 {
+		t.Errorf("journaled %d creations and %d extensions, want some of each", created, extended)
+	}
+	resumed := resumeFrom(t, f, st, log)
+	if diff := cmp.Diff(live, resumed.Totals(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+		t.Errorf("totals (-live +resumed):\n%s", diff)
+	}
+}
+
+// readLog returns the records of session id's log.
+func readLog(t *testing.T, st *journal.Store, id string) []journal.Record {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(st.Dir(id), "events.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []journal.Record
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r journal.Record
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -51,6 +51,7 @@ type fixtureOpts struct {
 	cacheMin int
 	model    string           // "" = the catalogue's default
 	now      func() time.Time // nil = time.Now
+	simClock bool             // the session's clock is the fake's (geminitest.Server.Now)
 	script   geminitest.Script
 	thinking catalog.ThinkingChoice
 	external tools.External
@@ -124,6 +125,9 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Stream:          o.stream,
 		External:        o.external,
 		MCPGrants:       o.grants,
+	}
+	if o.simClock {
+		opts.Now = srv.Now
 	}
 	f := &fixture{ws: ws, srv: srv}
 	if o.journal {

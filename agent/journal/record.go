@@ -14,20 +14,21 @@ import (
 
 // Record kinds.
 const (
-	KindMeta         = "meta"          // Meta: written first
-	KindTurnStart    = "turn_start"    // Turn, Text: a user request begins turn Turn
-	KindAppend       = "append"        // Content appended to the live history
-	KindAmend        = "amend"         // Content replaces history[Index] (a harness note added)
-	KindUsage        = "usage"         // Usage of a loop call: Prompt anchors the ledger
-	KindSummaryUsage = "summary_usage" // Usage of a summarizer call: billed, not in the history
-	KindCompaction   = "compaction"    // Compaction installed
-	KindUndo         = "undo"          // the last compaction was undone
-	KindVerdict      = "verdict"       // Verdict: the last test verdict seen
-	KindRestorePoint = "restore_point" // RestorePoint: a file's content before the agent first changed it in a turn
-	KindRestore      = "restore"       // Restored: files put back as before a turn
-	KindSettings     = "settings"      // Policy changed
-	KindTurnEnd      = "turn_end"      // StopReason
-	KindWrote        = "wrote"         // Hashes: the content the agent left in files it changed
+	KindMeta         = "meta"           // Meta: written first
+	KindTurnStart    = "turn_start"     // Turn, Text: a user request begins turn Turn
+	KindAppend       = "append"         // Content appended to the live history
+	KindAmend        = "amend"          // Content replaces history[Index] (a harness note added)
+	KindUsage        = "usage"          // Usage of a loop call: Prompt anchors the ledger
+	KindSummaryUsage = "summary_usage"  // Usage of a summarizer call: billed, not in the history
+	KindCompaction   = "compaction"     // Compaction installed
+	KindUndo         = "undo"           // the last compaction was undone
+	KindVerdict      = "verdict"        // Verdict: the last test verdict seen
+	KindRestorePoint = "restore_point"  // RestorePoint: a file's content before the agent first changed it in a turn
+	KindRestore      = "restore"        // Restored: files put back as before a turn
+	KindSettings     = "settings"       // Policy changed
+	KindTurnEnd      = "turn_end"       // StopReason
+	KindWrote        = "wrote"          // Hashes: the content the agent left in files it changed
+	KindCache        = "explicit_cache" // Cache: an explicit cache created, extended or deleted; Cost what it billed
 )
 
 // Record is one line of events.jsonl.
@@ -54,6 +55,23 @@ type Record struct {
 	Meta         *Meta              `json:"meta,omitempty"`
 	StopReason   string             `json:"stopReason,omitempty"`
 	Hashes       map[string]string  `json:"hashes,omitempty"` // path → hex SHA-256
+	Cache        *CacheEvent        `json:"cache,omitempty"`
+}
+
+// What can happen to an explicit cache (CacheEvent.Op).
+const (
+	CacheCreated  = "created"  // billed as input, and its storage over its first TTL
+	CacheExtended = "extended" // its TTL pushed further: the storage added
+	CacheDeleted  = "deleted"  // by the session, or found gone: nothing more to bill
+)
+
+// CacheEvent is what happened to an explicit cache of the session, so that a resumed session's
+// totals include what its caches cost, and its host knows which may still be alive.
+type CacheEvent struct {
+	Op     string    `json:"op"`
+	Name   string    `json:"name"`             // cachedContents/…
+	Tokens int       `json:"tokens,omitempty"` // written at creation (billed as input)
+	Until  time.Time `json:"until,omitzero"`   // when it expires, after a creation or extension
 }
 
 // Meta identifies a session.

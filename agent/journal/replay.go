@@ -36,7 +36,10 @@ type Snapshot struct {
 	// model which of them may have run; nil when Closed is.
 	Unanswered *Unanswered
 	// Wrote maps each file the agent changed to the hash of the content it left there.
-	Wrote    map[string]string
+	Wrote map[string]string
+	// Caches are the explicit caches the log created and did not delete, by name, with when each
+	// expires as far as it knows: a crash may have left them billing storage.
+	Caches   map[string]time.Time
 	Warnings []string
 	// Transcript is the whole conversation as it happened, compacted parts included, for an
 	// editor to show a resumed session.
@@ -76,7 +79,7 @@ type UndoFrame struct {
 
 // Replay rebuilds a session from its records. It is pure: the agent and `reprise sessions` share it.
 func Replay(recs []Record) *Snapshot {
-	p := replayer{s: &Snapshot{AnchorLen: -1, Wrote: map[string]string{}}}
+	p := replayer{s: &Snapshot{AnchorLen: -1, Wrote: map[string]string{}, Caches: map[string]time.Time{}}}
 	for _, r := range recs {
 		if !r.Time.IsZero() {
 			p.s.LastActivity = r.Time
@@ -127,6 +130,30 @@ func (p *replayer) apply(r Record) {
 		p.files(r)
 	case KindSettings:
 		s.Policy = r.Policy
+	case KindCache:
+		p.cache(r)
+	}
+}
+
+// cache replays what an explicit cache cost, as it was billed when it happened.
+func (p *replayer) cache(r Record) {
+	c := r.Cache
+	if c == nil {
+		return
+	}
+	s := p.s
+	switch c.Op {
+	case CacheCreated, CacheExtended:
+		s.Caches[c.Name] = c.Until
+		if !r.Unpriced {
+			written := 0
+			if c.Op == CacheCreated {
+				written = c.Tokens
+			}
+			s.Totals.AddExplicitCache(written, r.Cost)
+		}
+	case CacheDeleted:
+		delete(s.Caches, c.Name)
 	}
 }
 

@@ -70,6 +70,14 @@ func (s *Server) Advance(d time.Duration) {
 	s.offset += d
 }
 
+// Now is the fake's clock: the time it started, moved forward by Advance. A session given it as
+// its clock sees caches expire, and idles, as the fake bills them.
+func (s *Server) Now() time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nowLocked()
+}
+
 // nowLocked is the fake's clock. s.mu must be held.
 func (s *Server) nowLocked() time.Time { return s.start.Add(s.offset) }
 
