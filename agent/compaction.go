@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 	"sync"
 
 	"google.golang.org/genai"
@@ -409,10 +410,15 @@ func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (
 	return "", errors.New("summarizer: no response")
 }
 
-// Close stops a running compaction and waits for it.
+// Close stops a running compaction and waits for it, then deletes the explicit cache the session
+// uses, so that it stops billing storage when the session ends, whichever front-end ends it.
 func (s *Session) Close() {
 	if job := s.currentJob(); job != nil {
 		job.cancel()
 		<-job.done
 	}
+	// Bounded: a cache not deleted expires with its TTL anyway.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s.DropCaches(ctx)
 }

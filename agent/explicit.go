@@ -187,7 +187,7 @@ func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, pr
 	if saving <= full.Cost() {
 		return nil
 	}
-	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: "reprise " + m.s.opts.ID}
+	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: CacheDisplayName(m.s.opts.ID)}
 	made, err := m.store.CreateCache(ctx, spec)
 	if err != nil {
 		switch gemini.CacheFailureOf(err) {
@@ -266,9 +266,9 @@ func (m *cachingModel) journalCache(op string, c gemini.Cache, cost float64, pri
 	m.s.journal(journal.Record{Kind: journal.KindCache, Cache: ev, Cost: cost, Unpriced: !priced})
 }
 
-// DropCaches deletes the explicit cache the session uses, if any: its host calls it when the
-// session ends, so that the cache stops billing storage (one left behind by a crash expires
-// with its TTL, explicitTTL).
+// DropCaches deletes the explicit cache the session uses, if any: Close calls it, so that the
+// cache stops billing storage when the session ends (one left behind by a crash expires with its
+// TTL, explicitTTL, or is deleted when the session is resumed: DropLeftCaches).
 func (s *Session) DropCaches(ctx context.Context) {
 	if m := s.caching; m != nil {
 		m.mu.Lock()

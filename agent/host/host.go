@@ -5,6 +5,7 @@
 package host
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -192,7 +193,44 @@ func (h *Host) Resume(ctx context.Context, id string, spec Spec) (*Open, error) 
 	if o.Session, err = agent.Resume(opts, snap); err != nil {
 		return nil, errors.Join(err, o.closeLog())
 	}
+	// A crash leaves the session's explicit caches billing storage until their TTL ends. One list
+	// call finds them, when the log says the session had some or it may make them.
+	if len(snap.Caches) > 0 || o.Session.Context().Policy.ExplicitCache {
+		deleted, err := o.Session.DropLeftCaches(ctx)
+		logCaches(spec.Logger, "explicit caches a crash left deleted", id, deleted, err)
+	}
 	return o, nil
+}
+
+// SweepCaches deletes the explicit caches that sessions of spec's workspace left alive (a crash
+// ends a session without deleting its cache) and that no process has open now, besides those
+// open says this one has; a server calls it when it starts. Caches whose display names name no
+// session of this workspace are left alone. It returns the names deleted.
+func (h *Host) SweepCaches(ctx context.Context, spec Spec, open func(id string) bool) ([]string, error) {
+	st, err := h.Store(spec.Workspace)
+	if st == nil || err != nil {
+		return nil, err
+	}
+	client, _, err := h.Models(ctx, cmp.Or(spec.Model, catalog.Builtin().DefaultModel()))
+	if err != nil {
+		return nil, ModelError{err}
+	}
+	deleted, err := agent.DeleteLeftCaches(ctx, client, func(id, _ string) bool {
+		return !open(id) && st.Idle(id)
+	})
+	logCaches(spec.Logger, "explicit caches that ended sessions left deleted", "", deleted, err)
+	return deleted, err
+}
+
+// logCaches logs what a sweep deleted, or why it could not.
+func logCaches(l *slog.Logger, msg, session string, deleted []string, err error) {
+	switch {
+	case l == nil:
+	case err != nil:
+		l.Warn("explicit caches left by ended sessions not all deleted: they expire with their TTL", "session", session, "error", err)
+	case len(deleted) > 0:
+		l.Info(msg, "session", session, "caches", deleted)
+	}
 }
 
 // prepare builds the model client, starts the MCP servers and builds the options of session id.
@@ -283,11 +321,7 @@ func (h *Host) observe(opts agent.Options) {
 // records may be lost. The MCP servers are the front-end's: several sessions may share them.
 func (o *Open) Close() error {
 	if o.Session != nil {
-		o.Session.Close()
-		// Bounded: a cache not deleted expires with its TTL anyway.
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		o.Session.DropCaches(ctx)
-		cancel()
+		o.Session.Close() // deletes its explicit cache too
 	}
 	return o.closeLog()
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/reprise-dev/reprise/agent/filelock"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -106,6 +107,20 @@ func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
 	}
 	l.summarize(snap)
 	return l, snap, nil
+}
+
+// Idle tells whether session id is saved here and no process has it open: its lock is free.
+// Taking the lock to see, and closing it at once, is how another process's hold shows.
+func (st *Store) Idle(id string) bool {
+	if !validID(id) {
+		return false
+	}
+	lock, err := os.OpenFile(filepath.Join(st.Dir(id), "lock"), os.O_RDWR, 0)
+	if err != nil {
+		return false // never opened, or not this store's
+	}
+	defer lock.Close()
+	return filelock.TryLock(lock) == nil
 }
 
 // Load reads and replays session id without opening it for writing.
