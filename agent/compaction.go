@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 	"sync"
+	"time"
 
 	"google.golang.org/genai"
 
