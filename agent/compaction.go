@@ -417,6 +417,7 @@ func (s *Session) Close() {
 		job.cancel()
 		<-job.done
 	}
+	s.caching.stopKeeper()
 	// Bounded: a cache not deleted expires with its TTL anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

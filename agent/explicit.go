@@ -51,6 +51,8 @@ type cachingModel struct {
 	retried bool       // a cache that was gone has been recreated once
 	read    bool       // the last call read an explicit cache
 	notes   []string   // what the user is to be told, once each
+
+	keeper idleKeeper // keeps cur alive while the session is idle (idle.go); its own lock
 }
 
 // heldCache is an explicit cache and what it holds.
@@ -64,16 +66,21 @@ type heldCache struct {
 // holds tells whether req starts with what c holds: the same system instruction and tools, and the
 // same first messages (by identity: the history is copy-on-write).
 func (c *heldCache) holds(req *gemini.Request) bool {
-	if req.System != c.system || len(req.Tools) != len(c.tools) || len(req.Contents) <= len(c.messages) {
+	return c.starts(req.System, req.Tools, req.Contents)
+}
+
+// starts tells whether a request of system, tools and contents would start with what c holds.
+func (c *heldCache) starts(system string, tools []*genai.FunctionDeclaration, contents []*genai.Content) bool {
+	if system != c.system || len(tools) != len(c.tools) || len(contents) <= len(c.messages) {
 		return false
 	}
 	for i, d := range c.tools {
-		if req.Tools[i] != d {
+		if tools[i] != d {
 			return false
 		}
 	}
 	for i, m := range c.messages {
-		if req.Contents[i] != m {
+		if contents[i] != m {
 			return false
 		}
 	}
@@ -138,9 +145,14 @@ func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini
 		m.stopLocked(fmt.Sprintf("%s has no explicit caching: the session goes on with implicit caching", model))
 		return nil
 	}
+	now := m.s.opts.Now()
+	if m.cur != nil && !m.cur.Expires.After(now) {
+		// Expired by the session's clock, after an idle gap: an end foreseen, not a failure.
+		m.dropLocked(ctx)
+	}
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
-		if cur := m.cur; cur.Expires.Sub(m.s.opts.Now()) < explicitTTL/2 {
+		if m.cur.Expires.Sub(now) < explicitTTL/2 {
 			m.extendLocked(ctx, explicitTTL)
 		}
 	} else if m.cur != nil {
@@ -240,17 +252,18 @@ func (m *cachingModel) dropLocked(ctx context.Context) {
 }
 
 // extendLocked gives the cache in use ttl more from now, and bills and journals the storage
-// added; on failure it stays as it was (a cache gone is found by the next request). m.mu must
-// be held.
-func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) {
+// added; on failure it stays as it was (a cache gone is found by the next request) and false is
+// returned. m.mu must be held.
+func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) bool {
 	cur := m.cur
 	exp, err := m.store.ExtendCache(ctx, cur.Name, ttl)
 	if err != nil {
-		return
+		return false
 	}
 	cost, priced := m.s.bill.cacheStorage(m.s.opts.ModelName, cur.Tokens, exp.Sub(cur.Expires))
 	cur.Expires = exp
 	m.journalCache(journal.CacheExtended, cur.Cache, cost, priced)
+	return true
 }
 
 // journalCache saves what happened to cache c and what it cost, for a resumed session's totals

@@ -31,6 +31,8 @@ type fixture struct {
 	srv   *geminitest.Server
 	s     *Session
 	log   *journal.Log // with journal set
+	// timers wait on the fake's clock, with simClock set.
+	timers *simTimers
 }
 
 type fixtureOpts struct {
@@ -126,10 +128,11 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		External:        o.external,
 		MCPGrants:       o.grants,
 	}
-	if o.simClock {
-		opts.Now = srv.Now
-	}
 	f := &fixture{ws: ws, srv: srv}
+	if o.simClock {
+		f.timers = &simTimers{srv: srv, armed: make(chan struct{}, 1)}
+		opts.Now, opts.After = srv.Now, f.timers.After
+	}
 	if o.journal {
 		st, err := journal.OpenStore(t.TempDir())
 		if err != nil {

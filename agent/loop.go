@@ -46,6 +46,7 @@ func (s *Session) Run(ctx context.Context, text string) iter.Seq2[Event, error] 
 		// finish clears running before turn_end is sent; this only covers a panic or a consumer
 		// that stopped early, and must not clear the flag of a turn started since.
 		defer s.loop.end(gen)
+		s.caching.stopKeeper() // the session is no longer idle
 		em := &emitter{yield: yield}
 		reason, err := s.turn(ctx, em, text)
 		s.finish(ctx, em, reason, err)
@@ -130,6 +131,8 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 	end := &TurnEnd{StopReason: reason, Totals: f.totals, Calls: f.calls}
 	s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: string(reason)})
 	s.sync()
+	// Before the session is idle, so that the next turn, which stops it, cannot begin first.
+	s.caching.startKeeper()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
 	s.loop.idle()
 	if err != nil {

@@ -66,6 +66,9 @@ type Options struct {
 	Guard   func(rel string) error
 	Logger  *slog.Logger
 	Now     func() time.Time
+	// After is the timer of the background work that waits (keeping an explicit cache alive while
+	// idle); nil = time.After. Tests give one on a simulated clock.
+	After func(time.Duration) <-chan time.Time
 	// Journal and Blobs save the session (a journal.Log); nil keeps it in memory only.
 	Journal Journal
 	Blobs   Blobs

@@ -29,3 +29,14 @@ func (c CacheCase) Cost() float64 {
 // Worth tells whether the cache saves more than it costs. When implicit caching always hits it
 // never does: an explicit cache then only adds its own cost.
 func (c CacheCase) Worth() bool { return c.Saving() > c.Cost() }
+
+// IdleKeep is how long an explicit cache is worth keeping alive while its session is idle, at
+// prices p: until the storage paid for the idleness reaches what rebuilding it costs when the user
+// is back (its tokens at the input price: the first call after the gap creates it again). The
+// tokens cancel out: Input ÷ Storage hours, 90 minutes on gemini-3.8-flash ($0.75 ÷ $0.50, and
+// $1.50 ÷ $1.00 from 2027), 27 on 3.1 Pro. When the user will be back is unknown: keeping it this
+// long and no longer costs at most twice what the best choice made knowing it would (the
+// ski-rental bound), whatever the gap.
+func IdleKeep(p Prices) time.Duration {
+	return time.Duration(p.Input / p.Storage() * float64(time.Hour))
+}

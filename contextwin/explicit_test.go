@@ -30,3 +30,19 @@ func TestCacheCaseWorth(t *testing.T) {
 		})
 	}
 }
+
+func TestIdleKeep(t *testing.T) {
+	for _, tt := range []struct {
+		p    Prices
+		want time.Duration
+	}{
+		{Prices{Input: 0.75, CachedInput: 0.075, CacheStorage: 0.50}, 90 * time.Minute},
+		{Prices{Input: 2.00, CachedInput: 0.20, CacheStorage: 4.50}, 26*time.Minute + 40*time.Second},
+		{Prices{Input: 0.10, CachedInput: 0.01, CacheStorage: 1.00}, 6 * time.Minute},
+		{Prices{Input: 0.30}, 18 * time.Minute}, // no storage price: the fallback's $1.00
+	} {
+		if got := IdleKeep(tt.p); got.Round(time.Second) != tt.want {
+			t.Errorf("IdleKeep(%+v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+}

@@ -37,6 +37,9 @@ type Policy struct {
 	// ExplicitCache puts the stable prefix in an explicit cache when the measured implicit hits
 	// fall short enough that it pays (CacheCase), on models that have explicit caching.
 	ExplicitCache bool `json:"explicitCache,omitempty"`
+	// ExplicitCacheIdle keeps the explicit cache in use alive while the session is idle, for as
+	// long as storing it costs less than rebuilding it would (IdleKeep); with ExplicitCache only.
+	ExplicitCacheIdle bool `json:"explicitCacheIdle,omitempty"`
 	// NoSummaries turns the second tier off, for measuring the first alone (reprise bench's
 	// "clearing" rows). Not a setting: a session that never summarizes outgrows its budget once
 	// nothing is left to clear.

@@ -170,6 +170,7 @@ func (s *server) initialized() {
 	}
 	s.pendingWarnings = nil
 	s.startupWarnings()
+	s.sweepCaches()
 	s.pull()
 	if s.roots.startAsking() {
 		s.askRoot() // the watcher starts once the user confirms the workspace

@@ -95,6 +95,9 @@ type server struct {
 	wg              sync.WaitGroup   // goroutines serving calls and background work
 	spawnMu         sync.Mutex       // guards stopping, and orders wg.Add before stop's wg.Wait
 	stopping        bool
+	// onSweep, set by tests before the first message, hears how the start's sweep of explicit
+	// caches ended (caches.go).
+	onSweep func(deleted []string, err error)
 }
 
 // Serve runs the server over rwc until the client exits or the connection closes. A clean end

@@ -30,7 +30,13 @@ type Settings struct {
 	LargeOutputThresholdBytes *int     `json:"largeOutputThresholdBytes,omitempty"`
 	SessionTokenCap           *int     `json:"sessionTokenCap,omitempty"`
 	MaxCostUSD                *float64 `json:"maxCostUSD,omitempty"`
-	Allow                     []string `json:"allow,omitempty"`
+	// ExplicitCache and ExplicitCacheIdle turn on the experimental explicit caching and keeping
+	// its cache alive while a session is idle (contextwin.Policy). Either level: the first caches
+	// only when its own weighing in dollars says it pays, the second keeps a cache only while
+	// storing it costs less than rebuilding it.
+	ExplicitCache     *bool    `json:"explicitCache,omitempty"`
+	ExplicitCacheIdle *bool    `json:"explicitCacheIdle,omitempty"`
+	Allow             []string `json:"allow,omitempty"`
 	// Sandbox is "workspace-write" (the default) or "off"; AllowNetwork lets sandboxed commands
 	// use TCP.
 	Sandbox      *string `json:"sandbox,omitempty"`
@@ -137,6 +143,14 @@ func (s Settings) applyPolicy(p contextwin.Policy) contextwin.Policy {
 	set := func(dst *int, v *int) {
 		if v != nil {
 			*dst = *v
+		}
+	}
+	for _, f := range []struct {
+		dst *bool
+		v   *bool
+	}{{&p.ExplicitCache, s.ExplicitCache}, {&p.ExplicitCacheIdle, s.ExplicitCacheIdle}} {
+		if f.v != nil {
+			*f.dst = *f.v
 		}
 	}
 	set(&p.ContextBudget, s.ContextBudget)

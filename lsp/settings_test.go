@@ -74,3 +74,24 @@ func TestStalePullNeverUndoesAPush(t *testing.T) {
 	}
 	close(second)
 }
+
+// TestExplicitCacheSettings: explicitCache and explicitCacheIdle are settings of the context
+// policy, off by default; a setting left out keeps its value.
+func TestExplicitCacheSettings(t *testing.T) {
+	c := config{policy: contextwin.DefaultPolicy()}
+	if c.policy.ExplicitCache || c.policy.ExplicitCacheIdle {
+		t.Fatal("explicit caching is on by default")
+	}
+	settings, err := parseSettings([]byte(`{"explicitCache": true, "explicitCacheIdle": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.apply(settings)
+	if err != nil || !n.policy.ExplicitCache || !n.policy.ExplicitCacheIdle {
+		t.Fatalf("apply: %v, %+v", err, n.policy)
+	}
+	off := false
+	if n, _ = n.apply(Settings{ExplicitCacheIdle: &off}); !n.policy.ExplicitCache || n.policy.ExplicitCacheIdle {
+		t.Errorf("explicitCacheIdle off: %+v", n.policy)
+	}
+}

@@ -222,14 +222,19 @@ func (h *Host) SweepCaches(ctx context.Context, spec Spec, open func(id string) 
 	return deleted, err
 }
 
-// logCaches logs what a sweep deleted, or why it could not.
+// logCaches logs what a sweep deleted, or why it could not; session is "" for a sweep of all.
 func logCaches(l *slog.Logger, msg, session string, deleted []string, err error) {
+	if l == nil {
+		return
+	}
+	if session != "" {
+		l = l.With("session", session)
+	}
 	switch {
-	case l == nil:
 	case err != nil:
-		l.Warn("explicit caches left by ended sessions not all deleted: they expire with their TTL", "session", session, "error", err)
+		l.Warn("explicit caches left by ended sessions not all deleted: they expire with their TTL", "error", err)
 	case len(deleted) > 0:
-		l.Info(msg, "session", session, "caches", deleted)
+		l.Info(msg, "caches", deleted)
 	}
 }
 

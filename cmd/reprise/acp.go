@@ -27,6 +27,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.IntVar(&policy.KeepRecentTurns, "keep-recent", policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&policy.CompactAt, "compact-at", policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
 	fs.Float64Var(&policy.BlockAt, "block-at", policy.BlockAt, "wait for the compaction at this fraction of the budget")
+	fs.BoolVar(&policy.ExplicitCache, "explicit-cache", false, explicitCacheUsage)
+	fs.BoolVar(&policy.ExplicitCacheIdle, "explicit-cache-idle", false, explicitCacheIdleUsage)
 	fs.Var(&allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
 	box := fs.String("sandbox", string(sandbox.WorkspaceWrite), `"workspace-write" or "off"`)
 	network := fs.Bool("allow-network", false, "let sandboxed commands open network connections")

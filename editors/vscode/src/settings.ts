@@ -15,6 +15,8 @@ export const serverKeys = [
   'largeOutputThresholdBytes',
   'sessionTokenCap',
   'maxCostUSD',
+  'explicitCache',
+  'explicitCacheIdle',
   'maxTurnRequests',
   'prices',
   'models',
