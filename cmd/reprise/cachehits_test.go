@@ -115,3 +115,36 @@ func playExplicit(t *testing.T, sc scenarios.Scenario, budget int) (scenarioRun,
 	}
 	return run, nil
 }
+
+// TestDeadZone plays the investigation in the dead zone reported of 3.x Flash models (no implicit
+// hit for prompts of 9,000 to 17,000 tokens), without compaction and at the default budget, with
+// and without explicit caching, through the real genai client: the zone shows in the cost, and
+// the misses it makes bring explicit caching in. The figures are reprise bench's dead-zone table
+// (docs/decisions.md); without compaction the explicit run outgrows the session cap: the cache
+// made in the zone is kept past it, where implicit caching would hit the whole prompt again.
+func TestDeadZone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays the long investigation six times")
+	}
+	var sc scenarios.Scenario
+	for _, s := range scenarios.All() {
+		if s.Name == "investigation" {
+			sc = s
+		}
+	}
+	runs, err := playDeadZone(t.Context(), sc, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range runs {
+		tot := r.Totals
+		t.Logf("budget %d, explicit %v: %s after %d calls, max prompt %d; $%.4f, %d of %d input cached (%.0f %%), %d written to caches; %.2f× every hit landing",
+			r.Budget, r.Explicit, r.Stop, r.Calls, r.MaxPrompt, tot.Cost, tot.CachedTokens, tot.InputTokens, 100*float64(tot.CachedTokens)/float64(tot.InputTokens), tot.CacheWriteTokens, r.Ratio)
+		switch {
+		case !r.Explicit && (r.Stop != agent.StopEndTurn || r.Ratio <= 1):
+			t.Errorf("budget %d: stopped with %s, the dead zone costing %.2f× every hit landing", r.Budget, r.Stop, r.Ratio)
+		case r.Explicit && tot.CacheWriteTokens == 0:
+			t.Errorf("budget %d: the dead zone's misses made no explicit cache", r.Budget)
+		}
+	}
+}

@@ -140,7 +140,83 @@ func costTable(ctx context.Context, w io.Writer) error {
 			row(commas(budget)+" both", r, missedCell(missed, r))
 		}
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return deadZoneTable(ctx, w, dir)
+}
+
+// deadZone is implicit caching as reported of 3.x Flash models: no hit for a prompt of about
+// 9,000 to 17,000 tokens (googleapis/python-genai#2064), every other hit landing.
+var deadZone = geminitest.Cache{DeadZone: &geminitest.Zone{From: 9_000, To: 17_000}}
+
+// deadZoneRun is one run of the investigation in the dead zone: its budget, explicit caching on
+// or off, and its ratio to the run at the same budget where every hit lands.
+type deadZoneRun struct {
+	scenarioRun
+	Explicit bool
+	Ratio    float64
+}
+
+// playDeadZone plays sc without compaction and at the default budget, in the dead zone, with
+// and without explicit caching, each against the run where every implicit hit lands.
+func playDeadZone(ctx context.Context, sc scenarios.Scenario, dir string) ([]deadZoneRun, error) {
+	explicit := func(p *contextwin.Policy) { p.ExplicitCache = true }
+	var out []deadZoneRun
+	for _, budget := range []int{noCompaction, contextwin.DefaultPolicy().ContextBudget} {
+		lucky, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-lucky", budget)), 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, on := range []bool{false, true} {
+			var tweaks []func(*contextwin.Policy)
+			if on {
+				tweaks = append(tweaks, explicit)
+			}
+			r, err := playScenarioLuck(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-%v", budget, on)), 0, deadZone, tweaks...)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, deadZoneRun{scenarioRun: r, Explicit: on, Ratio: r.Totals.Cost / lucky.Totals.Cost})
+		}
+	}
+	return out, nil
+}
+
+// deadZoneTable prints the dead-zone runs of the investigation: what each cost, its cached share,
+// what explicit caches wrote, and its ratio to every hit landing.
+func deadZoneTable(ctx context.Context, w io.Writer, dir string) error {
+	var sc scenarios.Scenario
+	for _, s := range scenarios.All() {
+		if s.Name == "investigation" {
+			sc = s
+		}
+	}
+	runs, err := playDeadZone(ctx, sc, dir)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nThe investigation in the dead zone (no implicit hit for prompts of %s to %s tokens, every other hit landing):\n",
+		commas(deadZone.DeadZone.From), commas(deadZone.DeadZone.To))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "budget\texplicit cache\tstop\tcalls\tmax prompt\tbilled input\tcached\twritten to caches\tcost\tvs every hit\t")
+	for _, r := range runs {
+		budget := "none"
+		if r.Budget != noCompaction {
+			budget = commas(r.Budget)
+		}
+		t := r.Totals
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s (%.0f %%)\t%s\t$%.4f\t%.2f×\t\n", budget, onOff(r.Explicit), r.Stop, r.Calls, commas(r.MaxPrompt),
+			commas(t.InputTokens), commas(t.CachedTokens), 100*float64(t.CachedTokens)/float64(max(t.InputTokens, 1)), commas(t.CacheWriteTokens), t.Cost, r.Ratio)
+	}
 	return tw.Flush()
+}
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
 }
 
 // missedCell is the "half the implicit hits missed" cell: the run's cost, its cached share of
