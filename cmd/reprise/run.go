@@ -112,7 +112,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.Float64Var(&f.policy.BlockAt, "block-at", f.policy.BlockAt, "wait for the compaction when the prompt reaches this fraction")
 	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on input tokens, counted at their price (a cached token counts a tenth)")
 	fs.Float64Var(&f.policy.MaxCostUSD, "max-cost", 0, "stop the session once it has cost this many US dollars (0: no dollar cap)")
-	fs.BoolVar(&f.policy.ExplicitCache, "explicit-cache", false, explicitCacheUsage)
+	explicitCacheFlags(fs, &f.policy, false)
 	fs.IntVar(&f.policy.ToolOutputMaxChars, "max-output-chars", f.policy.ToolOutputMaxChars, "a longer tool output keeps its first 40 % and last 60 %")
 	fs.IntVar(&f.maxTurnRequests, "max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops (the loop guard stops an agent going in circles sooner)")
 	fs.Var(&f.allow, "allow", "allow commands starting with PATTERN without asking (repeatable; * globs)")
@@ -301,12 +301,17 @@ func sandboxNotes(box *sandbox.Sandbox, verbose bool, stderr io.Writer) {
 	}
 }
 
-// The explicit-cache flags, the same in run and acp. Keeping a cache alive while idle is acp's
-// alone: a run ends with its task, and deletes its cache then.
-const (
-	explicitCacheUsage     = "put the stable prefix in an explicit cache when the measured implicit-cache misses make it pay: billed as input when made, then per token-hour stored (models with explicit caching; experimental)"
-	explicitCacheIdleUsage = "with --explicit-cache: keep the explicit cache alive between turns while storing it costs less than rebuilding it (input price ÷ storage price per hour: 90 minutes on gemini-3.8-flash; experimental)"
-)
+// explicitCacheFlags adds the explicit-cache flags to fs, the same in run and acp; idle adds the
+// one that keeps a cache alive between turns, acp's alone: a run ends with its task, and deletes
+// its cache then.
+func explicitCacheFlags(fs *flag.FlagSet, p *contextwin.Policy, idle bool) {
+	fs.BoolVar(&p.ExplicitCache, "explicit-cache", false, "put the stable prefix in an explicit cache when the measured implicit-cache misses make it pay: "+
+		"billed as input when made, then per token-hour stored (models with explicit caching; experimental)")
+	if idle {
+		fs.BoolVar(&p.ExplicitCacheIdle, "explicit-cache-idle", false, "with --explicit-cache: keep the explicit cache alive between turns while storing it costs less "+
+			"than rebuilding it (input price ÷ storage price per hour: 90 minutes on gemini-3.8-flash; experimental)")
+	}
+}
 
 // policyFlags names, in a policy's errors, each setting by the flag that sets it: the user wrote
 // --budget, not contextBudget.
