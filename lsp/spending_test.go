@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -176,10 +177,17 @@ func TestUserSettingsFileSetsSpending(t *testing.T) {
 	var srv *server
 	e := newEnv(t, envOpts{userSettings: file, server: func(s *server) { srv = s },
 		editor: lsptest.Options{Settings: map[string]any{"prices": map[string]any{}, "maxCostUSD": 3}}})
-	if err := e.ed.Notify(e.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{"prices": map[string]any{"gemini-2.5-flash": map[string]any{"input": 0, "cachedInput": 0, "output": 0}}}}); err != nil {
+	// The pull's empty prices may be reported before the push's (each setting is reported once a
+	// connection): the push's raised cap is its own, and says the push was held.
+	if err := e.ed.Notify(e.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{
+		"prices": map[string]any{"gemini-2.5-flash": map[string]any{"input": 0, "cachedInput": 0, "output": 0}}, "maxCostUSD": 100}}); err != nil {
 		t.Fatal(err)
 	}
-	e.awaitShown("ignored prices sent through workspace/didChangeConfiguration")
+	pushed := regexp.MustCompile(`ignored [^:]*maxCostUSD[^:]* sent through workspace/didChangeConfiguration`)
+	if _, err := e.ed.AwaitNotification(e.ctx, "window/showMessage", func(raw json.RawMessage) bool { return pushed.Match(raw) }); err != nil {
+		t.Fatalf("the push's raised cap was not reported: %v", err)
+	}
+	e.awaitShown("prices sent through")
 	want := contextwin.PriceTable{"gemini-2.5-flash": {Input: 1, CachedInput: 0.1, Output: 4}}
 	c := srv.cfg.get()
 	if diff := cmp.Diff(want, c.prices); diff != "" {
