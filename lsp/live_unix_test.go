@@ -125,7 +125,9 @@ func TestLivePlainClient(t *testing.T) {
 	reports := func() []string {
 		var out []string
 		for _, raw := range e.ed.Notifications("$/progress") {
-			var p struct{ Value struct{ Kind, Message string } }
+			var p struct {
+				Value struct{ Kind, Message string }
+			}
 			if json.Unmarshal(raw, &p) == nil && p.Value.Kind == "report" {
 				out = append(out, p.Value.Message)
 			}
