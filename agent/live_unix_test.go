@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -155,5 +156,25 @@ func TestLiveOutputFlood(t *testing.T) {
 	}
 	if final.SavedPath == "" || final.Omitted == 0 || len(final.Output) > 8000 || !strings.HasSuffix(final.Output, "end\nexit status 0") {
 		t.Errorf("final: saved %q, %d omitted, %d bytes ending %q", final.SavedPath, final.Omitted, len(final.Output), final.Output[max(0, len(final.Output)-40):])
+	}
+}
+
+// TestLiveOutputHangingCommand: a watched command that prints nothing and never ends still gets
+// its timeout, and meanwhile its clock is all its live updates carry.
+func TestLiveOutputHangingCommand(t *testing.T) {
+	f := newFixture(t, fixtureOpts{commands: yesPolicy()},
+		callTurn("run_command", map[string]any{"command": "sleep 600", "timeout_s": 2}, ""), textTurn("done"))
+	evs, err := f.run(t.Context(), "run it")
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, final := liveUpdates(t, evs)
+	if final.Status != ToolFailed || !strings.HasSuffix(final.Output, "timed out after 2s") {
+		t.Errorf("final: %s %q", final.Status, final.Output)
+	}
+	for _, u := range live {
+		if u.Live.Tail != "" || u.Live.Bytes != 0 || u.Live.Elapsed < time.Second {
+			t.Errorf("a silent command's live update: %+v", u.Live)
+		}
 	}
 }
