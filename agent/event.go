@@ -87,7 +87,7 @@ type ToolEvent struct {
 }
 
 // LiveOutput is a running command's output so far, as a UI shows it while it runs. It is
-// display-only: the model gets the final Output, and the journal records neither.
+// display-only: the model and the journal get the final Output, never this.
 type LiveOutput struct {
 	// Tail is the end of the output, secrets redacted: at most tools.LiveTailBytes and
 	// tools.LiveTailLines.
