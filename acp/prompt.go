@@ -68,7 +68,9 @@ func (s *server) stream(ctx context.Context, id string, l *live, events iter.Seq
 		case agent.EventToolCall:
 			open[ev.Tool.ID] = true
 		case agent.EventToolUpdate:
-			delete(open, ev.Tool.ID)
+			if ev.Tool.Live == nil { // the final update, not a running command's output so far
+				delete(open, ev.Tool.ID)
+			}
 		}
 		s.event(ctx, id, l, ev)
 		if ev.Type == agent.EventToolUpdate && ev.Tool.Diff != nil && ev.Tool.Status == agent.ToolCompleted {

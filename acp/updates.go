@@ -123,6 +123,10 @@ func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) 
 			sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(t.Args), sdk.WithStartLocations(locations(l.cwd, t))))
 	case agent.EventToolUpdate:
 		t := ev.Tool
+		if t.Live != nil {
+			s.send(ctx, id, liveUpdate(t))
+			return
+		}
 		out := map[string]any{"output": t.Output}
 		if t.SavedPath != "" {
 			out["savedPath"] = t.SavedPath
@@ -148,6 +152,21 @@ func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) 
 		r := ev.Retry
 		s.send(ctx, id, sdk.UpdateAgentThoughtText(fmt.Sprintf("\n[the model call failed (%s); trying again, attempt %d]\n", r.Err, r.Attempt)))
 	}
+}
+
+// liveUpdate is a running command's output so far: in progress, its content the output's end,
+// which the final update's content replaces (ACP's content is replaced, not appended to). The
+// elapsed time and size go in _meta, for a client that wants them.
+func liveUpdate(t *agent.ToolEvent) sdk.SessionUpdate {
+	l := t.Live
+	meta := func(u *sdk.SessionToolCallUpdate) {
+		u.Meta = map[string]any{"reprise": map[string]any{"elapsedMs": l.Elapsed.Milliseconds(), "bytes": l.Bytes}}
+	}
+	opts := []sdk.ToolCallUpdateOpt{sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress), meta}
+	if l.Tail != "" {
+		opts = append(opts, sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(l.Tail))}))
+	}
+	return sdk.UpdateToolCall(sdk.ToolCallId(t.ID), opts...)
 }
 
 // compactionUpdate shows a compaction as a tool call of its own: in progress, then done with

@@ -64,7 +64,7 @@ func (a *recordingApprover) questions() []tools.ApprovalRequest {
 // toolOutputs are the outputs of the turn's tool calls, in order.
 func toolOutputs(evs []Event) []string {
 	var out []string
-	for _, ev := range ofType(evs, EventToolUpdate) {
+	for _, ev := range toolResults(evs) {
 		out = append(out, ev.Tool.Output)
 	}
 	return out

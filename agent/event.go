@@ -82,6 +82,18 @@ type ToolEvent struct {
 	Omitted   int    `json:"omitted,omitempty"`
 	Refused   bool   `json:"refused,omitempty"`
 	Diff      *Diff  `json:"diff,omitempty"` // a successful write or edit
+	// Live is set on the in-progress updates of a running command, never on the final one.
+	Live *LiveOutput `json:"live,omitempty"`
+}
+
+// LiveOutput is a running command's output so far, as a UI shows it while it runs. It is
+// display-only: the model and the journal get the final Output, never this.
+type LiveOutput struct {
+	// Tail is the end of the output, secrets redacted: at most tools.LiveTailBytes and
+	// tools.LiveTailLines.
+	Tail    string        `json:"tail"`
+	Bytes   int64         `json:"bytes"`   // printed so far; more than Tail when its start is left out
+	Elapsed time.Duration `json:"elapsed"` // since the command started (approval not counted)
 }
 
 // MaxEditDiffBytes bounds each text of an edit's Diff: an editor renders it live in the chat, and

@@ -134,7 +134,7 @@ func TestExternalToolGranted(t *testing.T) {
 
 func toolOutputsOf(evs []Event) []string {
 	var out []string
-	for _, ev := range ofType(evs, EventToolUpdate) {
+	for _, ev := range toolResults(evs) {
 		out = append(out, ev.Tool.Output)
 	}
 	return out

@@ -188,6 +188,11 @@ func ofType(evs []Event, typ EventType) []Event {
 	return slices.DeleteFunc(slices.Clone(evs), func(e Event) bool { return e.Type != typ })
 }
 
+// toolResults are the final updates of the tool calls, without a running command's live ones.
+func toolResults(evs []Event) []Event {
+	return slices.DeleteFunc(ofType(evs, EventToolUpdate), func(e Event) bool { return e.Tool.Live != nil })
+}
+
 func callTurn(name string, args map[string]any, sig string) geminitest.Turn {
 	return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: name, Args: args}, ThoughtSignature: sig}}}
 }

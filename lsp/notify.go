@@ -3,6 +3,7 @@ package lsp
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.lsp.dev/protocol"
 
@@ -19,6 +20,7 @@ type turnOutput struct {
 	sessionID string
 	rich      bool
 	token     *progressToken // plain clients: the turn's progress meter
+	liveSecs  int64          // plain clients: the running command's seconds the meter shows, 0: none
 	text      strings.Builder
 	answer    string
 	usage     agent.Usage // the latest
@@ -64,9 +66,12 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 	case agent.EventToolCall, agent.EventToolUpdate:
 		t := ev.Tool
 		u := update{SessionUpdate: wire(updateNames, ev.Type), ToolCallID: t.ID, Title: t.Title, Kind: wire(toolKindNames, t.Kind), Status: wire(toolStatusNames, t.Status)}
-		if ev.Type == agent.EventToolCall {
+		switch {
+		case ev.Type == agent.EventToolCall:
 			u.RawInput = t.Args
-		} else {
+		case t.Live != nil:
+			u.Live = liveOutputOf(t.Live)
+		default:
 			u.RawOutput = &toolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
 			u.ToolContent = toolContentOf(t.Diff)
 		}
@@ -103,9 +108,7 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 	case agent.EventToolCall:
 		srv.logMessage(protocol.MessageTypeLog, "Reprise → "+ev.Tool.Title)
 	case agent.EventToolUpdate:
-		if ev.Tool.Refused {
-			srv.logMessage(protocol.MessageTypeWarning, "Reprise: refused: "+ev.Tool.Title)
-		}
+		o.plainTool(ev.Tool)
 	case agent.EventCompaction:
 		if cp := ev.Compaction.Checkpoint; cp != nil {
 			srv.logMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s» (%d → %d tokens)", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter))
@@ -135,6 +138,25 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		default:
 			srv.showMessage(protocol.MessageTypeWarning, "Reprise stopped: "+wire(stopNames, e.StopReason)+" · "+msg)
 		}
+	}
+}
+
+// plainTool shows a running command on the plain client's meter, once a second at most (a
+// message update, nothing more), and puts the meter back when it ends.
+func (o *turnOutput) plainTool(t *agent.ToolEvent) {
+	if t.Live != nil {
+		if secs := int64(t.Live.Elapsed / time.Second); o.token != nil && secs > o.liveSecs {
+			o.liveSecs = secs
+			o.token.report(fmt.Sprintf("%s · %s · %d s", meterText(o.usage), t.Title, secs), percentOf(o.usage))
+		}
+		return
+	}
+	if o.liveSecs > 0 {
+		o.liveSecs = 0
+		o.token.report(meterText(o.usage), percentOf(o.usage))
+	}
+	if t.Refused {
+		o.srv.logMessage(protocol.MessageTypeWarning, "Reprise: refused: "+t.Title)
 	}
 }
 

@@ -72,6 +72,8 @@ type update struct {
 	Status     string         `json:"status,omitempty"`
 	RawInput   map[string]any `json:"rawInput,omitempty"`
 	RawOutput  *toolOutput    `json:"rawOutput,omitempty"`
+	// tool_call_update of a running command (status in_progress): its output so far
+	Live *liveOutput `json:"live,omitempty"`
 	// compaction
 	Compaction *compactionUpdate `json:"compaction,omitempty"`
 	// retry
@@ -150,6 +152,21 @@ type toolOutput struct {
 	SavedPath string `json:"savedPath,omitempty"`
 	Omitted   int    `json:"omitted,omitempty"`
 	Refused   bool   `json:"refused,omitempty"`
+}
+
+// liveOutput is a running command's output so far, for display only: the final update's
+// rawOutput replaces it, and the model never gets it.
+type liveOutput struct {
+	Tail      string `json:"tail"`      // the end of the output: at most 4 KiB and 40 lines
+	Bytes     int64  `json:"bytes"`     // printed so far; more than tail holds when its start is left out
+	ElapsedMs int64  `json:"elapsedMs"` // since the command started
+}
+
+func liveOutputOf(l *agent.LiveOutput) *liveOutput {
+	if l == nil {
+		return nil
+	}
+	return &liveOutput{Tail: l.Tail, Bytes: l.Bytes, ElapsedMs: l.Elapsed.Milliseconds()}
 }
 
 // compactionUpdate reports a compaction starting, blocking the loop, or ending.

@@ -39,6 +39,7 @@ type capture struct {
 	cont      int64          // UTF-8 continuation bytes among them
 	spill     *spill         // nil: the output is not saved
 	redact    *secret.Writer // nil: nothing to redact; else Write goes through it to store
+	live      *Live          // nil: nobody watches the output as it comes
 }
 
 func newCapture(maxChars int, sp *spill) *capture {
@@ -79,6 +80,7 @@ func (c *capture) Write(p []byte) (int, error) {
 func (c *capture) store(p []byte) (int, error) {
 	n := len(p)
 	c.total += int64(n)
+	c.live.write(p) // past the redaction, as everything stored
 	c.cont += int64(countContinuation(p))
 	if c.spill != nil {
 		c.spill.write(p)

@@ -73,6 +73,7 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 	}
 
 	c := env.newCaptureFor(call, "run_command")
+	c.live = call.Live
 	sb := env.sandbox()
 	run := execute(ctx, sb, trust, env.Workspace, shellArgv(command), timeout, c)
 	res = Result{Command: command, ExitCode: run.exitCode}
@@ -216,6 +217,7 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 		}
 		return ran{exitCode: -1, startErr: err}
 	}
+	c.live.start()
 
 	read := make(chan error, 1)
 	go func() { // ends at EOF, when every holder of the pipe is gone, or at the deadline below

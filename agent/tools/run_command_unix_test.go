@@ -15,6 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // The tests of run_command through sh: the shell of every OS but Windows.
@@ -220,5 +221,41 @@ func TestRunCommandPolicy(t *testing.T) {
 				t.Errorf("approvals asked (-got +want):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRunCommandLive: a watched command's output reaches its Live as it ran, secrets redacted
+// as in the result, and the result is what an unwatched run returns.
+func TestRunCommandLive(t *testing.T) {
+	ws := workspace(t, nil)
+	key := "live-secret-0123456789"
+	env := &Env{Workspace: ws, Commands: &cmdpolicy.Policy{AllowAll: true}, Secrets: secret.New(map[string]string{"TOKEN": key})}
+	// The key is printed in two writes: the redaction works on the stream.
+	command := "echo before; printf 'live-secret-'; printf '0123456789\\n'; echo after"
+	live := NewLive()
+	watched := Run(t.Context(), env, Call{ID: "call-1", Name: "run_command", Args: map[string]any{"command": command}, Live: live})
+	plain := runCmd(t, env, command)
+	if diff := cmp.Diff(watched, plain); diff != "" {
+		t.Errorf("a watched run's result differs (-watched +plain):\n%s", diff)
+	}
+	s := live.Snapshot()
+	if want := "before\n[redacted TOKEN]\nafter\n"; s.Tail != want || s.Bytes != int64(len(want)) {
+		t.Errorf("tail %q (%d bytes), want %q", s.Tail, s.Bytes, want)
+	}
+	if !s.Started || s.Began.IsZero() {
+		t.Errorf("Started %v, Began %v", s.Started, s.Began)
+	}
+}
+
+// TestRunCommandLiveNotStarted: a refused command never starts, so a UI shows no running time.
+func TestRunCommandLiveNotStarted(t *testing.T) {
+	env := &Env{Workspace: workspace(t, nil), Commands: cmdpolicy.New(nil, []string{"rm"})}
+	live := NewLive()
+	r := Run(t.Context(), env, Call{ID: "call-1", Name: "run_command", Args: map[string]any{"command": "rm -rf x"}, Live: live})
+	if !r.Refused {
+		t.Fatalf("not refused: %q", r.Output)
+	}
+	if s := live.Snapshot(); s.Started || s.Bytes != 0 {
+		t.Errorf("a refused command's Live: %+v", s)
 	}
 }

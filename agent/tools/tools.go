@@ -85,6 +85,8 @@ type Call struct {
 	ID   string // the model's call id; may be empty (Gemini often leaves it out)
 	Name string
 	Args map[string]any
+	// Live, if set, receives run_command's output as it comes, for a UI; nil: nobody watches.
+	Live *Live
 }
 
 // Result is what a call produced: Output for the model, the rest for the harness and the UI.

@@ -51,7 +51,9 @@ func (t *table) handle(ev agent.Event) {
 		}
 		t.text.Reset()
 	case agent.EventToolUpdate:
-		t.tool(ev.Tool)
+		if ev.Tool.Live == nil { // a running command's output so far is for editors
+			t.tool(ev.Tool)
+		}
 	case agent.EventCompaction:
 		t.compaction(ev.Compaction)
 	case agent.EventWarning:

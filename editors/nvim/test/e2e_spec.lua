@@ -424,6 +424,25 @@ h.test("the agent's edits reach open buffers at once; unsaved edits are kept wit
   vim.api.nvim_buf_set_option(dbuf, 'modified', false)
 end)
 
+h.test('a running command shows its time and its last lines, replaced by its result', function()
+  approval_key = 'a'
+  vim.cmd('silent only')
+  vim.cmd('Reprise ask stream the ticks')
+  -- The command prints tick-1, then waits for the file "go", created once the chat showed it.
+  h.wait(T, function()
+    return chat_text():find('\n%- ⋯ Run echo tick%-1[^\n]* · running %d+ s\n  │ tick%-1\n?') ~= nil
+  end, 'the running command with its output so far')
+  write(ws .. '/go', '')
+  h.wait(T, function()
+    return chat_text():find('The ticks are done.', 1, true) ~= nil
+  end, 'the answer')
+  local text = chat_text()
+  h.truthy(text:find('\n%- ✓ Run echo tick%-1[^\n]*\n\nThe ticks are done%.'),
+    'the command done, on one line:\n' .. text)
+  h.truthy(not text:find('│', 1, true) and not text:find('running', 1, true), 'the output so far is gone:\n' .. text)
+  os.remove(ws .. '/go')
+end)
+
 h.test('q closes the chat', function()
   local buf = chat.buf(id())
   if vim.env.REPRISE_TEST_VERBOSE then

@@ -259,6 +259,40 @@ h.test('chat rendering of every update kind', function()
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+h.test('chat: a running command shows its time and last lines, replaced in place by its result', function()
+  local chat = require('reprise.chat')
+  local id = 9998
+  local function up(u)
+    chat.on_update(id, { sessionId = 's1', update = u })
+  end
+  local function live(id_, tail, ms)
+    up({ sessionUpdate = 'tool_call_update', toolCallId = id_, title = 'Run make', kind = 'execute',
+      status = 'in_progress', live = { tail = tail, bytes = #tail, elapsedMs = ms } })
+  end
+  chat.user(id, 'build')
+  up({ sessionUpdate = 'tool_call', toolCallId = 't1', title = 'Run make', kind = 'execute', status = 'in_progress' })
+  up({ sessionUpdate = 'tool_call', toolCallId = 't2', title = 'Run make', kind = 'execute', status = 'in_progress' })
+  live('t1', 'cc a.c\n', 400)
+  h.contains(h.text(chat.buf(id)), '- ⋯ Run make · running 0 s\n  │ cc a.c\n- ⋯ Run make', 'the first lines')
+  local many = {}
+  for i = 1, 12 do
+    table.insert(many, 'line ' .. i)
+  end
+  live('t1', table.concat(many, '\n') .. '\r\n', 65400)
+  h.contains(h.text(chat.buf(id)), '- ⋯ Run make · running 1 min 5 s\n  │ line 8\n  │ line 9\n  │ line 10\n'
+    .. '  │ line 11\n  │ line 12\n- ⋯ Run make', 'the last five lines, the row below untouched')
+  live('t2', 'other\n', 1000)
+  up({ sessionUpdate = 'tool_call_update', toolCallId = 't1', title = 'Run make', status = 'completed',
+    rawOutput = { output = 'ok' } })
+  h.contains(h.text(chat.buf(id)), '## Reprise\n\n- ✓ Run make\n- ⋯ Run make · running 1 s\n  │ other',
+    'replaced by one line')
+  up({ sessionUpdate = 'tool_call_update', toolCallId = 't2', title = 'Run make', status = 'failed',
+    rawOutput = { output = 'no' } })
+  h.truthy(h.text(chat.buf(id)):find('## Reprise\n\n%- ✓ Run make\n%- ✗ Run make$'), h.text(chat.buf(id)))
+  h.eq(chat.seconds(59499), '59 s', 'seconds')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
 h.test('chat history of a resumed session', function()
   local chat = require('reprise.chat')
   local id = 9998

@@ -230,6 +230,16 @@ export interface ToolOutput {
   refused?: boolean;
 }
 
+/** LiveOutput is a running command's output so far (display only): the final rawOutput replaces it. */
+export interface LiveOutput {
+  /** the end of the output: at most 4 KiB and 40 lines */
+  tail: string;
+  /** printed so far; more than tail holds when its start is left out */
+  bytes: number;
+  /** since the command started */
+  elapsedMs: number;
+}
+
 export interface CompactionUpdate {
   /** one of the Compaction* names but CompactionIdle */
   state: string;
@@ -257,6 +267,8 @@ export interface Update {
   status?: string;
   rawInput?: Record<string, unknown>;
   rawOutput?: ToolOutput;
+  /** a running command's tool_call_update (status in_progress): its output so far */
+  live?: LiveOutput;
   compaction?: CompactionUpdate;
   retry?: { attempt: number; delay: number; error: string; discard: boolean };
   stopReason?: string;

@@ -13,7 +13,7 @@ local E = protocol.entry
 local T = protocol.tool_status
 
 -- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
--- session (the one shown last)}
+-- live = {'session toolCallId' = lines of output under it}, session (the one shown last)}
 local chats = {}
 
 -- refused is the plugin's own: a failed call the policy or the user refused.
@@ -109,7 +109,7 @@ function M.get(id, root)
   vim.b[buf].reprise_client = id
   vim.keymap.set('n', 'q', '<cmd>close<cr>',
     { buffer = buf, silent = true, nowait = true, desc = 'Close the Reprise chat' })
-  chat = { buf = buf, tools = {} }
+  chat = { buf = buf, tools = {}, live = {} }
   chats[id] = chat
   return chat
 end
@@ -248,9 +248,39 @@ local function diff_counts(u)
   return ''
 end
 
+-- How many lines of a running command's output show under its line.
+M.live_lines = 5
+
+--- A duration as VS Code's chat writes it: "4 s", "1 min 5 s".
+---@param ms number
+---@return string
+function M.seconds(ms)
+  local s = math.max(0, math.floor((ms or 0) / 1000 + 0.5))
+  if s < 60 then
+    return s .. ' s'
+  end
+  return math.floor(s / 60) .. ' min' .. (s % 60 > 0 and (' ' .. s % 60 .. ' s') or '')
+end
+
+-- The last M.live_lines lines of a running command's output, quoted under its line.
+local function live_lines(live)
+  local lines = util.lines(live.tail or '')
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  local out = {}
+  for i = math.max(1, #lines - M.live_lines + 1), #lines do
+    table.insert(out, '  │ ' .. lines[i]:gsub('\r', ''))
+  end
+  return out
+end
+
 local function tool_line(u, status)
   local line = string.format('- %s %s', M.status_icon[status] or status, u.title or u.kind or 'tool')
   local out = u.rawOutput
+  if u.live and status == T.in_progress then
+    return line .. ' · running ' .. M.seconds(u.live.elapsedMs)
+  end
   if out and out.refused then
     line = line .. ' (refused)'
   else
@@ -262,25 +292,33 @@ local function tool_line(u, status)
   return line
 end
 
--- Tool call ids are unique within a session only.
+-- Tool call ids are unique within a session only. A running command's line has the last lines
+-- of its output under it (chat.live[key] of them), replaced by the one final line.
 local function on_tool(chat, session, u)
   local status = u.status or T.in_progress
   if u.rawOutput and u.rawOutput.refused then
     status = 'refused'
   end
   local key = (session or '') .. ' ' .. tostring(u.toolCallId)
+  local lines = { tool_line(u, status) }
+  if u.live and status == T.in_progress then
+    vim.list_extend(lines, live_lines(u.live))
+  end
   local mark = u.sessionUpdate == U.tool_call_update and chat.tools[key]
   if mark then
     local pos = vim.api.nvim_buf_get_extmark_by_id(chat.buf, ns, mark, {})
     if pos and pos[1] then
       edit(chat, function(buf)
-        vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1, false, { tool_line(u, status) })
+        vim.api.nvim_buf_set_lines(buf, pos[1], pos[1] + 1 + (chat.live[key] or 0), false, lines)
+        vim.api.nvim_buf_set_extmark(buf, ns, pos[1], 0, { id = mark })
       end)
+      chat.live[key] = #lines - 1
       return
     end
   end
-  append(chat, { tool_line(u, status) }, chat.stream == nil and chat.last_tool)
-  local row = vim.api.nvim_buf_line_count(chat.buf) - 1
+  append(chat, lines, chat.stream == nil and chat.last_tool)
+  chat.live[key] = #lines - 1
+  local row = vim.api.nvim_buf_line_count(chat.buf) - #lines
   chat.tools[key] = vim.api.nvim_buf_set_extmark(chat.buf, ns, row, 0, {})
   chat.last_tool = true
 end

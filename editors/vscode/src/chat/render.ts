@@ -2,7 +2,7 @@
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { tokens } from '../meter';
 import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
-import type { ToolOutput } from '../protocol';
+import type { LiveOutput, ToolOutput } from '../protocol';
 import { commandPattern } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
 import { seconds } from './state';
@@ -135,14 +135,17 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       ].join('');
       const d = it.diff;
       const countsHtml = d && !d.note ? ` ${countsOf(d.added, d.removed)}` : '';
-      // The time a call took, once it is worth saying (a second or more).
+      // The time a call took, once it is worth saying (a second or more); a running command's
+      // from the server, which counts from the command's start.
       const ms = it.started && (it.ended || now) ? (it.ended ?? now) - it.started : 0;
-      const took = ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
+      const took = it.live
+        ? ` <span class="elapsed">running · ${seconds(it.live.elapsedMs)}</span>`
+        : ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
       const exitText = exit !== undefined ? ` <span class="exit">exit ${exit}</span>` : '';
       // One status: the icon (its label says it in words), plus the exit status of a command that said no.
       const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${it.status === ToolStatusInProgress ? ' codicon-modifier-spin' : ''}`)} <span class="title">${titleWithLink(it.title, it.input, d)}</span>${countsHtml}${exitText}${took}`;
       const cls = exit !== undefined ? 'exited' : it.status;
-      return details(`tool-${it.id}`, `tool ${escape(it.kind)} ${escape(cls)}`, summary, body, open);
+      return details(`tool-${it.id}`, `tool ${escape(it.kind)} ${escape(cls)}`, summary, body, open) + (it.live ? liveView(it.live) : '');
     }
     case 'approval':
       return renderApproval(it);
@@ -179,6 +182,16 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       return `<div class="marker error">${icon('error')} ${escape(it.text)}${last ? nextSteps(true, apiKey) : ''}</div>`;
     }
   }
+}
+
+/**
+ * liveView is a running command's output so far, under its row whether the row is open or not:
+ * a monospace block of bounded height that the webview keeps scrolled to its end.
+ */
+export function liveView(l: LiveOutput): string {
+  const shown = new TextEncoder().encode(l.tail).length;
+  const earlier = l.bytes > shown ? `<div class="note">… ${tokens(l.bytes - shown)} bytes before</div>` : '';
+  return `<div class="live" role="log" aria-label="Output so far">${earlier}<pre>${escape(l.tail)}</pre></div>`;
 }
 
 /** fileLink is a link the webview turns into "open this file at this line". */

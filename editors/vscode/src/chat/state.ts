@@ -4,7 +4,7 @@
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
 import type { Answer, Approval } from './approval';
 import { splitAttachment } from '../selection';
-import type { CheckpointInfo, FileChange, HistoryEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
+import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
   CompactionDone,
@@ -63,6 +63,8 @@ export type Item =
       input?: Record<string, unknown>;
       output?: ToolOutput;
       diff?: EditDiff;
+      /** a running command's output so far, until its result comes */
+      live?: LiveOutput;
       /** when the call started and ended (ms since the epoch), for the elapsed time */
       started?: number;
       ended?: number;
@@ -167,6 +169,9 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
         diff: Array.isArray(u.content) ? (editDiff(u.content, turnCount(items)) ?? prev?.diff) : prev?.diff,
       };
       if (!tool.diff) delete tool.diff;
+      // The output so far is shown while the call runs; the result replaces it.
+      const live = tool.status === ToolStatusInProgress ? (u.live ?? prev?.live) : undefined;
+      if (live) tool.live = live;
       if (at) {
         tool.started = prev?.started ?? at;
         if (tool.status !== ToolStatusInProgress) tool.ended = prev?.ended ?? at;

@@ -152,6 +152,8 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   log.innerHTML = m.chat.items.length
     ? renderItems(m.chat, (s) => md.render(s), open, Date.now())
     : '<div class="empty">Ask Reprise about this workspace.</div>';
+  // A running command's output shows its end, as a terminal does.
+  log.querySelectorAll<HTMLElement>('.live pre').forEach((pre) => (pre.scrollTop = pre.scrollHeight));
   if (atBottom) log.scrollTop = log.scrollHeight;
   showActivity();
   // A new approval takes the focus (unless a question is being typed), so 1, 2, 3 and Enter answer it.

@@ -821,6 +821,37 @@ await step('in each theme: the approval card, the progress line, the Changes lis
   await theme('Light 2026', 'vs'); // back to the default
 });
 
+await step('a running command streams its output into its row, with its time, and its result replaces it', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Stream the ticks');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.approval.pending', { hasText: 'tick-$i' });
+  await card.waitFor({ timeout: 30_000 });
+  await card.locator('button', { hasText: 'Allow once' }).click();
+  // The command prints a line a second: tick-1 shows under the row while the row still runs.
+  // Both are read in one evaluation, so the row cannot have completed in between.
+  const seen = await waitFor('tick-1 under the running row', () => chat.evaluate(() => {
+    const row = document.querySelector('details.tool.in_progress');
+    const pre = row?.nextElementSibling?.matches('.live') ? row.nextElementSibling.querySelector('pre') : null;
+    return pre && pre.textContent.includes('tick-1') ? { out: pre.textContent, summary: row.querySelector('summary').textContent } : undefined;
+  }), 30_000);
+  if (!/running · \d+ s/.test(seen.summary)) throw new Error(`running row "${seen.summary}"`);
+  console.log(`     live: ${JSON.stringify(seen.out)} · ${seen.summary.trim()}`);
+  await page.mouse.move(800, 300);
+  await shot('live-output');
+  const done = chat.locator('details.tool.completed', { hasText: 'tick-$i' });
+  await done.waitFor({ timeout: 30_000 });
+  if ((await chat.locator('.live').count()) !== 0) throw new Error('the output so far stayed after the result');
+  await chat.locator('.msg.agent', { hasText: 'The ticks are done.' }).waitFor({ timeout: 30_000 });
+  // The row may be open already: a call id of an earlier session's open row is the same.
+  if ((await done.getAttribute('open')) === null) await done.locator('summary .chev').click();
+  await done.locator('pre', { hasText: 'tick-3' }).waitFor();
+  await shot('live-output-done');
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.

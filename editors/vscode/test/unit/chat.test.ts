@@ -92,3 +92,41 @@ describe('render', () => {
     expect(renderItems(s, (t) => t, new Set())).not.toContain(' open');
   });
 });
+
+describe('a running command', () => {
+  const call = up({ sessionUpdate: 'tool_call', toolCallId: 't1', title: 'Run make', kind: 'execute', status: 'in_progress', rawInput: { command: 'make' } });
+  const live = (tail: string, bytes: number, elapsedMs: number) =>
+    up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', title: 'Run make', kind: 'execute', status: 'in_progress', live: { tail, bytes, elapsedMs } });
+  const tool = (s: ChatState) => s.items.find((it) => it.type === 'tool') as Extract<ChatState['items'][number], { type: 'tool' }>;
+
+  it('keeps the latest output so far, and drops it when the result comes', () => {
+    const s1 = run({ type: 'ask', text: 'build' }, call, live('tick-1\n', 7, 400), live('tick-1\ntick-2\n', 14, 1300));
+    expect(tool(s1).live).toEqual({ tail: 'tick-1\ntick-2\n', bytes: 14, elapsedMs: 1300 });
+    expect(tool(s1).output).toBeUndefined(); // no empty result meanwhile
+    const s2 = reduce(s1, up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'completed', rawOutput: { output: 'tick-1\ntick-2\nexit status 0' } }));
+    expect(tool(s2).live).toBeUndefined();
+    expect(tool(s2).output).toEqual({ output: 'tick-1\ntick-2\nexit status 0' });
+  });
+
+  it('shows the output so far under its row, closed or open, with the running time', () => {
+    const s = run({ type: 'ask', text: 'build' }, call, live('a <b>\nlast line\n', 2_000_000, 12_400));
+    const html = renderItems(s, (t) => t, new Set());
+    expect(html).toContain('<span class="elapsed">running · 12 s</span>');
+    // After the details element, so that a closed row shows it too.
+    expect(html).toMatch(/<\/details><div class="live"[^>]*><div class="note">… 2M bytes before<\/div><pre>a &lt;b&gt;\nlast line\n<\/pre><\/div>/);
+  });
+
+  it('is replaced by the result when the call completes', () => {
+    const s = run({ type: 'ask', text: 'build' }, call, live('tick-1\n', 7, 400),
+      up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'failed', rawOutput: { output: 'tick-1\nexit status 2' } }));
+    const html = renderItems(s, (t) => t, new Set(['tool-t1']));
+    expect(html).not.toContain('class="live"');
+    expect(html).not.toContain('running ·');
+    expect(html).toContain('<pre>tick-1\nexit status 2</pre>');
+  });
+
+  it('says nothing of bytes before when the whole output is shown', () => {
+    const s = run({ type: 'ask', text: 'build' }, call, live('é\n', 3, 100));
+    expect(renderItems(s, (t) => t, new Set())).not.toContain('bytes before');
+  });
+});
