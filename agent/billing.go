@@ -22,7 +22,7 @@ type billing struct {
 	asked   string             // the model asked for (Options.ModelName)
 	// compaction is the model summaries are asked of when it is not the session's; "" when it is.
 	compaction string
-	now     func() time.Time
+	now        func() time.Time
 
 	mu         sync.Mutex // guards everything below
 	totals     contextwin.Totals
