@@ -58,8 +58,9 @@ type Options struct {
 	CompactionModel     Model
 	CompactionModelName string
 	CompactionThinking  catalog.ThinkingChoice
-	Commands            *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
-	Approver            tools.Approver    // nil = refuse what the policy does not allow
+
+	Commands *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
+	Approver tools.Approver    // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.
 	Sandbox *sandbox.Sandbox
 	// Secrets are redacted from everything that reaches the model or the journal; nil = the

@@ -240,6 +240,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request, m
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
+			s.unanswered(n) // the client gave up before any reply: none is billed
 			return
 		}
 	}
@@ -357,6 +358,14 @@ func callsFunction(parts []Part) bool {
 // not, one part way through a stream means it did.
 func processed(req Request, f *Fault) bool {
 	return f == nil || (req.Stream && f.AfterEvents > 0)
+}
+
+// unanswered records that request n (1-based) got no reply after all.
+func (s *Server) unanswered(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &s.reqs[n-1]
+	r.Usage, r.ServedTier, r.Cost, r.Priced = nil, "", 0, false
 }
 
 // record appends req to the log and returns its 1-based number.
