@@ -21,7 +21,13 @@ type Settings struct {
 	Model *string `json:"model,omitempty"`
 	// Thinking is "auto" (the model's default) or a level the model accepts: sent as
 	// thinkingLevel, or as a budget on 2.5 models. Sessions created afterwards.
-	Thinking                  *string  `json:"thinking,omitempty"`
+	Thinking *string `json:"thinking,omitempty"`
+	// CompactionModel is the model compaction summaries are asked of; "" is the session's own.
+	// Sessions created afterwards.
+	CompactionModel *string `json:"compactionModel,omitempty"`
+	// CompactionTier is "standard" or "flex": whether background summaries ask Gemini's Flex
+	// tier first (contextwin.Policy.CompactionTier). From the next compaction on.
+	CompactionTier            *string  `json:"compactionTier,omitempty"`
 	ContextBudget             *int     `json:"contextBudget,omitempty"`
 	CompactAt                 *float64 `json:"compactAt,omitempty"`
 	BlockAt                   *float64 `json:"blockAt,omitempty"`
@@ -55,7 +61,9 @@ type Settings struct {
 type config struct {
 	model    string
 	thinking string // catalog.Auto or a level, upper case
-	policy   contextwin.Policy
+	// compactionModel is the model summaries are asked of; "" is the session's.
+	compactionModel string
+	policy          contextwin.Policy
 	// maxTurnRequests caps a turn's model calls (0: the agent's default).
 	maxTurnRequests int
 	allow           []string
@@ -118,7 +126,7 @@ func (c config) apply(s Settings) (config, error) {
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}
-	for _, step := range []func(*config, Settings) error{applySandbox, applyMCP, applyModels} {
+	for _, step := range []func(*config, Settings) error{applyCompaction, applySandbox, applyMCP, applyModels} {
 		if err := step(&n, s); err != nil {
 			return c, err
 		}
@@ -153,6 +161,28 @@ func (s Settings) applyPolicy(p contextwin.Policy) contextwin.Policy {
 		}
 	}
 	return p
+}
+
+// applyCompaction applies the summaries' settings: their model and their tier.
+func applyCompaction(n *config, s Settings) error {
+	if v := s.CompactionModel; v != nil {
+		name, err := catalog.ParseModelName(*v)
+		if err != nil {
+			return fmt.Errorf("compactionModel: %w", err)
+		}
+		n.compactionModel = name
+	}
+	if v := s.CompactionTier; v != nil {
+		tier, err := catalog.ParseTier(*v)
+		if err != nil {
+			return fmt.Errorf("compactionTier: %w", err)
+		}
+		if tier == catalog.TierStandard {
+			tier = "" // the policy's default, so that choosing it changes nothing
+		}
+		n.policy.CompactionTier = tier
+	}
+	return nil
 }
 
 // applySandbox applies the sandbox's settings: its mode, the network, the hidden paths.

@@ -93,6 +93,20 @@ func ParseTier(setting string) (Tier, error) {
 	return "", fmt.Errorf("%q is not a service tier (standard, flex)", setting)
 }
 
+// ParseModelName checks a model name a user gives ("gemini-3.1-flash-lite", "models/…"): it goes
+// into the request's URL path (models/NAME:generateContent), so it has no space, slash, colon,
+// query or fragment character. It returns the name without "models/"; "" stays "" (the caller's
+// default). A name the catalogue does not know is fine: its price is then unknown.
+func ParseModelName(setting string) (string, error) {
+	name := strings.TrimPrefix(strings.TrimSpace(setting), "models/")
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || strings.ContainsRune("/:?#%\\", r)
+	}); i >= 0 || len(name) > 128 {
+		return "", fmt.Errorf("%q is not a model name such as %s", setting, Builtin().DefaultModel())
+	}
+	return name, nil
+}
+
 // ServedTier reads the tier an API response names (usageMetadata.serviceTier: "flex",
 // "standard", or an enum spelling such as "SERVICE_TIER_FLEX"); asked is what the request asked
 // for, used when the response names none.

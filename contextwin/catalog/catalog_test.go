@@ -320,3 +320,16 @@ func TestTiers(t *testing.T) {
 		}
 	}
 }
+
+func TestParseModelName(t *testing.T) {
+	for in, want := range map[string]string{"": "", "gemini-3.1-flash-lite": "gemini-3.1-flash-lite", " models/acme-7b ": "acme-7b"} {
+		if got, err := ParseModelName(in); err != nil || got != want {
+			t.Errorf("ParseModelName(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"gemini 3", "../x", "a:generateContent", "x?key=1", "a#b", strings.Repeat("a", 129)} {
+		if _, err := ParseModelName(bad); err == nil {
+			t.Errorf("ParseModelName(%q) accepted", bad)
+		}
+	}
+}
