@@ -176,19 +176,17 @@ func (b *billing) planPricesLocked() contextwin.Prices {
 	return p
 }
 
-// summaryPrices are what a summary on model is weighed at, on the standard tier and on Flex: its
-// prices today for the last prompt's size, else the catalogue's default model's (as
-// planPricesLocked).
-func (b *billing) summaryPrices(model string) (standard, flex contextwin.Prices) {
+// summaryPrices are what a summary on model is weighed at: its standard prices today for the
+// last prompt's size, else the catalogue's default model's (as planPricesLocked).
+func (b *billing) summaryPrices(model string) contextwin.Prices {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	if _, ok := b.pricing.At(model, now, b.lastPrompt); !ok {
 		model = b.pricing.Catalog.DefaultModel()
 	}
-	standard, _ = b.pricing.AtTier(model, now, b.lastPrompt, catalog.TierStandard)
-	flex, _ = b.pricing.AtTier(model, now, b.lastPrompt, catalog.TierFlex)
-	return standard, flex
+	p, _ := b.pricing.At(model, now, b.lastPrompt)
+	return p
 }
 
 // pricedLocked tells whether the model the next call is expected to be served by has a known

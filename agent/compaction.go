@@ -84,28 +84,19 @@ type planFacts struct {
 	prices   contextwin.Prices // what a compaction is weighed at (billing.forPlan)
 	cached   int               // the last prompt, when its model caches it
 	// summaryModel is the model summaries go to; cold when it is not the session's (no share of
-	// its cache), flexOK when a background summary may ask it for Flex. summary and
-	// summaryFlex are its prices on each tier.
-	summaryModel         string
-	cold, flexOK         bool
-	summary, summaryFlex contextwin.Prices
+	// its cache), flexOK when a background summary may ask it for Flex. summary is its prices on
+	// the standard tier, which a summary is weighed at even when it asks for Flex (worth).
+	summaryModel string
+	cold, flexOK bool
+	summary      contextwin.Prices
 }
 
 func (s *Session) planFacts() planFacts {
 	f := planFacts{policy: s.policy(), state: s.files.state()}
 	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
 	f.summaryModel, f.cold, f.flexOK = s.summaryTarget(f.policy)
-	f.summary, f.summaryFlex = s.bill.summaryPrices(f.summaryModel)
+	f.summary = s.bill.summaryPrices(f.summaryModel)
 	return f
-}
-
-// summaryPrices are what the summary of a compaction is weighed at: on Flex when it would be a
-// background one that may ask for it.
-func (f planFacts) summaryPrices(background bool) contextwin.Prices {
-	if background && f.flexOK {
-		return f.summaryFlex
-	}
-	return f.summary
 }
 
 // canCompactLocked tells whether an automatic compaction is worth starting: not when the last
@@ -208,14 +199,18 @@ func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
 }
 
 // worth tells whether compacting early, before the prompt reaches blockAt, pays for itself over
-// the calls expected to follow, its summary priced where it would go (a background one, on Flex
-// when the settings allow). The horizon is a cautious guess: a turn that has made calls calls
-// makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of four;
-// and no more than its limit leaves. A wrong guess costs one summary call: the compaction at
-// blockAt would have come anyway, or not at all.
+// the calls expected to follow, its summary priced on the model it goes to (cold on another
+// one). A summary that will ask for Flex is still weighed at the standard tier's price: Flex is
+// best-effort and falls back to the standard tier when shed or waited for, and counting on its
+// discount made marginal compactions look worth it, which cost more over a session (reprise
+// bench, docs/decisions.md "Cheaper summaries"). Flex is a discount on a decision that pays
+// without it. The horizon is a cautious guess: a turn that has made calls calls makes, under a
+// Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of four; and no more
+// than its limit leaves. A wrong guess costs one summary call: the compaction at blockAt would
+// have come anyway, or not at all.
 func (s *Session) worth(f planFacts, plan contextwin.Plan, calls int) bool {
 	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
-	saving, cost := plan.Worth(f.prices, f.summaryPrices(true), f.cached, horizon)
+	saving, cost := plan.Worth(f.prices, f.summary, f.cached, horizon)
 	return saving > cost
 }
 

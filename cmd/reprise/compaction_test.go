@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -74,5 +75,39 @@ func TestCompactionFlags(t *testing.T) {
 		if code != 2 || !strings.Contains(errOut, tt.want) {
 			t.Errorf("%v: exit %d, %q; want 2 and %q", tt.args, code, errOut, tt.want)
 		}
+	}
+}
+
+// TestFlexRow: reprise bench's Flex row, the investigation at the default budget with summaries
+// alone, has every background summary served on Flex, at about half what the same run's
+// summaries cost on the standard tier (the runs differ a little: a summary on Flex is not waited
+// for after one step).
+func TestFlexRow(t *testing.T) {
+	var sc scenarios.Scenario
+	for _, s := range scenarios.All() {
+		if s.Name == "investigation" {
+			sc = s
+		}
+	}
+	only := func(p *contextwin.Policy) { p.KeepToolResults = true }
+	budget := contextwin.DefaultPolicy().ContextBudget
+	standard, err := playScenario(t.Context(), sc, budget, t.TempDir(), 0, only)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flex, err := playScenario(t.Context(), sc, budget, t.TempDir(), 0, only, onFlex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, s := flex.Totals.Summaries, standard.Totals.Summaries
+	if flex.Stop != "end_turn" || f.Calls == 0 || f.Flex != f.Calls || s.Flex != 0 {
+		t.Fatalf("flex run %s, summaries %+v; standard %+v", flex.Stop, f, s)
+	}
+	perToken := func(x contextwin.SummaryTotals) float64 { return x.Cost / float64(x.InputTokens+x.OutputTokens) }
+	if r := perToken(f) / perToken(s); r < 0.4 || r > 0.6 {
+		t.Errorf("a summary token on Flex costs %.2f× one on the standard tier, want about half: %+v vs %+v", r, f, s)
+	}
+	if !strings.Contains(flexCell(flex, standard), fmt.Sprintf("%d of %d on Flex", f.Flex, f.Calls)) {
+		t.Errorf("flex cell %q", flexCell(flex, standard))
 	}
 }
