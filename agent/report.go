@@ -12,23 +12,24 @@ type Report struct {
 	SessionID string `json:"sessionId"`
 	Model     string `json:"model"`
 	// ServedModel is the model that answered the last call, when the API named another.
-	ServedModel string `json:"servedModel,omitempty"`
+	ServedModel string            `json:"servedModel,omitempty"`
+	Usage                         // used, size, percent, breakdown, totals, compaction
+	Largest     []contextwin.Item `json:"largest"`
+	LastPrompt  int               `json:"lastPrompt"` // the model's count for the last call
+	Turns       int               `json:"turns"`      // user turns: prompts the session answered or is answering
+	Calls       int               `json:"calls"`      // model calls: a turn with tool calls makes several
+	Rereads     int               `json:"rereads"`    // files read again after a compaction
+	Checkpoints int               `json:"checkpoints"`
+	State       contextwin.State  `json:"state"`
+	Status      Status            `json:"status"`
+	FixedTokens int               `json:"fixedTokens"` // what every request carries: system + tools
+	Policy      contextwin.Policy `json:"policy"`
+	Factor      float64           `json:"estimateFactor"`
+
 	// CompactionModel is the model summaries are asked of when it is not Model, and
 	// CompactionTier the tier background summaries ask for ("" for standard).
-	CompactionModel string            `json:"compactionModel,omitempty"`
-	CompactionTier  catalog.Tier      `json:"compactionTier,omitempty"`
-	Usage                             // used, size, percent, breakdown, totals, compaction
-	Largest         []contextwin.Item `json:"largest"`
-	LastPrompt      int               `json:"lastPrompt"` // the model's count for the last call
-	Turns           int               `json:"turns"`      // user turns: prompts the session answered or is answering
-	Calls           int               `json:"calls"`      // model calls: a turn with tool calls makes several
-	Rereads         int               `json:"rereads"`    // files read again after a compaction
-	Checkpoints     int               `json:"checkpoints"`
-	State           contextwin.State  `json:"state"`
-	Status          Status            `json:"status"`
-	FixedTokens     int               `json:"fixedTokens"` // what every request carries: system + tools
-	Policy          contextwin.Policy `json:"policy"`
-	Factor          float64           `json:"estimateFactor"`
+	CompactionModel string       `json:"compactionModel,omitempty"`
+	CompactionTier  catalog.Tier `json:"compactionTier,omitempty"`
 }
 
 // Status is what a session is doing.
@@ -59,23 +60,24 @@ func (s *Session) Context() Report {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return Report{
-		SessionID:       s.opts.ID,
-		Model:           s.opts.ModelName,
-		ServedModel:     f.servedOther,
+		SessionID:   s.opts.ID,
+		Model:       s.opts.ModelName,
+		ServedModel: f.servedOther,
+		Usage:       u,
+		Largest:     contextwin.LargestItems(c.history, 10, &c.ledger.Estimator),
+		LastPrompt:  f.lastPrompt,
+		Turns:       c.turns,
+		Calls:       f.calls,
+		Rereads:     rereads,
+		Checkpoints: len(c.checkpoints),
+		State:       state,
+		Status:      status,
+		FixedTokens: c.prompt.fixed(&c.ledger.Estimator).Sum(),
+		Policy:      p,
+		Factor:      c.ledger.Factor(),
+
 		CompactionModel: s.bill.compaction,
 		CompactionTier:  p.CompactionTier,
-		Usage:           u,
-		Largest:         contextwin.LargestItems(c.history, 10, &c.ledger.Estimator),
-		LastPrompt:      f.lastPrompt,
-		Turns:           c.turns,
-		Calls:           f.calls,
-		Rereads:         rereads,
-		Checkpoints:     len(c.checkpoints),
-		State:           state,
-		Status:          status,
-		FixedTokens:     c.prompt.fixed(&c.ledger.Estimator).Sum(),
-		Policy:          p,
-		Factor:          c.ledger.Factor(),
 	}
 }
 

@@ -21,13 +21,7 @@ type Settings struct {
 	Model *string `json:"model,omitempty"`
 	// Thinking is "auto" (the model's default) or a level the model accepts: sent as
 	// thinkingLevel, or as a budget on 2.5 models. Sessions created afterwards.
-	Thinking *string `json:"thinking,omitempty"`
-	// CompactionModel is the model compaction summaries are asked of; "" is the session's own.
-	// Sessions created afterwards.
-	CompactionModel *string `json:"compactionModel,omitempty"`
-	// CompactionTier is "standard" or "flex": whether background summaries ask Gemini's Flex
-	// tier first (contextwin.Policy.CompactionTier). From the next compaction on.
-	CompactionTier            *string  `json:"compactionTier,omitempty"`
+	Thinking                  *string  `json:"thinking,omitempty"`
 	ContextBudget             *int     `json:"contextBudget,omitempty"`
 	CompactAt                 *float64 `json:"compactAt,omitempty"`
 	BlockAt                   *float64 `json:"blockAt,omitempty"`
@@ -55,15 +49,20 @@ type Settings struct {
 	MCPToolBudget *int `json:"mcpToolBudget,omitempty"`
 	// MaxTurnRequests caps the model calls of one user turn (agent.DefaultMaxTurnRequests).
 	MaxTurnRequests *int `json:"maxTurnRequests,omitempty"`
+
+	// CompactionModel is the model compaction summaries are asked of; "" is the session's own.
+	// Sessions created afterwards.
+	CompactionModel *string `json:"compactionModel,omitempty"`
+	// CompactionTier is "standard" or "flex": whether background summaries ask Gemini's Flex
+	// tier first (contextwin.Policy.CompactionTier). From the next compaction on.
+	CompactionTier *string `json:"compactionTier,omitempty"`
 }
 
 // config is the settings in force.
 type config struct {
 	model    string
 	thinking string // catalog.Auto or a level, upper case
-	// compactionModel is the model summaries are asked of; "" is the session's.
-	compactionModel string
-	policy          contextwin.Policy
+	policy   contextwin.Policy
 	// maxTurnRequests caps a turn's model calls (0: the agent's default).
 	maxTurnRequests int
 	allow           []string
@@ -83,6 +82,8 @@ type config struct {
 	mcpServers []mcp.ServerConfig
 	// mcpToolBudget is the tokens the MCP declarations may cost; 0 means no cap.
 	mcpToolBudget int
+	// compactionModel is the model summaries are asked of; "" is the session's.
+	compactionModel string
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.

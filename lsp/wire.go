@@ -315,24 +315,25 @@ type contextResult struct {
 	contextUsageParams
 	Model string `json:"model"`
 	// ServedModel is the model that answered the last call, when the API named another.
-	ServedModel string `json:"servedModel,omitempty"`
-	// CompactionModel is the compactionModel setting when it is not model; CompactionTier is
-	// "flex" when background summaries ask for it.
-	CompactionModel string           `json:"compactionModel,omitempty"`
-	CompactionTier  string           `json:"compactionTier,omitempty"`
-	Largest         []largeItem      `json:"largest"`
-	LastPrompt      int              `json:"lastPrompt"`
-	Turns           int              `json:"turns"` // user turns
-	Calls           int              `json:"calls"` // model calls
-	Rereads         int              `json:"rereads"`
-	Checkpoints     int              `json:"checkpoints"`
-	State           contextwin.State `json:"state"`
-	Status          string           `json:"status"`
-	FixedTokens     int              `json:"fixedTokens"`
+	ServedModel string           `json:"servedModel,omitempty"`
+	Largest     []largeItem      `json:"largest"`
+	LastPrompt  int              `json:"lastPrompt"`
+	Turns       int              `json:"turns"` // user turns
+	Calls       int              `json:"calls"` // model calls
+	Rereads     int              `json:"rereads"`
+	Checkpoints int              `json:"checkpoints"`
+	State       contextwin.State `json:"state"`
+	Status      string           `json:"status"`
+	FixedTokens int              `json:"fixedTokens"`
 	// MCP is the MCP tools' share by server (raw estimates: their sum is about the breakdown's
 	// mcpTools, which the model's usage corrects); the catalogue counts as server "".
 	MCP  []mcpShare `json:"mcp"`
 	Text string     `json:"text"` // the same, rendered for a plain client
+
+	// CompactionModel is the compactionModel setting when it is not model; CompactionTier is
+	// "flex" when background summaries ask for it.
+	CompactionModel string `json:"compactionModel,omitempty"`
+	CompactionTier  string `json:"compactionTier,omitempty"`
 }
 
 // mcpShare is what one MCP server's declared tools cost per request.

@@ -48,17 +48,13 @@ type Host struct {
 type Spec struct {
 	// ID is a new session's id when the front-end needs it before the session exists (to
 	// address its notices); empty: the host makes one.
-	ID        string
-	Workspace string // absolute
-	Model     string // a resumed session keeps the model it was saved with
-	Thinking  string // catalog.Auto ("" too) or a level, checked against the model
-	// CompactionModel is the model compaction summaries are asked of (the compactionModel
-	// setting); "" or the session's model: the session's. Its tier is ContextPolicy's
-	// CompactionTier.
-	CompactionModel string
-	ContextPolicy   contextwin.Policy
-	Prices          contextwin.PriceTable
-	Catalog         *catalog.Catalog // nil: the built-in one
+	ID            string
+	Workspace     string // absolute
+	Model         string // a resumed session keeps the model it was saved with
+	Thinking      string // catalog.Auto ("" too) or a level, checked against the model
+	ContextPolicy contextwin.Policy
+	Prices        contextwin.PriceTable
+	Catalog       *catalog.Catalog // nil: the built-in one
 	// Allow is the command allowlist; Yes allows every command the policy does not refuse
 	// outright (--yes).
 	Allow           []string
@@ -78,6 +74,11 @@ type Spec struct {
 	// Lazy writes the session to disk with its first turn, not when it is opened: an editor
 	// that opens sessions it never uses leaves no directories behind.
 	Lazy bool
+
+	// CompactionModel is the model compaction summaries are asked of (the compactionModel
+	// setting); "" or the session's model: the session's. Its tier is ContextPolicy's
+	// CompactionTier.
+	CompactionModel string
 }
 
 // External is an MCP manager: tools the session declares once they are started.
