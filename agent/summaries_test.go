@@ -265,3 +265,35 @@ func TestPlanWeighsTheSummaryModel(t *testing.T) {
 		t.Errorf("summary prices %+v, want flash-lite's %+v", facts.summary, lite)
 	}
 }
+
+// TestCompactionModelWarnings: the user hears, once, that the compaction model has no known price
+// (its summaries' cost is unknown), that it is retired, or that Flex was asked of a model the
+// catalogue does not list on it.
+func TestCompactionModelWarnings(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.CompactionTier = catalog.TierFlex
+	for model, want := range map[string][]string{
+		"acme-summarizer":  {"compactionModel acme-summarizer has no known price: the summaries' cost is unknown", "does not list acme-summarizer on the Flex tier"},
+		"gemini-2.5-flash": {"compactionModel gemini-2.5-flash was shut down on 2026-12-01", "use gemini-3.5-flash-lite instead"},
+		"gemini-4-argon":   {"does not list gemini-4-argon on the Flex tier", `{"gemini-4-argon": {"flex": true}}`},
+	} {
+		f := newFixture(t, fixtureOpts{policy: p, compaction: model}, textTurn("hi"), textTurn("again"))
+		evs, err := f.run(t.Context(), "Say hi.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text string
+		for _, w := range ofType(evs, EventWarning) {
+			text += w.Text + "\n"
+		}
+		for _, w := range want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s: warnings lack %q:\n%s", model, w, text)
+			}
+		}
+		evs, _ = f.run(t.Context(), "Again.")
+		if w := ofType(evs, EventWarning); len(w) != 0 {
+			t.Errorf("%s: warned again on the next turn: %v", model, w)
+		}
+	}
+}
