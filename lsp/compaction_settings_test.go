@@ -52,7 +52,7 @@ func TestCompactionModelThroughTheServer(t *testing.T) {
 	}
 	turns = append(turns, text("listed"), geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: "**Objective:**\nList the files"}}})
 	settings := map[string]any{"compactionModel": "gemini-3.1-flash-lite", "compactionTier": "flex"}
-	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, Settings: settings}, files: files}, turns...)
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: settings}, files: files}, turns...)
 	id := e.ask("list files five times", "")
 	e.turnEnd(id)
 	var res compactResult
