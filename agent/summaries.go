@@ -121,7 +121,7 @@ func (s *Session) summaryCall(ctx context.Context, route summaryRoute, sr contex
 	return "", errors.New("summarizer: no response")
 }
 
-// renderedTokens are the tokens of each message as a stand-alone summary renders it (tool
+// renderedTokensLocked are the tokens of each message as a stand-alone summary renders it (tool
 // outputs cut), for planning a summary on another model. s.conv.mu must be held.
 func (s *Session) renderedTokensLocked(est *contextwin.Estimator) []int {
 	out := make([]int, len(s.conv.history))
@@ -133,9 +133,9 @@ func (s *Session) renderedTokensLocked(est *contextwin.Estimator) []int {
 	return out
 }
 
-// summaryWarnings are what the user hears once per session about the compactionModel and
+// summaryWarningsLocked are what the user hears once per session about the compactionModel and
 // compactionTier settings: a retired model, one without a known price (the summaries' cost is
-// unknown), Flex asked of a model the catalogue does not list on it.
+// unknown), Flex asked of a model the catalogue does not list on it. b.mu must be held.
 func (b *billing) summaryWarningsLocked(p contextwin.Policy, cat *catalog.Catalog) []string {
 	name := cmp.Or(b.compaction, b.asked)
 	var out []string
