@@ -133,6 +133,12 @@ func contextMarkdown(r agent.Report) string {
 	t := r.Totals
 	fmt.Fprintf(&b, "\nSession: %d turn(s) · %d model call(s) · %s input (%s cached) · %s output · %s · %d compaction(s)\n",
 		r.Turns, r.Calls, contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.CostTextUnknown(r.CostUnknown), r.Compactions)
+	if line := t.Summaries.Text(); line != "" || r.CompactionModel != "" {
+		if r.CompactionModel != "" {
+			line = strings.TrimPrefix(line+" · on "+r.CompactionModel, " · ")
+		}
+		fmt.Fprintf(&b, "\nSummaries: %s\n", line)
+	}
 	if h, ok := t.Cache(); ok {
 		fmt.Fprintf(&b, "\nCache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
 	}

@@ -46,10 +46,13 @@ type Options struct {
 	Prices        contextwin.PriceTable
 	// Thinking is the --thinking setting: catalog.Auto or a level the model accepts.
 	Thinking string
-	Allow    []string
-	Sandbox  sandbox.Config // its Workspace is set per session
-	Secrets  *secret.Redactor
-	Logger   *slog.Logger
+	// CompactionModel is the --compaction-model setting ("" = the session's model); the tier is
+	// ContextPolicy's CompactionTier.
+	CompactionModel string
+	Allow           []string
+	Sandbox         sandbox.Config // its Workspace is set per session
+	Secrets         *secret.Redactor
+	Logger          *slog.Logger
 	// MaxTurnRequests caps a turn's model calls (0: the agent's default).
 	MaxTurnRequests int
 	// Observe, when set, sees the options of every session opened (host.Host.Observe).
@@ -280,7 +283,7 @@ func absDir(cwd string) (string, error) {
 // (started by the host).
 func (s *server) spec(id string, l *live, given []sdk.McpServer) (host.Spec, error) {
 	spec := host.Spec{
-		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking,
+		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
 		ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
 		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,

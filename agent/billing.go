@@ -11,6 +11,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // billing is what the session's calls cost and what the user was told about models and prices.
@@ -19,7 +20,9 @@ type billing struct {
 	// Set by New, read-only after.
 	pricing contextwin.Pricing // prices each call at the model that served it, on the day it was made
 	asked   string             // the model asked for (Options.ModelName)
-	now     func() time.Time
+	// compaction is the model summaries are asked of when it is not the session's; "" when it is.
+	compaction string
+	now        func() time.Time
 
 	mu         sync.Mutex // guards everything below
 	totals     contextwin.Totals
@@ -30,22 +33,25 @@ type billing struct {
 	capped     bool            // a turn ended at the token or cost cap: every turn ends at once
 }
 
-// bill adds one call's usage to the totals (billLocked).
-func (b *billing) bill(model string, u contextwin.CallUsage) (float64, bool) {
+// summary bills one summary call served by model on tier, counting it among the totals and
+// apart (Totals.Summaries). It returns its cost, and false when model has no known price.
+func (b *billing) summary(model string, tier catalog.Tier, u contextwin.CallUsage) (float64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return b.billLocked(model, u)
+	cost, priced := b.billLocked(model, tier, u)
+	b.totals.AddSummary(u, cost, priced, tier == catalog.TierFlex)
+	return cost, priced
 }
 
-// call bills one model call of the loop served by served, counts it and returns its number, its
-// cost (false: unknown) and the warnings it gives rise to (servedWarningsLocked).
-func (b *billing) call(served string, u contextwin.CallUsage, status *genai.ModelStatus, maxCost float64) (n int, cost float64, priced bool, warnings []string) {
+// call bills one model call of the loop served by served on tier, counts it and returns its
+// number, its cost (false: unknown) and the warnings it gives rise to (servedWarningsLocked).
+func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage, status *genai.ModelStatus, maxCost float64) (n int, cost float64, priced bool, warnings []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if u.Prompt > 0 {
 		b.lastPrompt = u.Prompt
 	}
-	cost, priced = b.billLocked(served, u)
+	cost, priced = b.billLocked(served, tier, u)
 	warnings = b.servedWarningsLocked(served, status, priced, maxCost)
 	b.served = served
 	b.calls++
@@ -113,10 +119,11 @@ func (b *billing) forPlan() (prices contextwin.Prices, cached, cacheMin int) {
 }
 
 // billLocked adds one call's usage to the totals, priced at model (the model that served it) on
-// the day it was made. It returns the call's cost, and false when model has no known price: the
-// tokens count, the cost is unknown (never $0). b.mu must be held.
-func (b *billing) billLocked(model string, u contextwin.CallUsage) (float64, bool) {
-	p, ok := b.pricing.At(model, b.now(), u.Prompt)
+// tier (the tier that served it: Flex at its share) on the day it was made. It returns the call's
+// cost, and false when model has no known price: the tokens count, the cost is unknown (never
+// $0). b.mu must be held.
+func (b *billing) billLocked(model string, tier catalog.Tier, u contextwin.CallUsage) (float64, bool) {
+	p, ok := b.pricing.AtTier(model, b.now(), u.Prompt, tier)
 	if !ok {
 		b.totals.AddUnpriced(u)
 		return 0, false
@@ -174,6 +181,19 @@ func (b *billing) planPricesLocked() contextwin.Prices {
 		return p
 	}
 	p, _ := b.pricing.At(b.pricing.Catalog.DefaultModel(), now, b.lastPrompt)
+	return p
+}
+
+// summaryPrices are what a summary on model is weighed at: its standard prices today for the
+// last prompt's size, else the catalogue's default model's (as planPricesLocked).
+func (b *billing) summaryPrices(model string) contextwin.Prices {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	if _, ok := b.pricing.At(model, now, b.lastPrompt); !ok {
+		model = b.pricing.Catalog.DefaultModel()
+	}
+	p, _ := b.pricing.At(model, now, b.lastPrompt)
 	return p
 }
 
@@ -235,6 +255,7 @@ func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
 	if _, priced := b.pricing.At(name, b.now(), 0); !priced && maxCost > 0 {
 		out = append(out, b.warnOnceLocked("cap", capWarning(maxCost, name)))
 	}
+	out = append(out, b.summaryWarningsLocked(p, b.pricing.Catalog)...)
 	return nonEmpty(out)
 }
 

@@ -89,7 +89,7 @@ func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contex
 		return clear, ok
 	}
 	if sum, ok := s.planLocked(f); ok && sum.After < used-mustFree+1 {
-		saving, cost := sum.Worth(f.prices, f.cached, s.horizon(calls))
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.horizon(calls)) // at blockAt: waited for, standard
 		if saving-cost > clear.Net() {
 			return contextwin.ClearPlan{}, false
 		}

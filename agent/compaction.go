@@ -1,18 +1,15 @@
 package agent
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 )
@@ -29,6 +26,14 @@ type compactionJob struct {
 	done        chan struct{}
 	res         contextwin.Result
 	err         error
+	// route is where its summaries go. urgent is the context of a call on Flex: hurry cancels
+	// it when the agent comes to wait for the job, which sends the summary to the standard tier.
+	route  summaryRoute
+	urgent context.Context
+	hurry  context.CancelFunc
+	// fellBack says why a summary asked on Flex was asked again on the standard tier; written by
+	// the job's goroutine, read once done is closed.
+	fellBack string
 }
 
 // compactor is the compaction running in the background and what decides when to start the
@@ -79,11 +84,19 @@ type planFacts struct {
 	cacheMin int               // the shortest prefix the serving model caches implicitly
 	prices   contextwin.Prices // what a compaction is weighed at (billing.forPlan)
 	cached   int               // the last prompt, when its model caches it
+	// summaryModel is the model summaries go to; cold when it is not the session's (no share of
+	// its cache), flexOK when a background summary may ask it for Flex. summary is its prices on
+	// the standard tier, which a summary is weighed at even when it asks for Flex (worth).
+	summaryModel string
+	cold, flexOK bool
+	summary      contextwin.Prices
 }
 
 func (s *Session) planFacts() planFacts {
 	f := planFacts{policy: s.policy(), state: s.files.state()}
 	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
+	f.summaryModel, f.cold, f.flexOK = s.summaryTarget(f.policy)
+	f.summary = s.bill.summaryPrices(f.summaryModel)
 	return f
 }
 
@@ -96,9 +109,15 @@ func (s *Session) canCompactLocked() bool {
 
 // startJobLocked starts a compaction of the current history as plan cuts it. It runs on its own
 // context (a turn that ends does not stop it; a cancelled turn or Close does, through job.cancel).
+// background says nothing waits for it yet, so that its summary may ask for Flex.
 // s.compactor.mu and s.conv.mu must be held.
-func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts) {
+func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts, background bool) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	route := s.route(f, background)
+	maxInput := s.opts.InputTokenLimit
+	if route.cold {
+		maxInput = min(maxInput, s.opts.Catalog.InputLimit(route.name))
+	}
 	c := &s.conv
 	used, _ := c.ledger.Used()
 	est := c.ledger.Estimator
@@ -109,10 +128,11 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		State:           f.state,
 		KeepRecentTurns: plan.Keep,
 		Focus:           focus,
-		MaxInputTokens:  s.opts.InputTokenLimit * 3 / 4,
+		MaxInputTokens:  maxInput * 3 / 4,
 		MergeAbove:      s.mergeAbove(f.policy),
 		Estimator:       &est,
 		SaveRequest:     s.saveRequest,
+		StandAlone:      route.cold,
 	}
 	if note != "" && plan.Split > 1 {
 		note = fmt.Sprintf("%s: compacting %d messages", note, plan.Split-1)
@@ -120,12 +140,16 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 			note += fmt.Sprintf(", keeping %d turns (the last %d alone would fill the budget)", plan.Keep, keep)
 		}
 	}
-	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{})}
+	if route.flex {
+		note += " (summary asked on the Flex tier)"
+	}
+	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{}), route: route}
+	job.urgent, job.hurry = context.WithCancel(jctx)
 	s.compactor.job = job
 	go func() { // ends when Compact returns: on completion or when job.cancel is called
 		defer close(job.done)
 		defer cancel()
-		job.res, job.err = contextwin.Compact(jctx, req, s.summarize)
+		job.res, job.err = contextwin.Compact(jctx, req, s.summarizer(job))
 	}()
 }
 
@@ -159,23 +183,35 @@ func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
 		headKept += blocks
 		newHead += blocks
 	}
-	return contextwin.PlanCompaction(msgs, func(i int) bool { return c.history[i] != nil && c.history[i].Role == genai.RoleModel }, contextwin.PlanInput{
+	in := contextwin.PlanInput{
 		Fixed: est.Tokens(c.prompt.estimate()), Before: before,
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
 		MinCached:       f.cacheMin,
 		KeepRecentTurns: f.policy.KeepRecentTurns,
 		Target:          int(f.policy.CompactAt * float64(s.window(f.policy))),
-	})
+	}
+	if f.cold {
+		in.Cold, in.Rendered = true, s.renderedTokensLocked(&est)
+		if contextwin.MergesBlocks(c.blocks, &est, s.mergeAbove(f.policy)) {
+			in.Merged = blocks
+		}
+	}
+	return contextwin.PlanCompaction(msgs, func(i int) bool { return c.history[i] != nil && c.history[i].Role == genai.RoleModel }, in)
 }
 
-// worthLocked tells whether compacting early, before the prompt reaches blockAt, pays for itself
-// over the calls expected to follow. The horizon is a cautious guess: a turn that has made calls
-// calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of
-// four; and no more than its limit leaves. A wrong guess costs one summary call: the compaction
-// at blockAt would have come anyway, or not at all.
+// worth tells whether compacting early, before the prompt reaches blockAt, pays for itself over
+// the calls expected to follow, its summary priced on the model it goes to (cold on another
+// one). A summary that will ask for Flex is still weighed at the standard tier's price: Flex is
+// best-effort and falls back to the standard tier when shed or waited for, and counting on its
+// discount made marginal compactions look worth it, which cost more over a session (reprise
+// bench, docs/decisions.md "Cheaper summaries"). Flex is a discount on a decision that pays
+// without it. The horizon is a cautious guess: a turn that has made calls calls makes, under a
+// Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of four; and no more
+// than its limit leaves. A wrong guess costs one summary call: the compaction at blockAt would
+// have come anyway, or not at all.
 func (s *Session) worth(f planFacts, plan contextwin.Plan, calls int) bool {
 	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
-	saving, cost := plan.Worth(f.prices, f.cached, horizon)
+	saving, cost := plan.Worth(f.prices, f.summary, f.cached, horizon)
 	return saving > cost
 }
 
@@ -228,6 +264,11 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	k.mu.Unlock()
 	if em != nil {
 		u := s.usage()
+		if job.fellBack != "" {
+			if w := s.bill.warnOnce("compaction:fellBack", job.fellBack); w != "" {
+				em.send(Event{Type: EventWarning, Text: w})
+			}
+		}
 		em.send(Event{Type: EventCompaction, Compaction: ev})
 		em.send(Event{Type: EventUsage, Usage: &u})
 		if stop != "" {
@@ -310,6 +351,7 @@ var ErrNothingToCompact = contextwin.ErrNothingToCompact
 // background compaction would be.
 func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpoint, error) {
 	if job := s.currentJob(); job != nil {
+		job.hurry() // the user waits for it now
 		select {
 		case <-job.done:
 		case <-ctx.Done():
@@ -358,7 +400,7 @@ func (s *Session) startManual(ctx context.Context, focus string) *compactionJob 
 	if !ok {
 		plan.Keep = f.policy.KeepRecentTurns
 	}
-	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan, f)
+	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan, f, false)
 	return k.job
 }
 
@@ -373,41 +415,6 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 		}
 	}
 	return contextwin.Checkpoint{N: len(s.conv.checkpoints) + 1, Title: j.res.Title, Summary: contextwin.JoinSummaries(j.res.Blocks), Trigger: j.trigger, From: 1, To: j.res.Split, Replaced: j.res.Replaced, Covered: j.res.Covered, TokensBefore: j.before}
-}
-
-// summarize is the Summarizer handed to contextwin: one unary model call. In context it carries
-// the agent's own system instruction and tool declarations, function calling off, so that its
-// prefix is the one the agent's calls cached. Its usage is billed to the session like any call.
-func (s *Session) summarize(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
-	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: s.thinking()}
-	if sr.InContext {
-		s.conv.mu.Lock()
-		req.System, req.Tools, req.NoFunctionCalls = s.conv.prompt.text, s.conv.prompt.decls, true
-		s.conv.mu.Unlock()
-	}
-	for ch, err := range s.opts.Model.Generate(ctx, req) {
-		if err != nil {
-			return "", err
-		}
-		if ch.Done == nil {
-			continue
-		}
-		u := ch.Done.Usage
-		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
-		served := cmp.Or(ch.Done.ModelVersion, s.opts.ModelName)
-		cost, priced := s.bill.bill(served, cu)
-		s.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus})
-		var b strings.Builder
-		if ch.Done.Content != nil {
-			for _, p := range ch.Done.Content.Parts {
-				if !p.Thought {
-					b.WriteString(p.Text)
-				}
-			}
-		}
-		return b.String(), nil
-	}
-	return "", errors.New("summarizer: no response")
 }
 
 // Close stops a running compaction and waits for it, then deletes the explicit cache the session

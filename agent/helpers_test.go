@@ -61,6 +61,9 @@ type fixtureOpts struct {
 	// clearing keeps the first tier on (clearing old tool results); the tests of summaries
 	// leave it off, so that what they see is the second tier alone.
 	clearing bool
+	// compaction is the compactionModel setting: summaries go to this model, through its own
+	// client on the same fake ("" = the session's model).
+	compaction string
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -127,6 +130,13 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		Stream:          o.stream,
 		External:        o.external,
 		MCPGrants:       o.grants,
+	}
+	if o.compaction != "" {
+		cc, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", Model: o.compaction, BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.CompactionModel, opts.CompactionModelName = cc, o.compaction
 	}
 	f := &fixture{ws: ws, srv: srv}
 	if o.simClock {

@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // emitter hands events to the consumer and remembers when it stopped listening.
@@ -115,6 +116,7 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 		s.cancelJob()
 	}
 	if job := s.currentJob(); job != nil {
+		job.hurry() // the turn waits for it: a summary on Flex goes to the standard tier
 		select {
 		case <-job.done:
 		case <-ctx.Done():
@@ -169,6 +171,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 		return ""
 	}
 	s.compactor.setBlocking(true)
+	job.hurry() // a summary on Flex, minutes away, goes to the standard tier
 	em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionBlocking, Trigger: job.trigger, Note: job.note}})
 	s.sendUsage(em)
 	select {
@@ -207,7 +210,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	}
 	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
 		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
-			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f)
+			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f, th != contextwin.Block)
 			k.job.turn, k.job.call = s.conv.turns, calls
 			k.decision = "summarizing the oldest turns: " + k.job.note
 			started = true
@@ -218,8 +221,9 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	job = k.job
 	// An early compaction overlaps one step (the model call it was started before, and its
 	// tools); the next call waits for it. Its summary takes about as long as that call, so the
-	// wait is short, and the saving starts at a known call instead of whenever it lands.
-	overlapped := job != nil && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
+	// wait is short, and the saving starts at a known call instead of whenever it lands. Not one
+	// on Flex: it takes minutes, and the loop goes on until it lands or blockAt comes.
+	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
 	wait = job != nil && (th == contextwin.Block || overlapped)
 	return job, wait, started, cleared
 }
@@ -311,7 +315,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		c.last.remember(&c.prompt, c.history, u.Prompt)
 		u.Explicit = s.caching.lastRead()
 	}
-	n, cost, priced, warnings := s.bill.call(served, u, resp.ModelStatus, maxCost)
+	n, cost, priced, warnings := s.bill.call(served, resp.Tier, u, resp.ModelStatus, maxCost)
 	if s.caching != nil {
 		warnings = append(warnings, s.caching.takeNotes()...)
 	}
@@ -320,22 +324,26 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	}
 	// Journaled under conv.mu, right before the reply: the record anchors the prompt count at
 	// this length of the history.
-	s.journal(journal.Record{Kind: journal.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus})
+	rec := journal.Record{Kind: journal.KindUsage, Usage: &u, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: resp.ModelStatus}
+	if resp.Tier != "" && resp.Tier != catalog.TierStandard { // the loop asks for none: only an unexpected one is worth the bytes
+		rec.Tier = resp.Tier
+	}
+	s.journal(rec)
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.conv.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
 	}
 	s.conv.mu.Unlock()
-	rec := CallRecord{Turn: n, Prompt: u.Prompt, Cached: u.Cached, ExpectedCached: u.ExpectedCached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
+	row := CallRecord{Turn: n, Prompt: u.Prompt, Cached: u.Cached, ExpectedCached: u.ExpectedCached, Output: u.Output(), Thoughts: u.Thoughts, Attempts: attempts}
 	var names []string
 	for _, fc := range fcs {
 		names = append(names, fc.Name)
 	}
-	rec.Tool = strings.Join(names, ", ")
+	row.Tool = strings.Join(names, ", ")
 	if len(fcs) > 0 {
-		_, rec.Detail = describe(fcs[0])
+		_, row.Detail = describe(fcs[0])
 	}
-	return rec, warnings
+	return row, warnings
 }
 
 // describe returns a call's title and its main argument.

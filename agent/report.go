@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Report is the /context view of a session.
@@ -24,6 +25,11 @@ type Report struct {
 	FixedTokens int               `json:"fixedTokens"` // what every request carries: system + tools
 	Policy      contextwin.Policy `json:"policy"`
 	Factor      float64           `json:"estimateFactor"`
+
+	// CompactionModel is the model summaries are asked of when it is not Model, and
+	// CompactionTier the tier background summaries ask for ("" for standard).
+	CompactionModel string       `json:"compactionModel,omitempty"`
+	CompactionTier  catalog.Tier `json:"compactionTier,omitempty"`
 }
 
 // Status is what a session is doing.
@@ -69,6 +75,9 @@ func (s *Session) Context() Report {
 		FixedTokens: c.prompt.fixed(&c.ledger.Estimator).Sum(),
 		Policy:      p,
 		Factor:      c.ledger.Factor(),
+
+		CompactionModel: s.bill.compaction,
+		CompactionTier:  p.CompactionTier,
 	}
 }
 

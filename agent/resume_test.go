@@ -39,6 +39,9 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	if a, b := f.s.Totals(), s.Totals(); a.InputTokens != b.InputTokens || a.OutputTokens != b.OutputTokens || a.Calls != b.Calls || abs(a.Cost-b.Cost) > 1e-9 {
 		t.Errorf("totals: live %+v, resumed %+v", a, b)
 	}
+	if a, b := f.s.Totals().Summaries, s.Totals().Summaries; a.Calls == 0 || a.Calls != b.Calls || a.InputTokens != b.InputTokens || abs(a.Cost-b.Cost) > 1e-9 {
+		t.Errorf("summaries: live %+v, resumed %+v", a, b)
+	}
 	if diff := cmp.Diff(f.s.State(), s.State()); diff != "" {
 		t.Errorf("state differs:\n%s", diff)
 	}

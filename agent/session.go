@@ -51,6 +51,14 @@ type Options struct {
 	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
 	// model's default). Catalog.Thinking resolves the user's setting into it.
 	Thinking catalog.ThinkingChoice
+	// CompactionModel, when set, is the model compaction summaries are asked of (the
+	// compactionModel setting): CompactionModelName is its name, CompactionThinking what its
+	// requests send. Nil, or the session's own model: summaries go to Model, where they reuse
+	// its cached prefix.
+	CompactionModel     Model
+	CompactionModelName string
+	CompactionThinking  catalog.ThinkingChoice
+
 	Commands *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
 	Approver tools.Approver    // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.
@@ -192,6 +200,9 @@ func (s *Session) init() *Session {
 	opts := s.opts
 	s.bill.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
 	s.bill.asked, s.bill.now = opts.ModelName, opts.Now
+	if opts.CompactionModel != nil && !s.opts.Catalog.Same(opts.CompactionModelName, opts.ModelName) {
+		s.bill.compaction = opts.CompactionModelName
+	}
 	s.settings.policy = opts.ContextPolicy
 	s.settings.env = s.newEnv()
 	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)

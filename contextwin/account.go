@@ -65,6 +65,21 @@ func (p Pricing) At(model string, t time.Time, prompt int) (Prices, bool) {
 	return Prices{Input: r.Input, CachedInput: r.CachedInput, Output: r.Output, CacheStorage: m.CacheStorageAt(t)}, true
 }
 
+// AtTier is At for a call served on tier: the Flex tier's rates are the standard ones (an
+// override's too) at the catalogue's Flex share.
+func (p Pricing) AtTier(model string, t time.Time, prompt int, tier catalog.Tier) (Prices, bool) {
+	pr, ok := p.At(model, t, prompt)
+	if !ok {
+		return pr, false
+	}
+	c := p.Catalog
+	if c == nil {
+		c = catalog.Builtin()
+	}
+	f := c.TierShare(tier)
+	return Prices{Input: pr.Input * f, CachedInput: pr.CachedInput * f, Output: pr.Output * f}, true
+}
+
 // Merge returns t with the entries of o added or replacing t's.
 func (t PriceTable) Merge(o PriceTable) PriceTable {
 	out := make(PriceTable, len(t)+len(o))
@@ -140,6 +155,62 @@ type Totals struct {
 	// CacheWriteTokens are the tokens put in explicit caches, billed as input when created;
 	// their storage is in Cost.
 	CacheWriteTokens int `json:"cacheWriteTokens,omitempty"`
+	// Summaries are the compaction summaries' calls, counted in the figures above too: what the
+	// summaries cost apart, and on which tier.
+	Summaries SummaryTotals `json:"summaries,omitzero"`
+}
+
+// SummaryTotals are the summarizer's calls of a session.
+type SummaryTotals struct {
+	Calls        int     `json:"calls"`
+	InputTokens  int     `json:"inputTokens"`
+	CachedTokens int     `json:"cachedTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	Cost         float64 `json:"cost"` // of the priced calls
+	Unpriced     int     `json:"unpriced,omitempty"`
+	Flex         int     `json:"flex,omitempty"` // calls served on the Flex tier
+}
+
+// AddSummary records one summary call among the totals' calls (Add or AddUnpriced did the
+// rest): cost is its cost when priced, flex whether the Flex tier served it.
+func (t *Totals) AddSummary(u CallUsage, cost float64, priced, flex bool) {
+	s := &t.Summaries
+	s.Calls++
+	s.InputTokens += u.Prompt
+	s.CachedTokens += u.Cached
+	s.OutputTokens += u.Output()
+	if priced {
+		s.Cost += cost
+	} else {
+		s.Unpriced++
+	}
+	if flex {
+		s.Flex++
+	}
+}
+
+// Text is the summaries as users read them: "2 summaries $0.0012 (8,120 input, 0 cached; 1 on
+// Flex)", or "" before the first.
+func (s SummaryTotals) Text() string {
+	if s.Calls == 0 {
+		return ""
+	}
+	noun := "summaries"
+	if s.Calls == 1 {
+		noun = "summary"
+	}
+	cost := fmt.Sprintf("$%.4f", s.Cost)
+	switch {
+	case s.Unpriced == s.Calls:
+		cost = "cost unknown"
+	case s.Unpriced > 0:
+		cost += " + unknown"
+	}
+	text := fmt.Sprintf("%d %s %s (%s input, %s cached", s.Calls, noun, cost, catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
+	if s.Flex > 0 {
+		text += fmt.Sprintf("; %d on Flex", s.Flex)
+	}
+	return text + ")"
 }
 
 // AddExplicitCache records the creation of an explicit cache of tokens, or its storage alone

@@ -56,6 +56,12 @@ type Request struct {
 	// instead of a new one being appended after them. 0 always merges.
 	MergeAbove int
 	Estimator  *Estimator
+	// StandAlone asks for the summary over a rendered transcript (tool outputs cut to
+	// ToolOutputInSummary characters) rather than in context, however short the history: the
+	// summarizer is another model, whose cache holds none of the session's prefix, so sending
+	// the prefix as it is would pay it all in full. The head's summaries are merged only when
+	// MergeAbove says so, as in context.
+	StandAlone bool
 	// SaveRequest saves a user request too long for the head (over RequestCap characters) whole
 	// and says how to read it back (e.g. `read_file path="…"`), or "" when it could not.
 	SaveRequest func(text string) string
@@ -132,8 +138,9 @@ func blocksTokens(blocks []SummaryBlock, est *Estimator) int {
 	return n
 }
 
-// summarizeAll asks for the summary: in context when the messages to summarize fit one call,
-// else stand-alone over the rendered transcript in chunks, merging the earlier summaries. It
+// summarizeAll asks for the summary: in context when the messages to summarize fit one call and
+// the summarizer shares the session's cache, else stand-alone over the rendered transcript (in
+// chunks, merging the earlier summaries, when it does not fit one call). It
 // falls back to the deterministic summary on failure. merged tells whether the result replaces
 // the earlier summaries.
 func summarizeAll(ctx context.Context, req Request, split int, merge bool, summarize Summarizer, est *Estimator) (summary, fallback string, merged bool, err error) {
@@ -144,20 +151,20 @@ func summarizeAll(ctx context.Context, req Request, split int, merge bool, summa
 	}
 	var out string
 	var serr error
-	if req.MaxInputTokens <= 0 || est.Tokens(EstimateContents(req.History[:split])) <= req.MaxInputTokens {
+	fits := req.MaxInputTokens <= 0 || est.Tokens(EstimateContents(req.History[:split])) <= req.MaxInputTokens
+	if fits && !req.StandAlone {
 		out, serr = summarize(ctx, SummaryRequest{InContext: true, Contents: InContextRequest(req.History[:split], len(req.Blocks) > 0, merge, req.Focus)})
 	} else {
-		merge = len(req.Blocks) > 0
-		running := JoinSummaries(req.Blocks)
-		replaced = est.Tokens(EstimateContents(old)) + blocksTokens(req.Blocks, est)
-		for _, chunk := range chunkTranscripts(old, req.MaxInputTokens, est) {
-			out, serr = summarize(ctx, SummaryRequest{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: SummaryPrompt(chunk, running, req.Focus)}}}}})
-			if serr != nil || ctx.Err() != nil {
-				break
-			}
-			running = strings.TrimSpace(out)
+		if !fits { // chunks cannot append to summaries they do not see: merge them
+			merge = len(req.Blocks) > 0
 		}
-		out = running
+		running := ""
+		replaced = est.Tokens(EstimateContents(old))
+		if merge {
+			running = JoinSummaries(req.Blocks)
+			replaced += blocksTokens(req.Blocks, est)
+		}
+		out, serr = summarizeChunks(ctx, req, old, running, summarize, est)
 	}
 	if ctx.Err() != nil {
 		return "", "", false, fmt.Errorf("compaction cancelled: %w", ctx.Err())
@@ -176,6 +183,21 @@ func summarizeAll(ctx context.Context, req Request, split int, merge bool, summa
 		return out, "", merge, nil
 	}
 	return Deterministic(req, old), why, len(req.Blocks) > 0, nil
+}
+
+// summarizeChunks summarizes old stand-alone, chunk by chunk, each chunk's summary merged into
+// the next (running starts as the summaries to merge, or "").
+func summarizeChunks(ctx context.Context, req Request, old []*genai.Content, running string, summarize Summarizer, est *Estimator) (string, error) {
+	var out string
+	var err error
+	for _, chunk := range chunkTranscripts(old, req.MaxInputTokens, est) {
+		out, err = summarize(ctx, SummaryRequest{Contents: []*genai.Content{{Role: genai.RoleUser, Parts: []*genai.Part{{Text: SummaryPrompt(chunk, running, req.Focus)}}}}})
+		if err != nil || ctx.Err() != nil {
+			return out, err
+		}
+		running = strings.TrimSpace(out)
+	}
+	return running, nil
 }
 
 // chunkTranscripts renders old as one transcript, or as several at message boundaries when it

@@ -503,3 +503,38 @@ func TestCompactCapsLongRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestCompactStandAlone: a summary for another model is asked over the rendered transcript
+// however short the history, without the session's system prompt or raw parts; it appends a
+// block to the head's summaries, or merges them when MergeAbove says so, as in context.
+func TestCompactStandAlone(t *testing.T) {
+	var asked []SummaryRequest
+	summarize := func(_ context.Context, r SummaryRequest) (string, error) {
+		asked = append(asked, r)
+		return "**Objective:**\nshort", nil
+	}
+	first, err := Compact(t.Context(), Request{History: session(6), Task: "Fix it", KeepRecentTurns: 2, MergeAbove: 1000, MaxInputTokens: 1 << 20, StandAlone: true}, summarize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(asked) != 1 || asked[0].InContext || len(asked[0].Contents) != 1 || !strings.Contains(promptOf(asked[0]), SummaryMarker+" below") {
+		t.Fatalf("asked %d requests, in context %v: want one stand-alone", len(asked), len(asked) > 0 && asked[0].InContext)
+	}
+	h := append(slices.Clone(first.History), session(4)[1:]...)
+	asked = nil
+	second, err := Compact(t.Context(), Request{History: h, Task: "Fix it", Blocks: first.Blocks, KeepRecentTurns: 2, MergeAbove: 1000, MaxInputTokens: 1 << 20, StandAlone: true}, summarize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Merged || len(second.Blocks) != 2 || strings.Contains(promptOf(asked[0]), first.Blocks[0].Summary) {
+		t.Errorf("merged %v, %d blocks: want a block appended, the earlier summary not asked again", second.Merged, len(second.Blocks))
+	}
+	asked = nil
+	merged, err := Compact(t.Context(), Request{History: append(slices.Clone(second.History), session(4)[1:]...), Task: "Fix it", Blocks: second.Blocks, KeepRecentTurns: 2, MergeAbove: 10, MaxInputTokens: 1 << 20, StandAlone: true}, summarize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !merged.Merged || len(merged.Blocks) != 1 || !strings.Contains(promptOf(asked[0]), "short") {
+		t.Errorf("merged %v, %d blocks: want the summaries merged, given to the summarizer", merged.Merged, len(merged.Blocks))
+	}
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 func TestEstimateText(t *testing.T) {
@@ -150,6 +152,37 @@ func TestPricesAndTotals(t *testing.T) {
 	}
 	if !tot.Capped(DefaultPolicy()) || tot.Capped(Policy{SessionTokenCap: 2_000_000}) {
 		t.Error("Capped() wrong against the cap")
+	}
+}
+
+// TestFlexPricing: a call served on Flex pays the catalogue's share of every rate, an override's
+// too; summaries are counted apart, with their tier.
+func TestFlexPricing(t *testing.T) {
+	p, ok := Pricing{}.AtTier("gemini-3.8-flash", today, 1000, catalog.TierFlex)
+	if !ok || p != (Prices{Input: 0.375, CachedInput: 0.0375, Output: 1.875}) {
+		t.Errorf("flex: %+v, %v; want half of 0.75 / 0.075 / 3.75", p, ok)
+	}
+	if p, _ := (Pricing{}).AtTier("gemini-3.8-flash", today, 1000, catalog.TierStandard); p.Input != 0.75 {
+		t.Errorf("standard: %+v", p)
+	}
+	override := Pricing{Overrides: PriceTable{"acme": {Input: 1, CachedInput: 0.1, Output: 2}}}
+	if p, _ := override.AtTier("acme", today, 1000, catalog.TierFlex); p != (Prices{Input: 0.5, CachedInput: 0.05, Output: 1}) {
+		t.Errorf("an override on Flex: %+v", p)
+	}
+	if _, ok := (Pricing{}).AtTier("acme", today, 1000, catalog.TierFlex); ok {
+		t.Error("an unknown model is priced on Flex")
+	}
+	var tot Totals
+	u := CallUsage{Prompt: 8_000, Candidates: 800}
+	tot.Add(u, p)
+	tot.AddSummary(u, u.Cost(p), true, true)
+	tot.AddUnpriced(u)
+	tot.AddSummary(u, 0, false, false)
+	if got, want := tot.Summaries.Text(), "2 summaries $0.0045 + unknown (16,000 input, 0 cached; 1 on Flex)"; got != want {
+		t.Errorf("summaries: %q, want %q", got, want)
+	}
+	if (SummaryTotals{}).Text() != "" {
+		t.Error("no summary yet reads as something")
 	}
 }
 

@@ -34,6 +34,14 @@ type PlanInput struct {
 	MinCached         int
 	KeepRecentTurns   int
 	Target            int // keep fewer turns, down to one, while the prompt after exceeds this
+	// Cold: the summary goes to another model, whose cache holds none of the session's prefix
+	// (Request.StandAlone). Its input is then the old messages as Rendered says, plus the
+	// summaries it merges (Merged), all billed in full.
+	Cold bool
+	// Rendered holds the tokens of each message as the stand-alone summarizer sees it (tool
+	// outputs cut to ToolOutputInSummary characters); nil: as history says.
+	Rendered []int
+	Merged   int // tokens of the head's summaries a cold summary merges (0: it appends)
 }
 
 // PlanCompaction chooses how many turns to keep: keepRecentTurns, or fewer when the turns kept
@@ -68,12 +76,29 @@ func PlanCompaction(history []int, isModel func(i int) bool, in PlanInput) (Plan
 		if prefix >= in.MinCached {
 			p.SummaryCached = prefix
 		}
+		if in.Cold {
+			p.SummaryInput, p.SummaryCached = in.coldInput(history, split), 0
+		}
 		best, found = p, true
 		if p.After <= in.Target {
 			break
 		}
 	}
 	return best, found
+}
+
+// coldInput is the prompt of a stand-alone summary of history[1:split]: the rendered messages,
+// the summaries it merges, and the request around them.
+func (in PlanInput) coldInput(history []int, split int) int {
+	r := in.Rendered
+	if r == nil {
+		r = history
+	}
+	n := in.Merged + summaryRequestTokens
+	for _, t := range r[1:split] {
+		n += t
+	}
+	return n
 }
 
 // splitBy is SplitPoint over a history known by its length and which messages are the model's.
@@ -97,10 +122,16 @@ func splitBy(n int, isModel func(i int) bool, keep int) (int, bool) {
 // Worth weighs compacting now against not compacting, in dollars: what it costs (the summary
 // call, and the next call paying in full for a prefix it would have had cached) against what it
 // saves on each of the horizon calls that follow, each paying the prompt it would have: cached
-// when it reaches the model's minimum, in full below it (weigh). cached is what the next call
-// would have cached without compaction.
-func (p Plan) Worth(prices Prices, cached, horizon int) (saving, cost float64) {
+// when it reaches the model's minimum, in full below it (weigh). prices are the session model's;
+// summary are the summary call's (SummaryCost): the same, another model's, or either on the
+// Flex tier. cached is what the next call would have cached without compaction.
+func (p Plan) Worth(prices, summary Prices, cached, horizon int) (saving, cost float64) {
+	return weigh(prices, p.Before, cached, p.After, p.AfterCached, p.MinCached, horizon, p.SummaryCost(summary))
+}
+
+// SummaryCost is what the summary call costs at prices: its uncached input, the prefix it shares
+// with the session's calls at the cached rate (none on another model: Cold), and its output.
+func (p Plan) SummaryCost(prices Prices) float64 {
 	in, ca, out := prices.Input/1e6, prices.CachedInput/1e6, prices.Output/1e6
-	summary := float64(p.SummaryInput-p.SummaryCached)*in + float64(p.SummaryCached)*ca + float64(p.SummaryOutput)*out
-	return weigh(prices, p.Before, cached, p.After, p.AfterCached, p.MinCached, horizon, summary)
+	return float64(p.SummaryInput-p.SummaryCached)*in + float64(p.SummaryCached)*ca + float64(p.SummaryOutput)*out
 }

@@ -40,6 +40,11 @@ type Policy struct {
 	// ExplicitCacheIdle keeps the explicit cache in use alive while the session is idle, for as
 	// long as storing it costs less than rebuilding it would (IdleKeep); with ExplicitCache only.
 	ExplicitCacheIdle bool `json:"explicitCacheIdle,omitempty"`
+	// CompactionTier is the service tier background summaries ask for: "flex" asks Gemini's
+	// Flex tier (half price, best-effort, minutes of latency) where the compaction model offers
+	// it, falling back to the standard tier when it is shed or the agent comes to wait for it;
+	// "standard" or "" never does. A summary the agent waits for is always standard.
+	CompactionTier catalog.Tier `json:"compactionTier,omitempty"`
 	// NoSummaries turns the second tier off, for measuring the first alone (reprise bench's
 	// "clearing" rows). Not a setting: a session that never summarizes outgrows its budget once
 	// nothing is left to clear.
@@ -90,6 +95,8 @@ func (p Policy) Validate() error {
 		return bad("maxCompactionsWithoutProgress", p.MaxCompactionsWithoutProgress, "at least 1")
 	case p.ReplyReserve < 0 || p.ReplyReserve >= p.ContextBudget:
 		return bad("replyReserve", p.ReplyReserve, "between 0 and contextBudget")
+	case p.CompactionTier != "" && p.CompactionTier != catalog.TierStandard && p.CompactionTier != catalog.TierFlex:
+		return bad("compactionTier", fmt.Sprintf("%q", p.CompactionTier), `"standard" or "flex"`)
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ func (s *server) contextReport(l *live) contextResult {
 		contextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
 		Model:              r.Model,
 		ServedModel:        r.ServedModel,
+		CompactionModel:    r.CompactionModel,
+		CompactionTier:     string(r.CompactionTier),
 		LastPrompt:         r.LastPrompt,
 		Turns:              r.Turns,
 		Calls:              r.Calls,
@@ -80,10 +82,33 @@ func renderContext(c contextResult) string {
 	t := c.Totals
 	fmt.Fprintf(&b, "Session: %s · %s input (%s cached) · %s output · %s · %d compactions · compaction %s at %.0f%%\n",
 		turnsAndCalls(c.Turns, c.Calls), contextwin.Kilo(t.InputTokens), contextwin.Kilo(t.CachedTokens), contextwin.Kilo(t.OutputTokens), t.Cost.Text, c.Compaction.Count, c.Compaction.State, 100*c.CompactAt)
+	if line := summariesLine(c); line != "" {
+		b.WriteString(line + "\n")
+	}
 	if h := c.Cache; h != nil {
 		fmt.Fprintf(&b, "Cache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
 	}
 	return b.String()
+}
+
+// summariesLine says what the compaction summaries cost and where they go, once there is a
+// summary or a setting other than the default: "Summaries: 1 summary $0.0009 (…) · on
+// gemini-3.1-flash-lite · Flex for background summaries".
+func summariesLine(c contextResult) string {
+	var parts []string
+	if s := c.Totals.Summaries; s != nil {
+		parts = append(parts, s.Text)
+	}
+	if c.CompactionModel != "" {
+		parts = append(parts, "on "+c.CompactionModel)
+	}
+	if c.CompactionTier == "flex" {
+		parts = append(parts, "Flex for background summaries")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Summaries: " + strings.Join(parts, " · ")
 }
 
 // turnsAndCalls says how many prompts a session answered and how many model calls they took,

@@ -106,7 +106,7 @@ func (ss *sessionSet) create(ctx context.Context) (*live, error) {
 func (ss *sessionSet) spec(ctx context.Context, id string, c config) host.Spec {
 	srv := ss.srv
 	spec := host.Spec{
-		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking,
+		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking, CompactionModel: c.compactionModel,
 		ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
 		Sandbox: c.sandboxConfig(srv.root), Secrets: srv.secrets, Approver: approver{srv: srv, sessionID: id},
 		Stream: true, Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Lazy: true,

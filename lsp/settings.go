@@ -55,6 +55,13 @@ type Settings struct {
 	MCPToolBudget *int `json:"mcpToolBudget,omitempty"`
 	// MaxTurnRequests caps the model calls of one user turn (agent.DefaultMaxTurnRequests).
 	MaxTurnRequests *int `json:"maxTurnRequests,omitempty"`
+
+	// CompactionModel is the model compaction summaries are asked of; "" is the session's own.
+	// Sessions created afterwards.
+	CompactionModel *string `json:"compactionModel,omitempty"`
+	// CompactionTier is "standard" or "flex": whether background summaries ask Gemini's Flex
+	// tier first (contextwin.Policy.CompactionTier). From the next compaction on.
+	CompactionTier *string `json:"compactionTier,omitempty"`
 }
 
 // config is the settings in force.
@@ -81,6 +88,8 @@ type config struct {
 	mcpServers []mcp.ServerConfig
 	// mcpToolBudget is the tokens the MCP declarations may cost; 0 means no cap.
 	mcpToolBudget int
+	// compactionModel is the model summaries are asked of; "" is the session's.
+	compactionModel string
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
@@ -124,7 +133,7 @@ func (c config) apply(s Settings) (config, error) {
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}
-	for _, step := range []func(*config, Settings) error{applySandbox, applyMCP, applyModels} {
+	for _, step := range []func(*config, Settings) error{applyCompaction, applySandbox, applyMCP, applyModels} {
 		if err := step(&n, s); err != nil {
 			return c, err
 		}
@@ -167,6 +176,28 @@ func (s Settings) applyPolicy(p contextwin.Policy) contextwin.Policy {
 		}
 	}
 	return p
+}
+
+// applyCompaction applies the summaries' settings: their model and their tier.
+func applyCompaction(n *config, s Settings) error {
+	if v := s.CompactionModel; v != nil {
+		name, err := catalog.ParseModelName(*v)
+		if err != nil {
+			return fmt.Errorf("compactionModel: %w", err)
+		}
+		n.compactionModel = name
+	}
+	if v := s.CompactionTier; v != nil {
+		tier, err := catalog.ParseTier(*v)
+		if err != nil {
+			return fmt.Errorf("compactionTier: %w", err)
+		}
+		if tier == catalog.TierStandard {
+			tier = "" // the policy's default, so that choosing it changes nothing
+		}
+		n.policy.CompactionTier = tier
+	}
+	return nil
 }
 
 // applySandbox applies the sandbox's settings: its mode, the network, the hidden paths.

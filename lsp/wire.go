@@ -32,6 +32,22 @@ type totals struct {
 	OutputTokens  int   `json:"outputTokens"`            // thinking included
 	ThoughtTokens int   `json:"thoughtTokens,omitempty"` // the thinking part of outputTokens
 	Cost          money `json:"cost"`
+	// Summaries are the compaction summaries' calls, counted in the figures above too; absent
+	// before the first.
+	Summaries *summaryTotals `json:"summaries,omitempty"`
+}
+
+// summaryTotals are what the summaries cost, apart.
+type summaryTotals struct {
+	Calls        int   `json:"calls"`
+	InputTokens  int   `json:"inputTokens"`
+	CachedTokens int   `json:"cachedTokens"`
+	OutputTokens int   `json:"outputTokens"`
+	Flex         int   `json:"flex,omitempty"` // calls served on the Flex tier
+	Cost         money `json:"cost"`
+	// Text is the summaries as users read them: "2 summaries $0.0012 (8,120 input, 0 cached; 1
+	// on Flex)".
+	Text string `json:"text"`
 }
 
 // money is an amount of money. Unknown is set when some call's model had no known price: Amount
@@ -330,6 +346,11 @@ type contextResult struct {
 	// mcpTools, which the model's usage corrects); the catalogue counts as server "".
 	MCP  []mcpShare `json:"mcp"`
 	Text string     `json:"text"` // the same, rendered for a plain client
+
+	// CompactionModel is the compactionModel setting when it is not model; CompactionTier is
+	// "flex" when background summaries ask for it.
+	CompactionModel string `json:"compactionModel,omitempty"`
+	CompactionTier  string `json:"compactionTier,omitempty"`
 }
 
 // mcpShare is what one MCP server's declared tools cost per request.
@@ -352,8 +373,14 @@ func totalsOf(t contextwin.Totals) totals { return totalsUnknown(t, false) }
 // CostUnknown).
 func totalsUnknown(t contextwin.Totals, unknown bool) totals {
 	unknown = unknown || !t.CostKnown()
-	return totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
+	out := totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
 		Cost: money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Text: t.CostTextUnknown(unknown)}}
+	if s := t.Summaries; s.Calls > 0 {
+		st := contextwin.Totals{Cost: s.Cost, Unpriced: s.Unpriced}
+		out.Summaries = &summaryTotals{Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens, Flex: s.Flex,
+			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Text: st.CostText()}, Text: s.Text()}
+	}
+	return out
 }
 
 func checkpointInfo(cp contextwin.Checkpoint) CheckpointInfo {

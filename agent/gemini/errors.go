@@ -28,6 +28,18 @@ type Error struct {
 // (404): a retired model, or a name the API does not serve. Retrying cannot help.
 func (e *Error) ModelNotFound() bool { return e.Status == 404 }
 
+// Shed tells whether the call failed for want of capacity: 429 RESOURCE_EXHAUSTED ("No capacity
+// available for model … on the server") or 503 UNAVAILABLE ("The model is overloaded"), what
+// Gemini answers when it sheds a request. On the Flex tier, whose capacity is sheddable, it is
+// the expected failure.
+func (e *Error) Shed() bool { return e.Status == 429 || e.Status == 503 }
+
+// IsShed tells whether err is an *Error for a shed request.
+func IsShed(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Shed()
+}
+
 // IsModelNotFound tells whether err is an *Error for a missing model.
 func IsModelNotFound(err error) bool {
 	var e *Error

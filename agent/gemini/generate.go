@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Request is one call to the model: the whole conversation so far plus what the model may do.
@@ -33,6 +35,10 @@ type Request struct {
 	// first messages of Contents are not sent (the API refuses a system instruction, tools or a
 	// tool config beside a cache).
 	Cache *CacheRef
+	// Tier is the service tier asked for; "" (standard) sends none. A Flex request is tried
+	// once: Flex is best-effort, and what retries one is the caller's fall back to the standard
+	// tier, not another wait on shed capacity.
+	Tier catalog.Tier
 }
 
 // Thinking is a thinkingLevel or a thinkingBudget. Only one is ever sent: the API answers 400 to
@@ -78,6 +84,9 @@ type Response struct {
 	// ModelStatus is the served model's stage and retirement, when the API sends it (the Gemini
 	// API does; Vertex AI does not).
 	ModelStatus *genai.ModelStatus
+	// Tier is the service tier that served the call: the x-gemini-service-tier header (see
+	// TierHeader), else the tier asked for.
+	Tier catalog.Tier
 }
 
 // Usage is the token accounting of one response, as the API reports it.
@@ -125,7 +134,7 @@ func (c *Client) Generate(ctx context.Context, req *Request) iter.Seq2[Chunk, er
 				return
 			}
 			f := classify(err, c.key)
-			if !f.retry || attempt >= c.maxAttempts {
+			if !f.retry || attempt >= c.maxAttempts || req.Tier == catalog.TierFlex {
 				yield(Chunk{}, c.final(f, attempt))
 				return
 			}
@@ -165,6 +174,9 @@ func (c *Client) config(req *Request) *genai.GenerateContentConfig {
 		// behind the retries and the accounting done here.
 		AutomaticContinuation: genai.Ptr(false),
 		MaxOutputTokens:       req.MaxOutputTokens,
+	}
+	if req.Tier == catalog.TierFlex {
+		cfg.ServiceTier = genai.ServiceTierFlex
 	}
 	if ref := req.Cache; ref != nil {
 		cfg.CachedContent = ref.Name
@@ -215,6 +227,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		feedback *genai.GenerateContentResponsePromptFeedback
 		served   string
 		status   *genai.ModelStatus
+		headers  *genai.HTTPResponse
 	)
 	for r, err := range c.genai.Models.GenerateContentStream(ctx, c.model, req.sent(), c.config(req)) {
 		if err != nil {
@@ -228,6 +241,9 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		if r.UsageMetadata != nil {
 			usage = r.UsageMetadata // a running total: the last one counts
+		}
+		if r.SDKHTTPResponse != nil {
+			headers = r.SDKHTTPResponse
 		}
 		if r.ModelVersion != "" {
 			served = r.ModelVersion
@@ -267,7 +283,7 @@ func (c *Client) stream(ctx context.Context, req *Request, emit func(Chunk) bool
 		}
 		return nil, true, ErrStreamCut
 	}
-	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish, ModelVersion: served, ModelStatus: status}, true, nil
+	return &Response{Content: m.content(), Usage: usageOf(usage), FinishReason: finish, ModelVersion: served, ModelStatus: status, Tier: servedTier(headers, req.Tier)}, true, nil
 }
 
 // unary runs one non-streaming attempt.
@@ -289,7 +305,7 @@ func (c *Client) unary(ctx context.Context, req *Request) (*Response, error) {
 			m.add(p)
 		}
 	}
-	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason, ModelVersion: r.ModelVersion, ModelStatus: r.ModelStatus}, nil
+	return &Response{Content: m.content(), Usage: usageOf(r.UsageMetadata), FinishReason: cand.FinishReason, ModelVersion: r.ModelVersion, ModelStatus: r.ModelStatus, Tier: servedTier(r.SDKHTTPResponse, req.Tier)}, nil
 }
 
 // emitWhole yields the text and thought of a unary reply as one chunk, if there are any.
@@ -306,6 +322,20 @@ func emitWhole(content *genai.Content, emit func(Chunk) bool) bool {
 		return true
 	}
 	return emit(Chunk{Text: text.String(), Thought: thought.String()})
+}
+
+// TierHeader is the response header in which the Gemini API names the tier that served a call.
+// The body says it too (usageMetadata.serviceTier), but go-genai v1.77.0 drops that field from
+// generateContent's usage; the header reaches the response's SDKHTTPResponse.
+const TierHeader = "x-gemini-service-tier"
+
+// servedTier is the tier the response's header names, else the one asked.
+func servedTier(h *genai.HTTPResponse, asked catalog.Tier) catalog.Tier {
+	reported := ""
+	if h != nil {
+		reported = h.Headers.Get(TierHeader)
+	}
+	return catalog.ServedTier(reported, asked)
 }
 
 func usageOf(u *genai.GenerateContentResponseUsageMetadata) Usage {

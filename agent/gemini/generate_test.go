@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 const testKey = "test-key-0123456789"
@@ -100,6 +101,7 @@ func TestPlainReply(t *testing.T) {
 				Usage:        Usage{Prompt: 4, Candidates: 3, Total: 7}, // ceil((8+8)/4), ceil(12/4)
 				FinishReason: genai.FinishReasonStop,
 				ModelVersion: "gemini-3.8-flash",
+				Tier:         catalog.TierStandard, // the x-gemini-service-tier header
 			}
 			if diff := cmp.Diff(got.done, want); diff != "" {
 				t.Errorf("response (-got +want):\n%s", diff)

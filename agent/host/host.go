@@ -74,6 +74,11 @@ type Spec struct {
 	// Lazy writes the session to disk with its first turn, not when it is opened: an editor
 	// that opens sessions it never uses leaves no directories behind.
 	Lazy bool
+
+	// CompactionModel is the model compaction summaries are asked of (the compactionModel
+	// setting); "" or the session's model: the session's. Its tier is ContextPolicy's
+	// CompactionTier.
+	CompactionModel string
 }
 
 // External is an MCP manager: tools the session declares once they are started.
@@ -257,7 +262,36 @@ func (h *Host) prepare(ctx context.Context, id, model string, spec Spec) (*Open,
 		// A resumed session's model may not take the level set since: its default.
 		spec.Logger.Warn("thinking setting not applied", "session", id, "error", err)
 	}
+	if err := h.compactionModel(ctx, id, model, spec, &opts); err != nil {
+		return nil, agent.Options{}, err
+	}
 	return o, opts, nil
+}
+
+// compactionModel builds the client of the compactionModel setting into opts, when it names
+// another model than the session's: a model the API does not serve fails the session as the
+// session's own would. Its thinking is the setting resolved for it, or its default when it does
+// not take that level: a summary is no reason to refuse a session.
+func (h *Host) compactionModel(ctx context.Context, id, model string, spec Spec, opts *agent.Options) error {
+	cat := spec.Catalog
+	if cat == nil {
+		cat = catalog.Builtin()
+	}
+	name := spec.CompactionModel
+	if name == "" || cat.Same(name, model) {
+		return nil
+	}
+	client, _, err := h.Models(ctx, name)
+	if err != nil {
+		return ModelError{fmt.Errorf("compactionModel %s: %w", name, err)}
+	}
+	opts.CompactionModel, opts.CompactionModelName = client, name
+	choice, err := cat.Thinking(name, cmp.Or(spec.Thinking, catalog.Auto))
+	if err != nil && spec.Logger != nil {
+		spec.Logger.Warn("thinking setting not applied to the compaction model: its default", "session", id, "model", name, "error", err)
+	}
+	opts.CompactionThinking = choice
+	return nil
 }
 
 // Options are the agent options of a session of model, everything but the model client, its

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Record kinds.
@@ -45,8 +46,11 @@ type Record struct {
 	Unpriced bool `json:"unpriced,omitempty"`
 	// Model is the model that served the call of Usage (its modelVersion), and ModelStatus its
 	// stage as the API reported it.
-	Model        string             `json:"model,omitempty"`
-	ModelStatus  *genai.ModelStatus `json:"modelStatus,omitempty"`
+	Model       string             `json:"model,omitempty"`
+	ModelStatus *genai.ModelStatus `json:"modelStatus,omitempty"`
+	// Tier is the service tier that served the call of Usage ("flex"; "" or "standard" for the
+	// standard tier), which its Cost was priced at.
+	Tier         catalog.Tier       `json:"tier,omitempty"`
 	Compaction   *Compaction        `json:"compaction,omitempty"`
 	Verdict      string             `json:"verdict,omitempty"`
 	RestorePoint *RestorePoint      `json:"restorePoint,omitempty"`

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Snapshot is a session rebuilt from its log: the live (compacted) history exactly as it was last
@@ -342,6 +343,9 @@ func (s *Snapshot) Brief() Summary {
 // addRecorded adds a usage record to t: its tokens, and its cost as billed when it was written
 // (an unpriced call stays unknown).
 func addRecorded(t *contextwin.Totals, r Record) {
+	if r.Kind == KindSummaryUsage {
+		t.AddSummary(*r.Usage, r.Cost, !r.Unpriced, r.Tier == catalog.TierFlex)
+	}
 	if r.Unpriced {
 		t.AddUnpriced(*r.Usage)
 		return

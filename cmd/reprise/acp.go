@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,6 +36,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	fs.Var(&hide, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
+	compactionModel := fs.String("compaction-model", "", compactionModelUsage)
+	compactionTier := fs.String("compaction-tier", string(catalog.TierStandard), compactionTierUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
 	allowBroad := fs.Bool("allow-broad-workspace", false, "let a session's cwd be the file system's root, your home directory, a system directory or the temp directory")
@@ -45,8 +48,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "reprise acp: unexpected argument %q (the settings are flags)\n", fs.Arg(0))
 		return errUsage
 	}
-	if err := policy.Validate(); err != nil {
-		fmt.Fprintln(stderr, "reprise acp:", policyError(err))
+	if err := checkACPFlags(&policy, compactionModel, *compactionTier, *maxTurn, *model, *thinkingFlag); err != nil {
+		fmt.Fprintln(stderr, "reprise acp:", err)
 		return errUsage
 	}
 	mode, err := sandbox.ParseMode(*box)
@@ -57,14 +60,6 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	prices, err := loadPrices(*pricesFile)
 	if err != nil {
 		return err
-	}
-	if *maxTurn < 1 {
-		fmt.Fprintln(stderr, "reprise acp: --max-turn-requests must be at least 1")
-		return errUsage
-	}
-	if _, err := catalog.Builtin().Thinking(*model, *thinkingFlag); err != nil {
-		fmt.Fprintln(stderr, "reprise acp: --thinking:", err)
-		return errUsage
 	}
 	level := slog.LevelWarn
 	if *verbose {
@@ -89,6 +84,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		ContextPolicy:       policy,
 		Prices:              prices,
 		Thinking:            *thinkingFlag,
+		CompactionModel:     *compactionModel,
 		Observe:             observeSessions,
 		MaxTurnRequests:     *maxTurn,
 		Allow:               allow,
@@ -97,4 +93,22 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Logger:              logger,
 		AllowBroadWorkspace: *allowBroad,
 	})
+}
+
+// checkACPFlags checks the flags of acp that have a range, in the words of the command line; it
+// puts --compaction-tier in the policy.
+func checkACPFlags(policy *contextwin.Policy, compactionModel *string, compactionTier string, maxTurn int, model, thinking string) error {
+	if err := compactionFlags(compactionModel, compactionTier, policy); err != nil {
+		return err
+	}
+	if err := policy.Validate(); err != nil {
+		return errors.New(policyError(err))
+	}
+	if maxTurn < 1 {
+		return errors.New("--max-turn-requests must be at least 1")
+	}
+	if _, err := catalog.Builtin().Thinking(model, thinking); err != nil {
+		return fmt.Errorf("--thinking: %w", err)
+	}
+	return nil
 }

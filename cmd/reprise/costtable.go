@@ -14,6 +14,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // noCompaction is the budget of a run that never compacts: far above any scenario's prompt.
@@ -138,6 +139,15 @@ func costTable(ctx context.Context, w io.Writer) error {
 			}
 			row(commas(budget)+" clearing", clearing, "")
 			row(commas(budget)+" both", r, missedCell(missed, r))
+			if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget {
+				// With both tiers this run clears and never summarizes: Flex is measured on the
+				// summaries-only run, against it.
+				flex, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-flex", sc.Name, i)), 0, summariesOnly, onFlex)
+				if err != nil {
+					return err
+				}
+				row(commas(budget)+" summaries, Flex", flex, flexCell(flex, only))
+			}
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -217,6 +227,18 @@ func onOff(b bool) string {
 		return "on"
 	}
 	return "off"
+}
+
+// onFlex asks Flex for background summaries (compactionTier flex). The fake answers them at once,
+// so the row measures Flex's price, not its minutes of latency.
+func onFlex(p *contextwin.Policy) { p.CompactionTier = catalog.TierFlex }
+
+// flexCell compares the summaries of a run on Flex with those of the same run on the standard
+// tier: their cost, their cached share, how many Flex served.
+func flexCell(flex, standard scenarioRun) string {
+	f, s := flex.Totals.Summaries, standard.Totals.Summaries
+	return fmt.Sprintf("summaries $%.4f (%d of %d on Flex, %d %% cached) vs $%.4f standard (%d %% cached)",
+		f.Cost, f.Flex, f.Calls, percent(f.CachedTokens, f.InputTokens), s.Cost, percent(s.CachedTokens, s.InputTokens))
 }
 
 // missedCell is the "half the implicit hits missed" cell: the run's cost, its cached share of

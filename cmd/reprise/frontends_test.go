@@ -33,6 +33,9 @@ type sessionShape struct {
 	Stream, Secrets  bool
 	MaxTurnRequests  int
 	External         bool
+	// CompactionModel and CompactionThinking: where summaries go, and what they send.
+	CompactionModel    string
+	CompactionThinking catalog.ThinkingChoice
 }
 
 func shapeOf(o agent.Options) sessionShape {
@@ -44,12 +47,14 @@ func shapeOf(o agent.Options) sessionShape {
 		Workspace: o.Workspace, Model: o.ModelName, Thinking: o.Thinking, Policy: o.ContextPolicy,
 		Sandbox: o.Sandbox.Config(), Verdicts: v, Stream: o.Stream, Secrets: o.Secrets != nil,
 		MaxTurnRequests: o.MaxTurnRequests, External: o.External != nil,
+		CompactionModel: o.CompactionModelName, CompactionThinking: o.CompactionThinking,
 	}
 }
 
 // TestFrontEndsOpenTheSameSession: `reprise serve`, `reprise acp` and `reprise run`, given the
 // same settings (a model, a thinking level, a budget, an allowlist, the sandbox's network and
-// hidden paths), open sessions with the same options: the three go through one host.
+// hidden paths, the summaries' model and tier), open sessions with the same options: the three
+// go through one host.
 func TestFrontEndsOpenTheSameSession(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]agent.Options{}
@@ -70,13 +75,14 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 	ws, hidden := t.TempDir(), t.TempDir()
 	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir(),
 		"REPRISE_CONFIG_HOME": t.TempDir(), "XDG_CACHE_HOME": t.TempDir()})
-	const model, budget = "gemini-4-argon", 30000
+	const model, budget, compactionModel = "gemini-4-argon", 30000, "gemini-3.1-flash-lite"
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
 	as("run")
 	if code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget),
-		"--allow", "make", "--allow-network", "--hide-path", hidden, "--max-turn-requests", "120", "say done"}, vars); code != 0 {
+		"--allow", "make", "--allow-network", "--hide-path", hidden, "--max-turn-requests", "120",
+		"--compaction-model", compactionModel, "--compaction-tier", "flex", "say done"}, vars); code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, errOut)
 	}
 
@@ -86,6 +92,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 		return nil
 	}, lsptest.Options{Root: ws, Experimental: true, InitializationOptions: map[string]any{
 		"model": model, "thinking": "low", "contextBudget": budget, "allow": []string{"make"}, "allowNetwork": true, "hidePaths": []string{hidden}, "maxTurnRequests": 120,
+		"compactionModel": compactionModel, "compactionTier": "flex",
 	}})
 	if _, err := ed.Initialize(ctx); err != nil {
 		t.Fatal(err)
@@ -102,7 +109,7 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 	go func() { // ends when the connection closes or actx is cancelled
 		defer close(done)
 		run(actx, []string{"acp", "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget), "--allow", "make",
-			"--allow-network", "--hide-path", hidden, "--max-turn-requests", "120"}, agentIn, agentOut, io.Discard, vars)
+			"--allow-network", "--hide-path", hidden, "--max-turn-requests", "120", "--compaction-model", compactionModel, "--compaction-tier", "flex"}, agentIn, agentOut, io.Discard, vars)
 		agentOut.Close()
 	}()
 	defer func() { acancel(); clientOut.Close(); <-done }()
@@ -121,7 +128,8 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 		t.Fatalf("sessions seen from %d front-ends, want 3", len(seen))
 	}
 	want := shapeOf(seen["run"])
-	if want.Model != model || want.Thinking.Level != "LOW" || want.Policy.ContextBudget != budget || !want.Sandbox.AllowNetwork || want.MaxTurnRequests != 120 {
+	if want.Model != model || want.Thinking.Level != "LOW" || want.Policy.ContextBudget != budget || !want.Sandbox.AllowNetwork || want.MaxTurnRequests != 120 ||
+		want.CompactionModel != compactionModel || want.CompactionThinking.Level != "LOW" || want.Policy.CompactionTier != catalog.TierFlex {
 		t.Fatalf("run's session does not have the settings asked: %+v", want)
 	}
 	for _, fe := range []string{"serve", "acp"} {

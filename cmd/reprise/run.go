@@ -37,6 +37,8 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 type runFlags struct {
 	workspace, model string
 	thinking         string
+	compactionModel  string
+	compactionTier   string
 	maxTurnRequests  int
 	policy           contextwin.Policy
 	allow            listFlag
@@ -106,6 +108,8 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
 	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
 	fs.StringVar(&f.thinking, "thinking", catalog.Auto, thinkingUsage)
+	fs.StringVar(&f.compactionModel, "compaction-model", "", compactionModelUsage)
+	fs.StringVar(&f.compactionTier, "compaction-tier", string(catalog.TierStandard), compactionTierUsage)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -140,6 +144,10 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 		}
 		rest = append(rest, fs.Arg(0))
 		args = fs.Args()[1:]
+	}
+	if err := compactionFlags(&f.compactionModel, f.compactionTier, &f.policy); err != nil {
+		fmt.Fprintln(stderr, "reprise run:", err)
+		return f, nil, errUsage
 	}
 	if err := f.policy.Validate(); err != nil {
 		fmt.Fprintln(stderr, "reprise run:", policyError(err))
@@ -209,7 +217,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		approver = allowAll{out: stderr}
 	}
 	spec := host.Spec{
-		Workspace: ws, Model: client.Model(), Thinking: f.thinking, ContextPolicy: f.policy, Prices: prices,
+		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel, ContextPolicy: f.policy, Prices: prices,
 		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
 		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
 			MaxMemory: int64(f.maxMemory)},
@@ -253,7 +261,16 @@ func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, cl
 	if err != nil {
 		return err
 	}
-	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: func(context.Context, string) (agent.Model, int, error) { return client, limit, nil }}
+	models := func(ctx context.Context, name string) (agent.Model, int, error) {
+		if name == client.Model() {
+			return client, limit, nil
+		}
+		other := f // the compaction model: built as the session's, its own checks included
+		other.model = name
+		c, l, err := runModel(ctx, other, getenv, stderr)
+		return c, l, err
+	}
+	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: models}
 	s, err := openSession(ctx, h, spec, f.resume)
 	if err != nil {
 		return err
@@ -318,7 +335,7 @@ func explicitCacheFlags(fs *flag.FlagSet, p *contextwin.Policy, idle bool) {
 var policyFlags = strings.NewReplacer(
 	"contextBudget", "--budget", "compactAt", "--compact-at", "blockAt", "--block-at",
 	"keepRecentTurns", "--keep-recent", "toolOutputMaxChars", "--max-output-chars",
-	"sessionTokenCap", "--cap", "maxCostUSD", "--max-cost", " = ", " ",
+	"sessionTokenCap", "--cap", "maxCostUSD", "--max-cost", "compactionTier", "--compaction-tier", " = ", " ",
 )
 
 // policyError is a policy's validation error in the words of the command line.
@@ -378,6 +395,30 @@ func openSession(ctx context.Context, h *host.Host, spec host.Spec, resume strin
 		return h.Resume(ctx, resume, spec)
 	}
 	return h.New(ctx, spec)
+}
+
+// compactionModelUsage and compactionTierUsage document --compaction-model and --compaction-tier
+// in run and acp.
+const (
+	compactionModelUsage = "model the compaction summaries are asked of (default: the session's; another model's cache holds none of the session's prefix, so its summary is asked over a rendered transcript and billed in full at its prices)"
+	compactionTierUsage  = `"flex": background summaries ask Gemini's Flex tier (half price, best-effort, minutes of latency) where the model offers it, falling back to the standard tier once when shed or waited for; "standard": never`
+)
+
+// compactionFlags checks --compaction-model and puts --compaction-tier in the policy.
+func compactionFlags(model *string, tier string, p *contextwin.Policy) error {
+	name, err := catalog.ParseModelName(*model)
+	if err != nil {
+		return fmt.Errorf("--compaction-model: %w", err)
+	}
+	t, err := catalog.ParseTier(tier)
+	if err != nil {
+		return fmt.Errorf("--compaction-tier: %w", err)
+	}
+	if t == catalog.TierStandard {
+		t = "" // the policy's default
+	}
+	*model, p.CompactionTier = name, t
+	return nil
 }
 
 // thinkingUsage documents --thinking in run and acp.

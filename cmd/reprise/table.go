@@ -154,6 +154,9 @@ func status(end *agent.TurnEnd) string {
 	}
 	line := fmt.Sprintf("status %s · %s · %s input tokens (%s cached) · %s · %s",
 		word, count(end.Calls, "model call"), commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
+	if sum := end.Totals.Summaries.Text(); sum != "" {
+		line += " · of which " + sum
+	}
 	if c := end.Totals.CacheText(); c != "" {
 		line += " · " + c
 	}

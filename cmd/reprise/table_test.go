@@ -26,6 +26,11 @@ func TestStatusLine(t *testing.T) {
 			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 3, Totals: contextwin.Totals{InputTokens: 30000, CachedTokens: 11600, OutputTokens: 90, Cost: 0.0152, CacheExpected: 20000, CacheReported: 11600}},
 			"status completed · 3 model calls · 30,000 input tokens (11,600 cached) · 90 output · $0.0152 · cache: 58 % of the expected hits",
 		},
+		{
+			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 5, Totals: contextwin.Totals{InputTokens: 20000, OutputTokens: 500, Cost: 0.0150,
+				Summaries: contextwin.SummaryTotals{Calls: 1, InputTokens: 2355, OutputTokens: 300, Cost: 0.0012, Flex: 1}}},
+			"status completed · 5 model calls · 20,000 input tokens (0 cached) · 500 output · $0.0150 · of which 1 summary $0.0012 (2,355 input, 0 cached; 1 on Flex)",
+		},
 	}
 	var got, want []string
 	for _, tt := range tests {

@@ -1,7 +1,8 @@
 // Package catalog is the one place Reprise knows facts about Gemini models: which exist and which
 // are retired (with what replaces them), their limits, their prices per million tokens with the
 // dates they change and their long-prompt tiers, the shortest prefix implicit caching bills,
-// whether explicit caching is offered, and the thinking levels each accepts. The table is a data
+// whether explicit caching is offered, which models offer the Flex tier and at what share of the
+// standard price, and the thinking levels each accepts. The table is a data
 // file embedded in the binary (models.json), dated: what it says is as of CurrentAsOf, and what
 // the API says at run time (models.list, a response's modelVersion) wins over it. Users override
 // rows with the models setting (Overlay).
@@ -57,8 +58,74 @@ type Catalog struct {
 	CurrentAsOf string   `json:"currentAsOf"`
 	Sources     []string `json:"sources,omitempty"`
 	// DefaultID is the model used when none is chosen: a GA model.
-	DefaultID string  `json:"default"`
-	Rows      []Model `json:"models"`
+	DefaultID string `json:"default"`
+	// Flex is the Flex service tier: what it costs, and since when the catalogue says so. The
+	// rows say which models offer it (Model.Flex).
+	Flex FlexTier `json:"flex"`
+	Rows []Model  `json:"models"`
+}
+
+// FlexTier is Gemini's Flex inference tier: a synchronous call at a share of the standard price,
+// best-effort (the API sheds it when capacity is short) and slow (a latency target of minutes).
+type FlexTier struct {
+	// Share is what a call served on Flex pays of the standard rates, every rate alike (input,
+	// cached input, output): 0.5 is half price.
+	Share float64 `json:"share"`
+	// Stage is the tier's own launch stage (preview), apart from the models'.
+	Stage Status `json:"stage,omitempty"`
+	// Checked is the date (YYYY-MM-DD) Share and the rows' flags were checked against Source.
+	Checked string `json:"checked"`
+	Source  string `json:"source,omitempty"`
+}
+
+// Tier is a service tier a call asks for, or the one the API says served it
+// (usageMetadata.serviceTier).
+type Tier string
+
+// Tiers. The zero value is the standard tier: a request that names none.
+const (
+	TierStandard Tier = "standard"
+	TierFlex     Tier = "flex"
+)
+
+// ParseTier checks a tier setting: "standard" or "flex", in any case; "" is standard.
+func ParseTier(setting string) (Tier, error) {
+	switch strings.ToLower(strings.TrimSpace(setting)) {
+	case "", string(TierStandard):
+		return TierStandard, nil
+	case string(TierFlex):
+		return TierFlex, nil
+	}
+	return "", fmt.Errorf("%q is not a service tier (standard, flex)", setting)
+}
+
+// ParseModelName checks a model name a user gives ("gemini-3.1-flash-lite", "models/…"): it goes
+// into the request's URL path (models/NAME:generateContent), so it has no space, slash, colon,
+// query or fragment character. It returns the name without "models/"; "" stays "" (the caller's
+// default). A name the catalogue does not know is fine: its price is then unknown.
+func ParseModelName(setting string) (string, error) {
+	name := strings.TrimPrefix(strings.TrimSpace(setting), "models/")
+	if i := strings.IndexFunc(name, func(r rune) bool {
+		return r <= ' ' || r == 0x7f || strings.ContainsRune("/:?#%\\", r)
+	}); i >= 0 || len(name) > 128 {
+		return "", fmt.Errorf("%q is not a model name such as %s", setting, Builtin().DefaultModel())
+	}
+	return name, nil
+}
+
+// ServedTier reads the tier an API response names (usageMetadata.serviceTier: "flex",
+// "standard", or an enum spelling such as "SERVICE_TIER_FLEX"); asked is what the request asked
+// for, used when the response names none.
+func ServedTier(reported string, asked Tier) Tier {
+	r := strings.ToLower(strings.TrimPrefix(strings.ToUpper(strings.TrimSpace(reported)), "SERVICE_TIER_"))
+	switch r {
+	case "", "unspecified":
+		if asked == TierFlex {
+			return TierFlex
+		}
+		return TierStandard
+	}
+	return Tier(r) // flex, standard, or one priced as standard (priority is never asked for)
 }
 
 // Model is one row.
@@ -78,9 +145,11 @@ type Model struct {
 	OutputTokenLimit int     `json:"outputTokenLimit,omitempty"`
 	Prices           []Price `json:"prices,omitempty"` // by date, oldest first; none: unknown
 	// CacheMinTokens is the shortest prefix implicit caching bills as cached.
-	CacheMinTokens  int      `json:"cacheMinTokens"`
-	ExplicitCaching bool     `json:"explicitCaching"`
-	Thinking        Thinking `json:"thinking"`
+	CacheMinTokens  int  `json:"cacheMinTokens"`
+	ExplicitCaching bool `json:"explicitCaching"`
+	// Flex: the model is served on the Flex tier (Catalog.Flex), at its share of these prices.
+	Flex     bool     `json:"flex,omitempty"`
+	Thinking Thinking `json:"thinking"`
 }
 
 // Rates are US dollars per million tokens.
@@ -163,6 +232,11 @@ func (c *Catalog) check() error {
 		if err := m.check(ids); err != nil {
 			errs = append(errs, fmt.Errorf("model %s: %w", m.ID, err))
 		}
+	}
+	if f := c.Flex; f.Share < 0 || f.Share > 1 {
+		errs = append(errs, fmt.Errorf("flex share %g is not between 0 and 1", f.Share))
+	} else if _, err := parseDate(f.Checked); f.Share > 0 && err != nil {
+		errs = append(errs, fmt.Errorf("flex checked: %w", err))
 	}
 	if d, ok := c.Lookup(c.DefaultID); !ok || d.Status != GA {
 		errs = append(errs, fmt.Errorf("the default model %q is not a GA model of the catalogue", c.DefaultID))
@@ -338,6 +412,27 @@ func (m Model) CacheStorageAt(t time.Time) float64 {
 		return p.CacheStorage
 	}
 	return FallbackCacheStorage
+}
+
+// Scale is r with every rate multiplied by f: the Flex tier's rates are the standard ones scaled by
+// its share.
+func (r Rates) Scale(f float64) Rates {
+	return Rates{Input: r.Input * f, CachedInput: r.CachedInput * f, Output: r.Output * f}
+}
+
+// TierShare is what a call served on tier pays of the standard rates: 1, or the Flex share.
+func (c *Catalog) TierShare(tier Tier) float64 {
+	if tier == TierFlex && c.Flex.Share > 0 {
+		return c.Flex.Share
+	}
+	return 1
+}
+
+// OffersFlex tells whether the catalogue says model is served on the Flex tier. A model it does
+// not know is not: a request for Flex it cannot serve would fail, and the catalogue cannot say.
+func (c *Catalog) OffersFlex(model string) bool {
+	m, ok := c.Lookup(model)
+	return ok && m.Flex && c.Flex.Share > 0
 }
 
 // PriceAt is the price in force on t's day (UTC); ok is false when the row has no prices.

@@ -281,3 +281,81 @@ func TestJoin(t *testing.T) {
 		}
 	}
 }
+
+// TestFlex holds the Flex facts to what they were checked against (docs/decisions.md, "Cheaper
+// summaries"): half price, on the models the sources name, and nowhere the catalogue cannot say.
+func TestFlex(t *testing.T) {
+	c := Builtin()
+	if c.Flex.Share != 0.5 || c.Flex.Stage != Preview || c.Flex.Checked == "" {
+		t.Errorf("flex = %+v, want half price, preview, dated", c.Flex)
+	}
+	for model, want := range map[string]bool{
+		"gemini-3.8-flash": true, "gemini-3.8-flash-001": true, "gemini-3.1-flash-lite": true, "gemini-3.1-pro-preview": true,
+		"gemini-4-argon": false, "gemini-3.5-flash-lite": false, "gemini-9-unknown": false,
+	} {
+		if got := c.OffersFlex(model); got != want {
+			t.Errorf("OffersFlex(%s) = %v, want %v", model, got, want)
+		}
+	}
+	if got := c.TierShare(TierFlex); got != 0.5 {
+		t.Errorf("flex share %g", got)
+	}
+	if got := c.TierShare(TierStandard); got != 1 {
+		t.Errorf("standard share %g", got)
+	}
+	if got := (Rates{0.75, 0.075, 3.75}).Scale(0.5); got != (Rates{0.375, 0.0375, 1.875}) {
+		t.Errorf("scaled %+v", got)
+	}
+	over, err := c.Overlay(map[string]json.RawMessage{"gemini-4-argon": json.RawMessage(`{"flex": true}`)})
+	if err != nil || !over.OffersFlex("gemini-4-argon") {
+		t.Errorf("a models setting row marks a model flex: %v", err)
+	}
+	bad := *c
+	bad.Flex.Share = 1.5
+	if err := bad.check(); err == nil || !strings.Contains(err.Error(), "flex share") {
+		t.Errorf("share 1.5: %v", err)
+	}
+}
+
+func TestTiers(t *testing.T) {
+	for in, want := range map[string]Tier{"": TierStandard, "standard": TierStandard, "Flex": TierFlex, " flex ": TierFlex} {
+		if got, err := ParseTier(in); err != nil || got != want {
+			t.Errorf("ParseTier(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseTier("batch"); err == nil || !strings.Contains(err.Error(), `"batch"`) {
+		t.Errorf("batch: %v", err)
+	}
+	tests := []struct {
+		reported string
+		asked    Tier
+		want     Tier
+	}{
+		{"flex", TierStandard, TierFlex},
+		{"FLEX", TierStandard, TierFlex},
+		{"SERVICE_TIER_FLEX", TierStandard, TierFlex},
+		{"standard", TierFlex, TierStandard}, // asked for Flex, served standard: billed standard
+		{"", TierFlex, TierFlex},             // the response names none: the tier asked
+		{"", TierStandard, TierStandard},
+		{"unspecified", "", TierStandard},
+		{"priority", TierStandard, "priority"},
+	}
+	for _, tt := range tests {
+		if got := ServedTier(tt.reported, tt.asked); got != tt.want {
+			t.Errorf("ServedTier(%q, %q) = %q, want %q", tt.reported, tt.asked, got, tt.want)
+		}
+	}
+}
+
+func TestParseModelName(t *testing.T) {
+	for in, want := range map[string]string{"": "", "gemini-3.1-flash-lite": "gemini-3.1-flash-lite", " models/acme-7b ": "acme-7b"} {
+		if got, err := ParseModelName(in); err != nil || got != want {
+			t.Errorf("ParseModelName(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"gemini 3", "../x", "a:generateContent", "x?key=1", "a#b", strings.Repeat("a", 129)} {
+		if _, err := ParseModelName(bad); err == nil {
+			t.Errorf("ParseModelName(%q) accepted", bad)
+		}
+	}
+}

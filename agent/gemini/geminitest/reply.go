@@ -49,12 +49,13 @@ type wireCall struct {
 }
 
 type wireUsage struct {
-	PromptTokenCount        int `json:"promptTokenCount"`
-	CachedContentTokenCount int `json:"cachedContentTokenCount,omitempty"`
-	CandidatesTokenCount    int `json:"candidatesTokenCount,omitempty"`
-	ThoughtsTokenCount      int `json:"thoughtsTokenCount,omitempty"`
-	ToolUsePromptTokenCount int `json:"toolUsePromptTokenCount,omitempty"`
-	TotalTokenCount         int `json:"totalTokenCount"`
+	PromptTokenCount        int    `json:"promptTokenCount"`
+	CachedContentTokenCount int    `json:"cachedContentTokenCount,omitempty"`
+	CandidatesTokenCount    int    `json:"candidatesTokenCount,omitempty"`
+	ThoughtsTokenCount      int    `json:"thoughtsTokenCount,omitempty"`
+	ToolUsePromptTokenCount int    `json:"toolUsePromptTokenCount,omitempty"`
+	TotalTokenCount         int    `json:"totalTokenCount"`
+	ServiceTier             string `json:"serviceTier,omitempty"`
 }
 
 type wireError struct {
@@ -76,6 +77,7 @@ func (u Usage) wire() *wireUsage {
 		ThoughtsTokenCount:      u.Thoughts,
 		ToolUsePromptTokenCount: u.ToolUsePrompt,
 		TotalTokenCount:         u.Prompt + u.Candidates + u.Thoughts + u.ToolUsePrompt,
+		ServiceTier:             u.ServiceTier,
 	}
 }
 

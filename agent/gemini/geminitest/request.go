@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Request is one request the fake received, kept so that a test can assert on what the model
@@ -31,6 +33,16 @@ type Request struct {
 	// the request sets none.
 	ThinkingLevel  string
 	ThinkingBudget *int
+
+	// Tier is the serviceTier the request asked for, as sent ("" for none); ServedTier the tier
+	// the fake served it on (see Flex), set once a turn or a shed answered it.
+	Tier       string
+	ServedTier catalog.Tier
+	// Cost is what the API bills the reply, in US dollars at the catalogue's prices for the
+	// served model and tier on the fake's date; Priced is false when the catalogue has no price
+	// for the model (Cost is then 0, not free). Both zero when no reply came.
+	Cost   float64
+	Priced bool
 
 	// Turn is the index in the script (counting appended turns) of the turn that served the
 	// request, or -1 when no turn did (model info, countTokens, rejected or exhausted).
@@ -61,6 +73,7 @@ type decodedBody struct {
 		} `json:"thinkingConfig"`
 	} `json:"generationConfig"`
 	GenerateContentRequest *decodedBody `json:"generateContentRequest"`
+	ServiceTier            string       `json:"serviceTier"`
 }
 
 // decode fills the decoded view of r from its body; countTokens may nest the request.
@@ -72,6 +85,7 @@ func (r *Request) decode() error {
 	if b.GenerateContentRequest != nil && len(b.Contents) == 0 {
 		b = *b.GenerateContentRequest
 	}
+	r.Tier = b.ServiceTier
 	r.Contents = b.Contents
 	r.SystemInstruction = b.SystemInstruction
 	r.Tools = len(b.Tools)

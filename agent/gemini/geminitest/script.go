@@ -41,6 +41,8 @@ type Script struct {
 	// that are not retired. An id starting "embedding" or "text-embedding" is listed as an
 	// embedding model (embedContent only).
 	Models []string `json:"models,omitempty"`
+	// Flex is how Flex requests are served and shed (see Flex).
+	Flex Flex `json:"flex,omitzero"`
 	// Turns are the replies to generateContent and streamGenerateContent requests. Each is
 	// consumed by exactly one request; see Turn.Match for how a request picks its turn.
 	Turns []Turn `json:"turns"`
@@ -113,6 +115,9 @@ type Usage struct {
 	Candidates    int `json:"candidatesTokenCount,omitempty"`
 	Thoughts      int `json:"thoughtsTokenCount,omitempty"`
 	ToolUsePrompt int `json:"toolUsePromptTokenCount,omitempty"`
+	// ServiceTier is the tier that served the reply, sent as usageMetadata.serviceTier and the
+	// x-gemini-service-tier header; empty in a script means the tier the fake served (see Flex).
+	ServiceTier string `json:"serviceTier,omitempty"`
 }
 
 // Fault is a failure the way the API reports it, so retry and error paths can be tested.
@@ -153,6 +158,9 @@ func LoadScript(path string) (Script, error) {
 		return Script{}, fmt.Errorf("load script %s: negative inputTokenLimit %d", path, s.InputTokenLimit)
 	}
 	if err := s.Cache.validate(); err != nil {
+		return Script{}, fmt.Errorf("load script %s: %w", path, err)
+	}
+	if err := s.Flex.validate(); err != nil {
 		return Script{}, fmt.Errorf("load script %s: %w", path, err)
 	}
 	return s, nil

@@ -29,14 +29,16 @@ type Server struct {
 
 	start          time.Time      // the fake's clock at offset 0
 	explicitFaults ExplicitFaults // what cachedContents requests fail with
+	flex           Flex           // how Flex requests are served and shed
 
-	mu       sync.Mutex       // guards pending, next, reqs, cache, explicit, offset and signatures
+	mu       sync.Mutex       // guards pending, next, reqs, cache, explicit, offset, shed and signatures
 	pending  []scripted       // turns not served yet, in script order
 	next     int              // script index the next appended turn gets
 	reqs     []Request        // every request received, in order
 	cache    *implicitCache   // the requests served so far, for cachedContentTokenCount
 	explicit []*explicitCache // every cachedContent created, in order
 	offset   time.Duration    // how far Advance moved the clock
+	shed     int              // Flex requests shed so far
 	// signatures are the thought signatures of the function calls sent, by callKey: a request
 	// must send one of them back on its call while the call is in the current turn.
 	signatures map[string][]string
@@ -69,7 +71,7 @@ func NewListener(s Script, l net.Listener) *Server {
 
 func newServer(s Script) *Server {
 	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache),
-		start: time.Now(), explicitFaults: s.Cache.Explicit}
+		start: time.Now(), explicitFaults: s.Cache.Explicit, flex: s.Flex}
 	if srv.models == nil {
 		for _, m := range catalog.Builtin().Models() {
 			if !m.RetiredAt(time.Now()) {
@@ -238,6 +240,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, req Request, m
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():
+			s.unanswered(n) // the client gave up before any reply: none is billed
 			return
 		}
 	}
@@ -293,6 +296,12 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt, explic
 		s.reqs = append(s.reqs, req)
 		return nil, Usage{}, len(s.reqs), msg
 	}
+	if askedFlex(req.Tier) && s.shed < s.flex.Shed {
+		// Shed before the model reads it: no turn taken, nothing cached or billed.
+		s.shed++
+		s.reqs = append(s.reqs, req)
+		return &scripted{Turn: Turn{Fault: s.flex.shedFault(served)}, index: -1}, Usage{}, len(s.reqs), ""
+	}
 	st, ok := s.take(req.Body)
 	if ok {
 		req.Turn = st.index
@@ -305,8 +314,13 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt, explic
 		if st.Usage != nil {
 			usage = *st.Usage
 		}
+		if usage.ServiceTier == "" {
+			usage.ServiceTier = tierName(servedTier(req.Tier, served))
+		}
 		if st.Fault == nil {
 			req.Usage = &usage
+			req.ServedTier = catalog.ServedTier(usage.ServiceTier, catalog.TierStandard)
+			req.Cost, req.Priced = billOf(served, req.ServedTier, usage, s.nowLocked())
 		}
 		if processed(req, st.Fault) {
 			s.remember(st.Turn)
@@ -346,6 +360,14 @@ func processed(req Request, f *Fault) bool {
 	return f == nil || (req.Stream && f.AfterEvents > 0)
 }
 
+// unanswered records that request n (1-based) got no reply after all.
+func (s *Server) unanswered(n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &s.reqs[n-1]
+	r.Usage, r.ServedTier, r.Cost, r.Priced = nil, "", 0, false
+}
+
 // record appends req to the log and returns its 1-based number.
 func (s *Server) record(req Request) int {
 	s.mu.Lock()
@@ -357,6 +379,9 @@ func (s *Server) record(req Request) int {
 // serveTurn answers req with t, reporting usage, as model with status.
 func (s *Server) serveTurn(w http.ResponseWriter, req Request, model string, status *wireStatus, t Turn, usage Usage) {
 	f := t.Fault
+	if f == nil && usage.ServiceTier != "" {
+		w.Header().Set("X-Gemini-Service-Tier", usage.ServiceTier)
+	}
 	if !req.Stream {
 		switch {
 		case f == nil:

@@ -153,6 +153,15 @@ h.test('turns and model calls counted apart', function()
   h.contains(table.concat(lines, '\n'), '· 2 turns · 4 model calls', 'context view')
 end)
 
+h.test('context view: what the summaries cost, apart', function()
+  local text = table.concat(require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, breakdown = {}, largest = {}, turns = 1, calls = 4,
+    totals = { inputTokens = 3000, cachedTokens = 0, outputTokens = 100, cost = { amount = 0.01, currency = 'USD' },
+      summaries = { calls = 1, text = '1 summary $0.0009 (3,000 input, 0 cached; 1 on Flex)' } },
+  }), '\n')
+  h.contains(text, '\nSummaries: 1 summary $0.0009 (3,000 input, 0 cached; 1 on Flex)', 'the server\'s words')
+end)
+
 h.test('context view: the MCP servers under the MCP tools row', function()
   local lines = require('reprise.context').render({
     percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },

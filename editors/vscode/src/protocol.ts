@@ -126,6 +126,21 @@ export interface Totals {
   /** the thinking part of outputTokens */
   thoughtTokens?: number;
   cost: Money;
+  /** the compaction summaries' calls, counted above too; absent before the first */
+  summaries?: SummaryTotals;
+}
+
+/** SummaryTotals are what the compaction summaries cost, apart. */
+export interface SummaryTotals {
+  calls: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  /** calls served on the Flex tier */
+  flex?: number;
+  cost: Money;
+  /** "2 summaries $0.0012 (8,120 input, 0 cached; 1 on Flex)" */
+  text: string;
 }
 
 /** CacheHits compares the cached tokens the session's calls expected with those the API reported. */

@@ -7,6 +7,8 @@ import { ConfigSection } from './protocol';
 export const serverKeys = [
   'model',
   'thinking',
+  'compactionModel',
+  'compactionTier',
   'contextBudget',
   'compactAt',
   'blockAt',
@@ -55,6 +57,16 @@ function isMachineKey(k: string): boolean {
  * one, which the server holds to the user's. A change of the user's value restarts the server.
  */
 export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices', 'models'] as const;
+
+/**
+ * emptyMeansDefault are the settings whose empty string is a value (compactionModel: the
+ * session's own model), sent as it is so that clearing one undoes it.
+ */
+const emptyMeansDefault: readonly string[] = ['compactionModel'];
+
+function isSet(k: string, v: unknown): boolean {
+  return v !== undefined && v !== null && (v !== '' || emptyMeansDefault.includes(k));
+}
 
 function isSpendingKey(k: string): boolean {
   return (spendingKeys as readonly string[]).includes(k);
@@ -111,7 +123,7 @@ export function serverSettings(cfg: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of serverKeys) {
     const v = isSpendingKey(k) ? userValue<unknown>(cfg, k) : setting<unknown>(cfg, k);
-    if (v !== undefined && v !== null && v !== '') out[k] = v;
+    if (isSet(k, v)) out[k] = v;
   }
   return out;
 }
@@ -127,7 +139,7 @@ export function changeableSettings(cfg: Config): Record<string, unknown> {
   for (const k of serverKeys) {
     if (isMachineKey(k)) continue;
     const v = cfg.get<unknown>(k);
-    if (v !== undefined && v !== null && v !== '') out[k] = v;
+    if (isSet(k, v)) out[k] = v;
   }
   return out;
 }

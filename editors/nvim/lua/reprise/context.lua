@@ -96,6 +96,9 @@ function M.render(r)
     table.insert(lines, string.format('Session: %s in%s · %s out%s · %s · %s · %s',
       util.kilo(t.inputTokens), cached, util.kilo(t.outputTokens), thinking, util.cost(t.cost),
       util.turns_and_calls(r.turns, r.calls), count(r.rereads, 're-read')))
+    if t.summaries and t.summaries.text then
+      table.insert(lines, 'Summaries: ' .. t.summaries.text)
+    end
   end
   table.insert(lines, '')
   table.insert(lines, 'Largest items')

@@ -104,6 +104,13 @@ describe('serverSettings', () => {
     const inspect = <T>(k: string): Inspection<T> => ({ globalValue: cfg[k] as T });
     expect(serverSettings({ get, inspect })).toEqual({ model: 'm', contextBudget: 4000, allow: ['go test'] });
   });
+  it('passes an empty compactionModel, which undoes one set before; other empty strings are unset', () => {
+    const cfg: Record<string, unknown> = { compactionModel: '', model: '', compactionTier: 'flex' };
+    const get = <T>(k: string) => cfg[k] as T;
+    const inspect = <T>(k: string): Inspection<T> => ({ globalValue: cfg[k] as T });
+    expect(serverSettings({ get, inspect })).toEqual({ compactionModel: '', compactionTier: 'flex' });
+    expect(changeableSettings({ get, inspect })).toEqual({ compactionModel: '', compactionTier: 'flex' });
+  });
   it('passes the sandbox settings with the others', () => {
     const s = serverSettings(fakeConfig({}));
     expect(s.sandbox).toBe('workspace-write');
