@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/journal"
 )
 
 // TestTranscriptRebuildsEditsAndReviews: a session resumed from its journal gives the transcript
@@ -115,4 +117,72 @@ func reviews(rows []ChangeRow) string {
 		out = append(out, s)
 	}
 	return strings.Join(out, ", ")
+}
+
+// TestTranscriptOfAnOlderLog: a log written before turn ends listed their files still gives each
+// turn that changed files its list, compared with the disk now.
+func TestTranscriptOfAnOlderLog(t *testing.T) {
+	f, st, log := saved(t, fixtureOpts{files: map[string]string{"a.txt": "one\ntwo\n"}},
+		callTurn("edit_file", map[string]any{"path": "a.txt", "old": "two", "new": "TWO"}, ""), textTurn("edited"))
+	if _, err := f.run(t.Context(), "edit a"); err != nil {
+		t.Fatal(err)
+	}
+	log.Close()
+	path := filepath.Join(st.Dir(f.s.ID()), "events.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var r journal.Record
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Kind == journal.KindTurnEnd {
+			if len(r.Changes) != 1 {
+				t.Fatalf("turn_end record without its change: %s", l)
+			}
+			r.Changes = nil
+			b, _ := json.Marshal(r)
+			l = string(b)
+		}
+		lines = append(lines, l)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := resumeFrom(t, f, st, log)
+	var end *TranscriptEntry
+	for _, e := range s.Transcript() {
+		if e.Kind == EntryTurnEnd {
+			end = &e
+		}
+	}
+	if end == nil || reviews(end.Changes) != "a.txt pending" || end.Changes[0].Added != 1 {
+		t.Errorf("turn end = %+v", end)
+	}
+}
+
+// TestTranscriptInMemory: a session that keeps no log still gives its edits' diffs.
+func TestTranscriptInMemory(t *testing.T) {
+	f := newFixture(t, fixtureOpts{files: map[string]string{"a.txt": "one\n"}},
+		callTurn("edit_file", map[string]any{"path": "a.txt", "old": "one", "new": "ONE"}, ""), textTurn("edited"))
+	evs, err := f.run(t.Context(), "edit a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := ofType(evs, EventToolUpdate)
+	if len(done) != 1 || done[0].Tool.Diff == nil {
+		t.Fatalf("tool updates = %+v", done)
+	}
+	for _, e := range f.s.Transcript() {
+		if e.Kind == EntryTool {
+			if diff := cmp.Diff(done[0].Tool.Diff, e.Diff); diff != "" {
+				t.Errorf("diff (-live +transcript):\n%s", diff)
+			}
+			return
+		}
+	}
+	t.Error("no tool in the transcript")
 }

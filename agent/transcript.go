@@ -146,11 +146,18 @@ func (b *transcriptBuilder) tool(t *journal.Tool) {
 	}
 }
 
-// end adds a turn's end with the files it changed, none reviewed yet.
+// end adds a turn's end with the files it changed, none reviewed yet. A log written before turn
+// ends listed their files has restore points for the turn and no files: those are compared with
+// the disk now, as editors listed them then.
 func (b *transcriptBuilder) end(turn int, t *journal.TurnEnd) {
 	rows := make([]ChangeRow, 0, len(t.Changes))
 	for _, c := range t.Changes {
 		rows = append(rows, ChangeRow{FileChange: FileChange{Path: c.Path, Turn: turn, State: ChangeState(c.State), Added: c.Added, Removed: c.Removed, Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged}, Review: ReviewPending})
+	}
+	if len(t.Changes) == 0 && b.s.files.inTurn(turn) {
+		for _, c := range b.s.turnChanges(turn) {
+			rows = append(rows, ChangeRow{FileChange: c, Review: ReviewPending})
+		}
 	}
 	b.ends[turn] = len(b.out)
 	b.out = append(b.out, TranscriptEntry{Turn: turn, Kind: EntryTurnEnd, StopReason: StopReason(t.StopReason), Error: t.Error, Calls: t.Calls, Changes: rows})

@@ -32,17 +32,6 @@ export class Review {
     return res.files ?? [];
   }
 
-  /** refresh lists again the files a turn changed, as they are on disk now. */
-  private async refresh(sessionId: string, turn: number): Promise<void> {
-    if (!this.server.supports(CommandChanges)) return;
-    try {
-      const files = (await this.changes(sessionId, turn)).filter((f) => f.turn === turn);
-      this.store.changes(sessionId, turn, files);
-    } catch {
-      // The list is a convenience: the session may be gone (a restart); the chat stays as it is.
-    }
-  }
-
   /** openDiff shows a file as it was before turn against the file now, in VS Code's diff editor. */
   async openDiff(given: string, turn: number): Promise<void> {
     const sessionId = this.store.current;
@@ -100,7 +89,9 @@ export class Review {
 
   /**
    * undo puts files back as they were before turn. Each file is undone or refused on its own (a
-   * file the user edited since is refused, so that edit is kept), and its row says which.
+   * file the user edited since is refused, so that edit is kept), and its row says which. The
+   * rows keep the counts of the turn's end, as a reopened chat shows them: what the agent changed,
+   * not what the user did since (Open diff compares with the disk now).
    */
   async undo(turn: number, paths: string[]): Promise<void> {
     const sessionId = this.store.current;
@@ -123,7 +114,6 @@ export class Review {
       const named = paths.every((p) => reasons.has(p));
       void vscode.window.showWarningMessage(named ? `Reprise: not undone: ${paths.map((p) => `${p} (${reasons.get(p)})`).join('; ')}` : `Reprise: ${m}`);
     }
-    await this.refresh(sessionId, turn);
   }
 
   /**
