@@ -216,8 +216,13 @@ func (s *server) replay(ctx context.Context, id string, entries []agent.Transcri
 			if st == "" {
 				st = sdk.ToolCallStatusCompleted
 			}
+			// As the live call ended: an edit's diff, else the output the model got.
+			content := toolContent(&agent.ToolEvent{Output: e.Output, Diff: e.Diff})
+			if content == nil {
+				content = []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Output))}
+			}
 			s.send(ctx, id, sdk.StartToolCall(sdk.ToolCallId(e.ToolCallID), e.Title, sdk.WithStartKind(kindOf(e.ToolKind)), sdk.WithStartStatus(st),
-				sdk.WithStartContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Output))})))
+				sdk.WithStartContent(content)))
 		case agent.EntryCompaction:
 			s.send(ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[context compacted: checkpoint %d «%s»]\n", e.Checkpoint, e.Title)))
 		}

@@ -229,6 +229,9 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 	if len(restored) > 0 {
 		s.forget(turn, restored)
 	}
+	for _, r := range refused { // the reason stays with the file's row in a reopened chat
+		s.review(journal.Review{Turn: turn, Paths: []string{r.Path}, State: journal.ReviewRefused, Reason: r.Reason})
+	}
 	return restored, refused, nil
 }
 

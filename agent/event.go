@@ -161,6 +161,10 @@ type TurnEnd struct {
 	Err        string            `json:"error,omitempty"`
 	Calls      int               `json:"calls"` // model calls since the session began, this turn's included
 	Totals     contextwin.Totals `json:"totals"`
+	// Changes are the files the turn changed, each compared from before the turn to now, without
+	// their diffs: what an editor lists under the turn (a reopened chat gets the same from
+	// Transcript).
+	Changes []FileChange `json:"changes,omitempty"`
 }
 
 // Usage is the context usage as an editor shows it.

@@ -13,9 +13,11 @@ type Journal interface {
 	Sync() error
 }
 
-// Blobs keeps restore points' file contents (journal.Log implements it).
+// Blobs keeps restore points' file contents, and the texts of the edits an editor was shown
+// (journal.Log implements it).
 type Blobs interface {
 	SaveBlob(turn int, rel string, data []byte) (string, error)
+	SaveText(data []byte) (string, error)
 	ReadBlob(name string) ([]byte, error)
 }
 

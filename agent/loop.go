@@ -131,15 +131,15 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 	}
 	f := s.bill.figures()
 	end := &TurnEnd{StopReason: reason, Totals: f.totals, Calls: f.calls}
-	s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: string(reason)})
+	if err != nil {
+		end.Err = s.opts.Secrets.String(err.Error())
+	}
+	end.Changes = s.endTurn(reason, end.Err, f.calls)
 	s.sync()
 	// Before the session is idle, so that the next turn, which stops it, cannot begin first.
 	s.caching.startKeeper()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
 	s.loop.idle()
-	if err != nil {
-		end.Err = err.Error()
-	}
 	if em.send(Event{Type: EventTurnEnd, End: end}) && err != nil {
 		em.yield(Event{}, err)
 	}
@@ -364,7 +364,7 @@ func (s *Session) appendLocked(c *genai.Content) {
 	cv := &s.conv
 	cv.history = append(cv.history, c)
 	cv.ledger.Append(c)
-	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns})
+	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns, Calls: s.bill.callCount()})
 	s.journal(appendRecord(c))
 }
 

@@ -104,7 +104,11 @@ func (s *Session) forget(turn int, paths []string) {
 	for _, rel := range paths {
 		s.remember(rel)
 	}
-	s.journal(journal.Record{Kind: journal.KindRestore, Restored: &journal.Restored{Turn: turn, Paths: paths}})
+	r := &journal.Restored{Turn: turn, Paths: paths}
+	s.conv.mu.Lock()
+	s.conv.transcript = append(s.conv.transcript, journal.Entry{Restored: r, Turn: s.conv.turns})
+	s.journal(journal.Record{Kind: journal.KindRestore, Restored: r})
+	s.conv.mu.Unlock()
 	s.sync()
 }
 

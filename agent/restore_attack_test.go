@@ -4,6 +4,7 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,6 +133,12 @@ type blobMap map[string][]byte
 func (b blobMap) SaveBlob(turn int, rel string, data []byte) (string, error) {
 	b[rel] = data
 	return rel, nil
+}
+
+func (b blobMap) SaveText(data []byte) (string, error) {
+	name := fmt.Sprintf("text-%d", len(b))
+	b[name] = data
+	return name, nil
 }
 
 func (b blobMap) ReadBlob(name string) ([]byte, error) { return b[name], nil }

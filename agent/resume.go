@@ -71,7 +71,7 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 		s.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {
-		s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: string(StopCancelled)})
+		s.endTurn(StopCancelled, "", b.calls)
 		s.sync()
 	}
 	return s, nil

@@ -53,11 +53,28 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		} else if res.Edit != nil {
 			done.Diff = s.diffOf(res.Edit)
 		}
+		s.noteTool(&done, res.Edit)
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
 		parts = append(parts, responsePart(fc, res.Output, res.IsError))
 	}
 	s.conv.mu.Lock()
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: parts})
+	s.conv.mu.Unlock()
+}
+
+// noteTool saves what a call showed the user beyond its response (a saved output, a refusal, an
+// edit's diff), in the journal and the transcript, for a reopened chat to show it too.
+func (s *Session) noteTool(t *ToolEvent, e *tools.Edit) {
+	if t.SavedPath == "" && t.Omitted == 0 && !t.Refused && t.Diff == nil {
+		return
+	}
+	rec := &journal.Tool{Call: t.ID, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
+	if t.Diff != nil && e != nil {
+		rec.Edit = s.keepEdit(e.Path, t.Diff)
+	}
+	s.conv.mu.Lock()
+	s.conv.transcript = append(s.conv.transcript, journal.Entry{Tool: rec, Turn: s.conv.turns})
+	s.journal(journal.Record{Kind: journal.KindTool, Tool: rec})
 	s.conv.mu.Unlock()
 }
 

@@ -98,6 +98,13 @@ func (t *tracker) hasPoint(turn int, rel string) bool {
 	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
 }
 
+// inTurn tells whether some file has a restore point from turn.
+func (t *tracker) inTurn(turn int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn })
+}
+
 // changedPaths returns, sorted, the files with a restore point from turn on.
 func (t *tracker) changedPaths(turn int) []string {
 	t.mu.Lock()

@@ -412,6 +412,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandHistory, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandShowContext, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandUndoFile, func(id string) any { return UndoFileArgs{SessionID: id, Path: "a.txt"} }},
+		{CommandKeep, func(id string) any { return KeepArgs{SessionID: id, Turn: 1, Paths: []string{"a.txt"}} }},
 		{CommandShowChanges, func(id string) any { return SessionArgs{SessionID: id} }},
 	}
 	takesSession := map[string]bool{}

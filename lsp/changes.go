@@ -3,7 +3,6 @@ package lsp
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -31,15 +30,29 @@ func (s *server) changes(a ChangesArgs) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CommandChanges, err)
 	}
-	out := changesResult{SessionID: l.s.ID(), Turn: turn, Files: []fileChange{}}
-	for _, c := range cs {
-		out.Files = append(out.Files, fileChange{
-			Path: c.Path, AbsPath: filepath.Join(s.root, filepath.FromSlash(c.Path)), Turn: c.Turn,
-			State: string(c.State), Added: c.Added, Removed: c.Removed, Diff: c.Diff,
-			Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged,
-		})
+	return changesResult{SessionID: l.s.ID(), Turn: turn, Files: fileChangesOf(s.root, cs)}, nil
+}
+
+// keep answers reprise.keep: the files are recorded kept in their turn, for a reopened chat.
+func (s *server) keep(a KeepArgs) (any, error) {
+	switch {
+	case a.Turn < 1:
+		return nil, invalidParams("%s: turn must be a turn number (1 or more)", CommandKeep)
+	case len(a.Paths) == 0:
+		return nil, invalidParams("%s: paths is required", CommandKeep)
+	case slices.ContainsFunc(a.Paths, func(p string) bool { return strings.TrimSpace(p) == "" }):
+		return nil, invalidParams("%s: paths must not hold an empty path", CommandKeep)
 	}
-	return out, nil
+	l, err := s.sessions.use(a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	kept, err := l.s.Keep(a.Turn, a.Paths)
+	if err != nil {
+		return nil, restoreError(CommandKeep, err)
+	}
+	return keepResult{Kept: kept}, nil
 }
 
 // restorePaths answers reprise.restore with paths: each file is restored or refused on its own.

@@ -40,10 +40,11 @@ var commands = map[string]command{
 	CommandRestore:        {run: args(true, (*server).restore)},
 	CommandChanges:        {run: args(false, func(s *server, _ context.Context, a ChangesArgs) (any, error) { return s.changes(a) })},
 	CommandUndoFile:       {run: args(true, func(s *server, _ context.Context, a UndoFileArgs) (any, error) { return s.undoFile(a) })},
+	CommandKeep:           {run: args(true, func(s *server, _ context.Context, a KeepArgs) (any, error) { return s.keep(a) })},
 	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
-	CommandHistory: {run: withSession(func(_ *server, _ context.Context, l *live) (any, error) {
-		return historyResult{SessionID: l.s.ID(), Entries: historyOf(l.s.Transcript())}, nil
+	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
+		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript())}, nil
 	})},
 	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showContext(l), nil })},
 	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},

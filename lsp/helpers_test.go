@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -54,12 +55,14 @@ type envOpts struct {
 	models []string
 	// listModels replaces the lister of reprise.models (default: the fake's list, cached).
 	listModels func(ctx context.Context, refresh bool) ([]catalog.Listed, time.Time, bool, error)
+	// ws and home, when set, are the workspace and the state home of an earlier env (restart).
+	ws, home string
 }
 
 // newEnv starts the real server over a pipe against a scripted model.
 func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	t.Helper()
-	ws := t.TempDir()
+	ws := cmp.Or(o.ws, t.TempDir())
 	for name, content := range o.files {
 		p := filepath.Join(ws, filepath.FromSlash(name))
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -71,7 +74,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	}
 	srv := geminitest.New(geminitest.Script{Turns: turns, Routes: o.routes, Models: o.models})
 	t.Cleanup(srv.Close)
-	home := t.TempDir()
+	home := cmp.Or(o.home, t.TempDir())
 	factory := fakeModel(srv.URL(), o.retries)
 	if o.newModel != nil {
 		factory = o.newModel
@@ -113,6 +116,20 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 		}
 	}
 	return e
+}
+
+// restart shuts the server down as an editor does and starts another on the same workspace and
+// state home, with o's options: what the user sees after a reload.
+func (e *env) restart(o envOpts, turns ...geminitest.Turn) *env {
+	e.t.Helper()
+	if err := e.ed.Shutdown(e.ctx); err != nil {
+		e.t.Fatalf("shutdown: %v", err)
+	}
+	if code, err := e.ed.Wait(e.ctx); code != 0 || err != nil {
+		e.t.Fatalf("the first server ended with %d, %v", code, err)
+	}
+	o.ws, o.home = e.ws, e.home
+	return newEnv(e.t, o, turns...)
 }
 
 func fakeModel(url string, c gemini.Config) func(ctx context.Context, model string) (agent.Model, int, error) {

@@ -38,7 +38,7 @@ const (
 // on purpose.
 var (
 	wireGroups = []string{"Method", "Command", "Action", "Update", "Stop", "ToolStatus", "ToolKind",
-		"Compaction", "Trigger", "Source", "Status", "Entry", "Sandbox", "Code", "MCPState"}
+		"Compaction", "Trigger", "Source", "Status", "Entry", "Review", "Sandbox", "Code", "MCPState"}
 	wireSingles = []string{"ExperimentalCapability", "ConfigSection", "ServerName"}
 )
 
@@ -189,6 +189,7 @@ func TestWireNamesCoverAgent(t *testing.T) {
 		{"../contextwin", "Source", stringKeys(sourceNames), "Source"},
 		{"../agent", "Status", stringKeys(statusNames), "Status"},
 		{"../agent", "EntryKind", stringKeys(entryNames), "Entry"},
+		{"../agent", "ReviewState", stringKeys(reviewNames), "Review"},
 		{"../agent/sandbox", "Mode", stringKeys(sandboxNames), "Sandbox"},
 	}
 	for _, tt := range tests {

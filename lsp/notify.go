@@ -84,7 +84,11 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 		o.srv.emitUsage(o.sessionID, *ev.Usage)
 	case agent.EventTurnEnd:
 		e := ev.End
-		o.update(update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}})
+		u := update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}}
+		if len(e.Changes) > 0 {
+			u.Changes = fileChangesOf(o.srv.root, e.Changes)
+		}
+		o.update(u)
 	}
 }
 

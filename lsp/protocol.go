@@ -40,6 +40,9 @@ const (
 	CommandShowContext = "reprise.showContext"
 	// CommandHistory returns a session's whole conversation, for an editor reopening it.
 	CommandHistory = "reprise.history"
+	// CommandKeep records that the user keeps files a turn changed, so a reopened chat lists
+	// them kept.
+	CommandKeep = "reprise.keep"
 	// CommandUndoFile restores one file the agent changed and shows the outcome with
 	// window/showMessage, for plain clients (a code action on the file).
 	CommandUndoFile = "reprise.undoFile"
@@ -58,7 +61,7 @@ var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
-	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels,
+	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get
@@ -187,6 +190,16 @@ const (
 	EntryThought    = "thought"
 	EntryTool       = "tool"
 	EntryCompaction = "compaction"
+	EntryTurnEnd    = "turn_end" // with the turn's changed files and what became of each
+)
+
+// Review states of a turn's changed file (a file of turn_end's and of a history turn end's
+// changes): nothing yet, kept, undone, or an undo refused (with its reason).
+const (
+	ReviewPending = "pending"
+	ReviewKept    = "kept"
+	ReviewUndone  = "undone"
+	ReviewRefused = "refused"
 )
 
 // Values of the sandbox setting.
@@ -270,6 +283,13 @@ var (
 		agent.EntryThought:    EntryThought,
 		agent.EntryTool:       EntryTool,
 		agent.EntryCompaction: EntryCompaction,
+		agent.EntryTurnEnd:    EntryTurnEnd,
+	}
+	reviewNames = map[agent.ReviewState]string{
+		agent.ReviewPending: ReviewPending,
+		agent.ReviewKept:    ReviewKept,
+		agent.ReviewUndone:  ReviewUndone,
+		agent.ReviewRefused: ReviewRefused,
 	}
 	sandboxNames = map[sandbox.Mode]string{
 		sandbox.WorkspaceWrite: SandboxWorkspaceWrite,

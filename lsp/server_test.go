@@ -342,7 +342,7 @@ func TestHistoryOfAResumedSession(t *testing.T) {
 	for _, en := range h.Entries {
 		kinds = append(kinds, en.Kind)
 	}
-	if !slices.Equal(kinds, []string{"user", "tool", "agent"}) || h.Entries[1].Status != "completed" || !strings.Contains(h.Entries[1].Output, "alpha") || h.Entries[2].Text != "a.txt says alpha." {
+	if !slices.Equal(kinds, []string{"user", "tool", "agent", "turn_end"}) || h.Entries[1].Status != "completed" || !strings.Contains(h.Entries[1].Output, "alpha") || h.Entries[2].Text != "a.txt says alpha." {
 		t.Errorf("history = %+v", h)
 	}
 }

@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"path/filepath"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -98,6 +99,8 @@ type update struct {
 	StopReason string  `json:"stopReason,omitempty"`
 	Error      string  `json:"error,omitempty"`
 	Turn       *figure `json:"turn,omitempty"`
+	// Changes are the files the turn changed, as reprise.changes lists them but without diffs.
+	Changes []fileChange `json:"changes,omitempty"`
 }
 
 // MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one
@@ -306,6 +309,18 @@ type UndoFileArgs struct {
 	Path      string `json:"path"` // workspace-relative or absolute
 }
 
+// KeepArgs are the arguments of reprise.keep.
+type KeepArgs struct {
+	SessionID string   `json:"sessionId"`
+	Turn      int      `json:"turn"`
+	Paths     []string `json:"paths"` // workspace-relative or absolute
+}
+
+// keepResult answers reprise.keep.
+type keepResult struct {
+	Kept []string `json:"kept"`
+}
+
 // changesResult answers reprise.changes.
 type changesResult struct {
 	SessionID string       `json:"sessionId"`
@@ -325,6 +340,27 @@ type fileChange struct {
 	Binary      bool   `json:"binary,omitempty"`
 	Note        string `json:"note,omitempty"`
 	UserChanged bool   `json:"userChanged,omitempty"`
+	// Review and Reason, in reprise.history only: what became of the file since its turn ended.
+	Review string `json:"review,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// fileChangeOf is c on the wire, root being the workspace.
+func fileChangeOf(root string, c agent.FileChange) fileChange {
+	return fileChange{
+		Path: c.Path, AbsPath: filepath.Join(root, filepath.FromSlash(c.Path)), Turn: c.Turn,
+		State: string(c.State), Added: c.Added, Removed: c.Removed, Diff: c.Diff,
+		Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged,
+	}
+}
+
+// fileChangesOf is cs on the wire, never null.
+func fileChangesOf(root string, cs []agent.FileChange) []fileChange {
+	out := make([]fileChange, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, fileChangeOf(root, c))
+	}
+	return out
 }
 
 // contextResult answers reprise.context: the /context view.
@@ -406,7 +442,9 @@ type historyResult struct {
 	Entries   []historyEntry `json:"entries"`
 }
 
-// historyEntry is one step of the conversation (agent.TranscriptEntry with wire names).
+// historyEntry is one step of the conversation (agent.TranscriptEntry with wire names). A tool
+// entry carries what its tool_call and tool_call_update carried, a turn end what its turn_end
+// did, so that an editor rebuilds the chat with the code that built it live.
 type historyEntry struct {
 	Turn       int    `json:"turn"`
 	Kind       string `json:"kind"`
@@ -415,19 +453,45 @@ type historyEntry struct {
 	Title      string `json:"title,omitempty"`
 	ToolKind   string `json:"toolKind,omitempty"`
 	Status     string `json:"status,omitempty"`
-	Output     string `json:"output,omitempty"`
-	Checkpoint int    `json:"checkpoint,omitempty"`
+	// RawInput, Output, SavedPath, Omitted, Refused and Content: a tool's, as tool_call's
+	// rawInput, tool_call_update's rawOutput and content (an edit's diff).
+	RawInput   map[string]any `json:"rawInput,omitempty"`
+	Output     string         `json:"output,omitempty"`
+	SavedPath  string         `json:"savedPath,omitempty"`
+	Omitted    int            `json:"omitted,omitempty"`
+	Refused    bool           `json:"refused,omitempty"`
+	Content    []toolContent  `json:"content,omitempty"`
+	Checkpoint int            `json:"checkpoint,omitempty"`
+	// turn_end: as the update, plus each changed file's review state.
+	StopReason string       `json:"stopReason,omitempty"`
+	Error      string       `json:"error,omitempty"`
+	Calls      int          `json:"calls,omitempty"`
+	Changes    []fileChange `json:"changes,omitempty"`
 }
 
-func historyOf(entries []agent.TranscriptEntry) []historyEntry {
+// historyOf is a transcript on the wire, root being the workspace.
+func historyOf(root string, entries []agent.TranscriptEntry) []historyEntry {
 	out := make([]historyEntry, 0, len(entries))
 	for _, e := range entries {
-		h := historyEntry{Turn: e.Turn, Kind: wire(entryNames, e.Kind), Text: e.Text, ToolCallID: e.ToolCallID, Title: e.Title, Output: e.Output, Checkpoint: e.Checkpoint}
+		h := historyEntry{
+			Turn: e.Turn, Kind: wire(entryNames, e.Kind), Text: e.Text, ToolCallID: e.ToolCallID, Title: e.Title,
+			RawInput: e.Args, Output: e.Output, SavedPath: e.SavedPath, Omitted: e.Omitted, Refused: e.Refused,
+			Content: toolContentOf(e.Diff), Checkpoint: e.Checkpoint, Error: e.Error, Calls: e.Calls,
+		}
 		if e.ToolKind != "" {
 			h.ToolKind = wire(toolKindNames, e.ToolKind)
 		}
 		if e.Status != "" {
 			h.Status = wire(toolStatusNames, e.Status)
+		}
+		if e.Kind == agent.EntryTurnEnd {
+			h.StopReason = wire(stopNames, e.StopReason)
+			h.Changes = make([]fileChange, 0, len(e.Changes))
+			for _, c := range e.Changes {
+				f := fileChangeOf(root, c.FileChange)
+				f.Review, f.Reason = wire(reviewNames, c.Review), c.Reason
+				h.Changes = append(h.Changes, f)
+			}
 		}
 		out = append(out, h)
 	}

@@ -2,6 +2,8 @@ package journal
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -219,24 +221,58 @@ func (l *Log) Sync() error {
 
 // SaveBlob stores a restore point's content under restore/ and returns its name.
 func (l *Log) SaveBlob(turn int, rel string, data []byte) (string, error) {
+	name := fmt.Sprintf("%04d-%s", turn, strings.NewReplacer("/", "%2F", "%", "%25").Replace(rel))
+	return name, l.writeBlob(name, data, false)
+}
+
+// SaveText stores a text an editor was shown (an edit's before or after) under restore/, named by
+// its content: a file edited ten times keeps eleven texts, not twenty, and a name never changes
+// what it holds. Restore point names start with a turn number, so the two cannot meet.
+func (l *Log) SaveText(data []byte) (string, error) {
+	sum := sha256.Sum256(data)
+	name := "text-" + hex.EncodeToString(sum[:])
+	return name, l.writeBlob(name, data, true)
+}
+
+// writeBlob writes restore/name, putting the log on disk first (a blob is content); once, when
+// once is set and the file exists.
+func (l *Log) writeBlob(name string, data []byte, once bool) error {
 	l.mu.Lock()
 	var err error
-	if l.f == nil && !l.closed { // a restore point is content
+	if l.f == nil && !l.closed {
 		err = l.writeOutLocked()
 	}
 	l.mu.Unlock()
 	if err != nil {
-		return "", fmt.Errorf("save session %s: %w", filepath.Base(l.dir), err)
+		return fmt.Errorf("save session %s: %w", filepath.Base(l.dir), err)
 	}
-	name := fmt.Sprintf("%04d-%s", turn, strings.NewReplacer("/", "%2F", "%", "%25").Replace(rel))
 	dir := filepath.Join(l.dir, "restore")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
-		return "", err
+	p := filepath.Join(dir, name)
+	if once {
+		if _, err := os.Stat(p); err == nil {
+			return nil
+		}
+		// Written aside and renamed, so that a crash never leaves a short text under its name.
+		f, err := os.CreateTemp(dir, ".text-*.tmp")
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(f.Name(), p)
+		}
+		if err != nil {
+			os.Remove(f.Name())
+		}
+		return err
 	}
-	return name, nil
+	return os.WriteFile(p, data, 0o600)
 }
 
 // ReadBlob returns a restore point's saved content.

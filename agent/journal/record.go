@@ -27,8 +27,10 @@ const (
 	KindRestorePoint = "restore_point"  // RestorePoint: a file's content before the agent first changed it in a turn
 	KindRestore      = "restore"        // Restored: files put back as before a turn
 	KindSettings     = "settings"       // Policy changed
-	KindTurnEnd      = "turn_end"       // StopReason
+	KindTurnEnd      = "turn_end"       // StopReason, Error, Changes
 	KindWrote        = "wrote"          // Hashes: the content the agent left in files it changed
+	KindTool         = "tool"           // Tool: what a tool call showed the user beyond its response
+	KindReview       = "review"         // Review: the user kept files a turn changed, or an undo was refused
 	KindCache        = "explicit_cache" // Cache: an explicit cache created, extended or deleted; Cost what it billed
 )
 
@@ -58,8 +60,14 @@ type Record struct {
 	Policy       *contextwin.Policy `json:"policy,omitempty"`
 	Meta         *Meta              `json:"meta,omitempty"`
 	StopReason   string             `json:"stopReason,omitempty"`
-	Hashes       map[string]string  `json:"hashes,omitempty"` // path → hex SHA-256
-	Cache        *CacheEvent        `json:"cache,omitempty"`
+	// Error is why a turn ended in error, as the editor was told.
+	Error string `json:"error,omitempty"`
+	// Changes are the files a turn changed, as its end left them.
+	Changes []ChangedFile     `json:"changes,omitempty"`
+	Hashes  map[string]string `json:"hashes,omitempty"` // path → hex SHA-256
+	Tool    *Tool             `json:"tool,omitempty"`
+	Review  *Review           `json:"review,omitempty"`
+	Cache   *CacheEvent       `json:"cache,omitempty"`
 }
 
 // What can happen to an explicit cache (CacheEvent.Op).
@@ -125,6 +133,59 @@ type Restored struct {
 	Turn  int      `json:"turn"`
 	Paths []string `json:"paths"`
 }
+
+// Tool is what a tool call showed the user beyond the response the model got, kept so that a
+// reopened chat shows it as the live one did. Call is the call's id as the editor saw it.
+type Tool struct {
+	Call      string `json:"call"`
+	SavedPath string `json:"savedPath,omitempty"`
+	Omitted   int    `json:"omitted,omitempty"`
+	Refused   bool   `json:"refused,omitempty"`
+	Edit      *Edit  `json:"edit,omitempty"`
+}
+
+// Edit is a file before and after one call, with secrets masked as the editor saw it. The texts
+// are blobs named by their content (Log.SaveText), so the log stays small and an edit's text
+// after is the next edit's text before, kept once.
+type Edit struct {
+	Path string `json:"path"` // workspace-relative, slash-separated
+	// Old is the blob of the text before; empty when the call created the file.
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
+	// OldText and NewText hold the texts themselves when the session keeps no blobs (in memory
+	// only); they are never written.
+	OldText *string `json:"-"`
+	NewText *string `json:"-"`
+	// Note says why there are no texts: too large, binary, or not saved.
+	Note string `json:"note,omitempty"`
+}
+
+// ChangedFile is one file a turn changed, compared from before the turn to the turn's end: the
+// row an editor lists under the turn. The diff itself is not kept; reprise.changes gives it.
+type ChangedFile struct {
+	Path        string `json:"path"`  // workspace-relative, slash-separated
+	State       string `json:"state"` // modified, created or deleted
+	Added       int    `json:"added,omitempty"`
+	Removed     int    `json:"removed,omitempty"`
+	Binary      bool   `json:"binary,omitempty"`
+	Note        string `json:"note,omitempty"`
+	UserChanged bool   `json:"userChanged,omitempty"`
+}
+
+// Review is what became of files a turn changed, besides an undo (a KindRestore record): the
+// user kept them, or their undo was refused and why.
+type Review struct {
+	Turn   int      `json:"turn"`
+	Paths  []string `json:"paths"`
+	State  string   `json:"state"` // ReviewKept or ReviewRefused
+	Reason string   `json:"reason,omitempty"`
+}
+
+// Review states a record holds.
+const (
+	ReviewKept    = "kept"
+	ReviewRefused = "refused"
+)
 
 // Compact applies a compaction to a history: the head, then the messages from split on. The agent
 // and the replay both use it, so a resumed history is the one that was live.

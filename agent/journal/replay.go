@@ -47,11 +47,28 @@ type Snapshot struct {
 	Transcript []Entry
 }
 
-// Entry is one step of the transcript: a message appended to the history, or a compaction.
+// Entry is one step of the transcript: a message appended to the history, a compaction, what a
+// tool call showed, the end of a turn with the files it changed, or what became of those files.
+// Exactly one of the pointers is set.
 type Entry struct {
 	Content    *genai.Content
 	Checkpoint *contextwin.Checkpoint
+	Tool       *Tool
+	End        *TurnEnd
+	Review     *Review
+	Restored   *Restored
 	Turn       int
+	// Calls is how many model calls were made when Content was appended: a call without an id
+	// was shown to the editor as "call-<Calls>-<n>".
+	Calls int
+}
+
+// TurnEnd is the end of a turn as the editor was told.
+type TurnEnd struct {
+	StopReason string
+	Error      string
+	Calls      int // model calls since the session began
+	Changes    []ChangedFile
 }
 
 // Unanswered is what the log knew of the files when a crash left a model message's calls without
@@ -119,6 +136,15 @@ func (p *replayer) apply(r Record) {
 		p.inTurn = true
 	case KindTurnEnd:
 		p.inTurn = false
+		s.Transcript = append(s.Transcript, Entry{End: &TurnEnd{StopReason: r.StopReason, Error: r.Error, Calls: s.Calls, Changes: r.Changes}, Turn: s.Turns})
+	case KindTool:
+		if r.Tool != nil {
+			s.Transcript = append(s.Transcript, Entry{Tool: r.Tool, Turn: s.Turns})
+		}
+	case KindReview:
+		if r.Review != nil {
+			s.Transcript = append(s.Transcript, Entry{Review: r.Review, Turn: s.Turns})
+		}
 	case KindAppend, KindAmend:
 		p.message(r)
 	case KindUsage, KindSummaryUsage:
@@ -171,7 +197,7 @@ func (p *replayer) message(r Record) {
 		return
 	}
 	s.History = append(s.History, r.Content)
-	s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns})
+	s.Transcript = append(s.Transcript, Entry{Content: r.Content, Turn: s.Turns, Calls: s.Calls})
 	p.open = nil
 	if calls := FunctionCalls(r.Content); r.Content.Role == genai.RoleModel && len(calls) > 0 {
 		p.open = &Unanswered{Calls: calls, Before: maps.Clone(s.Wrote), Since: map[string]string{}}
@@ -264,6 +290,7 @@ func (p *replayer) files(r Record) {
 		}
 	case KindRestore:
 		if r.Restored != nil {
+			s.Transcript = append(s.Transcript, Entry{Restored: r.Restored, Turn: s.Turns})
 			s.RestorePoints = slices.DeleteFunc(s.RestorePoints, func(rp RestorePoint) bool {
 				return rp.Turn >= r.Restored.Turn && slices.Contains(r.Restored.Paths, rp.Path)
 			})

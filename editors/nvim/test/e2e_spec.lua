@@ -322,7 +322,11 @@ h.test('cancel ends a running turn', function()
   h.truthy(not text:find('⋯', 1, true), 'no tool call left in progress')
 end)
 
+-- The session whose files were undone and refused, resumed once the server has restarted.
+local edited_session
+
 h.test('changes listed, diffed, one file undone and the other refused', function()
+  edited_session = client.state(id()).session
   write(ws .. '/src/a.txt', 'alpha\nbeta\ngamma\n')
   write(ws .. '/src/b.txt', 'one\ntwo\nthree\n')
   vim.cmd('Reprise ask edit two files')
@@ -553,6 +557,23 @@ h.test('an MCP server from the settings: its tool asked for and answered, then :
   h.truthy(view:find('\n  MCP tools +[%d.]+k? [^\n]*\n    everything +[%d.]+k?  14 tools\n'),
     'the server under MCP tools:\n' .. view)
   vim.cmd('normal q')
+end)
+
+h.test('a session resumed after a restart shows its edits with their counts and its changes', function()
+  h.truthy(edited_session, 'the session of the changes test')
+  vim.cmd('Reprise resume ' .. edited_session)
+  h.wait(T, function()
+    return chat_text():find('(resumed)', 1, true) ~= nil and chat_text():find('Edited the open file.', 1, true) ~= nil
+  end, 'the resumed chat')
+  local text = chat_text()
+  local resumed = text:sub(text:find('# Session ' .. edited_session .. ' (resumed)', 1, true) or 1)
+  h.truthy(resumed:find('\n%- ✓ Edit [^\n]*a%.txt %+1 −1\n%- ✓ Edit [^\n]*b%.txt %+1 −1\n'),
+    'the edits with their counts:\n' .. resumed)
+  h.truthy(resumed:find('\n%- ✓ Edit [^\n]*open%.txt %+1 −1\n'), 'the edit of the open file:\n' .. resumed)
+  h.contains(resumed, 'Changes · 2 files\n- `src/a.txt` +1 −1 · undone\n- `src/b.txt` +1 −1 · not undone: '
+    .. 'changed since the agent last wrote it', 'the changes of the turn, one undone and one refused')
+  h.contains(resumed, 'Changes · 1 file\n- `src/open.txt` +1 −1\n', 'the next turn\'s change, left as it is')
+  h.contains(resumed, '> ⚠ Stopped: cancelled', 'the cancelled turn')
 end)
 
 h.test(':Reprise models picks the model of new sessions; a routed call is named once', function()

@@ -321,6 +321,37 @@ h.test('chat history of a resumed session', function()
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+-- lsp/testdata/resumed-session.json: what the real server sent live for a session (its updates,
+-- and the outcomes of an undo refused, a keep and an undo) and the history a restarted server
+-- gave for it (lsp/history_test.go writes and checks it).
+h.test('a resumed session reads as the live one, with what became of each change', function()
+  local f = assert(io.open(repo .. '/lsp/testdata/resumed-session.json'))
+  local session = vim.fn.json_decode(f:read('*a'))
+  f:close()
+  local chat = require('reprise.chat')
+  local live, resumed = 9996, 9997
+  for _, step in ipairs(session.live) do
+    if step.ask then
+      chat.user(live, step.ask, nil)
+    elseif step.update then
+      chat.on_update(live, { sessionId = session.sessionId, update = step.update })
+    end
+  end
+  chat.history(resumed, session.sessionId, session.history)
+  local live_text, text = h.text(chat.buf(live)), h.text(chat.buf(resumed))
+  h.contains(text, '- ✓ Edit notes.txt +1 −1\n- ✓ Write chores.md +3 −0\n', 'the edits with their counts')
+  h.contains(text, 'Changes · 4 files\n- `chores.md` created +3 −0 · kept\n- `extra.md` created +1 −0\n'
+    .. '- `notes.txt` +1 −1 · undone\n- `todo.txt` +1 −1 · not undone: changed since the agent last wrote it',
+    'the changes')
+  -- The live chat listed the changes at the turn's end, before the user kept or undid any.
+  local header = '# Session ' .. session.sessionId .. ' (resumed)\n\n'
+  h.eq(text:sub(1, #header), header, 'the header')
+  local reviewed = text:sub(#header + 1):gsub(' · kept', ''):gsub(' · undone', ''):gsub(' · not undone: [^\n]*', '')
+  h.eq(reviewed, live_text, 'the resumed chat, reviews aside, is the live one')
+  vim.cmd('bwipeout! ' .. chat.buf(live))
+  vim.cmd('bwipeout! ' .. chat.buf(resumed))
+end)
+
 h.test('approval: a floating window until answered, and the statusline waits', function()
   local approvals = require('reprise.approvals')
   local status = require('reprise.status')

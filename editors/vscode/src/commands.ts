@@ -27,7 +27,6 @@ import {
   HistoryResult,
   SessionInfo,
 } from './protocol';
-import type { Review } from './review';
 import { attachmentOf, withAttachment } from './selection';
 import { checkpointHtml } from './checkpointView';
 import { selectModel } from './modelPicker';
@@ -60,7 +59,6 @@ export class Commands {
     private readonly store: Store,
     private readonly chat: () => ChatView,
     private readonly context: () => ContextView,
-    private readonly review: Review,
     /** The extension's folder, for the checkpoint view's stylesheet. */
     private readonly extensionUri: vscode.Uri,
   ) {}
@@ -299,8 +297,8 @@ export class Commands {
     const checkpoints = entries.some((e) => e.kind === EntryCompaction)
       ? await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, { sessionId }).catch(() => null)
       : null;
+    // The changes of each turn come with its end, with what the user did with them since.
     this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? []));
-    await this.review.loadAll(sessionId);
   }
 
   private async restore(): Promise<void> {

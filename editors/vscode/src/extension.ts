@@ -7,7 +7,7 @@ import { ChatView } from './chat/view';
 import { Commands, ids } from './commands';
 import { ContextView } from './contextView';
 import { createMeter } from './meterItem';
-import { ConfigSection, UpdateTurnEnd } from './protocol';
+import { ConfigSection } from './protocol';
 import { Review } from './review';
 import { restartsServer } from './settings';
 import { Store } from './store';
@@ -17,29 +17,24 @@ let server: Server | undefined;
 export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const output = vscode.window.createOutputChannel('Reprise');
   const store = new Store();
-  // The server is created before the review that reads its changes; updates reach both.
-  let review: Review | undefined;
   let approvals: Approvals | undefined;
   server = new Server(
     output,
     {
       usage: (u) => store.setUsage(u),
-      update: (p) => {
-        store.update(p);
-        if (p.update.sessionUpdate === UpdateTurnEnd) void review?.turnEnded(p.sessionId);
-      },
+      // A turn's end brings the files it changed: the store lists them under the turn.
+      update: (p) => store.update(p),
       showMessageRequest: (p, token) => approvals!.request(p, token),
       stopped: () => approvals?.withdrawAll(),
     },
     ctx.extensionPath,
     ctx.secrets,
   );
-  review = new Review(server, store, ctx.workspaceState);
-  const rv = review;
+  const rv = new Review(server, store);
   const contextView = new ContextView(server, store);
   // The chat view and the commands need each other: the view asks through the commands.
   let chat: ChatView | undefined;
-  const commands = new Commands(server, store, () => chat!, () => contextView, rv, ctx.extensionUri);
+  const commands = new Commands(server, store, () => chat!, () => contextView, ctx.extensionUri);
   chat = new ChatView(ctx.extensionUri, store, {
     ask: (t) => commands.ask(t),
     cancel: () => commands.cancel(),

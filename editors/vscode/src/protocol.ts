@@ -23,6 +23,7 @@ export const CommandUndoFile = 'reprise.undoFile';
 export const CommandShowChanges = 'reprise.showChanges';
 export const CommandMCP = 'reprise.mcp';
 export const CommandModels = 'reprise.models';
+export const CommandKeep = 'reprise.keep';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -89,6 +90,12 @@ export const EntryAgent = 'agent';
 export const EntryThought = 'thought';
 export const EntryTool = 'tool';
 export const EntryCompaction = 'compaction';
+export const EntryTurnEnd = 'turn_end';
+
+export const ReviewPending = 'pending';
+export const ReviewKept = 'kept';
+export const ReviewUndone = 'undone';
+export const ReviewRefused = 'refused';
 
 export const SandboxWorkspaceWrite = 'workspace-write';
 export const SandboxOff = 'off';
@@ -288,10 +295,16 @@ export interface Update {
   retry?: { attempt: number; delay: number; error: string; discard: boolean };
   stopReason?: string;
   error?: string;
-  turn?: { calls: number; totals: Totals };
+  turn?: { calls: number; totals?: Totals };
+  /** turn_end: the files the turn changed, without diffs */
+  changes?: FileChange[];
 }
 
-/** HistoryEntry is one element of the conversation reprise.history returns. */
+/**
+ * HistoryEntry is one element of the conversation reprise.history returns. A tool entry carries
+ * what its tool_call and tool_call_update did, a turn end what its turn_end did, each changed
+ * file with its review state.
+ */
 export interface HistoryEntry {
   turn: number;
   /** one of the Entry* names */
@@ -301,9 +314,19 @@ export interface HistoryEntry {
   title?: string;
   toolKind?: string;
   status?: string;
+  rawInput?: Record<string, unknown>;
   output?: string;
+  savedPath?: string;
+  omitted?: number;
+  refused?: boolean;
+  /** an edit's diff, as tool_call_update's content */
+  content?: ToolContent[];
   /** checkpoint is the number of a compaction's checkpoint. */
   checkpoint?: number;
+  stopReason?: string;
+  error?: string;
+  calls?: number;
+  changes?: FileChange[];
 }
 
 export interface HistoryResult {
@@ -324,12 +347,20 @@ export interface FileChange {
   binary?: boolean;
   note?: string;
   userChanged?: boolean;
+  /** reprise.history only: one of the Review* names */
+  review?: string;
+  /** reprise.history only: why an undo was refused */
+  reason?: string;
 }
 
 export interface ChangesResult {
   sessionId: string;
   turn: number;
   files: FileChange[];
+}
+
+export interface KeepResult {
+  kept: string[];
 }
 
 export interface RestoreResult {

@@ -1,12 +1,11 @@
-// Review of the agent's changes: each turn's changed files in the chat (reprise.changes), a file's
-// restore point against the disk in VS Code's diff editor, Keep and Undo (reprise.restore with
-// paths), and the file links of the chat.
+// Review of the agent's changes: a file's restore point against the disk in VS Code's diff editor,
+// Keep (reprise.keep) and Undo (reprise.restore with paths) of the files each turn changed (which
+// the chat lists from turn_end, or from reprise.history when reopened), and the chat's file links.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { message, Server } from './client';
-import { changesByTurn, userTurns } from './chat/state';
 import { reverseApply } from './diff';
-import { ChangesResult, CommandChanges, CommandRestore, FileChange, RestoreResult } from './protocol';
+import { ChangesResult, CommandChanges, CommandKeep, CommandRestore, FileChange, KeepResult, RestoreResult } from './protocol';
 import type { Store } from './store';
 
 /** originalScheme names the read-only documents holding a file as it was at a restore point. */
@@ -20,18 +19,7 @@ export class Review {
   constructor(
     private readonly server: Server,
     private readonly store: Store,
-    /** Where the files the user kept are remembered, so that a reopened session shows them kept. */
-    private readonly memento?: vscode.Memento,
   ) {}
-
-  private keptKey(sessionId: string): string {
-    return `reprise.kept.${sessionId}`;
-  }
-
-  /** undoneKey names the files undone in a session, whole rows: the server no longer lists them. */
-  private undoneKey(sessionId: string): string {
-    return `reprise.undone.${sessionId}`;
-  }
 
   register(): vscode.Disposable {
     return vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
@@ -42,49 +30,6 @@ export class Review {
   private async changes(sessionId: string, turn: number): Promise<FileChange[]> {
     const res = await this.server.execute<ChangesResult>(CommandChanges, { sessionId, turn });
     return res.files ?? [];
-  }
-
-  /** turnEnded lists the files the turn that just ended changed. */
-  async turnEnded(sessionId: string): Promise<void> {
-    const turn = userTurns(this.store.chat(sessionId)).length;
-    if (turn < 1 || !this.server.supports(CommandChanges)) return;
-    await this.refresh(sessionId, turn);
-  }
-
-  private async refresh(sessionId: string, turn: number): Promise<void> {
-    try {
-      const files = (await this.changes(sessionId, turn)).filter((f) => f.turn === turn);
-      this.store.changes(sessionId, turn, files);
-    } catch {
-      // The list is a convenience: the session may be gone (a restart); the chat stays as it is.
-    }
-  }
-
-  /**
-   * loadAll lists the changes of a session reopened from its history: each file under the first
-   * turn that changed it, whose restore point an undo goes back to.
-   */
-  async loadAll(sessionId: string): Promise<void> {
-    if (!this.server.supports(CommandChanges)) return;
-    try {
-      const kept = this.memento?.get<string[]>(this.keptKey(sessionId)) ?? [];
-      const undone = this.memento?.get<FileChange[]>(this.undoneKey(sessionId)) ?? [];
-      const byTurn = changesByTurn(await this.changes(sessionId, 1));
-      // A file undone is listed as undone, as it was in the live chat, unless the agent changed it again.
-      for (const u of undone) {
-        const files = byTurn.get(u.turn) ?? [];
-        if (!files.some((f) => f.path === u.path)) byTurn.set(u.turn, [...files, u]);
-      }
-      for (const [turn, files] of [...byTurn].sort(([a], [b]) => a - b)) {
-        this.store.changes(sessionId, turn, files);
-        const marked = files.filter((f) => kept.includes(`${turn}:${f.path}`)).map((f) => f.path);
-        if (marked.length) this.store.review(sessionId, turn, marked, 'kept');
-        const gone = files.filter((f) => undone.includes(f)).map((f) => f.path);
-        if (gone.length) this.store.review(sessionId, turn, gone, 'undone');
-      }
-    } catch {
-      // As in refresh.
-    }
   }
 
   /** openDiff shows a file as it was before turn against the file now, in VS Code's diff editor. */
@@ -125,38 +70,34 @@ export class Review {
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
   }
 
-  /** rememberUndone keeps the rows of undone files, so that a reopened session lists them undone. */
-  private rememberUndone(sessionId: string, turn: number, paths: string[]): void {
-    const item = this.store.chat(sessionId).items.find((it) => it.type === 'changes' && it.turn === turn);
-    if (!item || item.type !== 'changes') return;
-    const key = this.undoneKey(sessionId);
-    const prev = (this.memento?.get<FileChange[]>(key) ?? []).filter((u) => !(u.turn === turn && paths.includes(u.path)));
-    const rows = item.files.filter((f) => paths.includes(f.path)).map(({ review: _r, reason: _why, ...f }) => ({ ...f, turn }));
-    void this.memento?.update(key, [...prev, ...rows]);
-  }
-
-  /** keep marks files as reviewed: they stay as the agent left them. */
-  keep(turn: number, paths: string[]): void {
+  /**
+   * keep marks files as reviewed: they stay as the agent left them. The server records it, so that
+   * the session reopened lists them kept.
+   */
+  async keep(turn: number, paths: string[]): Promise<void> {
     const sessionId = this.store.current;
+    if (this.server.supports(CommandKeep)) {
+      try {
+        await this.server.execute<KeepResult>(CommandKeep, { sessionId, turn, paths });
+      } catch (err) {
+        void vscode.window.showWarningMessage(`Reprise: not kept: ${message(err)}`);
+        return;
+      }
+    }
     this.store.review(sessionId, turn, paths, 'kept');
-    const key = this.keptKey(sessionId);
-    const kept = new Set(this.memento?.get<string[]>(key) ?? []);
-    for (const p of paths) kept.add(`${turn}:${p}`);
-    void this.memento?.update(key, [...kept]);
   }
 
   /**
    * undo puts files back as they were before turn. Each file is undone or refused on its own (a
-   * file the user edited since is refused, so that edit is kept), and its row says which.
+   * file the user edited since is refused, so that edit is kept), and its row says which. The
+   * rows keep the counts of the turn's end, as a reopened chat shows them: what the agent changed,
+   * not what the user did since (Open diff compares with the disk now).
    */
   async undo(turn: number, paths: string[]): Promise<void> {
     const sessionId = this.store.current;
     try {
       const res = await this.server.execute<RestoreResult>(CommandRestore, { sessionId, turn, paths });
-      if (res.restored.length) {
-        this.rememberUndone(sessionId, turn, res.restored);
-        this.store.review(sessionId, turn, res.restored, 'undone');
-      }
+      if (res.restored.length) this.store.review(sessionId, turn, res.restored, 'undone');
       for (const r of res.refused ?? []) this.store.review(sessionId, turn, [r.path], 'refused', r.reason);
       if (res.refused?.length) {
         void vscode.window.showWarningMessage(`Reprise: not undone: ${res.refused.map((r) => `${r.path} (${r.reason})`).join('; ')}`);
@@ -173,7 +114,6 @@ export class Review {
       const named = paths.every((p) => reasons.has(p));
       void vscode.window.showWarningMessage(named ? `Reprise: not undone: ${paths.map((p) => `${p} (${reasons.get(p)})`).join('; ')}` : `Reprise: ${m}`);
     }
-    await this.refresh(sessionId, turn);
   }
 
   /**

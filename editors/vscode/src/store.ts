@@ -3,7 +3,7 @@
 import { Action, ChatState, initialState, reduce } from './chat/state';
 import type { Review } from './chat/state';
 import type { Answer, Approval } from './chat/approval';
-import type { ContextUsage, FileChange, SessionUpdate } from './protocol';
+import type { ContextUsage, SessionUpdate } from './protocol';
 
 /** Attachment is a selection the next question is about. */
 export interface Attachment {
@@ -70,12 +70,6 @@ export class Store {
 
   setAttachment(a: Attachment | undefined): void {
     this.attachment = a;
-    this.changed();
-  }
-
-  /** changes sets the files a turn of a session changed. */
-  changes(id: string, turn: number, files: FileChange[]): void {
-    this.dispatch(id, { type: 'changes', turn, files });
     this.changed();
   }
 

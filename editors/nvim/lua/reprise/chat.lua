@@ -11,6 +11,7 @@ local U = protocol.update
 local C = protocol.compaction
 local E = protocol.entry
 local T = protocol.tool_status
+local R = protocol.review
 
 -- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
 -- live = {'session toolCallId' = lines of output under it}, session (the one shown last)}
@@ -346,6 +347,35 @@ local function on_compaction(chat, c)
   end
 end
 
+-- What became of a changed file, as VS Code's Changes list words it.
+local review_text = { [R.kept] = 'kept', [R.undone] = 'undone', [R.refused] = 'not undone' }
+
+--- The lines listing the files a turn changed (turn_end's changes): path, state, counts, and what
+--- became of each when the chat is rebuilt from the history.
+---@param changes table[]
+---@return string[]
+function M.change_lines(changes)
+  local lines = { string.format('Changes · %d file%s', #changes, #changes == 1 and '' or 's') }
+  for _, f in ipairs(changes) do
+    local line = '- `' .. f.path .. '`'
+    if f.state and f.state ~= 'modified' then
+      line = line .. ' ' .. f.state
+    end
+    line = line .. (f.binary and ' binary' or string.format(' +%d −%d', f.added or 0, f.removed or 0))
+    if f.userChanged and (f.review or R.pending) == R.pending then
+      line = line .. ' · edited since'
+    end
+    if review_text[f.review] then
+      line = line .. ' · ' .. review_text[f.review]
+      if f.review == R.refused and f.reason and f.reason ~= '' then
+        line = line .. ': ' .. f.reason
+      end
+    end
+    table.insert(lines, line)
+  end
+  return lines
+end
+
 local function on_turn_end(chat, u)
   local calls = u.turn and u.turn.calls
   local lines = {}
@@ -356,6 +386,10 @@ local function on_turn_end(chat, u)
     table.insert(lines, '> ✗ ' .. u.error)
   end
   table.insert(lines, calls and string.format('_%d model call%s_', calls, calls == 1 and '' or 's') or '_done_')
+  if type(u.changes) == 'table' and #u.changes > 0 then
+    table.insert(lines, '')
+    vim.list_extend(lines, M.change_lines(u.changes))
+  end
   append(chat, lines)
 end
 
@@ -389,11 +423,33 @@ function M.on_update(id, params)
   end
 end
 
---- Replays a session's history (reprise.history entries) into the chat, as the updates would
---- have shown it: used when a session is resumed from disk.
+-- The updates a history entry stands for: what the server streamed live for that step.
+local function entry_updates(e)
+  if e.kind == E.agent or e.kind == E.thought then
+    return { { sessionUpdate = e.kind == E.agent and U.message_chunk or U.thought_chunk,
+      content = { type = 'text', text = e.text or '' } } }
+  elseif e.kind == E.tool then
+    return { { sessionUpdate = U.tool_call_update, toolCallId = e.toolCallId, title = e.title, kind = e.toolKind,
+      status = e.status, rawInput = e.rawInput, content = e.content,
+      rawOutput = { output = e.output or '', savedPath = e.savedPath, omitted = e.omitted,
+        -- a log written before tool records: the policy's refusal reads so
+        refused = e.refused or (e.output or ''):find('^refused by') ~= nil } } }
+  elseif e.kind == E.compaction then
+    return { { sessionUpdate = U.compaction, compaction = {
+      state = C.done, checkpoint = { n = e.checkpoint or 0, title = e.title or '' } } } }
+  elseif e.kind == E.turn_end then
+    return { { sessionUpdate = U.turn_end, stopReason = e.stopReason, error = e.error, turn = { calls = e.calls },
+      changes = e.changes } }
+  end
+  return {}
+end
+
+--- Replays a session's history (reprise.history entries) into the chat through the updates the
+--- server streamed live, so that it reads as it did: used when a session is resumed from disk.
 ---@param id integer client id
 ---@param session string
----@param entries table[] {turn, kind, text?, toolCallId?, title?, toolKind?, status?, output?, checkpoint?}
+---@param entries table[] {turn, kind, text?, toolCallId?, title?, toolKind?, status?, rawInput?, output?,
+---  savedPath?, omitted?, refused?, content?, checkpoint?, stopReason?, error?, calls?, changes?}
 function M.history(id, session, entries)
   local chat = M.get(id)
   append(chat, { '# Session ' .. session .. ' (resumed)' })
@@ -401,21 +457,9 @@ function M.history(id, session, entries)
   for _, e in ipairs(entries or {}) do
     if e.kind == E.user then
       M.user(id, e.text or '', session)
-    elseif e.kind == E.agent or e.kind == E.thought then
-      M.on_update(id, { sessionId = session, update = {
-        sessionUpdate = e.kind == E.agent and U.message_chunk or U.thought_chunk,
-        content = { type = 'text', text = e.text or '' },
-      } })
-    elseif e.kind == E.tool then
-      M.on_update(id, { sessionId = session, update = {
-        sessionUpdate = U.tool_call_update, toolCallId = e.toolCallId, title = e.title, kind = e.toolKind,
-        status = e.status,
-        rawOutput = { output = e.output or '', refused = (e.output or ''):find('^refused by') ~= nil },
-      } })
-    elseif e.kind == E.compaction then
-      M.on_update(id, { sessionId = session, update = { sessionUpdate = U.compaction, compaction = {
-        state = C.done, checkpoint = { n = e.checkpoint or 0, title = e.title or '' },
-      } } })
+    end
+    for _, u in ipairs(entry_updates(e)) do
+      M.on_update(id, { sessionId = session, update = u })
     end
   end
 end

@@ -28,6 +28,7 @@ M.command = {
   show_changes = 'reprise.showChanges', -- CommandShowChanges (code action for plain clients)
   mcp = 'reprise.mcp', -- CommandMCP
   models = 'reprise.models', -- CommandModels
+  keep = 'reprise.keep', -- CommandKeep
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
@@ -121,6 +122,15 @@ M.entry = {
   thought = 'thought', -- EntryThought
   tool = 'tool', -- EntryTool
   compaction = 'compaction', -- EntryCompaction
+  turn_end = 'turn_end', -- EntryTurnEnd
+}
+
+-- what became of a file a turn changed (turn_end's and a history turn end's changes)
+M.review = {
+  pending = 'pending', -- ReviewPending
+  kept = 'kept', -- ReviewKept
+  undone = 'undone', -- ReviewUndone
+  refused = 'refused', -- ReviewRefused
 }
 
 -- values of the sandbox setting

@@ -253,7 +253,8 @@ function renderChanges(turn: number, files: readonly ChangeRow[]): string {
     .map((f) => {
       const state = f.state === 'modified' ? '' : ` <span class="state">${escape(f.state)}</span>`;
       const counts = f.binary ? ' <span class="state">binary</span>' : ` ${countsOf(f.added, f.removed)}`;
-      const diff = f.state !== 'deleted' || f.diff
+      // A deleted file has a diff to open unless it was binary or too large.
+      const diff = f.state !== 'deleted' || (!f.binary && !f.note)
         ? `<a href="#" class="opendiff icon-button" role="button" data-path="${escape(f.path)}" data-turn="${turn}" title="Open the diff of ${escape(f.path)}" aria-label="Open diff">${icon('diff')}</a>`
         : '';
       const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';

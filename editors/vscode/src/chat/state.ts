@@ -13,6 +13,7 @@ import {
   EntryCompaction,
   EntryThought,
   EntryTool,
+  EntryTurnEnd,
   EntryUser,
   StopEndTurn,
   ToolKindOther,
@@ -204,12 +205,13 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
       if (last && last.type === 'retry') return { ...state, items: [...kept.slice(0, -1), line] };
       return { ...state, items: [...kept, line] };
     }
-    case UpdateTurnEnd:
-      return {
-        ...answer(state, undefined, 'withdrawn'),
-        running: false,
-        items: [...answer(state, undefined, 'withdrawn').items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }],
-      };
+    case UpdateTurnEnd: {
+      const ended = answer(state, undefined, 'withdrawn');
+      let next: ChatState = { ...ended, running: false, items: [...ended.items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }] };
+      // The files the turn changed, listed under it for review (rebuilt: with what became of each).
+      for (const [turn, files] of changesByTurn(u.changes ?? [])) next = setChanges(next, turn, files);
+      return next;
+    }
     default:
       return state;
   }
@@ -234,18 +236,20 @@ function editDiff(content: readonly ToolContent[], turn: number): EditDiff | und
 
 /**
  * setChanges puts a turn's changed files after that turn's exchange (before the next question),
- * replacing the list it had; a row keeps what the user did with it, and a file undone stays listed
- * as undone though the server no longer reports it.
+ * replacing the list it had; a row keeps what the user did with it (or takes the review state the
+ * history gives), and a file undone stays listed as undone though the server no longer reports
+ * it. The rows hold no diff: the chat does not show it, and the diff editor asks for it fresh.
  */
 function setChanges(state: ChatState, turn: number, files: readonly FileChange[]): ChatState {
   const items = state.items;
   const at = items.findIndex((it) => it.type === 'changes' && it.turn === turn);
   const prev = at >= 0 ? (items[at] as Extract<Item, { type: 'changes' }>).files : [];
-  const rows: ChangeRow[] = files.map((f) => {
+  const rows: ChangeRow[] = files.map(({ diff: _diff, review: given, reason: why, ...f }) => {
     const p = prev.find((r) => r.path === f.path);
-    if (!p || p.review === 'pending') return { ...f, review: 'pending' };
+    const review = (given as Review | undefined) ?? p?.review ?? 'pending';
     // A refusal stays with its reason until the user keeps the file or tries again.
-    return p.reason ? { ...f, review: p.review, reason: p.reason } : { ...f, review: p.review };
+    const reason = given ? why : p?.reason;
+    return review !== 'pending' && reason ? { ...f, review, reason } : { ...f, review };
   });
   for (const p of prev) if (p.review === 'undone' && !rows.some((r) => r.path === p.path)) rows.push(p);
   rows.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
@@ -262,11 +266,15 @@ function setChanges(state: ChatState, turn: number, files: readonly FileChange[]
   return { ...state, items: [...items.slice(0, next), item, ...items.slice(next)] };
 }
 
+/**
+ * setReview marks files of a turn's changes. An undo puts a file back as it was before the turn,
+ * so the file's rows of the later turns are undone too, as the server's history says.
+ */
 function setReview(state: ChatState, turn: number, paths: readonly string[], review: Review, reason?: string): ChatState {
   return {
     ...state,
     items: state.items.map((it) => {
-      if (it.type !== 'changes' || it.turn !== turn) return it;
+      if (it.type !== 'changes' || (review === 'undone' ? it.turn < turn : it.turn !== turn)) return it;
       const files = it.files.map((f): ChangeRow => {
         if (!paths.includes(f.path)) return f;
         const row: ChangeRow = { ...f, review };
@@ -293,18 +301,23 @@ function lastIndex<T>(xs: T[], pred: (x: T) => boolean): number {
 
 /**
  * fromHistory rebuilds a session's transcript from the entries of reprise.history, through the
- * reducer and the same updates the server streams, so that a reopened session looks as it did live.
- * checkpoints (reprise.checkpoints) fill in the compaction markers (trigger, tokens before and
- * after); without them a marker names its checkpoint only.
+ * reducer and the same updates the server streamed, so that a reopened session looks as it did
+ * live: each tool with its input, output and diff, each turn's end with its changed files and what
+ * became of them. checkpoints (reprise.checkpoints) fill in the compaction markers (trigger,
+ * tokens before and after); without them a marker names its checkpoint only.
  */
 export function fromHistory(sessionId: string, entries: readonly HistoryEntry[], checkpoints: readonly CheckpointInfo[] = []): ChatState {
   let state = initialState(sessionId);
   const up = (update: Update) => (state = reduce(state, { type: 'update', params: { sessionId, update } }));
-  const endTurn = () => up({ sessionUpdate: UpdateTurnEnd, stopReason: StopEndTurn });
+  // A turn the history does not end (a server without turn_end entries, or a turn running)
+  // ends as a finished one.
+  let open = false;
+  const endTurn = () => open && up({ sessionUpdate: UpdateTurnEnd, stopReason: StopEndTurn });
   for (const e of entries) {
     switch (e.kind) {
       case EntryUser:
-        if (state.items.length > 0) endTurn();
+        endTurn();
+        open = true;
         // The question as the user wrote it, its selection as a chip: not the text the model got.
         state = reduce(state, { type: 'ask', ...splitAttachment(e.text ?? '') });
         break;
@@ -315,32 +328,37 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
         up({ sessionUpdate: UpdateThoughtChunk, content: { type: 'text', text: e.text ?? '' } });
         break;
       case EntryTool:
-        up({
-          sessionUpdate: UpdateToolCall,
-          toolCallId: e.toolCallId,
-          title: e.title,
-          kind: e.toolKind,
-          status: e.status,
-          rawOutput: e.output !== undefined ? { output: e.output } : undefined,
-        });
+        for (const u of toolUpdates(e)) up(u);
         break;
-      case EntryCompaction: {
-        const n = e.checkpoint ?? 0;
-        const cp: CheckpointInfo = checkpoints.find((c) => c.n === n) ?? {
-          n,
-          title: e.title ?? '',
-          trigger: '',
-          replaced: 0,
-          tokensBefore: 0,
-          tokensAfter: 0,
-        };
-        up({ sessionUpdate: UpdateCompaction, compaction: { state: CompactionDone, trigger: cp.trigger, checkpoint: n > 0 ? cp : undefined } });
+      case EntryCompaction:
+        up(compactionUpdate(e, checkpoints));
         break;
-      }
+      case EntryTurnEnd:
+        open = false;
+        up({ sessionUpdate: UpdateTurnEnd, stopReason: e.stopReason ?? StopEndTurn, error: e.error, turn: { calls: e.calls ?? 0 }, changes: e.changes });
+        break;
     }
   }
-  if (state.items.length > 0) endTurn();
+  endTurn();
   return { ...state, running: false };
+}
+
+/** toolUpdates are the tool_call and tool_call_update a history's tool entry stands for. */
+function toolUpdates(e: HistoryEntry): Update[] {
+  const call: Update = { sessionUpdate: UpdateToolCall, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: ToolStatusInProgress, rawInput: e.rawInput };
+  if (e.status === ToolStatusInProgress || e.status === undefined) return [call];
+  const out: ToolOutput = { output: e.output ?? '' };
+  if (e.savedPath) out.savedPath = e.savedPath;
+  if (e.omitted) out.omitted = e.omitted;
+  if (e.refused) out.refused = e.refused;
+  return [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }];
+}
+
+/** compactionUpdate is the end of the compaction a history's entry records. */
+function compactionUpdate(e: HistoryEntry, checkpoints: readonly CheckpointInfo[]): Update {
+  const n = e.checkpoint ?? 0;
+  const cp: CheckpointInfo = checkpoints.find((c) => c.n === n) ?? { n, title: e.title ?? '', trigger: '', replaced: 0, tokensBefore: 0, tokensAfter: 0 };
+  return { sessionUpdate: UpdateCompaction, compaction: { state: CompactionDone, trigger: cp.trigger, checkpoint: n > 0 ? cp : undefined } };
 }
 
 /** userTurns lists the user's prompts of the transcript, numbered from 1 as the server counts turns. */

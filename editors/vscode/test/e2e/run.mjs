@@ -307,8 +307,14 @@ await step('workbench loads with the extension', async () => {
  * the view already shown would hide it). */
 async function openChat() {
   const title = page.locator('.part.sidebar .composite.title', { hasText: 'Reprise' });
-  if (!(await title.isVisible())) await page.locator('.activitybar [aria-label^="Reprise"]').first().click();
-  await title.waitFor();
+  // After a reload the side bar may still be coming back when the icon is clicked, and the click
+  // then hides it: click again until the view shows.
+  await waitFor('the chat view', async () => {
+    if (await title.isVisible()) return true;
+    await page.locator('.activitybar [aria-label^="Reprise"]').first().click();
+    await title.waitFor({ timeout: 5000 });
+    return true;
+  }, 30_000);
   chat = await frameWith('#input');
 }
 
@@ -527,6 +533,10 @@ await step('New Session empties the chat and Resume Session brings it back', asy
   await chat.locator('.empty').waitFor();
   await pick('Reprise: Resume Session', 'What does notes.txt say?', () => shot('resume'));
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
+  // The edits with their counts and the Changes list as the user left it.
+  await chat.locator('details.tool.completed', { hasText: 'Edit notes.txt' }).locator('.counts', { hasText: '+1 −1' }).waitFor();
+  await chat.locator('.changes .row.undone[data-path="notes.txt"]').waitFor();
+  await chat.locator('.changes .row.kept[data-path="chores.md"]').waitFor();
 });
 
 await step('after a reload, Resume Session rebuilds the saved session from its history', async () => {
@@ -548,12 +558,27 @@ await step('after a reload, Resume Session rebuilds the saved session from its h
   // not the text the model got.
   await chat.locator('.msg.user', { hasText: 'What is this line?' }).locator('.attachment', { hasText: 'notes.txt:1' }).waitFor();
   if ((await chat.locator('.msg.user', { hasText: 'The question is about' }).count()) !== 0) throw new Error('the prompt wrapper is shown');
-  // The changes come back as they were: the kept file kept, the undone one listed undone.
-  await chat.locator('.changes .row.kept[data-path="chores.md"]').waitFor({ timeout: 15_000 });
-  await chat.locator('.changes .row.undone[data-path="notes.txt"]').waitFor();
+  // Each edit as it was live: its counts, its input, and unfolded, its diff.
+  const edit = chat.locator('details.tool.completed', { hasText: 'Edit notes.txt' }).last();
+  await edit.locator('.counts', { hasText: '+1 −1' }).waitFor();
+  await chat.locator('details.tool.completed', { hasText: 'Write chores.md' }).locator('.counts', { hasText: '+4 −0' }).waitFor();
+  await edit.locator('summary .status').click(); // not on the path, which is a link
+  await edit.locator('.diff .dl.add', { hasText: 'Remember the oat milk.' }).waitFor();
+  await edit.locator('.diff .dl.del', { hasText: 'Remember the milk.' }).waitFor();
+  await edit.locator('.label', { hasText: 'Input' }).waitFor();
+  await edit.scrollIntoViewIfNeeded();
+  await shot('history-edit');
+  // The changes come back as they were, from the server's log: the kept file kept, the undone one
+  // undone, with their counts.
+  const changes = chat.locator('.changes').last();
+  await changes.locator('.row.kept[data-path="chores.md"]', { hasText: '+4' }).waitFor({ timeout: 15_000 });
+  await changes.locator('.row.undone[data-path="notes.txt"]', { hasText: '+1' }).waitFor();
+  await changes.locator('.head', { hasText: 'Changes · 2 files' }).waitFor();
+  if ((await changes.locator('button[data-act]').count()) !== 0) throw new Error('Keep or Undo offered for files already reviewed');
+  await changes.scrollIntoViewIfNeeded();
   await shot('history');
-  // Rebuilt, not kept: the history has no tool input, the streamed transcript had one.
-  if ((await chat.locator('details.tool .label', { hasText: 'Input' }).count()) > 0) throw new Error('the transcript was not rebuilt from the history');
+  // Rebuilt, not kept: an approval card is the live chat's alone; the history has none.
+  if ((await chat.locator('.approval').count()) > 0) throw new Error('the transcript was not rebuilt from the history');
 });
 
 await step('a settings change reaches the server live', async () => {

@@ -108,6 +108,42 @@ describe('a turn\'s changes', () => {
     expect(render(s)).not.toContain('data-act');
   });
 
+  it('come with the turn_end, without their diffs', () => {
+    const s = run(
+      { type: 'ask', text: 'one' },
+      up({ sessionUpdate: 'turn_end', stopReason: 'end_turn', changes: [file('b.txt'), file('a.txt')] }),
+      { type: 'ask', text: 'two' },
+      up({ sessionUpdate: 'turn_end', stopReason: 'end_turn' }),
+    );
+    expect(s.items.map((it) => it.type)).toEqual(['user', 'end', 'changes', 'user', 'end']);
+    const c = s.items[2];
+    expect(c.type === 'changes' && c.files.map((f) => [f.path, f.review, f.diff])).toEqual([['a.txt', 'pending', undefined], ['b.txt', 'pending', undefined]]);
+  });
+
+  it('rebuilt from a history carry their review state, which a later listing keeps', () => {
+    let s = reduce(turn2, { type: 'changes', turn: 1, files: [file('a.txt', { review: 'kept' }), file('b.txt', { review: 'refused', reason: 'edited' }), file('c.txt', { review: 'pending' })] });
+    s = reduce(s, { type: 'changes', turn: 1, files: [file('a.txt'), file('b.txt'), file('c.txt')] });
+    const c = s.items.find((it) => it.type === 'changes');
+    expect(c?.type === 'changes' && c.files.map((f) => [f.path, f.review, f.reason])).toEqual([
+      ['a.txt', 'kept', undefined],
+      ['b.txt', 'refused', 'edited'],
+      ['c.txt', 'pending', undefined],
+    ]);
+  });
+
+  it('undone from a turn are undone in the later turns too, as the file is back to before that turn', () => {
+    let s = reduce(turn2, { type: 'changes', turn: 1, files: [file('a.txt'), file('b.txt')] });
+    s = reduce(s, { type: 'changes', turn: 2, files: [file('a.txt', { turn: 2 })] });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['a.txt'], review: 'undone' });
+    const rows = s.items.flatMap((it) => (it.type === 'changes' ? it.files.map((f) => [it.turn, f.path, f.review]) : []));
+    expect(rows).toEqual([[1, 'a.txt', 'undone'], [1, 'b.txt', 'pending'], [2, 'a.txt', 'undone']]);
+    // A Keep is the turn's own.
+    s = reduce(s, { type: 'changes', turn: 3, files: [file('b.txt', { turn: 3 })] });
+    s = reduce(s, { type: 'review', turn: 1, paths: ['b.txt'], review: 'kept' });
+    const last = s.items.filter((it) => it.type === 'changes').pop();
+    expect(last?.type === 'changes' && last.files[0].review).toBe('pending');
+  });
+
   it('of a reopened session are grouped by the turn of their restore point', () => {
     const m = changesByTurn([file('a', { turn: 1 }), file('b', { turn: 3 }), file('c', { turn: 1 })]);
     expect([...m].map(([t, fs]) => [t, fs.map((f) => f.path)])).toEqual([[1, ['a', 'c']], [3, ['b']]]);
