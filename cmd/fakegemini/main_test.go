@@ -108,7 +108,7 @@ func TestFakeGemini(t *testing.T) {
 		}
 		// "hello" is 5 characters: 2 tokens, of which the 4 characters of a whole token were
 		// sent before, cached with the script's minimum of 1.
-		wantUsage := []*geminitest.Usage{{Prompt: 2, Candidates: 4}, {Prompt: 2, Cached: 1, Candidates: 3}, nil}
+		wantUsage := []*geminitest.Usage{{Prompt: 2, Candidates: 4, ServiceTier: "standard"}, {Prompt: 2, Cached: 1, Candidates: 3, ServiceTier: "standard"}, nil}
 		if diff := cmp.Diff(usage, wantUsage); diff != "" {
 			t.Errorf("logged usage (-got +want):\n%s", diff)
 		}
