@@ -76,6 +76,12 @@ function M.ask(text)
   if not id then
     return
   end
+  if st.awaiting_new then
+    table.insert(st.awaiting_new, function()
+      M.ask(text)
+    end)
+    return
+  end
   if config.options.chat.open_on_ask then
     local win = vim.api.nvim_get_current_win()
     chat.open(id, st.root)
@@ -246,13 +252,26 @@ function M.sessions()
   end)
 end
 
---- Starts a new session, which becomes the current one.
+--- Starts a new session, which becomes the current one. A question asked before the server
+--- answers waits for it (st.awaiting_new), so that it goes to the new session, not the old one.
 function M.new()
-  run('new session', C.new_session, function()
-    return nil
-  end, function(res, _, st)
-    st.session = res.sessionId
-    util.notify('new session ' .. res.sessionId)
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  st.awaiting_new = st.awaiting_new or {}
+  client.execute(id, C.new_session, nil, function(err, res)
+    local waiting = st.awaiting_new or {}
+    st.awaiting_new = nil
+    if err then
+      fail('new session', err)
+    else
+      st.session = res.sessionId
+      util.notify('new session ' .. res.sessionId)
+    end
+    for _, resume in ipairs(waiting) do
+      resume()
+    end
   end)
 end
 
