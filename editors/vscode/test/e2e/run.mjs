@@ -542,7 +542,11 @@ await step('New Session empties the chat and Resume Session brings it back', asy
 await step('after a reload, Resume Session rebuilds the saved session from its history', async () => {
   // A reload starts a new extension host and server: the transcript is no longer in memory, and
   // the session comes back from disk through reprise.resume and reprise.history.
+  const before = chat;
   await palette('Developer: Reload Window');
+  // The palette returns before the reload begins: until the old chat is gone, the workbench and
+  // the chat found next could be the old ones, detached a moment later.
+  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
   await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
   await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
   await openChat();
