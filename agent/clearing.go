@@ -227,7 +227,15 @@ func recall(dir, name string, fr *genai.FunctionResponse) string {
 			text += s
 		}
 	}
-	if utf8.RuneCountInString(text) <= recallAbove || dir == "" {
+	if utf8.RuneCountInString(text) <= recallAbove {
+		return ""
+	}
+	return saveWhole(dir, name, text)
+}
+
+// saveWhole writes text to dir/name.txt and says how to read it back; "" when it cannot.
+func saveWhole(dir, name, text string) string {
+	if dir == "" {
 		return ""
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -244,8 +252,7 @@ func recall(dir, name string, fr *genai.FunctionResponse) string {
 // named by its content (the same request saved twice is one file), and says how to read it.
 func (s *Session) saveRequest(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	name := "request-" + hex.EncodeToString(sum[:6])
-	return recall(filepath.Join(s.opts.StateDir, "tool-outputs"), name, &genai.FunctionResponse{Response: map[string]any{"output": text}})
+	return saveWhole(filepath.Join(s.opts.StateDir, "tool-outputs"), "request-"+hex.EncodeToString(sum[:6]), text)
 }
 
 func safeName(s string) string {
