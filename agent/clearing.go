@@ -54,7 +54,81 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 	return contextwin.PlanClearing(items, contextwin.ClearInput{
 		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
 		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices, MustFree: mustFree,
+		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	})
+}
+
+// growthOf is about what the prompt gains per call: the tokens of the last keep model turns and
+// their results, divided by keep.
+func growthOf(history []*genai.Content, msgs []int, keep int) int {
+	keep = max(keep, 1)
+	from, ok := contextwin.SplitPoint(history, keep)
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, t := range msgs[from:] {
+		n += t
+	}
+	return n / keep
+}
+
+// earlyFrom is, in the model's cache minimums, the prompt from which results are cleared before
+// compactAt. Under it the prompt is small: clearing saves little in dollars, and each result the
+// model has to read again costs a call, which the plan does not weigh.
+const earlyFrom = 2
+
+// earlyClear is what to do before compactAt: nothing, clear (plan), or a summary in its place.
+type earlyClear struct {
+	plan    contextwin.ClearPlan
+	held    float64
+	summary *contextwin.Plan
+}
+
+// earlyPlanLocked decides whether old tool results are cleared before compactAt: once waiting
+// no longer pays (ClearPlan.Due), the results a clearing would free having cost, call after
+// call, as much as the rebuild of the prompt, and the clearing paying over the calls expected
+// to follow. Without it a long session keeps every result until compactAt and pays to read it
+// again at each call. When it is due, a summary is taken instead if it gains more over those
+// calls: the stubs and calls of cleared results pile up in a long session, and only a summary
+// frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu must be held.
+func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
+	k := &s.compactor
+	if k.heldAt != len(s.conv.checkpoints) {
+		k.held, k.heldAt = 0, len(s.conv.checkpoints)
+	}
+	if used < earlyFrom*f.cacheMin {
+		return earlyClear{}, false
+	}
+	plan, _ := s.clearPlanLocked(f, calls, 0)
+	if len(plan.Indexes) == 0 {
+		return earlyClear{}, false
+	}
+	k.held += max(plan.PerCall, 0)
+	if !plan.Due(k.held) {
+		return earlyClear{}, false
+	}
+	e := earlyClear{plan: plan, held: k.held}
+	if f.policy.NoSummaries || !s.canCompactLocked() {
+		return e, true
+	}
+	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
+	// for the summary's length: under it, every call would pay the prompt in full.
+	if sum, ok := s.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.horizon(calls))
+		if saving-cost > plan.Net() {
+			e.summary = &sum
+		}
+	}
+	return e, true
+}
+
+// clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
+// held.
+func (s *Session) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
+	cp := s.clearLocked(e.plan)
+	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
+		"as much as the rebuild of the prompt ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.horizon(calls), e.plan.Saving)
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
@@ -88,7 +162,7 @@ func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contex
 	if !ok || mustFree == 0 {
 		return clear, ok
 	}
-	if sum, ok := s.planLocked(f); ok && sum.After < used-mustFree+1 {
+	if sum, ok := s.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
 		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.horizon(calls)) // at blockAt: waited for, standard
 		if saving-cost > clear.Net() {
 			return contextwin.ClearPlan{}, false
@@ -178,6 +252,9 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	seq := 0
 	h := contextwin.ClearResults(c.history, plan.Indexes, func(fr *genai.FunctionResponse) string {
 		seq++
+		if fr.Name == "read_file" { // the stub names the path and range: reading it again is the way back
+			return ""
+		}
 		return recall(spill, fmt.Sprintf("cleared-%d-%d-%s", len(c.checkpoints)+1, seq, safeName(fr.Name)), fr)
 	})
 	cleared := map[int]*genai.Content{}

@@ -13,8 +13,8 @@ import (
 
 // TestClearingFirst: past compactAt, at today's prices, the oldest tool results are cleared
 // with no model call, before any summary: every call keeps its response (same id and name,
-// the signature of the model's part untouched), each cleared result names its call and where
-// its whole text was saved, and the results of the turns kept verbatim stay. The clearing is a
+// the signature of the model's part untouched), each cleared result names its call and how to
+// see it again, and the results of the turns kept verbatim stay. The clearing is a
 // checkpoint, replayed identically on resume and undone like a compaction.
 func TestClearingFirst(t *testing.T) {
 	p := contextwin.DefaultPolicy()
@@ -80,7 +80,8 @@ func TestClearingFirst(t *testing.T) {
 				t.Errorf("message %d, in the turns kept verbatim, was cleared", i)
 			}
 			out, _ := fr.Response["output"].(string)
-			if !strings.Contains(out, `read_file path="`+call.Args["path"].(string)+`"`) || !strings.Contains(out, "The full result is saved: read_file path=") {
+			// A read's way back is reading the file again: what it holds now, not a saved copy.
+			if !strings.Contains(out, `read_file path="`+call.Args["path"].(string)+`"`) || !strings.Contains(out, "Call it again to see it as it is now.") {
 				t.Errorf("stub %q does not name its call and the way back", out)
 			}
 		}
@@ -186,5 +187,66 @@ func TestNoSummaries(t *testing.T) {
 	}
 	if cleared == 0 || !blocked {
 		t.Errorf("cleared %d results, reached blockAt %v: the test wants both", cleared, blocked)
+	}
+}
+
+// TestClearingBeforeCompactAt: in a long turn far under compactAt, old tool results are cleared
+// once keeping them has cost, call after call, as much as rebuilding the prompt without them;
+// the session then costs less than the same one keeping every result, with no summary, and each
+// clearing says why in dollars. Under twice the cache minimum nothing is cleared early.
+func TestClearingBeforeCompactAt(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.ContextBudget = 400_000 // compactAt at 280,000: never reached
+	play := func(keep bool) ([]Event, *fixture) {
+		q := p
+		q.KeepToolResults = keep
+		turns := append(readTurns(40), textTurn("read them all"))
+		f := newFixture(t, fixtureOpts{policy: q, files: notes(40, 2400), clearing: true}, turns...)
+		evs, err := f.run(t.Context(), "Read every note.")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+			t.Fatalf("stop = %s", end.StopReason)
+		}
+		return evs, f
+	}
+	evs, f := play(false)
+	kept, _ := play(true)
+	if n := summaries(f.srv); n != 0 {
+		t.Errorf("%d summary calls", n)
+	}
+	cacheMin := 4096
+	var clearings int
+	for _, e := range ofType(evs, EventCompaction) {
+		cp := e.Compaction.Checkpoint
+		if e.Compaction.State != CompactionDone || cp == nil || cp.Cleared == 0 {
+			continue
+		}
+		clearings++
+		if cp.TokensBefore >= int(p.CompactAt*float64(p.ContextBudget)) {
+			t.Errorf("checkpoint %d cleared at %d tokens, past compactAt", cp.N, cp.TokensBefore)
+		}
+		if cp.TokensBefore < 2*cacheMin {
+			t.Errorf("checkpoint %d cleared at %d tokens, under twice the cache minimum", cp.N, cp.TokensBefore)
+		}
+	}
+	if clearings == 0 {
+		t.Fatal("no clearing before compactAt")
+	}
+	why := false
+	for _, e := range ofType(evs, EventUsage) {
+		if strings.Contains(e.Usage.Decision, "before compactAt") && strings.Contains(e.Usage.Decision, "as much as the rebuild of the prompt ($") {
+			why = true
+		}
+	}
+	if !why {
+		t.Error("no usage says why the results were cleared before compactAt")
+	}
+	managed, all := lastEnd(t, evs).Totals, lastEnd(t, kept).Totals
+	t.Logf("%d clearings: $%.5f (%d input, %d cached) against $%.5f (%d, %d) keeping every result",
+		clearings, managed.Cost, managed.InputTokens, managed.CachedTokens, all.Cost, all.InputTokens, all.CachedTokens)
+	if managed.Cost >= all.Cost || managed.InputTokens >= all.InputTokens {
+		t.Errorf("clearing early cost $%.5f and %d input tokens, keeping every result $%.5f and %d", managed.Cost, managed.InputTokens, all.Cost, all.InputTokens)
 	}
 }

@@ -47,6 +47,11 @@ type compactor struct {
 	noProgress int  // compactions in a row that left the prompt at blockAt
 	// decision says what was last decided past compactAt, and why (Usage.Decision).
 	decision string
+	// held is what the calls since the last checkpoint have paid, in cache reads, for old tool
+	// results a clearing could have freed; heldAt is the checkpoint count it was summed under
+	// (another checkpoint starts the sum again). See contextwin.ClearPlan.Due.
+	held   float64
+	heldAt int
 }
 
 // lastDecision is what the meter says of the compactor past compactAt.
@@ -161,9 +166,9 @@ func (s *Session) mergeAbove(p contextwin.Policy) int {
 }
 
 // planLocked estimates the compaction that would be done now (see contextwin.PlanCompaction): the
-// turns kept adapt so that the prompt after it is under compactAt × budget when possible.
-// s.conv.mu must be held.
-func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
+// turns kept adapt so that the prompt after it is under compactAt × budget when possible, and at
+// least floor tokens (0: no floor). s.conv.mu must be held.
+func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 	c := &s.conv
 	est := c.ledger.Estimator
 	msgs := make([]int, len(c.history))
@@ -189,6 +194,8 @@ func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
 		MinCached:       f.cacheMin,
 		KeepRecentTurns: f.policy.KeepRecentTurns,
 		Target:          int(f.policy.CompactAt * float64(s.window(f.policy))),
+		Floor:           floor,
+		Growth:          growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	}
 	if f.cold {
 		in.Cold, in.Rendered = true, s.renderedTokensLocked(&est)
@@ -396,7 +403,7 @@ func (s *Session) startManual(ctx context.Context, focus string) *compactionJob 
 	}
 	s.conv.mu.Lock()
 	defer s.conv.mu.Unlock()
-	plan, ok := s.planLocked(f)
+	plan, ok := s.planLocked(f, 0)
 	if !ok {
 		plan.Keep = f.policy.KeepRecentTurns
 	}

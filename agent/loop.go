@@ -201,6 +201,14 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	// enough. What was decided, and why, is kept for the meter.
 	if th == contextwin.Below {
 		k.decision = ""
+		if e, due := s.earlyPlanLocked(f, calls, used); due && k.job == nil && e.summary == nil {
+			cleared, k.decision = s.clearEarlyLocked(e, calls)
+		} else if due && k.job == nil {
+			s.startJobLocked(ctx, contextwin.TriggerAuto, "", "a summary frees more than clearing old tool results", *e.summary, f, true)
+			k.job.turn, k.job.call = s.conv.turns, calls
+			k.decision = "summarizing the oldest turns before compactAt: " + k.job.note
+			started = true
+		}
 	} else if k.job == nil {
 		cleared, k.decision = s.firstTierLocked(f, calls, used, window)
 		if cleared != nil {
@@ -209,7 +217,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 		}
 	}
 	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
-		if plan, ok := s.planLocked(f); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
+		if plan, ok := s.planLocked(f, 0); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
 			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f, th != contextwin.Block)
 			k.job.turn, k.job.call = s.conv.turns, calls
 			k.decision = "summarizing the oldest turns: " + k.job.note

@@ -249,7 +249,7 @@ func TestPlanWeighsTheSummaryModel(t *testing.T) {
 		}
 		facts = f.s.planFacts()
 		f.s.conv.mu.Lock()
-		plans[model], _ = f.s.planLocked(facts)
+		plans[model], _ = f.s.planLocked(facts, 0)
 		f.s.conv.mu.Unlock()
 	}
 	warm, cold := plans[""], plans["gemini-3.1-flash-lite"]

@@ -85,7 +85,10 @@ type ClearInput struct {
 	Cached    int   // what the next call would have cached without clearing
 	MinCached int   // the model's implicit-cache minimum
 	Horizon   int   // the calls expected from now on, this one included
-	Prices    Prices
+	// Growth is what the prompt gains per call, about: the later calls are weighed at the sizes
+	// they will have, not at today's (a prompt just under the cache minimum soon passes it).
+	Growth int
+	Prices Prices
 	// MustFree, when the prompt is at blockAt, is what a clearing must free to let the next
 	// call go: only batches that free that much are weighed, and the best is returned even if
 	// it does not pay (the choice is then between it and a summary).
@@ -101,6 +104,20 @@ type ClearPlan struct {
 	After        int // the next prompt right after it
 	AfterCached  int // the part of After still cached
 	Saving, Cost float64
+	// Rebuild is what the next call pays more for the rewritten prompt than it would without
+	// the clearing (negative when the clearing pays at once), and PerCall what every call after
+	// it saves: the two sides of waiting, which the rule for clearing early weighs (Due).
+	Rebuild, PerCall float64
+}
+
+// Due reports whether clearing now beats waiting, once the plan pays over the horizon: held is
+// what the calls since the results could be cleared have paid for keeping them. Clearing as soon
+// as a batch pays over the horizon would rebuild the prompt every few calls; waiting until the
+// results kept have cost as much as a rebuild is the rent-or-buy rule, which for a prompt that
+// grows steadily clears at the interval that minimises the cost per call (the economic order
+// quantity) and never pays more than twice the best choice made knowing the future.
+func (p ClearPlan) Due(held float64) bool {
+	return p.Net() > 0 && held >= p.Rebuild
 }
 
 // Net is what the plan gains over the horizon.
@@ -137,7 +154,10 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 		if prefix >= in.MinCached {
 			p.AfterCached = min(prefix, p.After)
 		}
-		p.Saving, p.Cost = weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, in.Horizon, 0)
+		p.Saving, p.Cost = weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, in.Horizon, in.Growth, 0)
+		s1, c1 := weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, 1, 0, 0)
+		p.Rebuild = c1 - s1
+		p.PerCall = steadyCall(in.Prices, in.Before, in.MinCached) - steadyCall(in.Prices, p.After, in.MinCached)
 		if !found || p.Net() > best.Net() {
 			p.Indexes = indexes(cands[:k+1])
 			best, found = p, true
@@ -157,9 +177,9 @@ func indexes(items []ClearItem) []int {
 // weigh compares, in dollars, rewriting the prompt now (to after tokens, of which afterCached
 // are still cached, plus extra paid for once: a summary call) with leaving it (before tokens,
 // cached of them cached), over horizon calls: the next call pays the rewrite, and each later one
-// a prompt the size it would have, cached when it reaches the minimum (a smaller prompt below it
-// can cost more than a larger one above it).
-func weigh(p Prices, before, cached, after, afterCached, minCached, horizon int, extra float64) (saving, cost float64) {
+// a prompt the size it would have, growing by growth a call either way, cached when it reaches
+// the minimum (a smaller prompt below it can cost more than a larger one above it).
+func weigh(p Prices, before, cached, after, afterCached, minCached, horizon, growth int, extra float64) (saving, cost float64) {
 	in, ca := p.Input/1e6, p.CachedInput/1e6
 	cost = extra
 	without := float64(before-cached)*in + float64(cached)*ca
@@ -169,11 +189,11 @@ func weigh(p Prices, before, cached, after, afterCached, minCached, horizon int,
 	} else {
 		saving -= d
 	}
-	if horizon > 1 {
-		if d := steadyCall(p, before, minCached) - steadyCall(p, after, minCached); d > 0 {
-			saving += float64(horizon-1) * d
+	for j := 1; j < horizon; j++ {
+		if d := grownCall(p, before+j*growth, growth, minCached) - grownCall(p, after+j*growth, growth, minCached); d > 0 {
+			saving += d
 		} else {
-			cost -= float64(horizon-1) * d
+			cost -= d
 		}
 	}
 	return saving, cost
@@ -184,6 +204,16 @@ func weigh(p Prices, before, cached, after, afterCached, minCached, horizon int,
 func steadyCall(p Prices, prompt, minCached int) float64 {
 	if prompt >= minCached {
 		return float64(prompt) * p.CachedInput / 1e6
+	}
+	return float64(prompt) * p.Input / 1e6
+}
+
+// grownCall is what a call pays for a prompt that grew by growth since the call before it: that
+// call's prompt cached when it reached the model's minimum, the growth in full.
+func grownCall(p Prices, prompt, growth, minCached int) float64 {
+	prev := max(prompt-growth, 0)
+	if prev >= minCached {
+		return float64(prev)*p.CachedInput/1e6 + float64(prompt-prev)*p.Input/1e6
 	}
 	return float64(prompt) * p.Input / 1e6
 }

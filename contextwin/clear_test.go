@@ -1,6 +1,7 @@
 package contextwin
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -96,5 +97,47 @@ func TestPlanClearingWeighsTheCache(t *testing.T) {
 	}
 	if _, ok := PlanClearing(nil, in); ok {
 		t.Error("a plan with nothing to clear")
+	}
+}
+
+// TestClearingDueWhenWaitingCostsARebuild: a clearing that pays over the horizon is due only
+// once the results it frees have cost, call after call, as much as the rebuild of the prompt;
+// one that does not pay is never due.
+func TestClearingDueWhenWaitingCostsARebuild(t *testing.T) {
+	msgs := []int{500, 200, 6000, 200, 5000, 200, 300}
+	before := 12400 + 1000
+	in := ClearInput{Messages: msgs, Fixed: 1000, Before: before, Cached: before - 300, MinCached: 4096, Horizon: 20, Prices: flash}
+	p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}, {Index: 4, Tokens: 5000, StubTokens: 30}}, in)
+	if !ok {
+		t.Fatalf("no plan: %+v", p)
+	}
+	// The prefix before message 2 is under the minimum: the next call pays the whole prompt.
+	wantRebuild := float64(p.After)*flash.Input/1e6 - (300*flash.Input+float64(before-300)*flash.CachedInput)/1e6
+	if math.Abs(p.Rebuild-wantRebuild) > 1e-9 || math.Abs(p.PerCall-float64(p.Freed)*flash.CachedInput/1e6) > 1e-9 {
+		t.Errorf("rebuild $%.6f (want $%.6f), per call $%.6f for %d freed", p.Rebuild, wantRebuild, p.PerCall, p.Freed)
+	}
+	if p.Due(p.Rebuild - 1e-6) {
+		t.Error("due before waiting had cost a rebuild")
+	}
+	if !p.Due(p.Rebuild) {
+		t.Error("not due once waiting had cost a rebuild")
+	}
+	if (ClearPlan{Rebuild: 0.001, Saving: 0.001, Cost: 0.002}).Due(1) {
+		t.Error("a clearing that does not pay over the horizon was due")
+	}
+}
+
+// TestGrowthWeighsTheCacheMinimum: a prompt just under the cache minimum soon passes it. Weighed
+// as if it stayed there, clearing it looks like it saves the full price at every call; weighed
+// at the sizes the prompt will have, it only keeps the prompt under the minimum longer.
+func TestGrowthWeighsTheCacheMinimum(t *testing.T) {
+	in := ClearInput{Messages: []int{300, 100, 1500, 100, 300}, Fixed: 1800, Before: 4000, Cached: 0, MinCached: 4096, Horizon: 10, Prices: flash}
+	items := []ClearItem{{Index: 2, Tokens: 1500, StubTokens: 30}}
+	if _, ok := PlanClearing(items, in); !ok {
+		t.Fatal("a prompt that stays under the minimum: clearing should pay")
+	}
+	in.Growth = 600
+	if p, ok := PlanClearing(items, in); ok {
+		t.Errorf("growing 600 a call, the prompt passes the minimum next call; clearing paid: %+v", p)
 	}
 }

@@ -18,8 +18,9 @@ type Plan struct {
 	// SummaryInput and SummaryCached are the summarizer's prompt and its cached part.
 	SummaryInput, SummaryCached int
 	SummaryOutput               int
-	// MinCached is the model's implicit-cache minimum the plan was made with.
-	MinCached int
+	// MinCached is the model's implicit-cache minimum the plan was made with, and Growth what
+	// the prompt was gaining per call (PlanInput.Growth).
+	MinCached, Growth int
 }
 
 // PlanInput is what planning needs, in tokens (the estimator's, corrected).
@@ -34,6 +35,12 @@ type PlanInput struct {
 	MinCached         int
 	KeepRecentTurns   int
 	Target            int // keep fewer turns, down to one, while the prompt after exceeds this
+	// Floor: keep more turns while the prompt after stays under this and under Target. A
+	// prompt under the model's cache minimum is billed in full at every call, which costs more
+	// than a larger one cached.
+	Floor int
+	// Growth is what the prompt gains per call, about (ClearInput.Growth).
+	Growth int
 	// Cold: the summary goes to another model, whose cache holds none of the session's prefix
 	// (Request.StandAlone). Its input is then the old messages as Rendered says, plus the
 	// summaries it merges (Merged), all billed in full.
@@ -52,39 +59,56 @@ func PlanCompaction(history []int, isModel func(i int) bool, in PlanInput) (Plan
 	var best Plan
 	found := false
 	for keep := max(in.KeepRecentTurns, 1); keep >= 1; keep-- {
-		split, ok := splitBy(len(history), isModel, keep)
+		p, ok := in.plan(history, isModel, keep)
 		if !ok {
 			continue
-		}
-		kept := 0
-		for _, t := range history[split:] {
-			kept += t
-		}
-		prefix := in.Fixed
-		for _, t := range history[:split] {
-			prefix += t
-		}
-		p := Plan{
-			Split: split, Keep: keep, Before: in.Before, MinCached: in.MinCached,
-			After:         in.Fixed + in.NewHead + kept,
-			SummaryInput:  prefix + summaryRequestTokens,
-			SummaryOutput: in.SummaryOutput,
-		}
-		if c := in.Fixed + in.HeadKept; c >= in.MinCached {
-			p.AfterCached = c
-		}
-		if prefix >= in.MinCached {
-			p.SummaryCached = prefix
-		}
-		if in.Cold {
-			p.SummaryInput, p.SummaryCached = in.coldInput(history, split), 0
 		}
 		best, found = p, true
 		if p.After <= in.Target {
 			break
 		}
 	}
+	for keep := best.Keep + 1; found && best.After < in.Floor; keep++ {
+		p, ok := in.plan(history, isModel, keep)
+		if !ok || p.After > in.Target {
+			break
+		}
+		best = p
+	}
 	return best, found
+}
+
+// plan is the compaction that keeps the last keep model turns; ok is false when nothing is
+// before them.
+func (in PlanInput) plan(history []int, isModel func(i int) bool, keep int) (Plan, bool) {
+	split, ok := splitBy(len(history), isModel, keep)
+	if !ok {
+		return Plan{}, false
+	}
+	kept := 0
+	for _, t := range history[split:] {
+		kept += t
+	}
+	prefix := in.Fixed
+	for _, t := range history[:split] {
+		prefix += t
+	}
+	p := Plan{
+		Split: split, Keep: keep, Before: in.Before, MinCached: in.MinCached, Growth: in.Growth,
+		After:         in.Fixed + in.NewHead + kept,
+		SummaryInput:  prefix + summaryRequestTokens,
+		SummaryOutput: in.SummaryOutput,
+	}
+	if c := in.Fixed + in.HeadKept; c >= in.MinCached {
+		p.AfterCached = c
+	}
+	if prefix >= in.MinCached {
+		p.SummaryCached = prefix
+	}
+	if in.Cold {
+		p.SummaryInput, p.SummaryCached = in.coldInput(history, split), 0
+	}
+	return p, true
 }
 
 // coldInput is the prompt of a stand-alone summary of history[1:split]: the rendered messages,
@@ -126,7 +150,7 @@ func splitBy(n int, isModel func(i int) bool, keep int) (int, bool) {
 // summary are the summary call's (SummaryCost): the same, another model's, or either on the
 // Flex tier. cached is what the next call would have cached without compaction.
 func (p Plan) Worth(prices, summary Prices, cached, horizon int) (saving, cost float64) {
-	return weigh(prices, p.Before, cached, p.After, p.AfterCached, p.MinCached, horizon, p.SummaryCost(summary))
+	return weigh(prices, p.Before, cached, p.After, p.AfterCached, p.MinCached, horizon, p.Growth, p.SummaryCost(summary))
 }
 
 // SummaryCost is what the summary call costs at prices: its uncached input, the prefix it shares

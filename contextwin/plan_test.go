@@ -29,6 +29,24 @@ func TestPlanCompactionAdaptsKeep(t *testing.T) {
 		{"as many as fit", 3500, 2, 850 + 500 + 2*1020, 9},
 		{"one turn at least", 100, 1, 850 + 500 + 1020, 11},
 	}
+	floors := []struct {
+		name                string
+		floor, target, want int
+	}{
+		{"more turns to stay above the floor", 5000, 10_000, 4},
+		{"but never past the target", 5000, 3900, 2},
+		{"as many as there are", 20_000, 30_000, 5},
+	}
+	for _, tt := range floors {
+		t.Run(tt.name, func(t *testing.T) {
+			in := in
+			in.Target, in.Floor = tt.target, tt.floor
+			p, ok := PlanCompaction(msgs, isModel, in)
+			if !ok || p.Keep != tt.want || p.After != 850+500+tt.want*1020 {
+				t.Errorf("plan = %+v, %v; want keep %d", p, ok, tt.want)
+			}
+		})
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := in

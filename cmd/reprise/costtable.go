@@ -55,6 +55,12 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 			}
 		}
 	}
+	if budget == noCompaction {
+		// Old tool results are cleared early whatever the budget; and the session cap, which the
+		// longest scenario reaches uncompacted, would cut short the run everything is measured
+		// against.
+		tweaks = append([]func(*contextwin.Policy){func(p *contextwin.Policy) { p.KeepToolResults, p.SessionTokenCap = true, 1<<30 }}, tweaks...)
+	}
 	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, tweaks...)
 	if err != nil {
 		return scenarioRun{}, err

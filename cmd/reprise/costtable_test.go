@@ -19,8 +19,10 @@ import (
 //   - where compaction is optional (the uncompacted run stays under blockAt), it costs at most
 //     1.02× not compacting; where the budget forces it, at most 1.20×, but for the runs of
 //     belowCacheMinimum;
-//   - the long investigation at the default budget saves at least 20 % of the cost and 35 % of
-//     the billed input.
+//   - at the default budget, the long investigation costs at most 0.75× and bills at most 0.65×
+//     the input; the 121-call refactor, in one turn, costs at most 0.50×; the 67-call refactor
+//     at most 0.75× (issue 27 asks 0.65×: not reached, see docs/decisions.md "Clearing before
+//     compactAt"), held so that it cannot get worse.
 //
 // belowCacheMinimum are the forced runs whose budget starts compacting near the 4,096-token
 // implicit-cache minimum of every current model (compactAt × budget under 1.25 × the minimum; the
@@ -28,11 +30,14 @@ import (
 // billed in full, while the uncompacted run caches most of its input, so no plan can reach the
 // bound. The figure is the ratio measured at gemini-3.8-flash's prices with a margin, held so that
 // it cannot get worse. See docs/decisions.md, "Cost: compaction at today's cache minimum".
+// defaultBudgetCeilings are the long scenarios' cost ratios at the default budget (see above).
+var defaultBudgetCeilings = map[string]float64{"investigation": 0.75, "long-refactor": 0.50, "refactor": 0.75}
+
 var belowCacheMinimum = map[string]map[int]float64{
-	// measured 1.48× (was 1.96× with summaries alone): 14,838 of 52,955 input tokens cached, against 68,045 of 87,598
-	"bugfix": {6000: 1.55},
-	// measured 1.68× (was 2.00×): nothing cached, against 62,091 of 86,904
-	"tests": {5000: 1.75},
+	// measured 1.45× (1.96× with summaries alone): 14,299 of 51,494 input tokens cached, against 68,015 of 87,551
+	"bugfix": {6000: 1.50},
+	// measured 1.40× (2.02× with summaries alone): 18,272 of 60,277 cached, against 62,054 of 86,836
+	"tests": {5000: 1.45},
 }
 
 func TestCompactionPaysForItself(t *testing.T) {
@@ -85,10 +90,11 @@ func TestCompactionPaysForItself(t *testing.T) {
 					if ratio > limit {
 						t.Errorf("%s: compaction costs %.2f× not compacting, want at most %.2f×", at, ratio, limit)
 					}
-					if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget {
-						if ratio > 0.80 || float64(r.Totals.InputTokens) > 0.65*float64(base.Totals.InputTokens) {
-							t.Errorf("%s: cost %.2f×, billed input %.2f×; want at most 0.80× and 0.65×", at, ratio, float64(r.Totals.InputTokens)/float64(base.Totals.InputTokens))
-						}
+					if want, ok := defaultBudgetCeilings[sc.Name]; ok && budget == contextwin.DefaultPolicy().ContextBudget && ratio > want {
+						t.Errorf("%s: cost %.2f×, want at most %.2f×", at, ratio, want)
+					}
+					if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget && float64(r.Totals.InputTokens) > 0.65*float64(base.Totals.InputTokens) {
+						t.Errorf("%s: billed input %.2f×, want at most 0.65×", at, float64(r.Totals.InputTokens)/float64(base.Totals.InputTokens))
 					}
 				}
 			}

@@ -16,7 +16,7 @@ const refactorTask = "Our error messages say \"negative quantity\"; the style gu
 	"Change every package, test each one as you go, keep an eye on the build log, and run the whole suite at the end."
 
 func refactorPackages(n int) []string {
-	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima"}
+	names := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike"}
 	return names[:n]
 }
 
@@ -68,7 +68,7 @@ func refactorScript(n int) func() geminitest.Script {
 				edit(pkg+"/b.go", pkg+"b"), run("go test ./"+pkg+"/..."),
 			)
 			if i%2 == 1 {
-				turns = append(turns, run("cat build.log"), call("", "search", map[string]any{"pattern": "negative quantity in", "path": pkg}))
+				turns = append(turns, read("build.log"), call("", "search", map[string]any{"pattern": "negative quantity in", "path": pkg}))
 			}
 		}
 		turns = append(turns, run("go vet ./..."), run("go test ./..."),

@@ -50,14 +50,14 @@ func All() []Scenario {
 			Workspace: testsWorkspace, Script: testsScript,
 		},
 		{
-			Name: "refactor", About: "a 64-call refactor: edit-and-test cycles, files read again, a long build log",
+			Name: "refactor", About: "a 67-call refactor of 7 packages: edit-and-test cycles, files read again, a long build log",
 			Task: refactorTask, Budgets: []int{24000},
-			Workspace: refactorWorkspace(6), Script: refactorScript(6),
+			Workspace: refactorWorkspace(7), Script: refactorScript(7),
 		},
 		{
-			Name: "long-refactor", About: "the same refactor over 12 packages: one turn of 118 model calls",
+			Name: "long-refactor", About: "the same refactor over 13 packages: one turn of 121 model calls",
 			Task: refactorTask, Budgets: []int{24000},
-			Workspace: refactorWorkspace(12), Script: refactorScript(12),
+			Workspace: refactorWorkspace(13), Script: refactorScript(13),
 		},
 	}
 }
