@@ -42,7 +42,8 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 		turns = append(turns, summaryTurn(summaryText))
 	}
 	files := notes(22, 2400)
-	files["src/pinned.go"] = "package pinned\n\n// Version one of the pinned file.\nconst V = 1\n"
+	body := strings.Repeat("// a line of the pinned file, long enough to be worth clearing\n", 40)
+	files["src/pinned.go"] = "package pinned\n\n// Version one of the pinned file.\n" + body
 	f, st, log := saved(t, fixtureOpts{policy: p, files: files, clearing: true}, turns...)
 	msg, err := f.s.Pin(t.Context(), PinRequest{Kind: contextwin.PinMessage, Text: "Never touch db/migrations: it is generated.\nAnswer in French."})
 	if err != nil {
@@ -57,7 +58,7 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 	}
 	for i, ask := range []string{"Read the first four notes.", "Now read six more notes.", "Read the rest of the notes."} {
 		if i == 2 { // the file changes: the next head holds the new content
-			writeFiles(t, f.ws, map[string]string{"src/pinned.go": "package pinned\n\n// Version two of the pinned file.\nconst V = 2\n"})
+			writeFiles(t, f.ws, map[string]string{"src/pinned.go": "package pinned\n\n// Version two of the pinned file.\n" + body})
 		}
 		if _, err := f.run(t.Context(), ask); err != nil {
 			t.Fatal(err)
@@ -91,15 +92,10 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 		if err := pairs(r.Contents); err != nil {
 			t.Errorf("request %d: %v", n, err)
 		}
-		for i, c := range r.Contents {
-			for _, call := range callsAnswered(r.Contents, i) {
-				if call.Args["path"] != "src/pinned.go" {
-					continue
-				}
-				for _, part := range c.Parts {
-					if part.FunctionResponse != nil && contextwin.IsCleared(part.FunctionResponse) {
-						t.Errorf("request %d: the read of the pinned file was cleared", n)
-					}
+		for _, c := range r.Contents {
+			for _, part := range c.Parts {
+				if fr := part.FunctionResponse; fr != nil && contextwin.IsCleared(fr) && strings.Contains(fmt.Sprint(fr.Response), `read_file path="src/pinned.go"`) {
+					t.Errorf("request %d: a read of the pinned file was cleared", n)
 				}
 			}
 		}
