@@ -24,6 +24,9 @@ export const CommandShowChanges = 'reprise.showChanges';
 export const CommandMCP = 'reprise.mcp';
 export const CommandModels = 'reprise.models';
 export const CommandKeep = 'reprise.keep';
+export const CommandPin = 'reprise.pin';
+export const CommandUnpin = 'reprise.unpin';
+export const CommandPins = 'reprise.pins';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -50,6 +53,7 @@ export const UpdateToolCallUpdate = 'tool_call_update';
 export const UpdateCompaction = 'compaction';
 export const UpdateTurnEnd = 'turn_end';
 export const UpdateRetry = 'retry';
+export const UpdatePins = 'pins';
 
 export const StopEndTurn = 'end_turn';
 export const StopCancelled = 'cancelled';
