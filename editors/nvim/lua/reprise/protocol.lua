@@ -29,6 +29,9 @@ M.command = {
   mcp = 'reprise.mcp', -- CommandMCP
   models = 'reprise.models', -- CommandModels
   keep = 'reprise.keep', -- CommandKeep
+  pin = 'reprise.pin', -- CommandPin
+  unpin = 'reprise.unpin', -- CommandUnpin
+  pins = 'reprise.pins', -- CommandPins
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
@@ -61,6 +64,7 @@ M.update = {
   compaction = 'compaction', -- UpdateCompaction
   turn_end = 'turn_end', -- UpdateTurnEnd
   retry = 'retry', -- UpdateRetry
+  pins = 'pins', -- UpdatePins
 }
 
 -- turn_end's stopReason
