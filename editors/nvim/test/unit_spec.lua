@@ -326,7 +326,7 @@ end)
 
 h.test('chat: pins listed on a notice line when they change, rebuilt from a history', function()
   local chat = require('reprise.chat')
-  local id = 9997
+  local id = 9995
   local file = { id = 'p1', kind = 'file', label = 'src/app.ts', path = '/w/src/app.ts', tokens = 1234 }
   local text = { id = 'p2', kind = 'message', label = 'Always use tabs for indentation in this repository',
     text = 'Always use tabs for indentation in this repository, never spaces.', tokens = 14 }
@@ -354,9 +354,19 @@ h.test('chat: pins listed on a notice line when they change, rebuilt from a hist
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+h.test('context view: the pins, with their tokens', function()
+  local context = require('reprise.context')
+  local text = table.concat(context.render({ percent = 10, used = 400, size = 4000, compactAt = 0.7, blockAt = 0.95,
+    pins = { { id = 'p1', kind = 'file', label = 'src/app.ts', path = 'src/app.ts', tokens = 1234 },
+      { id = 'p2', kind = 'message', label = 'use tabs', tokens = 9 } }, pinnedTokens = 1243 }), '\n')
+  h.contains(text, 'Pinned · 1.2k tokens, kept whatever is compacted\n     1.2k  file     src/app.ts  (p1)\n'
+    .. '        9  message  use tabs  (p2)', 'the pins')
+  h.truthy(not table.concat(context.render({ percent = 1 }), '\n'):find('Pinned'), 'no pins, no section')
+end)
+
 h.test('chat: the message under the cursor, its text and turn', function()
   local chat = require('reprise.chat')
-  local id = 9996
+  local id = 9994
   local function up(u)
     chat.on_update(id, { sessionId = 's1', update = u })
   end

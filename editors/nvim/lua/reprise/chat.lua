@@ -474,8 +474,13 @@ end
 
 -- A line that is not part of a message's text: a tool row, a notice or thought, a turn's end.
 local function chrome(line)
-  return line:match('^%- [⋯✓✗⊘] ') or line:match('^  │ ') or line:match('^>') or line:match('^_%d+ model calls?_$')
-    or line == '_done_' or line:match('^Changes · ') or line:match('^%- `')
+  for _, icon in pairs(M.status_icon) do
+    if line:sub(1, #icon + 3) == '- ' .. icon .. ' ' then
+      return true
+    end
+  end
+  return line:match('^  │ ') or line:match('^>') or line:match('^_%d+ model calls?_$') or line == '_done_'
+    or line:match('^Changes · ') or line:match('^%- `')
 end
 
 --- The message under the cursor of the chat buffer: its text (without tool rows and notices),

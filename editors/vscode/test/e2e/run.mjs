@@ -881,6 +881,76 @@ await step('a running command streams its output into its row, with its time, an
   await shot('live-output-done');
 });
 
+await step('pins: the open file and a chat message pinned, listed in the Pinned strip in each theme, one unpinned', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  // The open file, pinned from the command palette (the current file by default).
+  await palette('Go to File');
+  await waitFor('the file picker', async () => /file/i.test((await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? ''), 10_000);
+  await page.locator('.quick-input-widget input').fill('notes.txt');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor();
+  await page.locator('.quick-input-widget input').press('Enter');
+  await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor();
+  await palette('Reprise: Pin File to Context');
+  await chat.locator('.pins .pin-chip.file', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
+  // A text typed in Pin Text…
+  await palette('Reprise: Pin Text');
+  const box = page.locator('.quick-input-widget', { hasText: 'keeps in its context' });
+  await box.waitFor();
+  await box.locator('input').fill('Use tabs for indentation, never spaces.');
+  await box.locator('input').press('Enter');
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Use tabs for indentation' }).waitFor({ timeout: 15_000 });
+  // A message of the chat, pinned with its hover button.
+  await openChat();
+  await chat.locator('#input').fill('Pin test: what should we remember?');
+  await chat.locator('#input').press('Enter');
+  const answer = chat.locator('.msg.agent', { hasText: 'Keep the notes under a page.' });
+  await answer.waitFor({ timeout: 30_000 });
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await answer.hover();
+  const pin = answer.locator('button.pin');
+  if ((await pin.getAttribute('aria-label')) !== 'Pin this message: keep it in the context') throw new Error(`pin button labelled ${await pin.getAttribute('aria-label')}`);
+  await pin.click();
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor({ timeout: 15_000 });
+  await answer.locator('button.pin.pinned[aria-pressed="true"]').waitFor();
+  const chips = await chat.locator('.pins .pin-chip').count();
+  if (chips !== 3) throw new Error(`${chips} pins in the strip, want 3`);
+  await chat.locator('.pins .pins-head', { hasText: /Pinned · \d+ tokens/ }).waitFor();
+  console.log(`     pinned: ${(await chat.locator('.pins').innerText()).replace(/\s+/g, ' ').trim()}`);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await openChat();
+    await chat.locator('.msg.user', { hasText: 'Pin test' }).hover();
+    await shot(`pins-${label}`);
+  }
+  await theme('Light 2026', 'vs');
+  // × unpins.
+  await openChat();
+  await chat.locator('.pins .pin-chip.file button.unpin').click();
+  await chat.locator('.pins .pin-chip.file').waitFor({ state: 'detached', timeout: 15_000 });
+  if ((await chat.locator('.pins .pin-chip').count()) !== 2) throw new Error('the file was not the only pin dropped');
+});
+
+await step('old tool results cleared: the chat says what was cleared, the pins stay', async () => {
+  // Twelve long notes read in one turn, with the budget at 8k: past compactAt the oldest results
+  // are cleared with no model call, and the chat says so.
+  mkdirSync(join(ws, 'long'), { recursive: true });
+  for (let i = 0; i < 12; i++) writeFileSync(join(ws, 'long', `n${i}.txt`), `note ${i} line\n`.repeat(200));
+  await openChat();
+  await chat.locator('#input').fill('Read the twelve long notes');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'I read the twelve long notes.' }).waitFor({ timeout: 60_000 });
+  const cleared = chat.locator('.marker.compaction', { hasText: /\d+ old tool results? cleared, [\d.]+k? tokens freed; the model reads them again on demand/ });
+  await cleared.waitFor({ timeout: 15_000 });
+  console.log(`     ${(await cleared.first().innerText()).trim()}`);
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor();
+  await cleared.first().scrollIntoViewIfNeeded();
+  await page.mouse.move(800, 300);
+  await shot('cleared');
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.

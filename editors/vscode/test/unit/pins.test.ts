@@ -126,3 +126,14 @@ describe('pins rendered', () => {
     expect(pinName({ id: 'p5', kind: 'message', label: 'two\n  lines', tokens: 1 })).toBe('two lines');
   });
 });
+
+describe('pins in the context view', () => {
+  it('lists each pin with its kind and tokens, and their sum', async () => {
+    const { pinsSection } = await import('../../src/contextHtml');
+    const html = pinsSection({ pins: [{ id: 'p1', kind: 'file', label: 'src/app.ts', path: 'src/app.ts', tokens: 1234 }, { id: 'p2', kind: 'message', label: '<b>tabs</b>', tokens: 9 }], pinnedTokens: 1243 });
+    expect(html).toContain('Pinned · 1.2k tokens');
+    expect(html).toContain('<td>src/app.ts</td><td>file</td><td class="num">1.2k</td>');
+    expect(html).toContain('&lt;b&gt;tabs&lt;/b&gt;');
+    expect(pinsSection({})).toBe('');
+  });
+});
