@@ -28,6 +28,7 @@ const meter = document.getElementById('meter')!;
 const attachment = document.getElementById('attachment')!;
 const activityLine = document.getElementById('activity')!;
 const pinsStrip = document.getElementById('pins')!;
+let pinsHtml = '';
 let chat: ChatState = initialState();
 let background = false;
 let cardKey = '';
@@ -201,11 +202,12 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   stop.hidden = !m.chat.running;
   const strip = renderPins(m.chat.pins);
   // Rebuilt only when it changed, so that a focused × keeps the focus while the answer streams.
-  if (strip !== pinsStrip.dataset.html) {
-    const focusedPin = (document.activeElement as HTMLElement | null)?.closest('.pins [data-unpin]') ? true : false;
+  if (strip !== pinsHtml) {
+    const focusedUnpin = !!(document.activeElement as HTMLElement | null)?.closest('.pins [data-unpin]');
     pinsStrip.innerHTML = strip;
-    pinsStrip.dataset.html = strip;
-    if (focusedPin) pinsStrip.querySelector<HTMLElement>('[data-unpin]')?.focus();
+    pinsHtml = strip;
+    // An unpinned chip's × had the focus: the next one takes it, else the input.
+    if (focusedUnpin) (pinsStrip.querySelector<HTMLElement>('[data-unpin]') ?? input).focus();
   }
   pinsStrip.hidden = !strip;
   attachment.hidden = !m.attachment;
