@@ -603,6 +603,8 @@ function M.history(id, session, entries, pins)
   local chat = M.get(id)
   append(chat, { '# Session ' .. session .. ' (resumed)' })
   chat.session = session
+  -- The resumed session's pins are listed under it, even when the chat showed the same ones.
+  chat.pins_line = nil
   for _, e in ipairs(entries or {}) do
     if e.kind == E.user then
       M.user(id, e.text or '', session)

@@ -365,10 +365,21 @@ export function messageTurn(items: readonly Item[], index: number): number | und
   return n > 0 ? n : undefined;
 }
 
-/** pinOf is the pin that holds a message's text, if the user pinned it. */
+/**
+ * pinOf is the pin that holds a message's text, if the user pinned it: by its text when the
+ * server sends it, else by its label (the text's first line, 60 characters at most).
+ */
 export function pinOf(pins: readonly Pin[] | undefined, text: string): Pin | undefined {
   const t = text.trim();
-  return pins?.find((p) => p.kind === 'message' && p.text !== undefined && p.text.trim() === t);
+  const label = pinLabel(t);
+  return pins?.find((p) => p.kind === 'message' && (p.text !== undefined ? p.text.trim() === t : p.label === label));
+}
+
+/** pinLabel is the label the server gives a pinned text (contextwin.PinLabel). */
+export function pinLabel(text: string): string {
+  const line = text.trim().split('\n')[0];
+  const r = Array.from(line);
+  return r.length > 60 ? `${r.slice(0, 59).join('')}…` : line;
 }
 
 /** toolUpdates are the tool_call and tool_call_update a history's tool entry stands for. */

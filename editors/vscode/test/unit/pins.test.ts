@@ -137,3 +137,15 @@ describe('pins in the context view', () => {
     expect(pinsSection({})).toBe('');
   });
 });
+
+describe('a pinned message found by its label', () => {
+  it('matches the label the server gives when it sends no text', async () => {
+    const { pinLabel } = await import('../../src/chat/state');
+    const long = `${'word '.repeat(20)}\nsecond line`;
+    expect(pinLabel(long)).toBe(`${'word '.repeat(12).slice(0, 59)}…`);
+    expect(pinLabel('  short\nmore')).toBe('short');
+    const pin: Pin = { id: 'p7', kind: 'message', label: pinLabel(long), tokens: 30 };
+    expect(pinOf([pin], long)).toEqual(pin);
+    expect(pinOf([pin], 'other')).toBeUndefined();
+  });
+});
