@@ -144,7 +144,9 @@ export class Commands {
    * editor's. Its content then stays in the model's context, re-read at each compaction.
    */
   private async pinFile(uri?: vscode.Uri): Promise<void> {
-    const target = uri ?? vscode.window.activeTextEditor?.document.uri;
+    // The active editor's file, else the active tab's (a webview beside it takes no text editor).
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri ?? (tab instanceof vscode.TabInputText ? tab.uri : undefined);
     if (!target || target.scheme !== 'file') {
       void vscode.window.showInformationMessage('Reprise: open a file of the workspace to pin it.');
       return;

@@ -887,6 +887,7 @@ await step('pins: the open file and a chat message pinned, listed in the Pinned 
   await openChat();
   await chat.locator('.empty').waitFor();
   // The open file, pinned from the command palette (the current file by default).
+  await palette('View: Close All Editors');
   await palette('Go to File');
   await waitFor('the file picker', async () => /file/i.test((await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? ''), 10_000);
   await page.locator('.quick-input-widget input').fill('notes.txt');
