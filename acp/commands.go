@@ -20,6 +20,7 @@ var commands = []struct{ name, desc, hint string }{
 	{"checkpoints", "List the compaction checkpoints, or show checkpoint N", "optional checkpoint number"},
 	{"restore", "Put back the files the agent changed from turn N on (default: the last turn)", "optional turn number"},
 	{"undo-compaction", "Undo the last compaction: the messages it replaced come back", ""},
+	{"pin", "Pin a file of the workspace or a text: kept verbatim in every prompt, never cleared or summarized", "a path in the workspace, or a text"},
 }
 
 func availableCommands() []sdk.AvailableCommand {
@@ -96,6 +97,8 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 		default:
 			say(fmt.Sprintf("Restored to before turn %d: %s.", turn, strings.Join(restored, ", ")))
 		}
+	case "pin":
+		say(pinCommand(ctx, l, arg))
 	case "undo-compaction":
 		cp, err := l.s.UndoCompaction()
 		if err != nil {

@@ -39,6 +39,7 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
 	}
 	inUse := inUse(c.history, f.state.FilesModified)
+	pinned := s.pinnedReadsLocked()
 	var items []contextwin.ClearItem
 	for i := 1; i < len(c.history); i++ {
 		n := liveResults(c.history[i])
@@ -47,7 +48,7 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 		}
 		items = append(items, contextwin.ClearItem{
 			Index: i, Tokens: msgs[i], StubTokens: n * stubTokens,
-			Keep: i >= keepFrom || inUse[i],
+			Keep: i >= keepFrom || inUse[i] || pinned[i],
 		})
 	}
 	before, _ := c.ledger.Used()

@@ -126,6 +126,7 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		Task:            c.task,
 		Blocks:          slices.Clone(c.blocks),
 		State:           f.state,
+		Pins:            slices.Clone(c.pins),
 		KeepRecentTurns: plan.Keep,
 		Focus:           focus,
 		MaxInputTokens:  maxInput * 3 / 4,
@@ -178,7 +179,7 @@ func (s *Session) planLocked(f planFacts) (contextwin.Plan, bool) {
 		summaryOut = est.Tokens(contextwin.EstimateText(b.Summary))
 	}
 	headKept := est.Tokens(contextwin.EstimateText(c.task))
-	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(f.state.Render()))
+	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(f.state.Render())) + contextwin.PinnedTokens(c.pins)
 	if !contextwin.MergesBlocks(c.blocks, &est, s.mergeAbove(f.policy)) {
 		headKept += blocks
 		newHead += blocks
@@ -222,6 +223,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	// The head states the harness's state as it is now, not as it was when the summary began:
 	// edits made while the summarizer ran are part of it.
 	state := s.files.state()
+	pins := s.freshPins() // read before the locks: files are read again for the new head
 	k := &s.compactor
 	k.mu.Lock()
 	job := k.job
@@ -246,7 +248,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	case job.err != nil:
 		ev.State = CompactionCancelled
 	default:
-		cp, progress := s.installLocked(job, p, state)
+		cp, progress := s.installLocked(job, p, state, pins)
 		ev.State, ev.Checkpoint = CompactionDone, &cp
 		// A compaction that leaves the prompt where the next call must wait for another one made
 		// no progress; one under blockAt leaves room to go on.
@@ -280,10 +282,10 @@ func (s *Session) applyJob(em *emitter) StopReason {
 
 // installLocked swaps the history and records the checkpoint. It tells whether the compaction
 // left the prompt under blockAt. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state contextwin.State) (contextwin.Checkpoint, bool) {
+func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state contextwin.State, fresh []contextwin.Pin) (contextwin.Checkpoint, bool) {
 	c := &s.conv
 	res := job.res
-	head := contextwin.HeadContent(c.task, res.Blocks, state)
+	head := contextwin.HeadContent(c.task, res.Blocks, state, s.headPinsLocked(fresh))
 	undo := journal.UndoFrame{Before: c.history, Blocks: c.blocks}
 	h := journal.Compact(c.history, head, res.Split)
 	c.history = h

@@ -27,6 +27,12 @@ type conversation struct {
 	undo        []journal.UndoFrame     // one per compaction still undoable
 	transcript  []journal.Entry         // everything appended and every compaction, in order
 	last        lastRequest             // the last loop call's request, for the cached tokens the next should get
+	// pins are the user's pinned items, in the order pinned; pinSeq numbers them (p1, p2, …, never
+	// reused); pending are the ids of those the history does not hold yet, which the next call
+	// adds to the last user message.
+	pins    []contextwin.Pin
+	pinSeq  int
+	pending []string
 }
 
 // turn returns the number of the turn running, or of the last one.

@@ -26,6 +26,9 @@ const (
 	// EventWarning is something the user must hear once per session, in Text: a retired model,
 	// a call answered by another model, a dollar cap that cannot be enforced.
 	EventWarning EventType = "warning"
+	// EventPins is the session's pins after the user pinned or unpinned an item: the front-ends
+	// send it on its own (Session.Pins), the loop does not.
+	EventPins EventType = "pins"
 )
 
 // StopReason says why a turn ended. The values are saved in session logs; what an editor sees is

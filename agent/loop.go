@@ -240,6 +240,7 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 	stale := s.files.toAnnounce()
 	s.conv.mu.Lock()
 	announced := s.announceStaleLocked(stale)
+	s.announcePinsLocked()
 	req := &gemini.Request{
 		System:   s.conv.prompt.text,
 		Tools:    s.conv.prompt.decls,

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"math"
+	"slices"
 
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -30,6 +31,9 @@ type Report struct {
 	// CompactionTier the tier background summaries ask for ("" for standard).
 	CompactionModel string       `json:"compactionModel,omitempty"`
 	CompactionTier  catalog.Tier `json:"compactionTier,omitempty"`
+
+	// Pins are the user's pinned items; their tokens are part of the messages.
+	Pins []contextwin.Pin `json:"pins"`
 }
 
 // Status is what a session is doing.
@@ -70,6 +74,7 @@ func (s *Session) Context() Report {
 		Calls:       f.calls,
 		Rereads:     rereads,
 		Checkpoints: len(c.checkpoints),
+		Pins:        slices.Clone(c.pins),
 		State:       state,
 		Status:      status,
 		FixedTokens: c.prompt.fixed(&c.ledger.Estimator).Sum(),

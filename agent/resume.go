@@ -47,6 +47,8 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	c.undo = slices.Clone(snap.Undo)
 	c.turns = snap.Turns
 	c.transcript = slices.Clone(snap.Transcript)
+	c.pins, c.pinSeq = slices.Clone(snap.Pins), snap.PinSeq
+	s.repinLocked()
 	b := &s.bill
 	b.totals, b.calls, b.lastPrompt = snap.Totals, snap.Calls, snap.LastPrompt
 	b.capped = b.totals.Capped(s.opts.ContextPolicy)

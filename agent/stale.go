@@ -62,17 +62,30 @@ func (s *Session) Stale(rel string) bool {
 // so the model does not rely on a stale read. It tells whether it did: the caller then tells the
 // tracker they were announced, once per change. s.conv.mu must be held.
 func (s *Session) announceStaleLocked(paths []string) bool {
+	if len(paths) == 0 {
+		return false
+	}
+	return s.addNotesLocked(fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(paths, ", ")))
+}
+
+// addNotesLocked adds text parts to the last message when it is the user's: the one the next call
+// sends for the first time, after any function responses it holds, so a call is never separated
+// from its response. It tells whether it did. s.conv.mu must be held.
+func (s *Session) addNotesLocked(notes ...string) bool {
 	c := &s.conv
-	if len(paths) == 0 || len(c.history) == 0 {
+	if len(c.history) == 0 {
 		return false
 	}
 	last := c.history[len(c.history)-1]
 	if last.Role != genai.RoleUser {
 		return false
 	}
-	note := fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(paths, ", "))
+	parts := slices.Clone(last.Parts)
+	for _, n := range notes {
+		parts = append(parts, &genai.Part{Text: n})
+	}
 	// A copy: the message may already have been sent in an earlier request, which must stay as sent.
-	m := &genai.Content{Role: last.Role, Parts: append(slices.Clone(last.Parts), &genai.Part{Text: note})}
+	m := &genai.Content{Role: last.Role, Parts: parts}
 	c.history[len(c.history)-1] = m
 	c.ledger.Replace(len(c.history)-1, m)
 	s.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})

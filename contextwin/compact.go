@@ -46,6 +46,8 @@ type Request struct {
 	Task    string         // the user's original request, exactly as first sent: the head's first part
 	Blocks  []SummaryBlock // the summaries the head holds now, oldest first
 	State   State
+	// Pins are the user's pinned items, restated verbatim in the new head after State.
+	Pins []Pin
 	// KeepRecentTurns is how many model turns stay verbatim (see Plan for how it adapts).
 	KeepRecentTurns int
 	Focus           string // what the user asked the summary to keep (manual compaction)
@@ -109,7 +111,7 @@ func Compact(ctx context.Context, req Request, summarize Summarizer) (Result, er
 		blocks = []SummaryBlock{block}
 	}
 	history := make([]*genai.Content, 0, 1+len(req.History)-split)
-	history = append(history, HeadContent(req.Task, blocks, req.State))
+	history = append(history, HeadContent(req.Task, blocks, req.State, req.Pins))
 	history = append(history, req.History[split:]...)
 	return Result{
 		History:  history,
@@ -252,7 +254,8 @@ func callSave(save func(string) string, text string) string {
 	return save(text)
 }
 
-// userRequests returns the text of the user messages in old that are requests (not tool results).
+// userRequests returns the text of the user messages in old that are requests (not tool results,
+// not pins: the head restates the pins still pinned on their own).
 func userRequests(old []*genai.Content) []string {
 	var out []string
 	for _, c := range old {
@@ -261,7 +264,7 @@ func userRequests(old []*genai.Content) []string {
 		}
 		var parts []string
 		for _, p := range c.Parts {
-			if p.Text != "" && p.FunctionResponse == nil {
+			if p.Text != "" && p.FunctionResponse == nil && !IsPinNote(p.Text) {
 				parts = append(parts, p.Text)
 			}
 		}

@@ -52,15 +52,19 @@ func LegacyBlocks(summary string, covered int, requests []string) []SummaryBlock
 
 // HeadContent is the first message after a compaction. Its parts are laid out for the prefix
 // cache: the task exactly as the user first sent it, then one part per summary block, oldest
-// first, then the state the harness holds. A compaction that appends a block leaves every part
-// before it byte for byte, so the provider still has that prefix cached; only the state, the new
-// block and what follows are billed in full again.
-func HeadContent(task string, blocks []SummaryBlock, st State) *genai.Content {
+// first, then the state the harness holds, then one part per pinned item, verbatim. A compaction
+// that appends a block leaves every part before it byte for byte, so the provider still has that
+// prefix cached; only the new block, the state, the pins and what follows are billed in full
+// again.
+func HeadContent(task string, blocks []SummaryBlock, st State, pins []Pin) *genai.Content {
 	parts := []*genai.Part{{Text: task}}
 	for i, b := range blocks {
 		parts = append(parts, &genai.Part{Text: b.render(i == 0)})
 	}
 	parts = append(parts, &genai.Part{Text: st.Render()})
+	for _, p := range pins {
+		parts = append(parts, &genai.Part{Text: p.Render()})
+	}
 	return &genai.Content{Role: genai.RoleUser, Parts: parts}
 }
 

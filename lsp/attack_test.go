@@ -414,6 +414,9 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandUndoFile, func(id string) any { return UndoFileArgs{SessionID: id, Path: "a.txt"} }},
 		{CommandKeep, func(id string) any { return KeepArgs{SessionID: id, Turn: 1, Paths: []string{"a.txt"}} }},
 		{CommandShowChanges, func(id string) any { return SessionArgs{SessionID: id} }},
+		{CommandPin, func(id string) any { return PinArgs{SessionID: id, Kind: "message", Text: "x"} }},
+		{CommandUnpin, func(id string) any { return UnpinArgs{SessionID: id, ID: "p1"} }},
+		{CommandPins, func(id string) any { return SessionArgs{SessionID: id} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

@@ -44,11 +44,16 @@ var commands = map[string]command{
 	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
 	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
-		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript())}, nil
+		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript()), Pins: pinInfos(l.s.Pins())}, nil
 	})},
 	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showContext(l), nil })},
 	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},
 	CommandModels:      {run: args(false, (*server).models), anyWorkspace: true},
+	CommandPin:         {run: args(true, (*server).pin)},
+	CommandUnpin:       {run: args(true, (*server).unpin)},
+	CommandPins: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
+		return pinsResult{Pins: pinInfos(l.s.Pins())}, nil
+	})},
 }
 
 // args adapts a handler of a typed argument object; required says whether it may be absent.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // contextReport is the /context view of a session, structured and as text.
@@ -28,6 +29,8 @@ func (s *server) contextReport(l *live) contextResult {
 		FixedTokens:        r.FixedTokens,
 		Largest:            []largeItem{},
 		MCP:                mcpShares(l.mcp),
+		Pins:               pinInfos(r.Pins),
+		PinnedTokens:       contextwin.PinnedTokens(r.Pins),
 	}
 	for _, it := range r.Largest {
 		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
@@ -69,6 +72,12 @@ func renderContext(c contextResult) string {
 	row("Messages", bd.Messages)
 	row("Free space", bd.Free)
 	row("Buffer", bd.Buffer)
+	if len(c.Pins) > 0 {
+		fmt.Fprintf(&b, "Pinned: %d %s, %s tokens (counted in messages)\n", len(c.Pins), plural(len(c.Pins), "item", "items"), catalog.Commas(c.PinnedTokens))
+		for _, p := range c.Pins {
+			fmt.Fprintf(&b, "  %-40s %7s\n", clip(p.ID+" "+p.Label, 40), contextwin.Kilo(p.Tokens))
+		}
+	}
 	if len(c.Largest) > 0 {
 		b.WriteString("Largest items in messages:\n")
 		for _, it := range c.Largest {

@@ -54,6 +54,12 @@ const (
 	CommandModels = "reprise.models"
 	// CommandMCP lists the MCP servers with their state and their tools' declaration costs.
 	CommandMCP = "reprise.mcp"
+	// CommandPin pins a file or a message: never cleared or summarized (PinArgs, pinResult).
+	CommandPin = "reprise.pin"
+	// CommandUnpin removes a pin (UnpinArgs, pinsResult).
+	CommandUnpin = "reprise.unpin"
+	// CommandPins lists a session's pins (SessionArgs, pinsResult).
+	CommandPins = "reprise.pins"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -62,6 +68,7 @@ var serverCommands = []string{
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
+	CommandPin, CommandUnpin, CommandPins,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get
@@ -125,6 +132,8 @@ const (
 	UpdateCompaction     = "compaction"
 	UpdateTurnEnd        = "turn_end"
 	UpdateRetry          = "retry"
+	// UpdatePins carries a session's pins whenever they change (pins: [...]).
+	UpdatePins = "pins"
 )
 
 // Stop reasons (turn_end's stopReason).
@@ -232,6 +241,7 @@ var (
 		agent.EventCompaction: UpdateCompaction,
 		agent.EventTurnEnd:    UpdateTurnEnd,
 		agent.EventRetry:      UpdateRetry,
+		agent.EventPins:       UpdatePins,
 		agent.EventUsage:      "", // sent as reprise/contextUsage
 		agent.EventModelCall:  "", // a row of the command line's turn table
 		agent.EventWarning:    "", // sent as window/showMessage

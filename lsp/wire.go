@@ -101,6 +101,8 @@ type update struct {
 	Turn       *figure `json:"turn,omitempty"`
 	// Changes are the files the turn changed, as reprise.changes lists them but without diffs.
 	Changes []fileChange `json:"changes,omitempty"`
+	// pins: the session's pins after a change (never null: an empty list when none is left)
+	Pins *[]pinInfo `json:"pins,omitempty"`
 }
 
 // MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one
@@ -387,6 +389,11 @@ type contextResult struct {
 	// "flex" when background summaries ask for it.
 	CompactionModel string `json:"compactionModel,omitempty"`
 	CompactionTier  string `json:"compactionTier,omitempty"`
+
+	// Pins are the session's pins and PinnedTokens what they cost, counted in messages (no
+	// breakdown category of their own: the categories sum to the window).
+	Pins         []pinInfo `json:"pins"`
+	PinnedTokens int       `json:"pinnedTokens"`
 }
 
 // mcpShare is what one MCP server's declared tools cost per request.
@@ -440,6 +447,7 @@ func compactionUpdateOf(c *agent.CompactionEvent) *compactionUpdate {
 type historyResult struct {
 	SessionID string         `json:"sessionId"`
 	Entries   []historyEntry `json:"entries"`
+	Pins      []pinInfo      `json:"pins"`
 }
 
 // historyEntry is one step of the conversation (agent.TranscriptEntry with wire names). A tool

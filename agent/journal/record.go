@@ -32,6 +32,8 @@ const (
 	KindTool         = "tool"           // Tool: what a tool call showed the user beyond its response
 	KindReview       = "review"         // Review: the user kept files a turn changed, or an undo was refused
 	KindCache        = "explicit_cache" // Cache: an explicit cache created, extended or deleted; Cost what it billed
+	KindPin          = "pin"            // Pin: the user pinned an item, or its file was read again (same id)
+	KindUnpin        = "unpin"          // Text: the id of the pin the user removed
 )
 
 // Record is one line of events.jsonl.
@@ -68,6 +70,7 @@ type Record struct {
 	Tool    *Tool             `json:"tool,omitempty"`
 	Review  *Review           `json:"review,omitempty"`
 	Cache   *CacheEvent       `json:"cache,omitempty"`
+	Pin     *contextwin.Pin   `json:"pin,omitempty"`
 }
 
 // What can happen to an explicit cache (CacheEvent.Op).

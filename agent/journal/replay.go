@@ -2,6 +2,7 @@ package journal
 
 import (
 	"cmp"
+	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -42,6 +43,10 @@ type Snapshot struct {
 	// expires as far as it knows: a crash may have left them billing storage.
 	Caches   map[string]time.Time
 	Warnings []string
+	// Pins are the items pinned and not unpinned, in the order they were pinned; PinSeq is the
+	// number of the last pin made, so that ids are not reused after an unpin.
+	Pins   []contextwin.Pin
+	PinSeq int
 	// Transcript is the whole conversation as it happened, compacted parts included, for an
 	// editor to show a resumed session.
 	Transcript []Entry
@@ -159,6 +164,29 @@ func (p *replayer) apply(r Record) {
 		s.Policy = r.Policy
 	case KindCache:
 		p.cache(r)
+	case KindPin, KindUnpin:
+		p.pin(r)
+	}
+}
+
+// pin replays a pin (a new one, or a known one read again) or an unpin.
+func (p *replayer) pin(r Record) {
+	s := p.s
+	if r.Kind == KindUnpin {
+		s.Pins = slices.DeleteFunc(s.Pins, func(x contextwin.Pin) bool { return x.ID == r.Text })
+		return
+	}
+	if r.Pin == nil {
+		return
+	}
+	if i := slices.IndexFunc(s.Pins, func(x contextwin.Pin) bool { return x.ID == r.Pin.ID }); i >= 0 {
+		s.Pins[i] = *r.Pin
+		return
+	}
+	s.Pins = append(s.Pins, *r.Pin)
+	var n int
+	if _, err := fmt.Sscanf(r.Pin.ID, "p%d", &n); err == nil {
+		s.PinSeq = max(s.PinSeq, n)
 	}
 }
 

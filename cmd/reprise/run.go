@@ -52,6 +52,7 @@ type runFlags struct {
 	mcpConfig        listFlag
 	allowMCP         listFlag
 	hidePaths        listFlag
+	pins, pinTexts   listFlag // --pin and --pin-text, in the order given
 	trustMCP         bool
 	mcpToolBudget    int
 	maxMemory        memoryFlag
@@ -128,6 +129,8 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
 	fs.Var(&f.maxMemory, "max-memory", "the most memory each process of a command may allocate, e.g. 4G (0: half the machine's; none: no bound)")
 	fs.Var(&f.hidePaths, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
+	fs.Var(&f.pins, "pin", "pin this workspace file: read again at each compaction, kept verbatim in every prompt, never cleared or summarized (repeatable)")
+	fs.Var(&f.pinTexts, "pin-text", "pin this text: kept verbatim in every prompt, never cleared or summarized (repeatable)")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
 	fs.Var(&f.mcpConfig, "mcp-config", "read MCP servers from this file (VS Code's mcp.json format; repeatable)")
 	fs.Var(&f.allowMCP, "allow-mcp", "let the tools of this MCP server, or this one tool (SERVER__TOOL), run without asking (repeatable)")
@@ -292,6 +295,10 @@ func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, cl
 		fmt.Fprintln(stderr, "reprise: warning:", w)
 	}
 	sandboxNotes(s.Sandbox, f.verbose, stderr)
+	if err := pinAll(ctx, s.Session, f, stderr); err != nil {
+		discard = f.resume == ""
+		return err
+	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s.Session, task, stdout, f.verbose)
 	discard = f.resume == "" && (end == nil || end.Calls == 0)
@@ -533,3 +540,28 @@ func isTerminal(f *os.File) bool {
 
 // timeNow is the clock sessions are created with.
 var timeNow = time.Now
+
+// pinAll pins what --pin and --pin-text name before the task runs. A file that cannot be pinned
+// is a command-line mistake (exit 2), as a bad flag value is.
+func pinAll(ctx context.Context, s *agent.Session, f runFlags, stderr io.Writer) error {
+	pin := func(flag, arg string, r agent.PinRequest) error {
+		p, err := s.Pin(ctx, r)
+		if err != nil {
+			fmt.Fprintf(stderr, "reprise run: --%s %s: %v\n", flag, arg, err)
+			return errUsage
+		}
+		fmt.Fprintf(stderr, "reprise: pinned %s %s (%s tokens)\n", p.ID, p.Label, contextwin.Kilo(p.Tokens))
+		return nil
+	}
+	for _, path := range f.pins {
+		if err := pin("pin", path, agent.PinRequest{Kind: contextwin.PinFile, Path: path}); err != nil {
+			return err
+		}
+	}
+	for _, text := range f.pinTexts {
+		if err := pin("pin-text", strconv.Quote(text), agent.PinRequest{Kind: contextwin.PinMessage, Text: text}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

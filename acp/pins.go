@@ -1,0 +1,124 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Pinned context over ACP: extension methods (names starting with "_", which ACP leaves to
+// agents) with the params and results of the LSP commands reprise.pin, reprise.unpin and
+// reprise.pins, sessionId required.
+const (
+	MethodPin   = "_reprise/pin"
+	MethodUnpin = "_reprise/unpin"
+	MethodPins  = "_reprise/pins"
+)
+
+// pinParams are the params of the three methods.
+type pinParams struct {
+	SessionID string `json:"sessionId"`
+	Kind      string `json:"kind,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+	ID        string `json:"id,omitempty"`
+}
+
+// pinInfo is a pin as a client lists it (lsp's pinInfo: the same JSON).
+type pinInfo struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Label  string `json:"label"`
+	Path   string `json:"path,omitempty"`
+	Tokens int    `json:"tokens"`
+}
+
+func pinInfoOf(p contextwin.Pin) pinInfo {
+	return pinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
+}
+
+func pinInfos(pins []contextwin.Pin) []pinInfo {
+	out := []pinInfo{}
+	for _, p := range pins {
+		out = append(out, pinInfoOf(p))
+	}
+	return out
+}
+
+// HandleExtensionMethod answers the _reprise/ methods; any other is MethodNotFound.
+func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+	if method != MethodPin && method != MethodUnpin && method != MethodPins {
+		return nil, sdk.NewMethodNotFound(method)
+	}
+	var p pinParams
+	if err := json.Unmarshal(raw, &p); err != nil {
+		return nil, invalid("%s: %v", method, err)
+	}
+	if p.SessionID == "" {
+		return nil, invalid("%s: sessionId is required", method)
+	}
+	l, err := s.session(sdk.SessionId(p.SessionID))
+	if err != nil {
+		return nil, err
+	}
+	switch method {
+	case MethodPin:
+		pin, err := l.s.Pin(ctx, agent.PinRequest{Kind: p.Kind, Path: p.Path, Text: p.Text, Turn: p.Turn})
+		if err != nil {
+			return nil, pinFailure(method, err)
+		}
+		return map[string]any{"pin": pinInfoOf(pin), "pins": pinInfos(l.s.Pins())}, nil
+	case MethodUnpin:
+		if p.ID == "" {
+			return nil, invalid("%s: id is required", method)
+		}
+		if err := l.s.Unpin(p.ID); err != nil {
+			return nil, pinFailure(method, err)
+		}
+	}
+	return map[string]any{"pins": pinInfos(l.s.Pins())}, nil
+}
+
+func invalid(format string, a ...any) error {
+	return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf(format, a...)})
+}
+
+// pinFailure is a refused pin as InvalidParams naming the problem; anything else as it is.
+func pinFailure(method string, err error) error {
+	var pe *agent.PinError
+	if errors.As(err, &pe) {
+		return invalid("%s: %s", method, pe.Msg)
+	}
+	return err
+}
+
+// pinCommand runs "/pin ARG": a path that names a file of the workspace pins the file, anything
+// else pins the text.
+func pinCommand(ctx context.Context, l *live, arg string) string {
+	if arg == "" {
+		return "/pin takes a file of the workspace or a text to keep in every prompt."
+	}
+	req := agent.PinRequest{Kind: contextwin.PinMessage, Text: arg}
+	p := arg
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(l.cwd, p)
+	}
+	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+		req = agent.PinRequest{Kind: contextwin.PinFile, Path: arg}
+	}
+	pin, err := l.s.Pin(ctx, req)
+	if err != nil {
+		return "Not pinned: " + err.Error()
+	}
+	return fmt.Sprintf("Pinned %s (%s, %s tokens): kept verbatim in every prompt, never cleared or summarized. %d pinned in all.",
+		pin.ID, pin.Label, contextwin.Kilo(pin.Tokens), len(l.s.Pins()))
+}

@@ -1,0 +1,113 @@
+package lsp
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// PinArgs: reprise.pin. A file pin names Path; a message pin gives Text, and Turn when it is an
+// earlier message of the chat.
+type PinArgs struct {
+	SessionID string `json:"sessionId"`
+	Kind      string `json:"kind"`
+	Path      string `json:"path,omitempty"`
+	Text      string `json:"text,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+}
+
+// UnpinArgs: reprise.unpin.
+type UnpinArgs struct {
+	SessionID string `json:"sessionId"`
+	ID        string `json:"id"`
+}
+
+// pinInfo is a pin as the editors list it: its text stays in the server.
+type pinInfo struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Label  string `json:"label"`
+	Path   string `json:"path,omitempty"`
+	Tokens int    `json:"tokens"`
+}
+
+// pinResult answers reprise.pin: the new pin and all of them.
+type pinResult struct {
+	Pin  pinInfo   `json:"pin"`
+	Pins []pinInfo `json:"pins"`
+}
+
+// pinsResult answers reprise.unpin and reprise.pins.
+type pinsResult struct {
+	Pins []pinInfo `json:"pins"`
+}
+
+func pinInfoOf(p contextwin.Pin) pinInfo {
+	return pinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
+}
+
+// pinInfos never returns nil: an editor reads [] as "no pins".
+func pinInfos(pins []contextwin.Pin) []pinInfo {
+	out := []pinInfo{}
+	for _, p := range pins {
+		out = append(out, pinInfoOf(p))
+	}
+	return out
+}
+
+// pin answers reprise.pin. With no session yet it creates one, as reprise.ask does: a user pins
+// the files a task needs before asking it, as Copilot's and Claude Code's users add context.
+// While a turn runs the pin goes in at its next model call.
+func (s *server) pin(ctx context.Context, a PinArgs) (any, error) {
+	l, err := s.sessions.use(a.SessionID)
+	if a.SessionID == "" && errors.Is(err, errNoSession) {
+		l, err = s.sessions.create(ctx)
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	p, err := l.s.Pin(ctx, agent.PinRequest{Kind: a.Kind, Path: a.Path, Text: a.Text, Turn: a.Turn})
+	if err != nil {
+		return nil, pinFailure(CommandPin, err)
+	}
+	pins := s.pinsChanged(l)
+	return pinResult{Pin: pinInfoOf(p), Pins: pins}, nil
+}
+
+// unpin answers reprise.unpin.
+func (s *server) unpin(_ context.Context, a UnpinArgs) (any, error) {
+	if a.ID == "" {
+		return nil, invalidParams("%s: id is required", CommandUnpin)
+	}
+	l, err := s.sessions.use(a.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer s.sessions.release(l)
+	if err := l.s.Unpin(a.ID); err != nil {
+		return nil, pinFailure(CommandUnpin, err)
+	}
+	return pinsResult{Pins: s.pinsChanged(l)}, nil
+}
+
+// pinsChanged tells the editor the session's pins (a "pins" session update) and returns them.
+func (s *server) pinsChanged(l *live) []pinInfo {
+	pins := pinInfos(l.s.Pins())
+	if s.client.reprise {
+		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdatePins, Pins: &pins}})
+	}
+	s.emitUsage(l.s.ID(), l.s.Usage())
+	return pins
+}
+
+// pinFailure is a refused pin as InvalidParams naming the problem; anything else as it is.
+func pinFailure(command string, err error) error {
+	var pe *agent.PinError
+	if errors.As(err, &pe) {
+		return invalidParams("%s: %s", command, pe.Msg)
+	}
+	return err
+}
