@@ -708,7 +708,7 @@ async function filter(typed, text = typed) {
 
 await step('Select Model lists the current models, one the catalogue does not know, and sets the one picked', async () => {
   await palette('Notifications: Clear All Notifications');
-  await palette('View: Close All Editors'); // the pictures show the picker over an empty editor area
+  await palette('View: Close All Editors', { exact: true }); // the pictures show the picker over an empty editor area
   await openPicker(true);
   const current = rows.filter({ hasText: 'gemini-3.8-flash' }).first();
   await current.locator('.codicon-check').waitFor();
@@ -887,17 +887,17 @@ await step('pins: the open file and a chat message pinned, listed in the Pinned 
   await openChat();
   await chat.locator('.empty').waitFor();
   // The open file, pinned from the command palette (the current file by default).
-  await palette('View: Close All Editors');
+  await palette('View: Close All Editors', { exact: true });
   await palette('Go to File');
   await waitFor('the file picker', async () => /file/i.test((await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? ''), 10_000);
   await page.locator('.quick-input-widget input').fill('notes.txt');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor();
   await page.locator('.quick-input-widget input').press('Enter');
   await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor();
-  await palette('Reprise: Pin File to Context');
+  await palette('Reprise: Pin File to Context', { exact: true });
   await chat.locator('.pins .pin-chip.file', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
   // A text typed in Pin Text…
-  await palette('Reprise: Pin Text');
+  await palette('Reprise: Pin Text…', { exact: true });
   const box = page.locator('.quick-input-widget', { hasText: 'keeps in its context' });
   await box.waitFor();
   await box.locator('input').fill('Use tabs for indentation, never spaces.');
