@@ -893,9 +893,29 @@ await step('pins: the open file and a chat message pinned, listed in the Pinned 
   await page.locator('.quick-input-widget input').fill('notes.txt');
   await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor();
   await page.locator('.quick-input-widget input').press('Enter');
-  await page.locator('.tab.active', { hasText: 'notes.txt' }).waitFor();
-  await palette('Reprise: Pin File to Context', { exact: true });
+  const tab = page.locator('.tab.active', { hasText: 'notes.txt' });
+  await tab.waitFor();
+  // From the tab's context menu (the palette helper's click on the status bar would land on the
+  // meter, pushed left by the editor's status items).
+  const item = page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: 'Pin File to Context' });
+  await waitFor("the tab's context menu", async () => {
+    await tab.click({ button: 'right' });
+    try {
+      await item.waitFor({ timeout: 5000 });
+      return true;
+    } catch (e) {
+      await page.keyboard.press('Escape');
+      throw e;
+    }
+  }, 30_000);
+  await stable(item);
+  await item.click();
+  await page.locator('.monaco-menu').waitFor({ state: 'hidden', timeout: 5000 });
   await chat.locator('.pins .pin-chip.file', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
+  // The file closed, so that no editor's status items move the meter under the palette's click.
+  await tab.hover();
+  await tab.locator('.tab-actions .action-label').first().click();
+  await page.locator('.tab', { hasText: 'notes.txt' }).waitFor({ state: 'detached' });
   // A text typed in Pin Text…
   await palette('Reprise: Pin Text…', { exact: true });
   const box = page.locator('.quick-input-widget', { hasText: 'keeps in its context' });
