@@ -940,6 +940,7 @@ await step('pins: the open file and a chat message pinned, listed in the Pinned 
   if (chips !== 3) throw new Error(`${chips} pins in the strip, want 3`);
   await chat.locator('.pins .pins-head', { hasText: /Pinned · \d+ tokens/ }).waitFor();
   console.log(`     pinned: ${(await chat.locator('.pins').innerText()).replace(/\s+/g, ' ').trim()}`);
+  await palette('Notifications: Clear All Notifications');
   for (const [label, name, cls] of themes) {
     await theme(name, cls);
     await openChat();
