@@ -973,6 +973,30 @@ await step('old tool results cleared: the chat says what was cleared, the pins s
   await shot('cleared');
 });
 
+await step('after a reload, the reopened session lists its pins; the pinned answer is unpinned from the keyboard', async () => {
+  const before = chat;
+  await palette('Developer: Reload Window');
+  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await page.waitForTimeout(3000);
+  await pick('Reprise: Resume Session', 'Pin test: what should we remember?');
+  // Rebuilt from reprise.history: the transcript, the marker of what was cleared, and the pins.
+  const answer = chat.locator('.msg.agent', { hasText: 'Keep the notes under a page.' });
+  await answer.waitFor({ timeout: 15_000 });
+  await chat.locator('.marker.compaction', { hasText: 'old tool results cleared' }).first().waitFor();
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Use tabs for indentation' }).waitFor({ timeout: 15_000 });
+  const pinned = answer.locator('button.pin.pinned');
+  await pinned.waitFor();
+  await pinned.focus();
+  await page.keyboard.press('Enter');
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor({ state: 'detached', timeout: 15_000 });
+  await answer.locator('button.pin[aria-pressed="false"]').waitFor();
+  if ((await chat.locator('.pins .pin-chip').count()) !== 1) throw new Error('one pin should be left');
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.
