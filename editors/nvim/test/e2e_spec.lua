@@ -646,6 +646,108 @@ h.test(':Reprise models picks the model of new sessions; a routed call is named 
   vim.cmd('normal q')
 end)
 
+h.test('pins: a file and a text pinned, listed, shown in the chat; a message pinned; one unpinned', function()
+  vim.cmd('silent only')
+  vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/notes/f2.txt'))
+  local old = id() and client.state(id()).session
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    local s = id() and client.state(id())
+    return s and s.session ~= nil and s.session ~= old
+  end, 'the new session')
+  local session = client.state(id()).session
+  vim.cmd('Reprise pin')
+  h.wait(T, function()
+    return chat_text():find('> 📌 Pinned %([^\n]* tokens%): f2%.txt [%d.]+k?$') ~= nil
+      and last_note():find('pinned p1 f2.txt', 1, true) ~= nil
+  end, 'the file pinned, in the chat, and the notice')
+  vim.cmd('Reprise pin text use tabs, never spaces')
+  h.wait(T, function()
+    return chat_text():find('f2%.txt [%d.]+k? · “use tabs, never spaces” %d+$') ~= nil
+  end, 'the text pinned, in the chat:\n' .. chat_text())
+  vim.cmd('Reprise pins')
+  h.wait(T, function()
+    return last_note():find('p2  message', 1, true) ~= nil
+  end, 'the list')
+  local list = last_note()
+  h.truthy(list:find('\n  p1  file    [^\n]*notes/f2%.txt  [%d.]+k? tokens'), 'the file in the list:\n' .. list)
+  h.contains(list, '“use tabs, never spaces”', 'the text in the list')
+  local ids = vim.fn.getcompletion('Reprise unpin ', 'cmdline')
+  h.truthy(vim.tbl_contains(ids, 'p1') and vim.tbl_contains(ids, 'p2'), 'pin ids complete: ' .. vim.inspect(ids))
+  -- A file outside the workspace is refused with the server's reason.
+  local errors = #vim.tbl_filter(function(n)
+    return n.level == vim.log.levels.ERROR
+  end, notes)
+  write(tmp .. '/outside.txt', 'outside\n')
+  vim.cmd('Reprise pin ' .. vim.fn.fnameescape(tmp .. '/outside.txt'))
+  h.wait(T, function()
+    return #vim.tbl_filter(function(n)
+      return n.level == vim.log.levels.ERROR
+    end, notes) > errors
+  end, 'the refusal')
+  h.truthy(last_note():find('^Reprise: pin: '), 'the refusal names the command: ' .. last_note())
+  -- :Reprise context counts them.
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the context window')
+  local view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
+  h.contains(view, 'Pinned', 'the context view names the pins')
+  vim.cmd('normal q')
+  -- A message of the chat, pinned from the chat buffer with the cursor on it.
+  vim.cmd('Reprise ask what should we remember?')
+  h.wait(T, function()
+    return chat_text():find('Keep the notes under a page.', 1, true) ~= nil
+  end, 'the answer')
+  local win = chat.open(id())
+  vim.api.nvim_set_current_win(win)
+  local lines = vim.api.nvim_buf_get_lines(chat.buf(id()), 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i] == 'Keep the notes under a page.' then
+      vim.api.nvim_win_set_cursor(win, { i, 0 })
+      break
+    end
+  end
+  vim.cmd('Reprise pin message')
+  h.wait(T, function()
+    return chat_text():find('· “Keep the notes under a page%.” %d+$') ~= nil
+  end, 'the message pinned:\n' .. chat_text())
+  vim.cmd('Reprise unpin p1')
+  h.wait(T, function()
+    return chat_text():find('> 📌 Pinned %([^\n]* tokens%): “use tabs, never spaces” %d+ · “Keep the notes') ~= nil
+  end, 'the file unpinned:\n' .. chat_text())
+  -- Resumed, the chat lists the pins again from the session's history.
+  vim.cmd('Reprise resume ' .. session)
+  h.wait(T, function()
+    local text = chat_text()
+    local at = text:find('# Session ' .. session .. ' (resumed)', 1, true)
+    return at and text:sub(at):find('> 📌 Pinned %([^\n]* tokens%): “use tabs, never spaces”') ~= nil
+  end, 'the pins of the resumed session:\n' .. chat_text())
+  vim.cmd('silent only')
+end)
+
+h.test('old tool results cleared: the chat says what was cleared', function()
+  for i = 0, 11 do
+    write(string.format('%s/long/n%d.txt', ws, i), string.rep(string.format('note %d line\n', i), 200))
+  end
+  local s = require('reprise.config').options.settings
+  s.contextBudget, s.compactAt, s.blockAt, s.keepRecentTurns = 8000, 0.7, 0.95, 2
+  client.push_settings()
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    return reprise.statusline():find('/8k$') ~= nil
+  end, 'the 8k budget')
+  vim.cmd('Reprise ask read the long notes')
+  h.wait(30000, function()
+    return chat_text():find('I read the long notes.', 1, true) ~= nil
+  end, 'the answer')
+  local text = chat_text()
+  local line = text:match('\n(> ✂ %d+ old tool results? cleared, [%d.]+k? tokens freed; the model reads them again on '
+    .. 'demand · Checkpoint %d+)')
+  h.truthy(line, 'the clearing in the chat:\n' .. text)
+  io.stdout:write('     ' .. line .. '\n')
+end)
+
 h.test('the client stops', function()
   local a = id()
   client.stop_all()

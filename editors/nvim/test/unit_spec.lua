@@ -52,10 +52,13 @@ h.test(':Reprise completion', function()
     'completion')
   local all = vim.fn.getcompletion('Reprise ', 'cmdline')
   local wanted = { 'ask', 'compact', 'context', 'checkpoints', 'checkpoint', 'sessions', 'resume', 'new', 'cancel',
-    'restore', 'changes', 'diff', 'undo', 'mcp' }
+    'restore', 'changes', 'diff', 'undo', 'mcp', 'pin', 'pins', 'unpin' }
   for _, want in ipairs(wanted) do
     h.truthy(vim.tbl_contains(all, want), want .. ' not completed: ' .. vim.inspect(all))
   end
+  local pin = vim.fn.getcompletion('Reprise pin ', 'cmdline')
+  h.eq({ pin[1], pin[2] }, { 'message', 'text' }, ':Reprise pin completes message and text first: ' .. vim.inspect(pin))
+  h.eq(vim.fn.getcompletion('Reprise pin te', 'cmdline')[1], 'text', ':Reprise pin te')
 end)
 
 h.test('changes: a unified diff applied in reverse', function()
@@ -319,6 +322,84 @@ h.test('chat history of a resumed session', function()
   h.contains(text, 'It says alpha.', 'the answer')
   h.contains(text, 'Context compacted · Checkpoint 1: Read a', 'the compaction')
   vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
+h.test('chat: pins listed on a notice line when they change, rebuilt from a history', function()
+  local chat = require('reprise.chat')
+  local id = 9995
+  local file = { id = 'p1', kind = 'file', label = 'src/app.ts', path = '/w/src/app.ts', tokens = 1234 }
+  local text = { id = 'p2', kind = 'message', label = 'Always use tabs for indentation in this repository',
+    text = 'Always use tabs for indentation in this repository, never spaces.', tokens = 14 }
+  h.eq(chat.pin_name(file), 'app.ts', 'a file by its name')
+  h.eq(chat.pin_name(text), '“Always use tabs for indentation in this…”', 'a text by its start')
+  h.eq(chat.pins_line({}), '📌 Nothing pinned', 'none')
+  local function up(u)
+    chat.on_update(id, { sessionId = 's1', update = u })
+  end
+  chat.user(id, 'hi')
+  up({ sessionUpdate = 'pins', pins = { file } })
+  up({ sessionUpdate = 'pins', pins = { file } }) -- the same list again: no new line
+  up({ sessionUpdate = 'pins', pins = { file, text } })
+  up({ sessionUpdate = 'pins', pins = {} })
+  local got = h.text(chat.buf(id))
+  h.contains(got, '> 📌 Pinned (1.2k tokens): app.ts 1.2k\n\n> 📌 Pinned (1.2k tokens): app.ts 1.2k · '
+    .. '“Always use tabs for indentation in this…” 14\n\n> 📌 Nothing pinned', 'each change on its line')
+  h.eq(select(2, got:gsub('app%.ts 1%.2k\n', '')), 1, 'an unchanged list is not repeated')
+  h.eq(chat.pin_ids(), {}, 'no pins left')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+  chat.history(id, 's9', { { turn = 1, kind = 'user', text = 'hi' }, { turn = 1, kind = 'agent', text = 'Hello.' } },
+    { file, text })
+  h.contains(h.text(chat.buf(id)), 'Hello.\n\n> 📌 Pinned (1.2k tokens): app.ts 1.2k · “Always', 'a resumed session')
+  h.eq(chat.pin_ids(), { 'p1', 'p2' }, 'pin ids for completion')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
+h.test('context view: the pins, with their tokens', function()
+  local context = require('reprise.context')
+  local text = table.concat(context.render({ percent = 10, used = 400, size = 4000, compactAt = 0.7, blockAt = 0.95,
+    pins = { { id = 'p1', kind = 'file', label = 'src/app.ts', path = 'src/app.ts', tokens = 1234 },
+      { id = 'p2', kind = 'message', label = 'use tabs', tokens = 9 } }, pinnedTokens = 1243 }), '\n')
+  h.contains(text, 'Pinned · 1.2k tokens, kept whatever is compacted\n     1.2k  file     src/app.ts  (p1)\n'
+    .. '        9  message  use tabs  (p2)', 'the pins')
+  h.truthy(not table.concat(context.render({ percent = 1 }), '\n'):find('Pinned'), 'no pins, no section')
+end)
+
+h.test('chat: the message under the cursor, its text and turn', function()
+  local chat = require('reprise.chat')
+  local id = 9994
+  local function up(u)
+    chat.on_update(id, { sessionId = 's1', update = u })
+  end
+  chat.user(id, 'Use tabs,\nnot spaces.')
+  up({ sessionUpdate = 'agent_thought_chunk', content = { type = 'text', text = 'hmm' } })
+  up({ sessionUpdate = 'tool_call', toolCallId = 't1', title = 'Read a.txt', kind = 'read', status = 'completed' })
+  up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'Tabs it is.' } })
+  up({ sessionUpdate = 'turn_end', stopReason = 'end_turn', turn = { calls = 2 } })
+  chat.user(id, 'second')
+  up({ sessionUpdate = 'agent_message_chunk', content = { type = 'text', text = 'Second answer.' } })
+  local buf = chat.buf(id)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local function row(pat)
+    for i, l in ipairs(lines) do
+      if l:find(pat, 1, true) then
+        return i
+      end
+    end
+    error(pat .. ' not in the chat')
+  end
+  local t, turn, session = chat.message_at(buf, row('not spaces.'))
+  h.eq({ t, turn, session }, { 'Use tabs,\nnot spaces.', 1 }, 'the first question')
+  t, turn = chat.message_at(buf, row('Read a.txt'))
+  h.eq({ t, turn }, { 'Tabs it is.', 1 }, 'the first answer, without the thought, tool row and turn end')
+  t, turn = chat.message_at(buf, row('Second answer.'))
+  h.eq({ t, turn }, { 'Second answer.', 2 }, 'the second answer')
+  h.eq(chat.first_session(id), 's1', 'the chat began with s1')
+  chat.on_update(id, { sessionId = 's2', update = { sessionUpdate = 'agent_message_chunk',
+    content = { type = 'text', text = 'x' } } })
+  lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  t, turn, session = chat.message_at(buf, #lines)
+  h.eq({ t, turn, session }, { nil, nil, nil }, 'no message header under a session header')
+  vim.cmd('bwipeout! ' .. buf)
 end)
 
 -- lsp/testdata/resumed-session.json: what the real server sent live for a session (its updates,

@@ -19,12 +19,18 @@ import {
   CommandMCP,
   MCPResult,
   CommandNewSession,
+  CommandPin,
+  CommandPins,
+  CommandUnpin,
   CommandRestore,
   CommandResume,
   CommandSessions,
   CompactResult,
   EntryCompaction,
   HistoryResult,
+  PinArgs,
+  PinResult,
+  PinsResult,
   SessionInfo,
 } from './protocol';
 import { attachmentOf, withAttachment } from './selection';
@@ -51,6 +57,9 @@ export const ids = {
   selectModel: 'reprise.ui.selectModel',
   enterApiKey: 'reprise.ui.enterApiKey',
   mcpServers: 'reprise.ui.mcpServers',
+  pinFile: 'reprise.ui.pinFile',
+  pinText: 'reprise.ui.pinText',
+  unpin: 'reprise.ui.unpin',
 } as const;
 
 export class Commands {
@@ -79,6 +88,9 @@ export class Commands {
       reg(ids.selectModel, () => selectModel(this.server, ids.newSession)),
       reg(ids.enterApiKey, () => this.server.enterKey()),
       reg(ids.mcpServers, () => this.mcpServers()),
+      reg(ids.pinFile, (uri?: unknown) => this.pinFile(uri instanceof vscode.Uri ? uri : undefined)),
+      reg(ids.pinText, (text?: unknown) => this.pinText(typeof text === 'string' ? text : undefined)),
+      reg(ids.unpin, (id?: unknown) => this.unpin(typeof id === 'string' ? id : undefined)),
     );
   }
 
@@ -125,6 +137,70 @@ export class Commands {
   async retry(): Promise<void> {
     const last = userTurns(this.store.chat()).pop();
     if (last) await this.ask(last.text);
+  }
+
+  /**
+   * pinFile pins a workspace file: the one given (explorer, editor title), else the active
+   * editor's. Its content then stays in the model's context, re-read at each compaction.
+   */
+  private async pinFile(uri?: vscode.Uri): Promise<void> {
+    // The active editor's file, else the active tab's (a webview beside it takes no text editor).
+    const tab = vscode.window.tabGroups.activeTabGroup.activeTab?.input;
+    const target = uri ?? vscode.window.activeTextEditor?.document.uri ?? (tab instanceof vscode.TabInputText ? tab.uri : undefined);
+    if (!target || target.scheme !== 'file') {
+      void vscode.window.showInformationMessage('Reprise: open a file of the workspace to pin it.');
+      return;
+    }
+    await this.pin({ kind: 'file', path: target.fsPath });
+  }
+
+  /** pinText pins a text the user types: a rule or a fact the model must keep whatever is compacted. */
+  private async pinText(text?: string): Promise<void> {
+    const t = text ?? (await vscode.window.showInputBox({
+      title: 'Pin Text to Reprise\'s Context',
+      prompt: 'A text the agent keeps in its context whatever is compacted (a rule, a fact, a decision)',
+      ignoreFocusOut: true,
+    }));
+    if (!t || !t.trim()) return;
+    await this.pin({ kind: 'message', text: t });
+  }
+
+  /** pinMessage pins a message of the chat: its text, with its turn when known. */
+  async pinMessage(text: string, turn?: number): Promise<void> {
+    await this.pin({ kind: 'message', text, ...(turn ? { turn } : {}) });
+  }
+
+  private async pin(args: PinArgs): Promise<void> {
+    try {
+      const res = await this.server.execute<PinResult>(CommandPin, { ...this.sessionArgs(), ...args });
+      // The pins session update says the same; the result shows it at once.
+      this.store.setPins(res.pins ?? [res.pin]);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** unpin drops a pin: the one named, else one picked from the session's pins. */
+  async unpin(id?: string): Promise<void> {
+    try {
+      if (!id) {
+        const list = (await this.server.execute<PinsResult>(CommandPins, this.sessionArgs())).pins ?? [];
+        if (list.length === 0) {
+          void vscode.window.showInformationMessage('Reprise: nothing is pinned in this session.');
+          return;
+        }
+        const pick = await vscode.window.showQuickPick(
+          list.map((p) => ({ label: p.label, description: `${p.kind} · ${tokens(p.tokens)} tokens`, id: p.id })),
+          { title: 'Unpin from Reprise\'s Context', placeHolder: 'The pin to drop' },
+        );
+        if (!pick) return;
+        id = pick.id;
+      }
+      const res = await this.server.execute<PinsResult>(CommandUnpin, { ...this.sessionArgs(), id });
+      this.store.setPins(res.pins ?? []);
+    } catch (err) {
+      this.report(err);
+    }
   }
 
   /** mcpServers lists the MCP servers new sessions get, with their state and tools. */
@@ -292,13 +368,14 @@ export class Commands {
       return;
     }
     const entries = h.entries ?? [];
-    if (entries.length === 0) return;
+    if (entries.length === 0 && !h.pins?.length) return;
     // The checkpoints fill in the compaction markers; without them the markers are shorter.
     const checkpoints = entries.some((e) => e.kind === EntryCompaction)
       ? await this.server.execute<CheckpointInfo[] | null>(CommandCheckpoints, { sessionId }).catch(() => null)
       : null;
     // The changes of each turn come with its end, with what the user did with them since.
-    this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? []));
+    // The pins come as the live pins update brings them, through the same reducer.
+    this.store.restore(sessionId, fromHistory(sessionId, entries, checkpoints ?? [], h.pins));
   }
 
   private async restore(): Promise<void> {

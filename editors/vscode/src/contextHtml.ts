@@ -38,6 +38,19 @@ export function mcpSection(c: ContextResult, servers?: MCPResult): string {
 <table class="mcp"><tr><th>Server</th><th>State</th><th>Tools</th><th class="num">Tokens</th></tr>${cat}${rows}</table>`;
 }
 
+/** pinsSection lists the pinned items: kept in the context whatever is compacted. */
+export function pinsSection(c: Pick<ContextResult, 'pins' | 'pinnedTokens'>): string {
+  const pins = c.pins ?? [];
+  if (pins.length === 0) return '';
+  const total = c.pinnedTokens ?? pins.reduce((n, p) => n + (p.tokens || 0), 0);
+  const rows = pins
+    .map((p) => `<tr><td>${escape(p.kind === 'file' ? p.path || p.label : p.label)}</td><td>${escape(p.kind)}</td><td class="num">${tokens(p.tokens)}</td></tr>`)
+    .join('');
+  return `<h3>Pinned · ${tokens(total)} tokens</h3>
+<p class="sub">Kept in the context whatever is compacted.</p>
+<table class="pinned"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${rows}</table>`;
+}
+
 /** modelText names the session's model, and the model that answered when the API named another. */
 export function modelText(c: Pick<ContextResult, 'model' | 'servedModel'>): string {
   const served = c.servedModel && c.servedModel !== c.model ? ` <span class="served">(answered by ${escape(c.servedModel)})</span>` : '';
@@ -68,6 +81,7 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
 <p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out${t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : ''} · <span class="cost${t.cost?.unknown ? ' unknown' : ''}">${escape(costText(t.cost))}</span> · ${turnsAndCalls(c.turns, c.calls)} · ${plural(c.rereads, 're-read')}</p>
 ${t.summaries ? `<p>Summaries: ${escape(t.summaries.text)}</p>` : ''}
 ${mcpSection(c, servers)}
+${pinsSection(c)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
 }

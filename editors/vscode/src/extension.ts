@@ -49,6 +49,8 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     retry: () => commands.retry(),
     openSettings: async () => void (await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:reprise-dev.reprise')),
     enterApiKey: () => server!.enterKey(),
+    pinMessage: (text, turn) => commands.pinMessage(text, turn),
+    unpin: (id) => commands.unpin(id),
   });
   const view = chat;
   approvals = new Approvals(store, () => view.visible, () => view.reveal(), `${ChatView.id}.focus`);

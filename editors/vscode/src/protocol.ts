@@ -244,6 +244,9 @@ export interface ContextResult extends ContextUsage {
   checkpoints: number;
   status: string;
   fixedTokens: number;
+  /** the pinned items, kept whatever compaction does (absent from servers without pins) */
+  pins?: { id: string; kind: PinKind; label: string; path?: string; tokens: number }[] | null;
+  pinnedTokens?: number;
   /** what each MCP server's declared tools cost per request; the catalogue is server '' */
   mcp?: { server: string; tools: number; deferred?: number; tokens: number }[] | null;
   text: string;
@@ -302,6 +305,45 @@ export interface Update {
   turn?: { calls: number; totals?: Totals };
   /** turn_end: the files the turn changed, without diffs */
   changes?: FileChange[];
+  /** pins: every pin of the session, after the change */
+  pins?: Pin[];
+}
+
+/** PinKind is what a pin holds: a workspace file, or a text the user pinned (typed, or a chat message). */
+export type PinKind = 'file' | 'message';
+
+/**
+ * Pin is an item kept in the model's context whatever compaction does: a file (re-read at each
+ * compaction) or a text. ids are "p1", "p2"… within a session.
+ */
+export interface Pin {
+  id: string;
+  kind: PinKind;
+  /** what the editors show: the file's path, or the text's start */
+  label: string;
+  path?: string;
+  text?: string;
+  tokens: number;
+}
+
+/** PinArgs are reprise.pin's arguments: a file by its path, or a text (an earlier message's with its turn). */
+export interface PinArgs {
+  sessionId?: string;
+  kind: PinKind;
+  path?: string;
+  text?: string;
+  turn?: number;
+}
+
+/** PinResult is what reprise.pin returns: the new pin, and every pin of the session. */
+export interface PinResult {
+  pin: Pin;
+  pins: Pin[] | null;
+}
+
+/** PinsResult is what reprise.unpin and reprise.pins return. */
+export interface PinsResult {
+  pins: Pin[] | null;
 }
 
 /**
@@ -336,6 +378,8 @@ export interface HistoryEntry {
 export interface HistoryResult {
   sessionId: string;
   entries: HistoryEntry[] | null;
+  /** the session's pins (absent from servers without them) */
+  pins?: Pin[] | null;
 }
 
 /** FileChange is one file of reprise.changes. */

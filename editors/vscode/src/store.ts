@@ -3,7 +3,7 @@
 import { Action, ChatState, initialState, reduce } from './chat/state';
 import type { Review } from './chat/state';
 import type { Answer, Approval } from './chat/approval';
-import type { ContextUsage, SessionUpdate } from './protocol';
+import type { ContextUsage, Pin, SessionUpdate } from './protocol';
 
 /** Attachment is a selection the next question is about. */
 export interface Attachment {
@@ -151,6 +151,12 @@ export class Store {
   restore(id: string, chat: ChatState): void {
     if (this.holds(id)) return;
     this.chats.set(id, { ...chat, sessionId: id });
+    this.changed();
+  }
+
+  /** setPins sets the current session's pins from reprise.pin or reprise.unpin's result. */
+  setPins(pins: readonly Pin[] | null): void {
+    this.dispatch(this.current, { type: 'pins', pins });
     this.changed();
   }
 

@@ -221,7 +221,7 @@ function M.resume(session_id)
       if herr then
         return fail('history', herr)
       end
-      chat.history(id, resumed, h.entries)
+      chat.history(id, resumed, h.entries, h.pins)
     end)
   end)
 end
@@ -357,6 +357,108 @@ function M.undo(path)
     if #restored > 0 then
       util.notify('undone: ' .. table.concat(restored, ', '))
     end
+  end)
+end
+
+--- Pins a file or a text to the current session's context (reprise.pin): it stays in the model's
+--- context whatever compaction does. `rest` is empty (the current buffer's file), `text {text}`
+--- (a text; without one, asked with vim.ui.input), `message` (the chat message under the cursor),
+--- or a path.
+---@param rest string|nil
+function M.pin(rest)
+  rest = vim.trim(rest or '')
+  local sub, arg = rest:match('^(%S+)%s*(.-)$')
+  local args
+  if sub == 'text' then
+    if arg == '' then
+      vim.ui.input({ prompt = 'Pin to Reprise\'s context: ' }, function(input)
+        if input and vim.trim(input) ~= '' then
+          M.pin('text ' .. input)
+        end
+      end)
+      return
+    end
+    args = { kind = 'message', text = arg }
+  elseif sub == 'message' then
+    local chat_id = vim.b.reprise_client
+    local buf = vim.api.nvim_get_current_buf()
+    if not chat_id or chat.buf(chat_id) ~= buf then
+      return util.notify('pin message: put the cursor on a message in the chat buffer', levels.ERROR)
+    end
+    local text, turn, session = chat.message_at(buf, vim.api.nvim_win_get_cursor(0)[1])
+    if not text then
+      return util.notify('pin message: no message under the cursor', levels.ERROR)
+    end
+    args = { kind = 'message', text = text }
+    -- The turn is the session's: sent only when the message is of the session pinned to.
+    local st = client.state(chat_id)
+    local current = session_of(chat_id, st)
+    if turn and current and (session or chat.first_session(chat_id)) == current then
+      args.turn = turn
+    end
+  else
+    local path = rest
+    if path == '' then
+      path = vim.api.nvim_buf_get_name(0)
+      if path == '' or vim.bo.buftype ~= '' then
+        return util.notify('pin: no file here: give a path, or `text {text}`, or run it from a file buffer',
+          levels.ERROR)
+      end
+    end
+    args = { kind = 'file', path = vim.fn.fnamemodify(vim.fn.expand(path), ':p') }
+  end
+  run('pin', C.pin, function(id, st)
+    args.sessionId = session_of(id, st)
+    return args
+  end, function(res, id)
+    local p = res and res.pin or {}
+    chat.set_pins(id, res and res.pins or { p })
+    util.notify(string.format('pinned %s %s (%s tokens)', p.id or '', chat.pin_name(p), util.kilo(p.tokens)))
+  end)
+end
+
+--- Unpins one pin by its id (reprise.unpin); without one, picks it from the session's pins.
+---@param pin_id string|nil
+function M.unpin(pin_id)
+  pin_id = vim.trim(pin_id or '')
+  if pin_id == '' then
+    return M.pins(function(pins)
+      vim.ui.select(pins, { prompt = 'Unpin', kind = 'reprise.pin', format_item = function(p)
+        return string.format('%s %s (%s tokens)', p.id, chat.pin_name(p), util.kilo(p.tokens))
+      end }, function(p)
+        if p then
+          M.unpin(p.id)
+        end
+      end)
+    end)
+  end
+  run('unpin', C.unpin, function(id, st)
+    return { sessionId = session_of(id, st), id = pin_id }
+  end, function(res, id)
+    chat.set_pins(id, res and res.pins or {})
+    util.notify('unpinned ' .. pin_id)
+  end)
+end
+
+--- Lists the current session's pins (reprise.pins) in a notification; `then_` gets them instead
+--- when there are any.
+---@param then_ fun(pins: table[])|nil
+function M.pins(then_)
+  run('pins', C.pins, current_session, function(res, id)
+    local pins = res and res.pins or {}
+    chat.set_pins(id, pins)
+    if #pins == 0 then
+      return util.notify('nothing is pinned in this session (:Reprise pin, :Reprise pin text …)')
+    end
+    if type(then_) == 'function' then
+      return then_(pins)
+    end
+    local lines = { chat.pins_line(pins) }
+    for _, p in ipairs(pins) do
+      table.insert(lines, string.format('  %s  %-7s %s  %s tokens', p.id, p.kind,
+        p.kind == 'file' and (p.label or p.path or '') or chat.pin_name(p), util.kilo(p.tokens)))
+    end
+    util.notify(table.concat(lines, '\n'))
   end)
 end
 

@@ -110,6 +110,9 @@ function M.get(id, root)
   vim.b[buf].reprise_client = id
   vim.keymap.set('n', 'q', '<cmd>close<cr>',
     { buffer = buf, silent = true, nowait = true, desc = 'Close the Reprise chat' })
+  vim.keymap.set('n', 'gp', function()
+    require('reprise.actions').pin('message')
+  end, { buffer = buf, silent = true, nowait = true, desc = 'Pin the Reprise message under the cursor' })
   chat = { buf = buf, tools = {}, live = {} }
   chats[id] = chat
   return chat
@@ -192,6 +195,7 @@ function M.open(id, root)
     end
   end
   follow(chat.buf)
+  M.show_pins(chat)
   return win
 end
 
@@ -214,6 +218,7 @@ function M.user(id, text, session)
     lines = { '# Session ' .. session, '', '## You', '' }
   end
   chat.session = session or chat.session
+  chat.first_session = chat.first_session or chat.session
   vim.list_extend(lines, util.lines(text))
   vim.list_extend(lines, { '', '## Reprise' })
   append(chat, lines)
@@ -393,6 +398,146 @@ local function on_turn_end(chat, u)
   append(chat, lines)
 end
 
+--- What the chat shows of a pin: a file's name, or the start of a text in quotes, and its tokens.
+---@param p table {id, kind, label, path?, text?, tokens}
+---@return string
+function M.pin_name(p)
+  if p.kind == 'file' then
+    local path = (p.path and p.path ~= '') and p.path or (p.label or '')
+    return vim.fn.fnamemodify(path, ':t')
+  end
+  local one = ((p.label ~= nil and p.label ~= '') and p.label or (p.text or '')):gsub('%s+', ' ')
+  one = vim.trim(one)
+  if vim.fn.strchars(one) > 40 then
+    one = vim.trim(vim.fn.strcharpart(one, 0, 39)) .. '…'
+  end
+  return '“' .. one .. '”'
+end
+
+--- The one line that lists the pins: `📌 Pinned (1.2k tokens): app.ts 1.2k · “Use tabs” 14`.
+---@param pins table[]
+---@return string
+function M.pins_line(pins)
+  if not pins or #pins == 0 then
+    return '📌 Nothing pinned'
+  end
+  local total, parts = 0, {}
+  for _, p in ipairs(pins) do
+    total = total + (p.tokens or 0)
+    table.insert(parts, string.format('%s %s', M.pin_name(p), util.kilo(p.tokens)))
+  end
+  return string.format('📌 Pinned (%s tokens): %s', util.kilo(total), table.concat(parts, ' · '))
+end
+
+-- The pins in the winbar of the windows showing the chat (Neovim 0.8+), where they stay in view.
+function M.show_pins(chat)
+  if not valid(chat) or not util.has('0.8') then
+    return
+  end
+  local line = (chat.pins and #chat.pins > 0) and M.pins_line(chat.pins):gsub('%%', '%%%%') or ''
+  for _, win in ipairs(vim.api.nvim_list_wins()) do
+    if vim.api.nvim_win_get_buf(win) == chat.buf then
+      vim.wo[win].winbar = line
+    end
+  end
+end
+
+--- Sets a chat's pins (a pins update, reprise.pin's result, a resumed session's history): the
+--- winbar lists them, and a notice line says what they became when it changed.
+---@param id integer client id
+---@param pins table[]|nil
+function M.set_pins(id, pins)
+  local chat = M.get(id)
+  pins = type(pins) == 'table' and pins or {}
+  local line = M.pins_line(pins)
+  local was = chat.pins_line or M.pins_line({})
+  chat.pins = pins
+  chat.pins_line = line
+  if line ~= was then
+    append(chat, { '> ' .. line })
+  end
+  M.show_pins(chat)
+end
+
+--- The ids of the pins the chats show last, for completion.
+---@return string[]
+function M.pin_ids()
+  local out = {}
+  for _, chat in pairs(chats) do
+    for _, p in ipairs(chat.pins or {}) do
+      table.insert(out, p.id)
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+-- A line that is not part of a message's text: a tool row, a notice or thought, a turn's end.
+local function chrome(line)
+  for _, icon in pairs(M.status_icon) do
+    if line:sub(1, #icon + 3) == '- ' .. icon .. ' ' then
+      return true
+    end
+  end
+  return line:match('^  │ ') or line:match('^>') or line:match('^_%d+ model calls?_$') or line == '_done_'
+    or line:match('^Changes · ') or line:match('^%- `')
+end
+
+--- The message under the cursor of the chat buffer: its text (without tool rows and notices),
+--- its turn (numbered per session, as the server does) and the session it belongs to when a
+--- `# Session` header above names it (nil: the chat's first session).
+---@param buf integer the chat buffer
+---@param row integer 1-based cursor line
+---@return string|nil text, integer|nil turn, string|nil session
+function M.message_at(buf, row)
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local start
+  for i = math.min(row, #lines), 1, -1 do
+    if lines[i] == '## You' or lines[i] == '## Reprise' then
+      start = i
+      break
+    elseif lines[i]:match('^# Session ') then
+      break
+    end
+  end
+  if not start then
+    return nil
+  end
+  local body = {}
+  for i = start + 1, #lines do
+    local l = lines[i]
+    if l:match('^##? ') then
+      break
+    end
+    if not chrome(l) then
+      table.insert(body, l)
+    end
+  end
+  local text = vim.trim(table.concat(body, '\n'))
+  if text == '' then
+    return nil
+  end
+  local turn, session = 0, nil
+  for i = start, 1, -1 do
+    local s = lines[i]:match('^# Session (%S+)')
+    if s then
+      session = s
+      break
+    elseif lines[i] == '## You' then
+      turn = turn + 1
+    end
+  end
+  return text, turn > 0 and turn or nil, session
+end
+
+--- The session the chat's first lines belong to (before any `# Session` header).
+---@param id integer client id
+---@return string|nil
+function M.first_session(id)
+  local chat = chats[id]
+  return chat and chat.first_session
+end
+
 --- Handles a reprise/sessionUpdate for a client.
 ---@param id integer client id
 ---@param params table {sessionId, update}
@@ -403,6 +548,7 @@ function M.on_update(id, params)
     append(chat, { '# Session ' .. params.sessionId })
   end
   chat.session = params.sessionId or chat.session
+  chat.first_session = chat.first_session or chat.session
   local kind = u.sessionUpdate
   if kind ~= U.tool_call and kind ~= U.tool_call_update then
     chat.last_tool = false
@@ -420,6 +566,8 @@ function M.on_update(id, params)
       u.retry.discard and ' — the text above is discarded' or '') })
   elseif kind == U.turn_end then
     on_turn_end(chat, u)
+  elseif kind == U.pins then
+    M.set_pins(id, u.pins)
   end
 end
 
@@ -450,10 +598,13 @@ end
 ---@param session string
 ---@param entries table[] {turn, kind, text?, toolCallId?, title?, toolKind?, status?, rawInput?, output?,
 ---  savedPath?, omitted?, refused?, content?, checkpoint?, stopReason?, error?, calls?, changes?}
-function M.history(id, session, entries)
+---@param pins table[]|nil the session's pins (reprise.history's pins), shown as the pins update shows them
+function M.history(id, session, entries, pins)
   local chat = M.get(id)
   append(chat, { '# Session ' .. session .. ' (resumed)' })
   chat.session = session
+  -- The resumed session's pins are listed under it, even when the chat showed the same ones.
+  chat.pins_line = nil
   for _, e in ipairs(entries or {}) do
     if e.kind == E.user then
       M.user(id, e.text or '', session)
@@ -461,6 +612,9 @@ function M.history(id, session, entries)
     for _, u in ipairs(entry_updates(e)) do
       M.on_update(id, { sessionId = session, update = u })
     end
+  end
+  if type(pins) == 'table' and #pins > 0 then
+    M.on_update(id, { sessionId = session, update = { sessionUpdate = U.pins, pins = pins } })
   end
 end
 

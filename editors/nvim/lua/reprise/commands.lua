@@ -39,6 +39,15 @@ M.subcommands = {
     actions.models(rest)
   end,
   new = actions.new,
+  pin = function(rest)
+    actions.pin(rest)
+  end,
+  pins = function()
+    actions.pins()
+  end,
+  unpin = function(rest)
+    actions.unpin(rest)
+  end,
   restore = function(rest)
     if rest == '' then
       return actions.restore(nil)
@@ -96,6 +105,12 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and (words[2] == 'diff' or words[2] == 'undo') then
     return vim.fn.getcompletion(arglead, 'file')
+  end
+  if n == 3 and words[2] == 'pin' then
+    return vim.list_extend(starting({ 'message', 'text' }, arglead), vim.fn.getcompletion(arglead, 'file'))
+  end
+  if n == 3 and words[2] == 'unpin' then
+    return starting(require('reprise.chat').pin_ids(), arglead)
   end
   if n == 3 and words[2] == 'models' then
     return starting({ 'all' }, arglead)

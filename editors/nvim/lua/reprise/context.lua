@@ -100,6 +100,22 @@ function M.render(r)
       table.insert(lines, 'Summaries: ' .. t.summaries.text)
     end
   end
+  local pins = type(r.pins) == 'table' and r.pins or {}
+  if #pins > 0 then
+    local total = r.pinnedTokens
+    if not total then
+      total = 0
+      for _, p in ipairs(pins) do
+        total = total + (p.tokens or 0)
+      end
+    end
+    vim.list_extend(lines, { '', string.format('Pinned · %s tokens, kept whatever is compacted', util.kilo(total)) })
+    for _, p in ipairs(pins) do
+      local label = p.kind == 'file' and p.path and p.path ~= '' and p.path or p.label or ''
+      table.insert(lines, string.format('  %7s  %-8s %s  (%s)', util.kilo(p.tokens or 0), p.kind or '', label,
+        p.id or ''))
+    end
+  end
   table.insert(lines, '')
   table.insert(lines, 'Largest items')
   local largest = r.largest or {}

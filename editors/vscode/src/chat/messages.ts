@@ -30,4 +30,7 @@ export type FromWebview =
   | { type: 'retry' }
   | { type: 'settings' }
   | { type: 'apiKey' }
-  | { type: 'copy'; text: string };
+  | { type: 'copy'; text: string }
+  /** pin keeps a message's text in the context (turn: the message's turn, when known); unpin drops a pin */
+  | { type: 'pin'; text: string; turn?: number }
+  | { type: 'unpin'; id: string };

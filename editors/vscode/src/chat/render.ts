@@ -2,10 +2,10 @@
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { tokens } from '../meter';
 import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
-import type { LiveOutput, ToolOutput } from '../protocol';
+import type { LiveOutput, Pin, ToolOutput } from '../protocol';
 import { commandPattern } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
-import { seconds } from './state';
+import { messageTurn, pinOf, seconds } from './state';
 
 export function escape(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -40,7 +40,55 @@ export function renderItems(chat: ChatState, md: (s: string) => string, open: Se
   });
   // Retry is offered on the last stop only, and only when nothing was asked after it.
   const after = chat.items.slice(lastEnd + 1).some((it) => it.type === 'user');
-  return chat.items.map((it, i) => renderItem(it, i, md, open, i === lastEnd && !after && !chat.running, now)).join('\n');
+  return chat.items
+    .map((it, i) => renderItem(it, i, md, open, i === lastEnd && !after && !chat.running, now, it.type === 'user' || it.type === 'agent' ? pinButton(chat, i, it.text) : ''))
+    .join('\n');
+}
+
+/**
+ * pinButton is a message's Pin action (shown on hover and on focus): it pins the message's text
+ * with its turn; on a message already pinned it reads Pinned and unpins.
+ */
+function pinButton(chat: ChatState, i: number, text: string): string {
+  if (!text.trim()) return '';
+  const p = pinOf(chat.pins, text);
+  if (p) {
+    const label = `Pinned (${p.id}): unpin this message`;
+    return `<button class="icon-button pin pinned" data-unpin="${escape(p.id)}" title="${label}" aria-label="${label}" aria-pressed="true">${icon('pinned')}</button>`;
+  }
+  const turn = messageTurn(chat.items, i);
+  const label = 'Pin this message: keep it in the context';
+  return `<button class="icon-button pin" data-pin="${i}"${turn ? ` data-turn="${turn}"` : ''} title="${label}" aria-label="${label}" aria-pressed="false">${icon('pin')}</button>`;
+}
+
+/** pinName is what the Pinned strip shows for a pin: a file's name, or the start of a text, on one line. */
+export function pinName(p: Pin): string {
+  if (p.kind === 'file') {
+    const path = p.path || p.label;
+    return path.split(/[\\/]/).filter(Boolean).pop() ?? path;
+  }
+  const one = (p.label || p.text || '').replace(/\s+/g, ' ').trim();
+  return one.length > 40 ? `${one.slice(0, 39).trimEnd()}…` : one;
+}
+
+/**
+ * renderPins is the Pinned strip: each pin with its name (a file opens on a click), its tokens and
+ * an unpin button. Empty when nothing is pinned.
+ */
+export function renderPins(pins: readonly Pin[] | undefined): string {
+  if (!pins || pins.length === 0) return '';
+  const total = pins.reduce((n, p) => n + (p.tokens || 0), 0);
+  const rows = pins
+    .map((p) => {
+      const name = pinName(p);
+      const full = p.kind === 'file' ? p.path || p.label : (p.text ?? p.label);
+      const title = full.length > 300 ? `${full.slice(0, 299)}…` : full;
+      const what = p.kind === 'file' ? fileLink(p.path || p.label, escape(name)) : `<span class="text" title="${escape(title)}">“${escape(name)}”</span>`;
+      const unpin = `Unpin ${p.kind === 'file' ? name : `“${name}”`}`;
+      return `<span class="pin-chip ${p.kind}" role="listitem" data-id="${escape(p.id)}">${icon(p.kind === 'file' ? 'file' : 'comment')} ${what} <span class="tokens" title="${p.tokens} tokens, kept in the context">${tokens(p.tokens)}</span><button class="icon-button unpin" data-unpin="${escape(p.id)}" title="${escape(unpin)}" aria-label="${escape(unpin)}">${icon('close')}</button></span>`;
+    })
+    .join('');
+  return `<div class="pins-head">${icon('pinned')} Pinned · ${tokens(total)} tokens</div><div class="pins-list" role="list" aria-label="Pinned context">${rows}</div>`;
 }
 
 /** inputView shows a tool's arguments as a person reads them: the command line, else one field a line. */
@@ -111,14 +159,14 @@ function details(key: string, cls: string, summary: string, body: string, open: 
   return `<details class="${cls}" data-key="${escape(key)}"${open.has(key) ? ' open' : ''}><summary>${summary}</summary>${body}</details>`;
 }
 
-function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<string>, last: boolean, now: number): string {
+function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<string>, last: boolean, now: number, pin: string): string {
   switch (it.type) {
     case 'user': {
       const chip = it.attachment ? `<div class="attachment">${escape(it.attachment)}</div>` : '';
-      return `<div class="msg user"><div class="who">You</div><div class="body">${escape(it.text)}</div>${chip}</div>`;
+      return `<div class="msg user" data-i="${i}"><div class="who"><span>You</span>${pin}</div><div class="body">${escape(it.text)}</div>${chip}</div>`;
     }
     case 'agent':
-      return `<div class="msg agent"><div class="who">Reprise</div><div class="body markdown">${md(it.text)}</div></div>`;
+      return `<div class="msg agent" data-i="${i}"><div class="who"><span>Reprise</span>${pin}</div><div class="body markdown">${md(it.text)}</div></div>`;
     case 'thought':
       return details(`thought-${i}`, 'thought', 'Thinking', `<div class="markdown">${md(it.text)}</div>`, open);
     case 'tool': {

@@ -4,7 +4,7 @@
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
 import type { Answer, Approval } from './approval';
 import { splitAttachment } from '../selection';
-import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
+import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, Pin, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
   CompactionDone,
@@ -20,6 +20,7 @@ import {
   ToolStatusInProgress,
   UpdateCompaction,
   UpdateMessageChunk,
+  UpdatePins,
   UpdateRetry,
   UpdateThoughtChunk,
   UpdateToolCall,
@@ -82,6 +83,8 @@ export interface ChatState {
   sessionId?: string;
   items: Item[];
   running: boolean;
+  /** the session's pins, as the last pins update (or reprise.history) gave them; absent before any */
+  pins?: Pin[];
 }
 
 export type Action =
@@ -96,6 +99,8 @@ export type Action =
   | { type: 'approval'; key: string; approval: Approval }
   | { type: 'answered'; key: string; answer: Answer }
   | { type: 'error'; text: string }
+  /** pins: every pin of the session, from reprise.pin or reprise.unpin's result */
+  | { type: 'pins'; pins: readonly Pin[] | null }
   | { type: 'reset'; sessionId?: string };
 
 export function initialState(sessionId?: string): ChatState {
@@ -121,6 +126,8 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return { ...state, running: false, items: [...state.items, { type: 'error', text: action.text }] };
     case 'update':
       return applyUpdate(state, action.params, action.at ?? 0);
+    case 'pins':
+      return { ...state, pins: [...(action.pins ?? [])] };
     case 'approval':
       return { ...state, items: [...state.items, { type: 'approval', key: action.key, approval: action.approval }] };
     case 'answered':
@@ -205,6 +212,9 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
       if (last && last.type === 'retry') return { ...state, items: [...kept.slice(0, -1), line] };
       return { ...state, items: [...kept, line] };
     }
+    case UpdatePins:
+      // The whole list each time: a pin added, removed, or its tokens counted again.
+      return { ...state, pins: [...(u.pins ?? [])] };
     case UpdateTurnEnd: {
       const ended = answer(state, undefined, 'withdrawn');
       let next: ChatState = { ...ended, running: false, items: [...ended.items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }] };
@@ -306,7 +316,7 @@ function lastIndex<T>(xs: T[], pred: (x: T) => boolean): number {
  * became of them. checkpoints (reprise.checkpoints) fill in the compaction markers (trigger,
  * tokens before and after); without them a marker names its checkpoint only.
  */
-export function fromHistory(sessionId: string, entries: readonly HistoryEntry[], checkpoints: readonly CheckpointInfo[] = []): ChatState {
+export function fromHistory(sessionId: string, entries: readonly HistoryEntry[], checkpoints: readonly CheckpointInfo[] = [], pins?: readonly Pin[] | null): ChatState {
   let state = initialState(sessionId);
   const up = (update: Update) => (state = reduce(state, { type: 'update', params: { sessionId, update } }));
   // A turn the history does not end (a server without turn_end entries, or a turn running)
@@ -340,7 +350,36 @@ export function fromHistory(sessionId: string, entries: readonly HistoryEntry[],
     }
   }
   endTurn();
+  // The pins as they are now, through the update that brings them live.
+  if (pins && pins.length > 0) up({ sessionUpdate: UpdatePins, pins: [...pins] });
   return { ...state, running: false };
+}
+
+/**
+ * messageTurn is the turn a transcript item belongs to, numbered from 1 as the server counts
+ * turns (the user's prompts); undefined before the first question.
+ */
+export function messageTurn(items: readonly Item[], index: number): number | undefined {
+  let n = 0;
+  for (let i = 0; i <= index && i < items.length; i++) if (items[i].type === 'user') n++;
+  return n > 0 ? n : undefined;
+}
+
+/**
+ * pinOf is the pin that holds a message's text, if the user pinned it: by its text when the
+ * server sends it, else by its label (the text's first line, 60 characters at most).
+ */
+export function pinOf(pins: readonly Pin[] | undefined, text: string): Pin | undefined {
+  const t = text.trim();
+  const label = pinLabel(t);
+  return pins?.find((p) => p.kind === 'message' && (p.text !== undefined ? p.text.trim() === t : p.label === label));
+}
+
+/** pinLabel is the label the server gives a pinned text (contextwin.PinLabel). */
+export function pinLabel(text: string): string {
+  const line = text.trim().split('\n')[0];
+  const r = Array.from(line);
+  return r.length > 60 ? `${r.slice(0, 59).join('')}…` : line;
 }
 
 /** toolUpdates are the tool_call and tool_call_update a history's tool entry stands for. */

@@ -22,6 +22,9 @@ export interface ChatActions {
   retry(): Promise<void>;
   openSettings(): Promise<void>;
   enterApiKey(): Promise<void>;
+  /** pinMessage pins a chat message's text, with its turn when known */
+  pinMessage(text: string, turn?: number): Promise<void>;
+  unpin(id: string): Promise<void>;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -105,6 +108,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'copy':
         void vscode.env.clipboard.writeText(m.text);
         break;
+      case 'pin':
+        void this.actions.pinMessage(m.text, m.turn);
+        break;
+      case 'unpin':
+        void this.actions.unpin(m.id);
+        break;
     }
   }
 
@@ -146,6 +155,7 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <footer>
   <div id="activity" class="activity" role="status" hidden></div>
   <div id="meter" class="meter" title="Context window"></div>
+  <div id="pins" class="pins" hidden></div>
   <div id="attachment" class="attachment" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Reprise… (Enter to send, Shift+Enter for a new line)" aria-label="Ask Reprise"></textarea>
   <div class="buttons">

@@ -4,7 +4,7 @@ import MarkdownIt from 'markdown-it';
 import { meterText } from '../meter';
 import type { FromWebview, ToWebview } from './messages';
 import { pathLinks } from './links';
-import { escape, icon, renderItems } from './render';
+import { escape, icon, renderItems, renderPins } from './render';
 import { highlight } from './highlight';
 import { activity, ChatState, initialState, pendingApproval } from './state';
 import type { Answer } from './approval';
@@ -27,6 +27,8 @@ const stop = document.getElementById('stop') as HTMLButtonElement;
 const meter = document.getElementById('meter')!;
 const attachment = document.getElementById('attachment')!;
 const activityLine = document.getElementById('activity')!;
+const pinsStrip = document.getElementById('pins')!;
+let pinsHtml = '';
 let chat: ChatState = initialState();
 let background = false;
 let cardKey = '';
@@ -73,6 +75,11 @@ log.addEventListener('click', (e) => {
     else if (a.classList.contains('web')) vscode.postMessage({ type: 'openLink', url: d.href ?? '' });
     return;
   }
+  const pin = target.closest('button[data-pin], button[data-unpin]') as HTMLButtonElement | null;
+  if (pin) {
+    pinAction(pin);
+    return;
+  }
   const answerButton = target.closest('.approval button[data-answer]') as HTMLButtonElement | null;
   if (answerButton) {
     const card = answerButton.closest('.approval') as HTMLElement;
@@ -101,6 +108,32 @@ log.addEventListener('click', (e) => {
   const action = b.dataset.act === 'undo' ? 'undo' : 'keep';
   vscode.postMessage({ type: 'review', action, turn: Number(box.dataset.turn), paths: rows.map((r) => r.dataset.path ?? '') });
 });
+/** pinAction pins the message a Pin button is on (its text, its turn), or unpins what it names. */
+function pinAction(b: HTMLButtonElement): void {
+  const d = b.dataset;
+  if (d.unpin) {
+    vscode.postMessage({ type: 'unpin', id: d.unpin });
+    return;
+  }
+  const it = chat.items[Number(d.pin)];
+  if (!it || (it.type !== 'user' && it.type !== 'agent')) return;
+  b.disabled = true;
+  vscode.postMessage({ type: 'pin', text: it.text, turn: d.turn ? Number(d.turn) : undefined });
+}
+
+// The Pinned strip: a file opens, × unpins.
+pinsStrip.addEventListener('click', (e) => {
+  const target = e.target as HTMLElement;
+  const a = target.closest('a.file') as HTMLAnchorElement | null;
+  if (a) {
+    e.preventDefault();
+    vscode.postMessage({ type: 'openFile', path: a.dataset.path ?? '' });
+    return;
+  }
+  const b = target.closest('button[data-unpin]') as HTMLButtonElement | null;
+  if (b) pinAction(b);
+});
+
 function approve(key: string, answer: Answer): void {
   if (!key) return;
   // Answered at once on screen; the host confirms with the next state.
@@ -149,9 +182,12 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   background = m.background;
   const focused = (document.activeElement as HTMLElement | null)?.closest('.approval.pending button[data-answer]') as HTMLElement | null;
   const focusedAnswer = focused?.dataset.answer;
+  // A Pin button keeps the focus across the render it causes (it then reads Pinned).
+  const focusedPin = (document.activeElement as HTMLElement | null)?.closest('.msg .pin') ? (document.activeElement as HTMLElement).closest<HTMLElement>('.msg')?.dataset.i : undefined;
   log.innerHTML = m.chat.items.length
     ? renderItems(m.chat, (s) => md.render(s), open, Date.now())
     : '<div class="empty">Ask Reprise about this workspace.</div>';
+  if (focusedPin !== undefined) log.querySelector<HTMLElement>(`.msg[data-i="${focusedPin}"] .pin`)?.focus();
   // A running command's output shows its end, as a terminal does.
   log.querySelectorAll<HTMLElement>('.live pre').forEach((pre) => (pre.scrollTop = pre.scrollHeight));
   if (atBottom) log.scrollTop = log.scrollHeight;
@@ -164,6 +200,16 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
   }
   cardKey = p?.key ?? '';
   stop.hidden = !m.chat.running;
+  const strip = renderPins(m.chat.pins);
+  // Rebuilt only when it changed, so that a focused × keeps the focus while the answer streams.
+  if (strip !== pinsHtml) {
+    const focusedUnpin = !!(document.activeElement as HTMLElement | null)?.closest('.pins [data-unpin]');
+    pinsStrip.innerHTML = strip;
+    pinsHtml = strip;
+    // An unpinned chip's × had the focus: the next one takes it, else the input.
+    if (focusedUnpin) (pinsStrip.querySelector<HTMLElement>('[data-unpin]') ?? input).focus();
+  }
+  pinsStrip.hidden = !strip;
   attachment.hidden = !m.attachment;
   attachment.innerHTML = m.attachment ? `<span>${escape(m.attachment)}</span> <a href="#" class="detach" title="Do not send the selection">×</a>` : '';
   if (m.usage) {

@@ -708,7 +708,7 @@ async function filter(typed, text = typed) {
 
 await step('Select Model lists the current models, one the catalogue does not know, and sets the one picked', async () => {
   await palette('Notifications: Clear All Notifications');
-  await palette('View: Close All Editors'); // the pictures show the picker over an empty editor area
+  await palette('View: Close All Editors', { exact: true }); // the pictures show the picker over an empty editor area
   await openPicker(true);
   const current = rows.filter({ hasText: 'gemini-3.8-flash' }).first();
   await current.locator('.codicon-check').waitFor();
@@ -879,6 +879,122 @@ await step('a running command streams its output into its row, with its time, an
   if ((await done.getAttribute('open')) === null) await done.locator('summary .chev').click();
   await done.locator('pre', { hasText: 'tick-3' }).waitFor();
   await shot('live-output-done');
+});
+
+await step('pins: the open file and a chat message pinned, listed in the Pinned strip in each theme, one unpinned', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  // The open file, pinned from the command palette (the current file by default).
+  await palette('View: Close All Editors', { exact: true });
+  await palette('Go to File');
+  await waitFor('the file picker', async () => /file/i.test((await page.locator('.quick-input-widget input').getAttribute('placeholder')) ?? ''), 10_000);
+  await page.locator('.quick-input-widget input').fill('notes.txt');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'notes.txt' }).first().waitFor();
+  await page.locator('.quick-input-widget input').press('Enter');
+  const tab = page.locator('.tab.active', { hasText: 'notes.txt' });
+  await tab.waitFor();
+  // From the tab's context menu (the palette helper's click on the status bar would land on the
+  // meter, pushed left by the editor's status items).
+  const item = page.locator('.monaco-menu .action-item:not(.disabled) .action-label', { hasText: 'Pin File to Context' });
+  await waitFor("the tab's context menu", async () => {
+    await tab.click({ button: 'right' });
+    try {
+      await item.waitFor({ timeout: 5000 });
+      return true;
+    } catch (e) {
+      await page.keyboard.press('Escape');
+      throw e;
+    }
+  }, 30_000);
+  await stable(item);
+  await item.click();
+  await page.locator('.monaco-menu').waitFor({ state: 'hidden', timeout: 5000 });
+  await chat.locator('.pins .pin-chip.file', { hasText: 'notes.txt' }).waitFor({ timeout: 15_000 });
+  // The file closed, so that no editor's status items move the meter under the palette's click.
+  await tab.hover();
+  await tab.locator('.tab-actions .action-label').first().click();
+  await page.locator('.tab', { hasText: 'notes.txt' }).waitFor({ state: 'detached' });
+  // A text typed in Pin Text…
+  await palette('Reprise: Pin Text…', { exact: true });
+  const box = page.locator('.quick-input-widget', { hasText: 'keeps in its context' });
+  await box.waitFor();
+  await box.locator('input').fill('Use tabs for indentation, never spaces.');
+  await box.locator('input').press('Enter');
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Use tabs for indentation' }).waitFor({ timeout: 15_000 });
+  // A message of the chat, pinned with its hover button.
+  await openChat();
+  await chat.locator('#input').fill('Pin test: what should we remember?');
+  await chat.locator('#input').press('Enter');
+  const answer = chat.locator('.msg.agent', { hasText: 'Keep the notes under a page.' });
+  await answer.waitFor({ timeout: 30_000 });
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await answer.hover();
+  const pin = answer.locator('button.pin');
+  if ((await pin.getAttribute('aria-label')) !== 'Pin this message: keep it in the context') throw new Error(`pin button labelled ${await pin.getAttribute('aria-label')}`);
+  await pin.click();
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor({ timeout: 15_000 });
+  await answer.locator('button.pin.pinned[aria-pressed="true"]').waitFor();
+  const chips = await chat.locator('.pins .pin-chip').count();
+  if (chips !== 3) throw new Error(`${chips} pins in the strip, want 3`);
+  await chat.locator('.pins .pins-head', { hasText: /Pinned · \d+ tokens/ }).waitFor();
+  console.log(`     pinned: ${(await chat.locator('.pins').innerText()).replace(/\s+/g, ' ').trim()}`);
+  await palette('Notifications: Clear All Notifications');
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await openChat();
+    await chat.locator('.msg.user', { hasText: 'Pin test' }).hover();
+    await shot(`pins-${label}`);
+  }
+  await theme('Light 2026', 'vs');
+  // × unpins.
+  await openChat();
+  await chat.locator('.pins .pin-chip.file button.unpin').click();
+  await chat.locator('.pins .pin-chip.file').waitFor({ state: 'detached', timeout: 15_000 });
+  if ((await chat.locator('.pins .pin-chip').count()) !== 2) throw new Error('the file was not the only pin dropped');
+});
+
+await step('old tool results cleared: the chat says what was cleared, the pins stay', async () => {
+  // Twelve long notes read in one turn, with the budget at 8k: past compactAt the oldest results
+  // are cleared with no model call, and the chat says so.
+  mkdirSync(join(ws, 'long'), { recursive: true });
+  for (let i = 0; i < 12; i++) writeFileSync(join(ws, 'long', `n${i}.txt`), `note ${i} line\n`.repeat(200));
+  await openChat();
+  await chat.locator('#input').fill('Read the twelve long notes');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'I read the twelve long notes.' }).waitFor({ timeout: 60_000 });
+  const cleared = chat.locator('.marker.compaction', { hasText: /\d+ old tool results? cleared, [\d.]+k? tokens freed; the model reads them again on demand/ });
+  await cleared.waitFor({ timeout: 15_000 });
+  console.log(`     ${(await cleared.first().innerText()).trim()}`);
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor();
+  await cleared.first().scrollIntoViewIfNeeded();
+  await page.mouse.move(800, 300);
+  await shot('cleared');
+});
+
+await step('after a reload, the reopened session lists its pins; the pinned answer is unpinned from the keyboard', async () => {
+  const before = chat;
+  await palette('Developer: Reload Window');
+  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await page.waitForTimeout(3000);
+  await pick('Reprise: Resume Session', 'Pin test: what should we remember?');
+  // Rebuilt from reprise.history: the transcript, the marker of what was cleared, and the pins.
+  const answer = chat.locator('.msg.agent', { hasText: 'Keep the notes under a page.' });
+  await answer.waitFor({ timeout: 15_000 });
+  await chat.locator('.marker.compaction', { hasText: 'old tool results cleared' }).first().waitFor();
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Use tabs for indentation' }).waitFor({ timeout: 15_000 });
+  const pinned = answer.locator('button.pin.pinned');
+  await pinned.waitFor();
+  await pinned.focus();
+  await page.keyboard.press('Enter');
+  await chat.locator('.pins .pin-chip.message', { hasText: 'Keep the notes under a page.' }).waitFor({ state: 'detached', timeout: 15_000 });
+  await answer.locator('button.pin[aria-pressed="false"]').waitFor();
+  if ((await chat.locator('.pins .pin-chip').count()) !== 1) throw new Error('one pin should be left');
 });
 
 await browser.close().catch(() => {});
