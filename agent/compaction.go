@@ -36,6 +36,19 @@ type compactionJob struct {
 	fellBack string
 }
 
+// onFlex tells whether the job's summary is still asked on the Flex tier, unfinished: nothing has
+// come to wait for it, nothing shed it.
+func (j *compactionJob) onFlex() bool {
+	select {
+	case <-j.done:
+		return false
+	case <-j.urgent.Done():
+		return false
+	default:
+		return j.route.flex
+	}
+}
+
 // compactor is the compaction running in the background and what decides when to start the
 // next. Its lock is held while conv.mu is taken to start, install or undo a compaction: a job is
 // a snapshot of the history, and no other may start or land until it is in place.

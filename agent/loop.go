@@ -110,13 +110,15 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 }
 
 // finish waits for a compaction still running (so its result is applied and reported within the
-// turn), then closes the turn.
+// turn), then closes the turn. A summary still on Flex is not waited for: it goes on between turns,
+// at half price, and lands at the next turn's first call, or is hurried to the standard tier when
+// something comes to wait for it (blockAt, /compact).
 func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, err error) {
 	if reason == StopCancelled {
 		s.cancelJob()
 	}
-	if job := s.currentJob(); job != nil {
-		job.hurry() // the turn waits for it: a summary on Flex goes to the standard tier
+	if job := s.currentJob(); job != nil && !job.onFlex() {
+		job.hurry() // the turn waits for it
 		select {
 		case <-job.done:
 		case <-ctx.Done():
@@ -124,6 +126,8 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 			<-job.done
 		}
 		s.applyJob(em)
+	} else if job != nil {
+		s.applyJob(em) // landed already, or left running
 	}
 	s.loop.touch(s.opts.Now())
 	if reason == StopCapped {

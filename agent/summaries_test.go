@@ -207,30 +207,75 @@ func TestFlexShedFallsBackOnce(t *testing.T) {
 	}
 }
 
-// TestFlexSummaryTheTurnWaitsFor: a background summary still on Flex when the agent comes to
-// wait for it (here, the turn ends) is asked again on the standard tier rather than waited for
-// for minutes; the user is told why.
-func TestFlexSummaryTheTurnWaitsFor(t *testing.T) {
-	slowFlex := geminitest.Turn{Match: flexBody, Delay: "60s", Parts: []geminitest.Part{{Text: summaryText}}}
-	o, turns := flexScenario(fixtureOpts{}, slowFlex)
+// TestFlexSummaryOutlivesItsTurn: a background summary still on Flex when the turn ends is not
+// waited for: the turn ends, the summary goes on at half price between turns and lands at the
+// next turn's first call, with no fallback and no warning.
+func TestFlexSummaryOutlivesItsTurn(t *testing.T) {
+	slowFlex := geminitest.Turn{Match: flexBody, Delay: "1s", Parts: []geminitest.Part{{Text: summaryText}}}
+	o, turns := flexScenario(fixtureOpts{}, slowFlex, textTurn("nothing more to read"))
+	o.policy.ContextBudget = 6000 // past compactAt, not at blockAt: the summary is in the background when the turn ends
 	f := newFixture(t, o, turns...)
 	evs, err := f.run(t.Context(), "Read every note.")
 	if err != nil {
 		t.Fatal(err)
 	}
+	job := f.s.currentJob()
+	if job == nil || len(f.s.Checkpoints()) != 0 {
+		t.Fatalf("the turn waited for its Flex summary: job %v, checkpoints %d, %v", job != nil, len(f.s.Checkpoints()), types(evs))
+	}
+	<-job.done // between turns, the summary comes back
+	evs, err = f.run(t.Context(), "Anything else?")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sums := summaryRequests(f.srv)
-	if len(sums) != 2 || sums[0].Tier != "flex" || sums[0].Usage != nil || sums[1].Tier != "" || sums[1].Usage == nil {
+	if len(sums) != 1 || sums[0].Tier != "flex" || sums[0].ServedTier != catalog.TierFlex || sums[0].Usage == nil {
+		t.Fatalf("summary requests %+v: want one, served on Flex", sums)
+	}
+	if len(f.s.Checkpoints()) != 1 {
+		t.Errorf("checkpoints %+v: the summary did not land at the next turn", f.s.Checkpoints())
+	}
+	done := ofType(evs, EventCompaction)
+	if len(done) == 0 || done[0].Compaction.State != CompactionDone {
+		t.Errorf("the next turn does not report the compaction done: %v", types(evs))
+	}
+	if w := ofType(evs, EventWarning); len(w) != 0 {
+		t.Errorf("warnings %+v", w)
+	}
+	if s := f.s.Totals().Summaries; s.Flex != 1 {
+		t.Errorf("summaries %+v, want 1 on Flex", s)
+	}
+}
+
+// TestFlexSummaryCompactWaitsFor: a Flex summary left running by its turn, when /compact comes
+// to wait for it, is asked again on the standard tier rather than waited for for minutes.
+func TestFlexSummaryCompactWaitsFor(t *testing.T) {
+	slowFlex := geminitest.Turn{Match: flexBody, Delay: "60s", Parts: []geminitest.Part{{Text: summaryText}}}
+	o, turns := flexScenario(fixtureOpts{}, slowFlex)
+	o.policy.ContextBudget = 6000 // past compactAt, not at blockAt: the summary is in the background when the turn ends
+	f := newFixture(t, o, turns...)
+	if _, err := f.run(t.Context(), "Read every note."); err != nil {
+		t.Fatal(err)
+	}
+	if f.s.currentJob() == nil {
+		t.Fatal("no summary left running on Flex")
+	}
+	if _, err := f.s.Compact(t.Context(), ""); err != nil {
+		t.Fatal(err)
+	}
+	sums := summaryRequests(f.srv)
+	// Then /compact's own summary, standard too.
+	if len(sums) != 3 || sums[0].Tier != "flex" || sums[0].Usage != nil || sums[1].Tier != "" || sums[1].Usage == nil || sums[2].Tier != "" {
 		for _, r := range sums {
 			t.Logf("asked %q, turn %d, usage %+v", r.Tier, r.Turn, r.Usage)
 		}
-		t.Fatalf("summary requests %d: want the Flex one given up, then a standard one", len(sums))
+		t.Fatalf("summary requests %d: want the Flex one given up, then a standard one, then /compact's", len(sums))
 	}
-	warnings := ofType(evs, EventWarning)
-	if len(warnings) != 1 || !strings.Contains(warnings[0].Text, "came to wait for it") {
-		t.Errorf("warnings %+v", warnings)
-	}
-	if len(f.s.Checkpoints()) != 1 {
+	if len(f.s.Checkpoints()) != 2 {
 		t.Errorf("checkpoints %+v", f.s.Checkpoints())
+	}
+	if s := f.s.Totals().Summaries; s.Flex != 0 || s.Calls != 2 {
+		t.Errorf("summaries %+v, want 2 on the standard tier", s)
 	}
 }
 
