@@ -129,7 +129,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 func (s *Session) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
 	cp := s.clearLocked(e.plan)
 	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
-		"as much as the rebuild of the prompt ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.horizon(calls), e.plan.Saving)
+		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.horizon(calls), e.plan.Saving)
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision

@@ -236,7 +236,7 @@ func TestClearingBeforeCompactAt(t *testing.T) {
 	}
 	why := false
 	for _, e := range ofType(evs, EventUsage) {
-		if strings.Contains(e.Usage.Decision, "before compactAt") && strings.Contains(e.Usage.Decision, "as much as the rebuild of the prompt ($") {
+		if strings.Contains(e.Usage.Decision, "before compactAt") && strings.Contains(e.Usage.Decision, "at least what the rebuild of the prompt costs ($") {
 			why = true
 		}
 	}
