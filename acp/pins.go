@@ -33,27 +33,6 @@ type pinParams struct {
 	ID        string `json:"id,omitempty"`
 }
 
-// pinInfo is a pin as a client lists it (lsp's pinInfo: the same JSON).
-type pinInfo struct {
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	Label  string `json:"label"`
-	Path   string `json:"path,omitempty"`
-	Tokens int    `json:"tokens"`
-}
-
-func pinInfoOf(p contextwin.Pin) pinInfo {
-	return pinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
-}
-
-func pinInfos(pins []contextwin.Pin) []pinInfo {
-	out := []pinInfo{}
-	for _, p := range pins {
-		out = append(out, pinInfoOf(p))
-	}
-	return out
-}
-
 // HandleExtensionMethod answers the _reprise/ methods; any other is MethodNotFound.
 func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw json.RawMessage) (any, error) {
 	if method != MethodPin && method != MethodUnpin && method != MethodPins {
@@ -76,7 +55,7 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 		if err != nil {
 			return nil, pinFailure(method, err)
 		}
-		return map[string]any{"pin": pinInfoOf(pin), "pins": pinInfos(l.s.Pins())}, nil
+		return map[string]any{"pin": pin.Info(), "pins": contextwin.PinInfos(l.s.Pins())}, nil
 	case MethodUnpin:
 		if p.ID == "" {
 			return nil, invalid("%s: id is required", method)
@@ -85,7 +64,7 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 			return nil, pinFailure(method, err)
 		}
 	}
-	return map[string]any{"pins": pinInfos(l.s.Pins())}, nil
+	return map[string]any{"pins": contextwin.PinInfos(l.s.Pins())}, nil
 }
 
 func invalid(format string, a ...any) error {

@@ -37,6 +37,30 @@ type Pin struct {
 	Tokens int    `json:"tokens"`
 }
 
+// PinInfo is what the front-ends show of a pin: all but its text, which can be 16,000
+// characters and rides in the prompt, not on the wire.
+type PinInfo struct {
+	ID     string `json:"id"`
+	Kind   string `json:"kind"`
+	Label  string `json:"label"`
+	Path   string `json:"path,omitempty"`
+	Tokens int    `json:"tokens"`
+}
+
+// Info is p without its text.
+func (p Pin) Info() PinInfo {
+	return PinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
+}
+
+// PinInfos is pins without their texts, never nil: an editor reads [] as "no pins".
+func PinInfos(pins []Pin) []PinInfo {
+	out := []PinInfo{}
+	for _, p := range pins {
+		out = append(out, p.Info())
+	}
+	return out
+}
+
 // Render is the pin as the model reads it, in the conversation and in the head alike.
 func (p Pin) Render() string {
 	what := "message"

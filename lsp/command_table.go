@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"go.lsp.dev/jsonrpc2"
+
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // handler runs one workspace/executeCommand. Each is built by one of the adapters below, which
@@ -44,7 +46,7 @@ var commands = map[string]command{
 	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
 	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
-		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript()), Pins: pinInfos(l.s.Pins())}, nil
+		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript()), Pins: contextwin.PinInfos(l.s.Pins())}, nil
 	})},
 	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showContext(l), nil })},
 	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},
@@ -52,7 +54,7 @@ var commands = map[string]command{
 	CommandPin:         {run: args(true, (*server).pin)},
 	CommandUnpin:       {run: args(true, (*server).unpin)},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
-		return pinsResult{Pins: pinInfos(l.s.Pins())}, nil
+		return pinsResult{Pins: contextwin.PinInfos(l.s.Pins())}, nil
 	})},
 }
 

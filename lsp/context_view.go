@@ -29,7 +29,7 @@ func (s *server) contextReport(l *live) contextResult {
 		FixedTokens:        r.FixedTokens,
 		Largest:            []largeItem{},
 		MCP:                mcpShares(l.mcp),
-		Pins:               pinInfos(r.Pins),
+		Pins:               contextwin.PinInfos(r.Pins),
 		PinnedTokens:       contextwin.PinnedTokens(r.Pins),
 	}
 	for _, it := range r.Largest {

@@ -24,37 +24,15 @@ type UnpinArgs struct {
 	ID        string `json:"id"`
 }
 
-// pinInfo is a pin as the editors list it: its text stays in the server.
-type pinInfo struct {
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	Label  string `json:"label"`
-	Path   string `json:"path,omitempty"`
-	Tokens int    `json:"tokens"`
-}
-
 // pinResult answers reprise.pin: the new pin and all of them.
 type pinResult struct {
-	Pin  pinInfo   `json:"pin"`
-	Pins []pinInfo `json:"pins"`
+	Pin  contextwin.PinInfo   `json:"pin"`
+	Pins []contextwin.PinInfo `json:"pins"`
 }
 
 // pinsResult answers reprise.unpin and reprise.pins.
 type pinsResult struct {
-	Pins []pinInfo `json:"pins"`
-}
-
-func pinInfoOf(p contextwin.Pin) pinInfo {
-	return pinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
-}
-
-// pinInfos never returns nil: an editor reads [] as "no pins".
-func pinInfos(pins []contextwin.Pin) []pinInfo {
-	out := []pinInfo{}
-	for _, p := range pins {
-		out = append(out, pinInfoOf(p))
-	}
-	return out
+	Pins []contextwin.PinInfo `json:"pins"`
 }
 
 // pin answers reprise.pin. With no session yet it creates one, as reprise.ask does: a user pins
@@ -74,7 +52,7 @@ func (s *server) pin(ctx context.Context, a PinArgs) (any, error) {
 		return nil, pinFailure(CommandPin, err)
 	}
 	pins := s.pinsChanged(l)
-	return pinResult{Pin: pinInfoOf(p), Pins: pins}, nil
+	return pinResult{Pin: p.Info(), Pins: pins}, nil
 }
 
 // unpin answers reprise.unpin.
@@ -94,8 +72,8 @@ func (s *server) unpin(_ context.Context, a UnpinArgs) (any, error) {
 }
 
 // pinsChanged tells the editor the session's pins (a "pins" session update) and returns them.
-func (s *server) pinsChanged(l *live) []pinInfo {
-	pins := pinInfos(l.s.Pins())
+func (s *server) pinsChanged(l *live) []contextwin.PinInfo {
+	pins := contextwin.PinInfos(l.s.Pins())
 	if s.client.reprise {
 		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdatePins, Pins: &pins}})
 	}

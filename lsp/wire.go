@@ -102,7 +102,7 @@ type update struct {
 	// Changes are the files the turn changed, as reprise.changes lists them but without diffs.
 	Changes []fileChange `json:"changes,omitempty"`
 	// pins: the session's pins after a change (never null: an empty list when none is left)
-	Pins *[]pinInfo `json:"pins,omitempty"`
+	Pins *[]contextwin.PinInfo `json:"pins,omitempty"`
 }
 
 // MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one
@@ -392,8 +392,8 @@ type contextResult struct {
 
 	// Pins are the session's pins and PinnedTokens what they cost, counted in messages (no
 	// breakdown category of their own: the categories sum to the window).
-	Pins         []pinInfo `json:"pins"`
-	PinnedTokens int       `json:"pinnedTokens"`
+	Pins         []contextwin.PinInfo `json:"pins"`
+	PinnedTokens int                  `json:"pinnedTokens"`
 }
 
 // mcpShare is what one MCP server's declared tools cost per request.
@@ -445,9 +445,9 @@ func compactionUpdateOf(c *agent.CompactionEvent) *compactionUpdate {
 
 // historyResult answers reprise.history: the conversation since the session began.
 type historyResult struct {
-	SessionID string         `json:"sessionId"`
-	Entries   []historyEntry `json:"entries"`
-	Pins      []pinInfo      `json:"pins"`
+	SessionID string               `json:"sessionId"`
+	Entries   []historyEntry       `json:"entries"`
+	Pins      []contextwin.PinInfo `json:"pins"`
 }
 
 // historyEntry is one step of the conversation (agent.TranscriptEntry with wire names). A tool
