@@ -8,7 +8,7 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// PinArgs: reprise.pin. A file pin names Path; a message pin gives Text, and Turn when it is an
+// PinArgs are reprise.pin's arguments. A file pin names Path; a message pin gives Text, and Turn when it is an
 // earlier message of the chat.
 type PinArgs struct {
 	SessionID string `json:"sessionId"`
@@ -18,7 +18,7 @@ type PinArgs struct {
 	Turn      int    `json:"turn,omitempty"`
 }
 
-// UnpinArgs: reprise.unpin.
+// UnpinArgs are reprise.unpin's arguments.
 type UnpinArgs struct {
 	SessionID string `json:"sessionId"`
 	ID        string `json:"id"`
