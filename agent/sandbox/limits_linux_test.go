@@ -76,9 +76,11 @@ func TestForkBombIsBounded(t *testing.T) {
 				t.Skip(why) // never run a bomb that nothing bounds
 			}
 			// The bomb as the issue wrote it returns at once (its jobs are in the background): the
-			// supervisor kills what it left.
+			// supervisor kills what it left. On a loaded machine its jobs can meet the limit before
+			// the first shell has forked its own: that shell then fails with "Cannot fork" (exit
+			// 2), the bomb bounded all the same.
 			out, st := runFor(t, sb, ws, "f(){ f|f& };f", 20*time.Second)
-			if st.Signaled() || st.Code != 0 {
+			if st.Signaled() || st.Code != 0 && !(st.Code == 2 && strings.Contains(out, "Cannot fork")) {
 				t.Errorf("the bomb: %+v %q", st, out)
 			}
 			// One that waits is stopped at its timeout. Its processes retry failed forks (bash
