@@ -34,10 +34,7 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 		return contextwin.ClearPlan{}, false
 	}
 	est := c.ledger.Estimator
-	msgs := make([]int, len(c.history))
-	for i := range c.history {
-		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
-	}
+	msgs := c.messageTokens()
 	inUse := inUse(c.history, f.state.FilesModified)
 	pinned := s.pinnedReadsLocked()
 	var items []contextwin.ClearItem
@@ -57,6 +54,17 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices, MustFree: mustFree,
 		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	})
+}
+
+// messageTokens is the estimated tokens of each message of the history, head first. c.mu must be
+// held.
+func (c *conversation) messageTokens() []int {
+	est := c.ledger.Estimator
+	msgs := make([]int, len(c.history))
+	for i := range c.history {
+		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
+	}
+	return msgs
 }
 
 // growthOf is about what the prompt gains per call: the tokens of the last keep model turns and
@@ -110,7 +118,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 		return earlyClear{}, false
 	}
 	e := earlyClear{plan: plan, held: k.held}
-	if f.policy.NoSummaries || !s.canCompactLocked() {
+	if f.policy.NoSummaries || !s.canCompactLocked() || k.job != nil {
 		return e, true
 	}
 	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
@@ -253,9 +261,6 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	seq := 0
 	h := contextwin.ClearResults(c.history, plan.Indexes, func(fr *genai.FunctionResponse) string {
 		seq++
-		if fr.Name == "read_file" { // the stub names the path and range: reading it again is the way back
-			return ""
-		}
 		return recall(spill, fmt.Sprintf("cleared-%d-%d-%s", len(c.checkpoints)+1, seq, safeName(fr.Name)), fr)
 	})
 	cleared := map[int]*genai.Content{}
@@ -297,8 +302,12 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 }
 
 // recall saves a long result whole to the session's tool outputs, where read_file reads it, and
-// says how to read it back; "" for a short one, or when it cannot be saved.
+// says how to read it back; "" for a short one, for a read (its stub names the path and range:
+// reading it again is the way back), or when it cannot be saved.
 func recall(dir, name string, fr *genai.FunctionResponse) string {
+	if fr.Name == "read_file" {
+		return ""
+	}
 	var text string
 	for _, v := range fr.Response {
 		if s, ok := v.(string); ok {

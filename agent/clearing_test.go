@@ -197,22 +197,10 @@ func TestNoSummaries(t *testing.T) {
 func TestClearingBeforeCompactAt(t *testing.T) {
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget = 400_000 // compactAt at 280,000: never reached
-	play := func(keep bool) ([]Event, *fixture) {
-		q := p
-		q.KeepToolResults = keep
-		turns := append(readTurns(40), textTurn("read them all"))
-		f := newFixture(t, fixtureOpts{policy: q, files: notes(40, 2400), clearing: true}, turns...)
-		evs, err := f.run(t.Context(), "Read every note.")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
-			t.Fatalf("stop = %s", end.StopReason)
-		}
-		return evs, f
-	}
-	evs, f := play(false)
-	kept, _ := play(true)
+	evs, f := readNotes(t, p, 40, 0)
+	p.KeepToolResults = true
+	kept, _ := readNotes(t, p, 40, 0)
+	p.KeepToolResults = false
 	if n := summaries(f.srv); n != 0 {
 		t.Errorf("%d summary calls", n)
 	}
@@ -260,25 +248,10 @@ func TestClearingBeforeCompactAt(t *testing.T) {
 func TestSummaryInPlaceOfAClearing(t *testing.T) {
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget, p.SessionTokenCap = 400_000, 1<<30 // compactAt at 280,000: never reached
-	play := func(noSummaries bool) ([]Event, *fixture) {
-		q := p
-		q.NoSummaries = noSummaries
-		turns := append(readTurns(150), textTurn("read them all"))
-		for range 6 {
-			turns = append(turns, summaryTurn(summaryText))
-		}
-		f := newFixture(t, fixtureOpts{policy: q, files: notes(150, 2400), clearing: true}, turns...)
-		evs, err := f.run(t.Context(), "Read every note.")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
-			t.Fatalf("stop = %s", end.StopReason)
-		}
-		return evs, f
-	}
-	evs, f := play(false)
-	clearingOnly, _ := play(true)
+	evs, f := readNotes(t, p, 150, 6)
+	p.NoSummaries = true
+	clearingOnly, _ := readNotes(t, p, 150, 6)
+	p.NoSummaries = false
 	summarized := 0
 	for _, cp := range f.s.Checkpoints() {
 		if cp.Cleared > 0 {
@@ -305,4 +278,23 @@ func TestSummaryInPlaceOfAClearing(t *testing.T) {
 	if with.Cost > 1.02*without.Cost {
 		t.Errorf("with the summaries $%.5f, clearing alone $%.5f: more than 2 %% dearer", with.Cost, without.Cost)
 	}
+}
+
+// readNotes plays one turn that reads n notes of 2,400 characters, with the first tier on and
+// summaries scripted for up to sums compactions, and checks that it ends normally.
+func readNotes(t *testing.T, p contextwin.Policy, n, sums int) ([]Event, *fixture) {
+	t.Helper()
+	turns := append(readTurns(n), textTurn("read them all"))
+	for range sums {
+		turns = append(turns, summaryTurn(summaryText))
+	}
+	f := newFixture(t, fixtureOpts{policy: p, files: notes(n, 2400), clearing: true}, turns...)
+	evs, err := f.run(t.Context(), "Read every note.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopEndTurn {
+		t.Fatalf("stop = %s", end.StopReason)
+	}
+	return evs, f
 }

@@ -185,10 +185,7 @@ func (s *Session) mergeAbove(p contextwin.Policy) int {
 func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 	c := &s.conv
 	est := c.ledger.Estimator
-	msgs := make([]int, len(c.history))
-	for i := range c.history {
-		msgs[i] = est.Tokens(c.ledger.MessageEstimate(i))
-	}
+	msgs := c.messageTokens()
 	before, _ := c.ledger.Used()
 	summaryOut := contextwin.DefaultSummaryTokens
 	blocks := 0

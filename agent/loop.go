@@ -205,13 +205,14 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	// enough. What was decided, and why, is kept for the meter.
 	if th == contextwin.Below {
 		k.decision = ""
-		if e, due := s.earlyPlanLocked(f, calls, used); due && k.job == nil && e.summary == nil {
+		e, due := s.earlyPlanLocked(f, calls, used)
+		switch {
+		case !due || k.job != nil:
+		case e.summary == nil:
 			cleared, k.decision = s.clearEarlyLocked(e, calls)
-		} else if due && k.job == nil {
-			s.startJobLocked(ctx, contextwin.TriggerAuto, "", "a summary frees more than clearing old tool results", *e.summary, f, true)
-			k.job.turn, k.job.call = s.conv.turns, calls
-			k.decision = "summarizing the oldest turns before compactAt: " + k.job.note
-			started = true
+		default:
+			note := s.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
+			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
 		}
 	} else if k.job == nil {
 		cleared, k.decision = s.firstTierLocked(f, calls, used, window)
@@ -222,10 +223,8 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	}
 	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
 		if plan, ok := s.planLocked(f, 0); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
-			s.startJobLocked(ctx, contextwin.TriggerAuto, "", thresholdNote(f.policy, used, window), plan, f, th != contextwin.Block)
-			k.job.turn, k.job.call = s.conv.turns, calls
-			k.decision = "summarizing the oldest turns: " + k.job.note
-			started = true
+			note := s.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
+			k.decision, started = "summarizing the oldest turns: "+note, true
 		} else if !ok {
 			k.skipAt = len(s.conv.history)
 		}
@@ -238,6 +237,14 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
 	wait = job != nil && (th == contextwin.Block || overlapped)
 	return job, wait, started, cleared
+}
+
+// startAutoLocked starts an automatic compaction as plan cuts it, before the model call calls,
+// and returns its note. s.compactor.mu and s.conv.mu must be held.
+func (s *Session) startAutoLocked(ctx context.Context, f planFacts, plan contextwin.Plan, calls int, note string, background bool) string {
+	s.startJobLocked(ctx, contextwin.TriggerAuto, "", note, plan, f, background)
+	s.compactor.job.turn, s.compactor.job.call = s.conv.turns, calls
+	return s.compactor.job.note
 }
 
 func thresholdNote(p contextwin.Policy, used, window int) string {
