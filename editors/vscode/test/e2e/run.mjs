@@ -542,18 +542,7 @@ await step('New Session empties the chat and Resume Session brings it back', asy
 await step('after a reload, Resume Session rebuilds the saved session from its history', async () => {
   // A reload starts a new extension host and server: the transcript is no longer in memory, and
   // the session comes back from disk through reprise.resume and reprise.history.
-  const before = chat;
-  await palette('Developer: Reload Window');
-  // The palette returns before the reload begins: until the old chat is gone, the workbench and
-  // the chat found next could be the old ones, detached a moment later.
-  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
-  await openChat();
-  await chat.locator('.empty').waitFor();
-  // The restored editors and views take focus as they come back: let them settle first.
-  await page.waitForTimeout(3000);
-  await pick('Reprise: Resume Session', 'What does notes.txt say?');
+  await reloadAndResume('What does notes.txt say?');
   await chat.locator('.msg.user', { hasText: 'What does notes.txt say?' }).waitFor();
   await chat.locator('.msg.agent', { hasText: 'remember the milk' }).waitFor();
   await chat.locator('details.tool.completed').first().waitFor();
@@ -663,6 +652,23 @@ const themes = [
 const userSettings = () => JSON.parse(readFileSync(settingsFile, 'utf8'));
 
 /** theme picks a colour theme as a person does, and waits for the workbench to wear it. */
+// reloadAndResume reloads the window (a new extension host and server: nothing of the session
+// stays in memory) and resumes the session titled title from disk, through Resume Session.
+async function reloadAndResume(title) {
+  const before = chat;
+  await palette('Developer: Reload Window');
+  // The palette returns before the reload begins: until the old chat is gone, the workbench and
+  // the chat found next could be the old ones, detached a moment later.
+  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  // The restored editors and views take focus as they come back: let them settle first.
+  await page.waitForTimeout(3000);
+  await pick('Reprise: Resume Session', title);
+}
+
 async function theme(label, cls) {
   await palette('Preferences: Color Theme', { exact: true });
   const input = page.locator('.quick-input-widget input');
@@ -974,15 +980,7 @@ await step('old tool results cleared: the chat says what was cleared, the pins s
 });
 
 await step('after a reload, the reopened session lists its pins; the pinned answer is unpinned from the keyboard', async () => {
-  const before = chat;
-  await palette('Developer: Reload Window');
-  await waitFor('the reload to take the old chat away', async () => (before.isDetached() ? true : undefined), 60_000);
-  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-  await page.locator('.activitybar [aria-label^="Reprise"]').first().waitFor({ timeout: 60_000 });
-  await openChat();
-  await chat.locator('.empty').waitFor();
-  await page.waitForTimeout(3000);
-  await pick('Reprise: Resume Session', 'Pin test: what should we remember?');
+  await reloadAndResume('Pin test: what should we remember?');
   // Rebuilt from reprise.history: the transcript, the marker of what was cleared, and the pins.
   const answer = chat.locator('.msg.agent', { hasText: 'Keep the notes under a page.' });
   await answer.waitFor({ timeout: 15_000 });
