@@ -37,22 +37,29 @@ type Pin struct {
 	Tokens int    `json:"tokens"`
 }
 
-// PinInfo is what the front-ends show of a pin: all but its text, which can be 16,000
-// characters and rides in the prompt, not on the wire.
+// PinInfo is what the front-ends show of a pin. Text is a message pin's text as the prompt has it
+// (at most RequestCap characters, a longer one cut 40/60 around a line saying so), by which an
+// editor tells which of its messages is pinned; a file's content (up to 16,000 characters) rides
+// in the prompt, not on the wire.
 type PinInfo struct {
 	ID     string `json:"id"`
 	Kind   string `json:"kind"`
 	Label  string `json:"label"`
 	Path   string `json:"path,omitempty"`
+	Text   string `json:"text,omitempty"`
 	Tokens int    `json:"tokens"`
 }
 
-// Info is p without its text.
+// Info is what the front-ends get of p.
 func (p Pin) Info() PinInfo {
-	return PinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
+	info := PinInfo{ID: p.ID, Kind: p.Kind, Label: p.Label, Path: p.Path, Tokens: p.Tokens}
+	if p.Kind == PinMessage {
+		info.Text = p.Text
+	}
+	return info
 }
 
-// PinInfos is pins without their texts, never nil: an editor reads [] as "no pins".
+// PinInfos is what the front-ends get of pins, never nil: an editor reads [] as "no pins".
 func PinInfos(pins []Pin) []PinInfo {
 	out := []PinInfo{}
 	for _, p := range pins {

@@ -20,7 +20,7 @@ func TestPinsOverLSP(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandPin, PinArgs{Kind: "message", Text: "Keep the public API stable."}, &first); err != nil {
 		t.Fatal(err)
 	}
-	if first.Pin.ID != "p1" || first.Pin.Kind != "message" || first.Pin.Tokens == 0 || len(first.Pins) != 1 {
+	if first.Pin.ID != "p1" || first.Pin.Kind != "message" || first.Pin.Text != "Keep the public API stable." || first.Pin.Tokens == 0 || len(first.Pins) != 1 {
 		t.Fatalf("reprise.pin = %+v", first)
 	}
 	var list pinsResult
@@ -32,7 +32,8 @@ func TestPinsOverLSP(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandPin, PinArgs{SessionID: id, Kind: "file", Path: "src/a.go"}, &second); err != nil {
 		t.Fatal(err)
 	}
-	if second.Pin.ID != "p2" || second.Pin.Path != "src/a.go" || second.Pin.Label != "src/a.go" || len(second.Pins) != 2 {
+	// A file's content stays off the wire; a message's text is on it, to tell which message it is.
+	if second.Pin.ID != "p2" || second.Pin.Path != "src/a.go" || second.Pin.Label != "src/a.go" || second.Pin.Text != "" || len(second.Pins) != 2 {
 		t.Fatalf("reprise.pin file = %+v", second)
 	}
 	e.turnEnd(id)

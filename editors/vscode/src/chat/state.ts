@@ -366,20 +366,22 @@ export function messageTurn(items: readonly Item[], index: number): number | und
 }
 
 /**
- * pinOf is the pin that holds a message's text, if the user pinned it: by its text when the
- * server sends it, else by its label (the text's first line, 60 characters at most).
+ * pinOf is the pin that holds a message's text, if the user pinned it. The server sends a message
+ * pin's text as the prompt has it: whole, or past 4,000 characters its start and its end around a
+ * line that says how much was left out (contextwin.CapText).
  */
 export function pinOf(pins: readonly Pin[] | undefined, text: string): Pin | undefined {
   const t = text.trim();
-  const label = pinLabel(t);
-  return pins?.find((p) => p.kind === 'message' && (p.text !== undefined ? p.text.trim() === t : p.label === label));
+  return pins?.find((p) => p.kind === 'message' && p.text !== undefined && holds(p.text.trim(), t));
 }
 
-/** pinLabel is the label the server gives a pinned text (contextwin.PinLabel). */
-export function pinLabel(text: string): string {
-  const line = text.trim().split('\n')[0];
-  const r = Array.from(line);
-  return r.length > 60 ? `${r.slice(0, 59).join('')}…` : line;
+const omitted = /\n\[… \d+ characters of this message omitted[^\n]*…\]\n/;
+
+/** holds reports whether a pin's text is text, whole or cut around an omission line. */
+function holds(pinned: string, text: string): boolean {
+  if (pinned === text) return true;
+  const m = omitted.exec(pinned);
+  return m !== null && text.length > pinned.length - m[0].length && text.startsWith(pinned.slice(0, m.index)) && text.endsWith(pinned.slice(m.index + m[0].length));
 }
 
 /** toolUpdates are the tool_call and tool_call_update a history's tool entry stands for. */

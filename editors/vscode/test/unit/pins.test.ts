@@ -138,14 +138,19 @@ describe('pins in the context view', () => {
   });
 });
 
-describe('a pinned message found by its label', () => {
-  it('matches the label the server gives when it sends no text', async () => {
-    const { pinLabel } = await import('../../src/chat/state');
-    const long = `${'word '.repeat(20)}\nsecond line`;
-    expect(pinLabel(long)).toBe(`${'word '.repeat(12).slice(0, 59)}…`);
-    expect(pinLabel('  short\nmore')).toBe('short');
-    const pin: Pin = { id: 'p7', kind: 'message', label: pinLabel(long), tokens: 30 };
-    expect(pinOf([pin], long)).toEqual(pin);
-    expect(pinOf([pin], 'other')).toBeUndefined();
+describe('a pinned message found by its text', () => {
+  it('matches the whole text, and a long one by the start and end the server keeps', () => {
+    const short: Pin = { id: 'p1', kind: 'message', label: 'same first line', text: 'same first line\nthen one thing', tokens: 8 };
+    expect(pinOf([short], 'same first line\nthen one thing')).toEqual(short);
+    // Two messages that share a first line are told apart.
+    expect(pinOf([short], 'same first line\nthen another')).toBeUndefined();
+    const long = `${'a'.repeat(3000)}middle${'z'.repeat(3000)}`;
+    const capped = `${'a'.repeat(1600)}\n[… 2406 characters of this message omitted here; the whole is saved: read_file .reprise/requests/1.txt to read it …]\n${'z'.repeat(2400)}`;
+    const pin: Pin = { id: 'p2', kind: 'message', label: 'aaaa', text: capped, tokens: 1000 };
+    expect(pinOf([short, pin], long)).toEqual(pin);
+    expect(pinOf([pin], `b${long.slice(1)}`)).toBeUndefined();
+    expect(pinOf([pin], `${'a'.repeat(1600)}${'z'.repeat(2400)}`)).toBeUndefined();
+    // A message pin without its text (no server sends one now) matches nothing.
+    expect(pinOf([{ id: 'p3', kind: 'message', label: 'same first line', tokens: 8 }], 'same first line')).toBeUndefined();
   });
 });
