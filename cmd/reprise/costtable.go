@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,11 +25,12 @@ const noCompaction = 1_000_000
 type scenarioRun struct {
 	Budget      int // noCompaction: the run without compaction
 	Stop        agent.StopReason
-	Calls       int // the agent's model calls
-	Summaries   int // summarizer calls
-	Compactions int // checkpoints: summaries and clearings
-	Clearings   int // checkpoints that cleared old tool results
-	MaxPrompt   int // the largest prompt the agent sent
+	Calls       int   // the agent's model calls
+	Summaries   int   // summarizer calls
+	Compactions int   // checkpoints: summaries and clearings
+	Clearings   int   // checkpoints that cleared old tool results
+	MaxPrompt   int   // the largest prompt the agent sent
+	Prompts     []int // each of the agent's prompts, in order
 	Totals      contextwin.Totals
 }
 
@@ -74,6 +76,7 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 		case ev.Type == agent.EventModelCall:
 			run.Calls++
 			run.MaxPrompt = max(run.MaxPrompt, ev.Call.Prompt)
+			run.Prompts = append(run.Prompts, ev.Call.Prompt)
 		case ev.Type == agent.EventTurnEnd:
 			run.Stop = ev.End.StopReason
 			run.Totals = ev.End.Totals
@@ -106,6 +109,7 @@ func costTable(ctx context.Context, w io.Writer) error {
 	fmt.Fprintln(tw, "scenario\tbudget, tiers\tstop\tcalls\tsummaries\tclearings\tmax prompt\tbilled input\tcached\toutput\tcost\tvs none\thalf the implicit hits missed\t")
 	summariesOnly := func(p *contextwin.Policy) { p.KeepToolResults = true }
 	clearingOnly := func(p *contextwin.Policy) { p.NoSummaries = true }
+	var best []string
 	for _, sc := range scenarios.All() {
 		var base scenarioRun
 		row := func(label string, r scenarioRun, missed string) {
@@ -132,6 +136,11 @@ func costTable(ctx context.Context, w io.Writer) error {
 			if i == 0 {
 				base = r
 				row("none", r, missedCell(missed, r))
+				ideal, err := idealCost(r)
+				if err != nil {
+					return err
+				}
+				best = append(best, fmt.Sprintf("  %s: $%.4f, %.2f×", sc.Name, ideal, ideal/r.Totals.Cost))
 				continue
 			}
 			only, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-summaries", sc.Name, i)), 0, summariesOnly)
@@ -159,6 +168,10 @@ func costTable(ctx context.Context, w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintln(w, "\nThe cheapest schedule of clearings, each leaving the prompt at the cache minimum and billed in full\n"+
+		"(under the minimum every call is billed in full; above it every call costs more), against the same\n"+
+		"session uncompacted:")
+	fmt.Fprintln(w, strings.Join(best, "\n"))
 	return deadZoneTable(ctx, w, dir)
 }
 
