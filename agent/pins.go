@@ -145,10 +145,8 @@ func (s *Session) pinnablePath(given string) (string, error) {
 			return "", pinError("%s is a secrets file; it is not pinned", given)
 		}
 	}
-	for _, part := range parts {
-		if strings.HasPrefix(part, ".") {
-			return "", pinError("%s is a hidden path; it is not pinned", given)
-		}
+	if ignore.Hidden(rel) {
+		return "", pinError("%s is a hidden path; it is not pinned", given)
 	}
 	m := ignore.New(os.DirFS(ws), ignore.Options{Getenv: os.Getenv})
 	for i := range parts {
