@@ -135,8 +135,9 @@ func BenchmarkCompactionCost(b *testing.B) {
 }
 
 // nearBest is how far above the best schedule of clearings (bestSchedule, floor at the cache
-// minimum) the long scenarios may cost at the default budget.
-const nearBest = 1.10
+// minimum) the long scenarios may cost at the default budget: they measure 1.03 to 1.09 of it,
+// and a background summary that lands a call later moves a figure by a few per cent.
+const nearBest = 1.15
 
 // idealSchedule is idealCost, failing t when it cannot price the run.
 func idealSchedule(t *testing.T, base scenarioRun) float64 {
