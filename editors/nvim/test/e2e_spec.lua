@@ -80,6 +80,15 @@ local function turn_ends()
   return n
 end
 
+-- idle waits until every question in the chat has had its turn end: one asked before that is
+-- refused by the server ("already running a turn").
+local function idle()
+  h.wait(T, function()
+    local _, questions = ('\n' .. chat_text()):gsub('\n## You\n', '')
+    return turn_ends() >= questions
+  end, 'the running turn to end')
+end
+
 local function float_wins()
   return vim.tbl_filter(function(w)
     return vim.api.nvim_win_get_config(w).relative ~= ''
@@ -388,6 +397,7 @@ end)
 h.test("the agent's edits reach open buffers at once; unsaved edits are kept with a warning", function()
   write(ws .. '/src/open.txt', 'one\ntwo\n')
   write(ws .. '/src/dirty.txt', 'before\n')
+  idle()
   vim.cmd('silent only')
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/open.txt'))
   local obuf = vim.api.nvim_get_current_buf()
@@ -412,6 +422,7 @@ h.test("the agent's edits reach open buffers at once; unsaved edits are kept wit
   local dbuf = vim.api.nvim_get_current_buf()
   vim.api.nvim_buf_set_lines(dbuf, 0, -1, false, { 'my unsaved line' })
   approval_key = 'a'
+  idle()
   vim.cmd('Reprise ask overwrite the dirty file')
   h.wait(T, function()
     return chat_text():find('Overwrote it.', 1, true) ~= nil
@@ -431,6 +442,7 @@ end)
 h.test('a running command shows its time and its last lines, replaced by its result', function()
   approval_key = 'a'
   vim.cmd('silent only')
+  idle()
   vim.cmd('Reprise ask stream the ticks')
   -- The command prints tick-1, then waits for the file "go", created once the chat showed it.
   h.wait(T, function()
