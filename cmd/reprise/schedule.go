@@ -37,17 +37,19 @@ func bestSchedule(prompts []int, floor, minCached int, outputTokens int, p conte
 		}
 	}
 	call := func(prompt, prev int) float64 {
-		if prev < minCached {
-			return float64(prompt) * p.Input / 1e6
+		u := contextwin.CallUsage{Prompt: prompt}
+		if prev >= minCached {
+			u.Cached = prev
 		}
-		return (float64(prompt-prev)*p.Input + float64(prev)*p.CachedInput) / 1e6
+		return u.Cost(p)
 	}
-	// best[j]: the cheapest cost of calls j… when call j clears.
+	// best[j]: the cheapest cost of calls j… when call j clears. A "clearing" at the first call
+	// leaves its prompt whole, so best[0] starts the session as it ran uncompacted.
 	best := make([]float64, n+1)
 	for j := n - 1; j >= 0; j-- {
 		best[j] = -1
 		prompt := min(floor+grow[j], prompts[j]) // a clearing adds nothing
-		run := float64(prompt) * p.Input / 1e6
+		run := call(prompt, 0)
 		for k := j + 1; k <= n; k++ { // calls j…k-1 run on without clearing, k clears
 			if c := run + best[k]; best[j] < 0 || c < best[j] {
 				best[j] = c
@@ -58,19 +60,5 @@ func bestSchedule(prompts []int, floor, minCached int, outputTokens int, p conte
 			}
 		}
 	}
-	// The session's start runs as uncompacted until its first clearing.
-	total, run := -1.0, 0.0
-	for k := 0; k <= n; k++ {
-		if c := run + best[k]; k > 0 && (total < 0 || c < total) {
-			total = c
-		}
-		if k < n {
-			prev := 0
-			if k > 0 {
-				prev = prompts[k-1]
-			}
-			run += call(prompts[k], prev)
-		}
-	}
-	return total + float64(outputTokens)*p.Output/1e6
+	return best[0] + contextwin.CallUsage{Candidates: outputTokens}.Cost(p)
 }
