@@ -158,35 +158,47 @@ func expandHome(p string, getenv func(string) string) string {
 }
 
 // configValues reads a git config file and returns its values of keys in sections without a
-// subsection, as "section.key" in lower case, the last value of a key winning. It follows git's
-// syntax for what it keeps (comments, quotes, escapes, continuation lines, a key alone meaning
-// true); a line git would reject ends the reading, keeping what came before.
+// subsection, as "section.key" in lower case, the last value of a key winning.
 func configValues(data []byte) map[string]string {
 	vals := map[string]string{}
+	configEntries(data, func(section string, sub bool, key, val string) {
+		if !sub {
+			vals[section+"."+key] = val
+		}
+	})
+	return vals
+}
+
+// configEntries calls fn with each entry of a git config file in order: its section's name and
+// key in lower case, whether the section has a subsection ([name "sub"], or the old [name.sub],
+// whose name is then the part before the dot), and the value. It follows git's syntax (comments,
+// quotes, escapes, continuation lines, a key alone meaning true); a line git would reject ends
+// the reading, keeping what came before.
+func configEntries(data []byte, fn func(section string, sub bool, key, val string)) {
 	p := configParser{data: bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))}
-	section := ""
+	section, sub := "", false
 	for {
 		c, ok := p.next()
 		switch {
 		case !ok:
-			return vals
+			return
 		case c == '\n' || isSpace(c):
 		case c == '#' || c == ';':
 			p.skipLine()
 		case c == '[':
-			if section, ok = p.section(); !ok {
-				return vals
+			if section, sub, ok = p.section(); !ok {
+				return
 			}
 		case isAlpha(c):
 			key, val, ok := p.entry(c)
 			if !ok {
-				return vals
+				return
 			}
 			if section != "" {
-				vals[section+"."+key] = val
+				fn(section, sub, key, val)
 			}
 		default:
-			return vals
+			return
 		}
 	}
 }
@@ -213,20 +225,20 @@ func (p *configParser) skipLine() {
 	}
 }
 
-// section reads a "[name]" header, returning the lower-cased name, or "" for a header with a
-// subsection ([name "sub"], or the old [name.sub]), whose keys are none of ours.
-func (p *configParser) section() (string, bool) {
-	var name []byte
+// section reads a "[name]" header, returning the lower-cased name and whether a subsection
+// follows it ([name "sub"], or the old [name.sub]).
+func (p *configParser) section() (name string, sub bool, ok bool) {
+	var b []byte
 	for {
 		c, ok := p.next()
 		switch {
 		case !ok || c == '\n':
-			return "", false
+			return "", false, false
 		case c == ']':
-			if bytes.IndexByte(name, '.') >= 0 {
-				return "", true
+			if head, _, dotted := bytes.Cut(b, []byte{'.'}); dotted {
+				return strings.ToLower(string(head)), true, true
 			}
-			return strings.ToLower(string(name)), true
+			return strings.ToLower(string(b)), false, true
 		case isSpace(c):
 			// A subsection follows: read up to the closing bracket, quotes and escapes respected.
 			quoted := false
@@ -237,14 +249,14 @@ func (p *configParser) section() (string, bool) {
 				case c == '"':
 					quoted = !quoted
 				case c == ']' && !quoted:
-					return "", true
+					return strings.ToLower(string(b)), true, true
 				}
 			}
-			return "", false
+			return "", false, false
 		case isAlpha(c) || isDigit(c) || c == '-' || c == '.':
-			name = append(name, c)
+			b = append(b, c)
 		default:
-			return "", false
+			return "", false, false
 		}
 	}
 }

@@ -167,7 +167,7 @@ func (s *Sandbox) Describe() string {
 	if s.cfg.AllowNetwork {
 		net = "network allowed"
 	}
-	return "Commands run in a sandbox: they can read anywhere but credentials (~/.ssh, ~/.aws, …), and write only to the workspace (not its .git), a private temp dir and build caches; " + net + "."
+	return "Commands run in a sandbox: they can read anywhere but credentials (~/.ssh, ~/.aws, …), and write only to the workspace (not its version control, git hooks or editor settings), a private temp dir and build caches; " + net + "."
 }
 
 // NetworkOpen says what allowing the network opens, for the front-ends to show once when the
@@ -290,17 +290,6 @@ type spec struct {
 	Hold bool `json:"hold,omitempty"`
 }
 
-// VCSDirs are the version-control directories of a workspace that commands the user did not
-// approve may not write: a hook or a core.fsmonitor set there would run outside the sandbox, the
-// next time the user or the editor runs git.
-var VCSDirs = []string{".git", ".hg", ".svn"}
-
-// EditorPaths are the workspace's files that editors and shells act on by themselves (settings
-// that name programs, tasks, direnv, Emacs's dir-locals, Neovim's exrc): a command the user did
-// not approve may not change them, or create them.
-var EditorPaths = []string{".vscode", ".idea", ".zed", ".helix", ".devcontainer", ".dir-locals.el", ".dir-locals-2.el",
-	".envrc", ".nvim.lua", ".nvimrc", ".exrc"}
-
 // spec is what the supervisor is told for a command of trust, and the version-control snapshot
 // it was made from (nil unless the command is unasked and the namespaces work).
 func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
@@ -348,7 +337,7 @@ func within(dir, p string) bool {
 }
 
 // protectedPaths are the workspace's paths unasked commands may not write: every
-// version-control directory, at any depth, and the editors' files at its root.
+// version-control directory, at any depth, and the other protected paths (ProtectedPaths).
 func (s *Sandbox) protectedPaths(snapshot map[string]bool) []string {
 	var out []string
 	for rel := range snapshot {
