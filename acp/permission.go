@@ -25,8 +25,11 @@ type approver struct {
 func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	title := "Run " + req.Command
 	kind := sdk.ToolKindExecute
-	if req.Tool != "" {
+	switch {
+	case req.Tool != "":
 		title, kind = "Use the MCP tool "+req.Command, sdk.ToolKindOther
+	case req.File != "":
+		title, kind = "Write the protected file "+req.File, sdk.ToolKindEdit
 	}
 	always := "Always allow"
 	if req.Rule != "" {

@@ -240,6 +240,7 @@ func (s *Session) newEnv() *tools.Env {
 		LargeOutputBytes: p.LargeOutputThresholdBytes,
 		External:         s.opts.External,
 		MCPGrants:        grants,
+		WriteGrants:      &tools.WriteGrants{},
 	}
 }
 

@@ -23,8 +23,11 @@ func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	// again is a no-op.
 	req.Command, req.Reason, req.Rule = tools.DisplayCommand(req.Command), tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule)
 	msg := fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
-	if req.Tool != "" {
+	switch {
+	case req.Tool != "":
 		msg = fmt.Sprintf("Reprise wants to use a tool of an MCP server (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+	case req.File != "":
+		msg = fmt.Sprintf("Reprise wants to write a protected file (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
 	}
 	params := protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeWarning,

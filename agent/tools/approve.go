@@ -2,8 +2,9 @@ package tools
 
 import "context"
 
-// Approver decides about a command the policy neither allows nor denies: the editor asks the
-// user, `--yes` approves everything. Declared here because run_command is its consumer.
+// Approver decides about a command the policy neither allows nor denies, an MCP tool, or a write
+// to a protected path: the editor asks the user, `--yes` approves everything. Declared here because
+// the tools are its consumers.
 type Approver interface {
 	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
 }
@@ -21,6 +22,9 @@ type ApprovalRequest struct {
 	Rule string
 	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
 	Tool string
+	// File is set for a write_file or edit_file to a protected path: the workspace-relative file
+	// (Command is then "write FILE" or "edit FILE", Reason what the file holds).
+	File string
 }
 
 // displayed returns r with its texts as DisplayCommand shows them.

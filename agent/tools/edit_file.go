@@ -77,6 +77,9 @@ func runEditFile(ctx context.Context, env *Env, call Call, a *args) Result {
 	case n > 1:
 		return failure(fmt.Sprintf("old found %d times in %s; add surrounding lines to make it unique", n, given))
 	}
+	if r, ok := env.askWrite(ctx, call, p, given, "edit", cur); !ok {
+		return r
+	}
 	if env.BeforeChange != nil {
 		env.BeforeChange(p.key, cur.data, true)
 	}

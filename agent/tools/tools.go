@@ -78,6 +78,9 @@ type Env struct {
 	// MCPGrants are the MCP tools that run without asking; nil grants none, and an "Always
 	// allow" is then not remembered.
 	MCPGrants *MCPGrants
+	// WriteGrants are the protected files written without asking; nil grants none, and an "Always
+	// allow" is then not remembered.
+	WriteGrants *WriteGrants
 }
 
 // Call is one function call from the model.

@@ -33,18 +33,24 @@ func vcsRefusal(p *place, given string) (Result, bool) {
 }
 
 func isVCSDir(name string) bool {
-	name = fsName(strings.Map(func(r rune) rune {
-		if hfsIgnored(r) {
-			return -1
-		}
-		return r
-	}, name))
+	name = foldName(name)
 	for _, d := range sandbox.VCSDirs {
 		if strings.EqualFold(name, d) {
 			return true
 		}
 	}
 	return false
+}
+
+// foldName is a name as the file system may compare it, but for case: without the characters
+// HFS+ ignores, and on Windows without what fsName drops.
+func foldName(name string) string {
+	return fsName(strings.Map(func(r rune) rune {
+		if hfsIgnored(r) {
+			return -1
+		}
+		return r
+	}, name))
 }
 
 // hfsIgnored are the code points HFS+ drops when comparing names.

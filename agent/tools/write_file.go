@@ -57,6 +57,9 @@ func runWriteFile(ctx context.Context, env *Env, call Call, a *args) Result {
 	if r, refused := env.guard(p); refused {
 		return r
 	}
+	if r, ok := env.askWrite(ctx, call, p, given, "write", cur); !ok {
+		return r
+	}
 	if env.BeforeChange != nil {
 		env.BeforeChange(p.key, cur.data, cur.existed)
 	}

@@ -508,15 +508,21 @@ func (a terminalApprover) Approve(ctx context.Context, req tools.ApprovalRequest
 	f, ok := a.in.(*os.File)
 	if !ok || !isTerminal(f) {
 		hint := "use --allow or --yes"
-		if req.Tool != "" {
+		switch {
+		case req.Tool != "":
 			hint = "use --allow-mcp " + req.Tool
+		case req.File != "":
+			hint = "use --yes"
 		}
 		fmt.Fprintf(a.out, "reprise: %s needs approval and there is no terminal to ask: refused (%s)\n", shownCommand(req.Command), hint)
 		return tools.Reject, nil
 	}
 	verb := "Run"
-	if req.Tool != "" {
+	switch {
+	case req.Tool != "":
 		verb = "Use the MCP tool"
+	case req.File != "":
+		verb = "Allow:" // the command reads "write FILE" or "edit FILE"
 	}
 	fmt.Fprintf(a.out, "%s %s (%s)? [y] once, [a] always this session: %s, [N] no: ", verb, shownCommand(req.Command),
 		tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule))

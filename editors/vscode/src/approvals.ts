@@ -43,7 +43,7 @@ export class Approvals implements vscode.Disposable {
     const sub = token.onCancellationRequested(() => this.answer(key, 'withdrawn'));
     if (!this.chatVisible()) {
       // An extra for when the chat is hidden: the card stays the place to answer.
-      const what = a.kind === 'mcp' ? 'use an MCP tool' : 'run a command';
+      const what = { command: 'run a command', mcp: 'use an MCP tool', file: 'write a protected file' }[a.kind];
       void vscode.window
         .showWarningMessage(`Reprise wants to ${what}: ${a.command}`, ActionAllowOnce, ActionAlwaysAllow, ActionReject, showInChat)
         .then((t) => {

@@ -4,8 +4,8 @@
 import { ActionAllowOnce, ActionAlwaysAllow, ActionReject } from '../protocol';
 
 export interface Approval {
-  /** command: a shell command; mcp: a tool of an MCP server */
-  kind: 'command' | 'mcp';
+  /** command: a shell command; mcp: a tool of an MCP server; file: a write to a protected file (git hooks, editor settings) */
+  kind: 'command' | 'mcp' | 'file';
   /** the command or the call, as the server shows it (control characters escaped, bounded) */
   command: string;
   /** why it needs approval */
@@ -25,7 +25,12 @@ export const actionOf: Record<Answer, string | null> = {
   withdrawn: null,
 };
 
-const head = /^Reprise wants to (run a command that needs your approval|use a tool of an MCP server) \((.*)\):$/;
+const head = /^Reprise wants to (run a command that needs your approval|use a tool of an MCP server|write a protected file) \((.*)\):$/;
+const kinds: Record<string, Approval['kind']> = {
+  'run a command that needs your approval': 'command',
+  'use a tool of an MCP server': 'mcp',
+  'write a protected file': 'file',
+};
 const remembers = new RegExp(`^"${ActionAlwaysAllow}" remembers: (.*)$`);
 
 /**
@@ -38,7 +43,7 @@ export function parseApproval(message: string, actions: readonly string[]): Appr
   const lines = message.split('\n');
   const h = head.exec(lines[0] ?? '');
   if (!h || lines.length < 2) return { kind: 'command', command: message, reason: 'it needs your approval' };
-  const a: Approval = { kind: h[1].startsWith('use a tool') ? 'mcp' : 'command', reason: h[2], command: lines[1] };
+  const a: Approval = { kind: kinds[h[1]], reason: h[2], command: lines[1] };
   const r = remembers.exec(lines[2] ?? '');
   if (r) a.rule = r[1];
   return a;

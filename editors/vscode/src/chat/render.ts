@@ -4,6 +4,7 @@ import { tokens } from '../meter';
 import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
 import type { LiveOutput, Pin, ToolOutput } from '../protocol';
 import { commandPattern } from './approval';
+import type { Approval } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
 import { messageTurn, pinOf, seconds } from './state';
 
@@ -114,6 +115,12 @@ const answerText: Record<string, [string, string]> = {
   withdrawn: ['close', 'Not answered: the turn ended'],
 };
 
+const approvalWhat: Record<Approval['kind'], string> = {
+  command: 'Reprise wants to run a command',
+  mcp: 'Reprise wants to use a tool of an MCP server',
+  file: 'Reprise wants to write a protected file',
+};
+
 function renderApproval(it: Extract<Item, { type: 'approval' }>): string {
   const a = it.approval;
   const cmd = `<code>${escape(a.command)}</code>`;
@@ -121,12 +128,12 @@ function renderApproval(it: Extract<Item, { type: 'approval' }>): string {
     const [ic, text] = answerText[it.answer];
     return `<div class="approval answered ${it.answer}" data-key="${escape(it.key)}">${icon(ic)} ${text}: ${cmd}</div>`;
   }
-  const what = a.kind === 'mcp' ? 'Reprise wants to use a tool of an MCP server' : 'Reprise wants to run a command';
+  const what = approvalWhat[a.kind];
   const rule = a.rule ?? commandPattern(a.command);
   const kbd = (k: string) => `<kbd>${k}</kbd>`;
   return `<div class="approval pending" data-key="${escape(it.key)}" role="group" aria-label="${what}">
 <div class="head">${icon('shield')} ${what}</div>
-<pre class="cmd">${a.kind === 'mcp' ? '' : '$ '}${escape(a.command)}</pre>
+<pre class="cmd">${a.kind === 'command' ? '$ ' : ''}${escape(a.command)}</pre>
 <div class="why">Needs your approval: ${escape(a.reason)}</div>
 <div class="answers">
 <button data-answer="allow" title="Allow once (1 or Enter)">Allow once ${kbd('1')}</button>

@@ -18,6 +18,14 @@ describe('parseApproval', () => {
     const msg = 'Reprise wants to use a tool of an MCP server (MCP tools are always asked):\neverything__echo {"message":"hi"}\n"Always allow" remembers: everything__echo';
     expect(parseApproval(msg, actions)?.kind).toBe('mcp');
   });
+  it('tells a protected file write, shown without a prompt sign', () => {
+    const msg = 'Reprise wants to write a protected file (.vscode/tasks.json holds editor or shell settings that can run programs outside the sandbox):\nwrite .vscode/tasks.json\n"Always allow" remembers: writes to .vscode/tasks.json';
+    const a = parseApproval(msg, actions);
+    expect(a).toEqual({ kind: 'file', reason: '.vscode/tasks.json holds editor or shell settings that can run programs outside the sandbox', command: 'write .vscode/tasks.json', rule: 'writes to .vscode/tasks.json' });
+    const html = render(run({ type: 'ask', text: 'x' }, { type: 'approval', key: 'k9', approval: a! }));
+    expect(html).toContain('Reprise wants to write a protected file');
+    expect(html).toContain('<pre class="cmd">write .vscode/tasks.json</pre>');
+  });
   it('keeps a message of another shape whole, and leaves other questions alone', () => {
     expect(parseApproval('Run it?', actions)).toEqual({ kind: 'command', command: 'Run it?', reason: 'it needs your approval' });
     expect(parseApproval('Use / as the workspace?', ['Use it as the workspace', 'Do not use it'])).toBeUndefined();
