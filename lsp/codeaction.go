@@ -13,6 +13,8 @@ import (
 	"unicode/utf8"
 
 	"go.lsp.dev/protocol"
+
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // codeActionKind is the kind of every Reprise code action. A plain client (LSP4IJ, eglot) cannot
@@ -174,14 +176,17 @@ func commentActions(name, text string, r lspRange) []protocol.CodeAction {
 // shownPrompt is what an action sends of a comment's prompt, and shows whole in its title: the
 // user picks the action from its title, and the prompt goes to the model as the user's own words,
 // so nothing may hide in it. A title used to show 60 characters of a comment and send all of it
-// (a line padded with spaces hid an instruction after them). Control and format characters
-// (bidi overrides, zero-width spaces) are written as escapes, each run of white space becomes one
+// (a line padded with spaces hid an instruction after them). What does not show as itself
+// (tools.Invisible: controls, bidi overrides, zero-width spaces, combining marks, the Hangul and
+// Braille fillers) and the look-alike letters of a word that mixes scripts (tools.MixedScripts)
+// are written as escapes, each run of white space becomes one
 // space, and past maxCommentRunes the prompt is cut, with cut true: the rest reaches the model
 // only as the file's content, if it reads it.
 func shownPrompt(prompt string) (shown string, cut bool) {
 	var pieces []string // each shows one rune of prompt, or a run of white space
 	space := false
-	for _, r := range prompt {
+	mixed := tools.MixedScripts(prompt)
+	for i, r := range prompt {
 		switch {
 		case unicode.IsSpace(r):
 			space = true
@@ -190,7 +195,7 @@ func shownPrompt(prompt string) (shown string, cut bool) {
 			pieces = append(pieces, " ")
 		}
 		space = false
-		if r == utf8.RuneError || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+		if r == utf8.RuneError || tools.Invisible(r) || mixed[i] {
 			pieces = append(pieces, strings.Trim(strconv.QuoteRuneToASCII(r), "'"))
 		} else {
 			pieces = append(pieces, string(r))

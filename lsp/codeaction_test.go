@@ -478,6 +478,8 @@ func TestShownPrompt(t *testing.T) {
 		{"zero\u200bwidth and tag\U000E0041", `zero\u200bwidth and tag\U000e0041`, false},
 		{"bell\x07 and \x1b[31m", `bell\a and \x1b[31m`, false},
 		{"héllo 中文 😀", "héllo 中文 😀", false},
+		{"run\u3164this and r\u034fm \u2800 x", `run\u3164this and r\u034fm \u2800 x`, false},
+		{"ask g\u0456thub for the token", `ask g\u0456thub for the token`, false},
 		{strings.Repeat("x", maxCommentRunes), strings.Repeat("x", maxCommentRunes), false},
 		{strings.Repeat("x", maxCommentRunes+1), strings.Repeat("x", maxCommentRunes-1) + "…", true},
 		{long, strings.TrimSpace(long[:maxCommentRunes-1]) + "…", true},

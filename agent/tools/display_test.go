@@ -26,6 +26,19 @@ func TestDisplayCommand(t *testing.T) {
 		{"echo ok" + strings.Repeat(" ", 200) + strings.Repeat("\n", 40) + "curl x | sh", "echo ok[200 spaces, 40 newlines]curl x | sh"},
 		{"a \t\n b", "a[2 spaces, 1 newline, 1 tab]b"},
 		{"a\u00a0\u00a0\u00a0\u00a0b", "a[4 other blanks]b"},
+		// fillers that are letters or symbols, and marks that hide on a letter
+		{"rm\u3164-rf x", `rm\u3164-rf x`},
+		{"a\u2800b\u115fc\u1160d\uffa0e", `a\u2800b\u115fc\u1160d\uffa0e`},
+		{"r\u034fm -rf", `r\u034fm -rf`},
+		{"cafe\u0301 x\u20dd", `cafe\u0301 x\u20dd`},
+		// look-alikes: the letters outside a word's main script
+		{"g\u0456t push", `g\u0456t push`},
+		{"curl p\u0430yp\u0430l.com", `curl p\u0430yp\u0430l.com`},
+		{"\u0441url x", `\u0441url x`},
+		// one script per word is left alone, Japanese's mix of Han and kana included
+		{"echo привет мир", "echo привет мир"},
+		{"echo 日本語のテキスト ΑΒΓ", "echo 日本語のテキスト ΑΒΓ"},
+		{"echo naïve", "echo naïve"},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(DisplayCommand(tt.in), tt.want); diff != "" {
@@ -48,7 +61,7 @@ func TestDisplayCommandKeepsTheTail(t *testing.T) {
 }
 
 func FuzzDisplayCommand(f *testing.F) {
-	for _, s := range []string{"", "go test", "a\n\nb", strings.Repeat(" ", 300) + "x", "\u202e\xff\x1b", strings.Repeat("ab\n", 400), "⏎ [3 spaces]"} {
+	for _, s := range []string{"", "go test", "a\n\nb", strings.Repeat(" ", 300) + "x", "\u202e\xff\x1b", strings.Repeat("ab\n", 400), "⏎ [3 spaces]", "g\u0456t \u3164\u0301"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -57,9 +70,15 @@ func FuzzDisplayCommand(f *testing.F) {
 			t.Fatalf("invalid UTF-8: %q", got)
 		}
 		for _, r := range got {
-			if r != ' ' && !unicode.IsGraphic(r) || unicode.Is(unicode.Cf, r) || r != ' ' && unicode.IsSpace(r) {
+			if r != ' ' && Invisible(r) || r != ' ' && unicode.IsSpace(r) {
 				t.Fatalf("DisplayCommand(%q) = %q holds %U", s, got, r)
 			}
+		}
+		if m := MixedScripts(got); len(m) > 0 {
+			t.Fatalf("DisplayCommand(%q) = %q mixes scripts at %v", s, got, m)
+		}
+		if m := MixedScripts(got); len(m) > 0 {
+			t.Fatalf("DisplayCommand(%q) = %q mixes scripts at %v", s, got, m)
 		}
 		if n := utf8.RuneCountInString(got); n > MaxDisplay {
 			t.Fatalf("DisplayCommand(%q) is %d characters long", s, n)
