@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"math"
 	"os"
@@ -72,6 +73,7 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 	defer c.mu.Unlock()
 	c.pinSeq++
 	p.ID = fmt.Sprintf("p%d", c.pinSeq)
+	fence(&p)
 	p.Tokens = c.ledger.Estimator.Tokens(contextwin.EstimateText(p.Render()))
 	c.pins = append(c.pins, p)
 	c.pending = append(c.pending, p.ID)
@@ -200,6 +202,7 @@ func (s *Session) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
 			continue
 		}
 		p.Text = fresh[j].Text
+		fence(&p)
 		p.Tokens = c.ledger.Estimator.Tokens(contextwin.EstimateText(p.Render()))
 		c.pins[i] = p
 		s.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
@@ -264,4 +267,13 @@ func (s *Session) pinnedReadsLocked() map[int]bool {
 		}
 	}
 	return out
+}
+
+// fence gives p a fence its text does not hold (contextwin.Pin.Fence): drawn at random, so a file
+// pinned cannot guess it, and drawn again when the text comes to hold it (a model steered into
+// writing it into the pinned file, read again at a compaction).
+func fence(p *contextwin.Pin) {
+	for p.Fence == "" || strings.Contains(p.Text, p.Fence) {
+		p.Fence = rand.Text()[:16]
+	}
 }

@@ -48,6 +48,9 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	c.turns = snap.Turns
 	c.transcript = slices.Clone(snap.Transcript)
 	c.pins, c.pinSeq = slices.Clone(snap.Pins), snap.PinSeq
+	for i := range c.pins {
+		fence(&c.pins[i])
+	}
 	s.repinLocked()
 	b := &s.bill
 	b.totals, b.calls, b.lastPrompt = snap.Totals, snap.Calls, snap.LastPrompt

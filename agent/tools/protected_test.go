@@ -11,7 +11,9 @@ import (
 // approverFunc answers with a function.
 type approverFunc func(ctx context.Context, req ApprovalRequest) (Decision, error)
 
-func (f approverFunc) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) { return f(ctx, req) }
+func (f approverFunc) Approve(ctx context.Context, req ApprovalRequest) (Decision, error) {
+	return f(ctx, req)
+}
 
 func TestProtectedWrites(t *testing.T) {
 	files := map[string]string{".vscode/settings.json": "{}", "a.txt": "x"}
