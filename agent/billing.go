@@ -23,6 +23,9 @@ type billing struct {
 	// compaction is the model summaries are asked of when it is not the session's; "" when it is.
 	compaction string
 	now        func() time.Time
+	// unpriced is a model without a known price that served a call: under a dollar cap, the
+	// session stops there.
+	unpriced string
 
 	mu         sync.Mutex // guards everything below
 	totals     contextwin.Totals
@@ -45,14 +48,17 @@ func (b *billing) summary(model string, tier catalog.Tier, u contextwin.CallUsag
 
 // call bills one model call of the loop served by served on tier, counts it and returns its
 // number, its cost (false: unknown) and the warnings it gives rise to (servedWarningsLocked).
-func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage, status *genai.ModelStatus, maxCost float64) (n int, cost float64, priced bool, warnings []string) {
+func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage, status *genai.ModelStatus) (n int, cost float64, priced bool, warnings []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if u.Prompt > 0 {
 		b.lastPrompt = u.Prompt
 	}
 	cost, priced = b.billLocked(served, tier, u)
-	warnings = b.servedWarningsLocked(served, status, priced, maxCost)
+	if !priced {
+		b.unpriced = served
+	}
+	warnings = b.servedWarningsLocked(served, status, priced)
 	b.served = served
 	b.calls++
 	return b.calls, cost, priced, warnings
@@ -227,10 +233,9 @@ func (b *billing) warnOnceLocked(key, text string) string {
 }
 
 // turnWarnings are what the user hears before a turn's first call, once per session: the model
-// is retired, a dollar cap is set on a model without a known price, or the budget keeps
-// compacted prompts under the model's cache minimum (window is the session's budget).
+// is retired, or the budget keeps compacted prompts under the model's cache minimum (window is
+// the session's budget).
 func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
-	maxCost := p.MaxCostUSD
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
@@ -252,16 +257,39 @@ func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
 		}
 		out = append(out, b.warnOnceLocked("retired", text))
 	}
-	if _, priced := b.pricing.At(name, b.now(), 0); !priced && maxCost > 0 {
-		out = append(out, b.warnOnceLocked("cap", capWarning(maxCost, name)))
-	}
 	out = append(out, b.summaryWarningsLocked(p, b.pricing.Catalog)...)
 	return nonEmpty(out)
 }
 
-// capWarning says that the dollar cap cannot be enforced because model has no known price.
-func capWarning(maxCost float64, model string) string {
-	return fmt.Sprintf("the dollar cap ($%.2f) cannot be enforced: %s has no known price (give it one with --prices or the prices setting)", maxCost, model)
+// UnpricedError stops a session under a dollar cap that would call a model without a known
+// price: its calls could not be counted against the cap, and a cap the user set is not a warning.
+type UnpricedError struct {
+	Model   string
+	MaxCost float64
+}
+
+func (e *UnpricedError) Error() string {
+	return fmt.Sprintf("%s has no known price, so the dollar cap ($%.2f) cannot be enforced: give it a price "+
+		"(the prices or models setting, or --prices), or run it without a dollar cap (maxCostUSD 0, or --max-cost 0)", e.Model, e.MaxCost)
+}
+
+// unmetered returns an *UnpricedError when a dollar cap is set and a model the session calls (its
+// own, the summaries', one the API routed a call to) has no known price; nil otherwise.
+func (b *billing) unmetered(maxCost float64) error {
+	if maxCost <= 0 {
+		return nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, name := range []string{b.asked, b.compaction, b.unpriced} {
+		if name == "" {
+			continue
+		}
+		if _, priced := b.pricing.At(name, b.now(), 0); !priced {
+			return &UnpricedError{Model: name, MaxCost: maxCost}
+		}
+	}
+	return nil
 }
 
 func nonEmpty(in []string) []string {
@@ -276,9 +304,8 @@ func nonEmpty(in []string) []string {
 
 // servedWarningsLocked are the warnings one call gives rise to, each once per session: the API
 // answered with another model than the one asked for (the call is billed at that model's
-// prices), the served model is being retired, or a dollar cap (maxCost) cannot be enforced
-// because the served model has no known price. b.mu must be held.
-func (b *billing) servedWarningsLocked(served string, status *genai.ModelStatus, priced bool, maxCost float64) []string {
+// prices), or the served model is being retired. b.mu must be held.
+func (b *billing) servedWarningsLocked(served string, status *genai.ModelStatus, priced bool) []string {
 	asked := b.asked
 	cat := b.pricing.Catalog
 	routed := !cat.Same(served, asked)
@@ -308,9 +335,6 @@ func (b *billing) servedWarningsLocked(served string, status *genai.ModelStatus,
 	}
 	if w := statusWarning(subject, status); w != "" {
 		out = append(out, b.warnOnceLocked("status:"+subject, w))
-	}
-	if !priced && maxCost > 0 {
-		out = append(out, b.warnOnceLocked("cap", capWarning(maxCost, served)))
 	}
 	return nonEmpty(out)
 }

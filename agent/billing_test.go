@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,11 +50,11 @@ func TestBilledAtTheCatalogueRates(t *testing.T) {
 	}
 }
 
-// TestUnknownModelCostIsUnknown: a model the catalogue lacks is usable, its cost is unknown (never
-// $0), and a dollar cap says it cannot be enforced, once. A price given by the user applies.
+// TestUnknownModelCostIsUnknown: a model the catalogue lacks is usable, and its cost is unknown
+// (never $0); under a dollar cap it does not run at all (the cap could not be enforced), and the
+// error says how to allow it. A price given by the user applies, and the cap with it.
 func TestUnknownModelCostIsUnknown(t *testing.T) {
 	p := contextwin.DefaultPolicy()
-	p.MaxCostUSD = 1
 	u := geminitest.Usage{Prompt: 10_000, Candidates: 100}
 	f := newFixture(t, fixtureOpts{model: "gemini-9-experimental", policy: p},
 		callTurn("list_files", map[string]any{}, ""), usageTurn("done", u))
@@ -65,12 +66,20 @@ func TestUnknownModelCostIsUnknown(t *testing.T) {
 	if tot.CostKnown() || tot.Unpriced != 2 || tot.Cost != 0 || tot.CostText() != "unknown" || tot.InputTokens == 0 {
 		t.Errorf("totals %+v (%s), want 2 unpriced calls and the cost unknown", tot, tot.CostText())
 	}
-	w := ofType(evs, EventWarning)
-	if len(w) != 1 || !strings.Contains(w[0].Text, "dollar cap ($1.00) cannot be enforced: gemini-9-experimental has no known price") {
-		t.Errorf("warnings = %+v, want one about the dollar cap", w)
-	}
 	if u := f.s.Usage(); u.Totals.CostKnown() {
 		t.Errorf("usage totals claim a known cost: %+v", u.Totals)
+	}
+
+	p.MaxCostUSD = 1
+	capped := newFixture(t, fixtureOpts{model: "gemini-9-experimental", policy: p}, usageTurn("done", u))
+	evs, err = capped.run(t.Context(), "go")
+	var unpriced *UnpricedError
+	if !errors.As(err, &unpriced) || !strings.Contains(err.Error(), "gemini-9-experimental has no known price, so the dollar cap ($1.00) cannot be enforced: give it a price") ||
+		!strings.Contains(err.Error(), "maxCostUSD 0") {
+		t.Errorf("error %v, want the dollar cap refused with the way out", err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopError || len(mainRequests(capped.srv)) != 0 || len(capped.s.History()) != 0 {
+		t.Errorf("turn end %+v after %d requests and %d messages, want an error before any", end, len(mainRequests(capped.srv)), len(capped.s.History()))
 	}
 
 	priced := newFixture(t, fixtureOpts{model: "gemini-9-experimental", policy: p, prices: contextwin.PriceTable{"gemini-9-experimental": {Input: 1, CachedInput: 0.1, Output: 10}}},
@@ -249,5 +258,23 @@ func TestSmallBudgetWarned(t *testing.T) {
 		if tc.warned != (len(got) == 1 && strings.Contains(got[0], "contextBudget 5000 is small for gemini-3.8-flash") && strings.Contains(got[0], "at least 9000")) || !tc.warned && len(got) > 0 {
 			t.Errorf("budget %d: warnings %q", tc.budget, got)
 		}
+	}
+}
+
+// TestRoutedToUnpricedModelUnderCap: a call the API answers with a model that has no known price
+// is the last one under a dollar cap: the turn stops before the next call, saying why.
+func TestRoutedToUnpricedModelUnderCap(t *testing.T) {
+	p := contextwin.DefaultPolicy()
+	p.MaxCostUSD = 1
+	f := newFixture(t, fixtureOpts{model: "gemini-3.8-flash", policy: p,
+		script: geminitest.Script{Routes: map[string]geminitest.Route{"gemini-3.8-flash": {To: "gemini-9-experimental"}}}},
+		callTurn("list_files", map[string]any{}, ""), textTurn("done"))
+	evs, err := f.run(t.Context(), "go")
+	var unpriced *UnpricedError
+	if !errors.As(err, &unpriced) || unpriced.Model != "gemini-9-experimental" {
+		t.Fatalf("error %v, want the routed model's missing price", err)
+	}
+	if n := len(mainRequests(f.srv)); n != 1 || len(toolResults(evs)) != 1 {
+		t.Errorf("%d requests and %d tool results, want the one call and its tool run", n, len(toolResults(evs)))
 	}
 }

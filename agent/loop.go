@@ -60,6 +60,9 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 	if s.bill.isCapped() {
 		return StopCapped, nil
 	}
+	if err := s.bill.unmetered(s.policy().MaxCostUSD); err != nil {
+		return StopError, err // before the request joins the history: nothing to undo
+	}
 	s.conv.mu.Lock()
 	if len(s.conv.history) == 0 {
 		s.conv.task = text
@@ -86,6 +89,9 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 		}
 		if calls >= s.opts.MaxTurnRequests {
 			return StopMaxTurnRequests, nil
+		}
+		if err := s.bill.unmetered(s.policy().MaxCostUSD); calls > 0 && err != nil {
+			return StopError, err // the API routed a call to a model without a known price
 		}
 		resp, attempts, err := s.call(ctx, em)
 		if err != nil {
@@ -324,7 +330,6 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		content.Role = genai.RoleModel
 	}
 	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
-	maxCost := s.policy().MaxCostUSD
 	s.conv.mu.Lock()
 	// The history is the request's until the reply is appended: what it shared with the last
 	// request is what implicit caching should have billed as cached. Billing takes only its own
@@ -335,7 +340,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		c.last.remember(&c.prompt, c.history, u.Prompt)
 		u.Explicit = s.caching.lastRead()
 	}
-	n, cost, priced, warnings := s.bill.call(served, resp.Tier, u, resp.ModelStatus, maxCost)
+	n, cost, priced, warnings := s.bill.call(served, resp.Tier, u, resp.ModelStatus)
 	if s.caching != nil {
 		warnings = append(warnings, s.caching.takeNotes()...)
 	}

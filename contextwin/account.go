@@ -147,6 +147,10 @@ type Totals struct {
 	// WeightedInput is the input in full-price tokens: a cached token weighs its price's share
 	// of the uncached one (a tenth on Gemini). The session cap is counted in it.
 	WeightedInput float64 `json:"weightedInput,omitempty"`
+	// WeightedOutput is the output, thinking included, in the same full-price input tokens: an
+	// output token weighs its price's multiple of an uncached input one (5 on Gemini's flash
+	// models). The session cap counts it too: a session that thinks at length is not free.
+	WeightedOutput float64 `json:"weightedOutput,omitempty"`
 	// CacheExpected sums the calls' ExpectedCached, and CacheReported what the API reported
 	// cached on the same calls, each call counted up to what was expected: a hit nobody expected
 	// (a prefix cached by another session, say) does not make up for a miss.
@@ -257,6 +261,18 @@ func (h CacheHits) Text() string {
 // model's prices are unknown: Gemini's implicit-caching discount for every model it lists.
 const DefaultCachedWeight = 0.1
 
+// DefaultOutputWeight is what an output token costs relative to an uncached input one when the
+// model's prices are unknown: the ratio of Gemini's flash models.
+const DefaultOutputWeight = 5
+
+// OutputWeight is the price of an output token relative to an uncached input one.
+func (p Prices) OutputWeight() float64 {
+	if p.Input <= 0 || p.Output <= 0 {
+		return DefaultOutputWeight
+	}
+	return p.Output / p.Input
+}
+
 // CachedWeight is the price of a cached input token relative to an uncached one.
 func (p Prices) CachedWeight() float64 {
 	if p.Input <= 0 {
@@ -267,17 +283,17 @@ func (p Prices) CachedWeight() float64 {
 
 // Add records one call at prices p.
 func (t *Totals) Add(u CallUsage, p Prices) {
-	t.count(u, p.CachedWeight())
+	t.count(u, p.CachedWeight(), p.OutputWeight())
 	t.Cost += u.Cost(p)
 }
 
 // AddUnpriced records one call whose prices are unknown: its tokens count, its cost does not.
 func (t *Totals) AddUnpriced(u CallUsage) {
-	t.count(u, DefaultCachedWeight)
+	t.count(u, DefaultCachedWeight, DefaultOutputWeight)
 	t.Unpriced++
 }
 
-func (t *Totals) count(u CallUsage, cachedWeight float64) {
+func (t *Totals) count(u CallUsage, cachedWeight, outputWeight float64) {
 	t.Calls++
 	t.InputTokens += u.Prompt
 	t.CachedTokens += u.Cached
@@ -288,6 +304,7 @@ func (t *Totals) count(u CallUsage, cachedWeight float64) {
 		t.CacheReported += min(u.Cached, u.ExpectedCached)
 	}
 	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*cachedWeight
+	t.WeightedOutput += float64(u.Output()) * outputWeight
 }
 
 // CostKnown tells whether every call was priced.
@@ -310,15 +327,24 @@ func (t Totals) CostTextUnknown(unknown bool) string {
 	}
 }
 
-// Capped tells whether the session reached its cap: the input counted at its price
-// (WeightedInput) against sessionTokenCap, so that a long session living off the prefix cache is
-// not stopped for tokens it paid a tenth for; or its cost against maxCostUSD when that is set
-// (the known part of it: a session on an unpriced model cannot enforce a dollar cap, which the
-// agent says).
+// Capped tells whether the session reached its cap: its tokens counted at their price, in
+// full-price input tokens (Weighted), against sessionTokenCap, so that a long session living off
+// the prefix cache is not stopped for tokens it paid a tenth for, and one that thinks or writes at
+// length is; or its cost against maxCostUSD when that is set (a model without a known price does
+// not run under a dollar cap: the agent refuses it).
 func (t Totals) Capped(p Policy) bool {
-	weighted := t.WeightedInput
-	if weighted == 0 && t.InputTokens > 0 { // totals saved before the weight was kept
-		weighted = float64(t.InputTokens)
+	return t.Weighted() >= float64(p.SessionTokenCap) || p.MaxCostUSD > 0 && t.Cost >= p.MaxCostUSD
+}
+
+// Weighted is what sessionTokenCap counts: input and output, thinking included, in full-price
+// input tokens.
+func (t Totals) Weighted() float64 {
+	in, out := t.WeightedInput, t.WeightedOutput
+	if in == 0 && t.InputTokens > 0 { // totals saved before the weights were kept
+		in = float64(t.InputTokens)
 	}
-	return weighted >= float64(p.SessionTokenCap) || p.MaxCostUSD > 0 && t.Cost >= p.MaxCostUSD
+	if out == 0 && t.OutputTokens > 0 {
+		out = float64(t.OutputTokens)
+	}
+	return in + out
 }

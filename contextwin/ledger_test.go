@@ -186,8 +186,9 @@ func TestFlexPricing(t *testing.T) {
 	}
 }
 
-// TestSessionCapWeighsCachedTokens: the cap counts input at its price, so a session that lives
-// off the prefix cache runs ten times longer than one that does not; the dollar cap stops either.
+// TestSessionCapWeighsCachedTokens: the cap counts tokens at their price, so a session that lives
+// off the prefix cache runs longer than one that does not, and output and thinking count too, at
+// their multiple of the input price; the dollar cap stops either.
 func TestSessionCapWeighsCachedTokens(t *testing.T) {
 	flash := Prices{Input: 0.30, CachedInput: 0.03, Output: 2.50}
 	call := func(cached int) CallUsage { return CallUsage{Prompt: 10_000, Cached: cached, Candidates: 100} }
@@ -197,17 +198,24 @@ func TestSessionCapWeighsCachedTokens(t *testing.T) {
 		prices Prices
 		policy Policy
 		calls  int // calls until capped
+		usage  *CallUsage
 	}{
-		{"uncached", 0, flash, Policy{SessionTokenCap: 400_000}, 40},
-		{"90 % cached", 9_000, flash, Policy{SessionTokenCap: 400_000}, 211}, // 1,000 + 900 per call
-		{"unknown prices weigh a tenth", 9_000, Prices{}, Policy{SessionTokenCap: 400_000}, 211},
-		{"dollar cap first", 0, flash, Policy{SessionTokenCap: 400_000, MaxCostUSD: 0.01}, 4}, // $0.00325 a call
+		{"uncached", 0, flash, Policy{SessionTokenCap: 400_000}, 37, nil},                                      // 10,000 + 100 × 8.33 per call
+		{"90 % cached", 9_000, flash, Policy{SessionTokenCap: 400_000}, 147, nil},                              // 1,000 + 900 + 833
+		{"unknown prices weigh a tenth and five", 9_000, Prices{}, Policy{SessionTokenCap: 400_000}, 167, nil}, // 1,900 + 500
+		{"dollar cap first", 0, flash, Policy{SessionTokenCap: 400_000, MaxCostUSD: 0.01}, 4, nil},             // $0.00325 a call
+		// a small prompt, long thinking: 1,000 + 8,000 × 8.33 per call
+		{"thinking counts", 0, flash, Policy{SessionTokenCap: 400_000}, 6, &CallUsage{Prompt: 1_000, Thoughts: 7_900, Candidates: 100}},
 	}
 	for _, tt := range tests {
 		var tot Totals
 		n := 0
 		for !tot.Capped(tt.policy) {
-			tot.Add(call(tt.cached), tt.prices)
+			u := call(tt.cached)
+			if tt.usage != nil {
+				u = *tt.usage
+			}
+			tot.Add(u, tt.prices)
 			n++
 		}
 		if n != tt.calls {
@@ -217,6 +225,9 @@ func TestSessionCapWeighsCachedTokens(t *testing.T) {
 	old := Totals{InputTokens: 500_000} // saved before WeightedInput existed
 	if !old.Capped(Policy{SessionTokenCap: 400_000}) {
 		t.Error("totals without a weight are not counted at full price")
+	}
+	if old := (Totals{InputTokens: 300_000, OutputTokens: 100_000}); !old.Capped(Policy{SessionTokenCap: 400_000}) {
+		t.Error("output saved without a weight is not counted")
 	}
 	bad := DefaultPolicy()
 	bad.MaxCostUSD = -1

@@ -68,21 +68,23 @@ func TestRunRoutedModel(t *testing.T) {
 	}
 }
 
-// TestRunUnknownModel: a model the catalogue lacks runs; its cost is unknown, never $0, and a
-// dollar cap says it cannot be enforced.
+// TestRunUnknownModel: a model the catalogue lacks runs; its cost is unknown, never $0. Under a
+// dollar cap it does not run: the cap could not be enforced, and the error says how to allow it.
 func TestRunUnknownModel(t *testing.T) {
 	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "Hi."}}}}})
 	defer srv.Close()
 	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()}
 	code, out, errOut := runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", "gemini-9-experimental", "--max-cost", "0.5", "hello"}, env(vars))
+	if code == 0 || !strings.Contains(errOut, "gemini-9-experimental has no known price, so the dollar cap ($0.50) cannot be enforced") ||
+		!strings.Contains(errOut, "--max-cost 0") || generateCalls(srv) != 0 {
+		t.Errorf("under a dollar cap: exit %d after %d calls:\n%s\n%s", code, generateCalls(srv), errOut, out)
+	}
+	code, out, errOut = runMain(t, []string{"run", "--workspace", t.TempDir(), "--model", "gemini-9-experimental", "hello"}, env(vars))
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
 	if !strings.Contains(out, " output · unknown\n") || strings.Contains(out, "$0.0000") {
 		t.Errorf("closing line does not say the cost is unknown:\n%s", out)
-	}
-	if !strings.Contains(out, "warning: the dollar cap ($0.50) cannot be enforced: gemini-9-experimental has no known price") {
-		t.Errorf("no warning about the dollar cap:\n%s", out)
 	}
 }
 
@@ -140,4 +142,15 @@ func TestRunThinking(t *testing.T) {
 			t.Errorf("%v: exit %d, %q; want a usage error listing the accepted levels", args, code, errOut)
 		}
 	}
+}
+
+// generateCalls counts the model calls srv answered (not model information).
+func generateCalls(srv *geminitest.Server) int {
+	n := 0
+	for _, r := range srv.Requests() {
+		if r.Method == "POST" && strings.Contains(r.Path, "enerateContent") {
+			n++
+		}
+	}
+	return n
 }
