@@ -448,4 +448,10 @@ func (s *Session) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	s.DropCaches(ctx)
+	s.settings.mu.Lock()
+	sb := s.settings.env.Sandbox
+	s.settings.mu.Unlock()
+	if err := sb.RemoveTemp(); err != nil {
+		s.opts.Logger.Warn("remove the session's temp dir", "session", s.opts.ID, "error", err)
+	}
 }

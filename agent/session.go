@@ -232,7 +232,7 @@ func (s *Session) newEnv() *tools.Env {
 		BeforeChange:     s.recordChange,
 		Commands:         s.opts.Commands,
 		Approver:         s.opts.Approver,
-		Sandbox:          s.opts.Sandbox,
+		Sandbox:          s.opts.Sandbox.ForSession(s.opts.ID),
 		Secrets:          s.opts.Secrets,
 		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
 		Temps:            tools.NewTemps(temps),
@@ -285,7 +285,7 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	env := *st.env
-	env.Sandbox = sb
+	env.Sandbox = sb.ForSession(s.opts.ID)
 	st.env = &env
 }
 

@@ -42,6 +42,9 @@ type Status struct {
 	// ProcessLimit: it reached the sandbox's process limit (Limits().Processes), so some fork
 	// or thread creation failed. Linux only.
 	ProcessLimit bool
+	// TempFull: it filled its private temp dir past the sandbox's bound (Limits().Temp), so it
+	// was killed and the dir emptied. Linux only.
+	TempFull bool
 }
 
 // Signaled reports whether a signal ended the command.
@@ -53,6 +56,8 @@ type report struct {
 	Signal int  `json:"signal,omitempty"`
 	Left   int  `json:"left,omitempty"`
 	Limit  bool `json:"limit,omitempty"`
+	// TempFull: the command filled its temp dir past MaxTemp; it was killed, the dir emptied.
+	TempFull bool `json:"tempFull,omitempty"`
 }
 
 // Start starts the command.
@@ -101,7 +106,7 @@ func (c *Cmd) Wait() (Status, error) {
 		}
 		var r report
 		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
-			st := Status{Code: r.Code, Left: r.Left, ProcessLimit: r.Limit}
+			st := Status{Code: r.Code, Left: r.Left, ProcessLimit: r.Limit, TempFull: r.TempFull}
 			if r.Signal != 0 {
 				st.Code, st.Signal = -1, syscall.Signal(r.Signal)
 			}

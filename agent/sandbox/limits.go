@@ -19,11 +19,20 @@ type Limits struct {
 	// Memory is the most private writable memory, in bytes, each of its processes may map
 	// (RLIMIT_DATA): an allocation past it fails in that process.
 	Memory int64
+	// Temp is the most the private temp dir may hold, in bytes (and the size of the private
+	// /dev/shm).
+	Temp int64
 }
 
 // limits resolves the configuration's defaults: 0 is the default, a negative value no limit.
 func (c Config) limits() Limits {
-	l := Limits{Processes: c.MaxProcesses, Memory: c.MaxMemory}
+	l := Limits{Processes: c.MaxProcesses, Memory: c.MaxMemory, Temp: c.MaxTemp}
+	switch {
+	case l.Temp == 0:
+		l.Temp = DefaultMaxTemp
+	case l.Temp < 0:
+		l.Temp = 0
+	}
 	switch {
 	case l.Processes == 0:
 		l.Processes = DefaultMaxProcesses()

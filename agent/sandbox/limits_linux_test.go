@@ -158,7 +158,7 @@ func TestLimitsDefaults(t *testing.T) {
 	if l.Processes < 1024 || l.Memory < MinMemory {
 		t.Errorf("defaults %+v", l)
 	}
-	l, _ = New(Config{Workspace: t.TempDir(), MaxProcesses: -1, MaxMemory: -1}).Limits()
+	l, _ = New(Config{Workspace: t.TempDir(), MaxProcesses: -1, MaxMemory: -1, MaxTemp: -1}).Limits()
 	if l != (Limits{}) {
 		t.Errorf("negative settings give %+v, want no limits", l)
 	}

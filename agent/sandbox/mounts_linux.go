@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 
 	"golang.org/x/sys/unix"
 )
@@ -14,8 +15,9 @@ import (
 // (nothing here propagates back to the user's):
 //   - every mount is read-only but the workspace, the writable directories, /dev and /proc: no
 //     file, mode, owner, time or extended attribute changes outside, whatever Landlock covers;
-//   - TempDir is mounted on /tmp and a new tmpfs on /dev/shm: the user's temporary files, their
-//     sockets (X11, ssh-agent, tmux) and shared-memory segments are out of sight;
+//   - TempDir is mounted on /tmp and a new tmpfs on /dev/shm, of MaxTemp bytes: the user's
+//     temporary files, their sockets (X11, ssh-agent, tmux) and shared-memory segments are out of
+//     sight;
 //   - /dev/pts is a new instance: the user's other terminals are not there;
 //   - Hide (credentials) and Sockets (listening Unix sockets outside) are covered by empty
 //     read-only mounts;
@@ -49,7 +51,11 @@ func privateMounts(sp spec) error {
 			return fmt.Errorf("mount %s back writable: %w", t.dst, err)
 		}
 	}
-	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=1777"); err != nil {
+	shm := "mode=1777"
+	if sp.MaxTemp > 0 { // not half the RAM, tmpfs's default: the bound of the temp dir
+		shm += ",size=" + strconv.FormatInt(sp.MaxTemp, 10)
+	}
+	if err := unix.Mount("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, shm); err != nil {
 		return fmt.Errorf("private /dev/shm: %w", err)
 	}
 	if err := privatePTS(); err != nil {

@@ -70,7 +70,15 @@ type Config struct {
 	// (an allocation past it fails there instead of waking the OOM killer, which may pick the
 	// editor); 0 means half the physical memory, a negative value no limit. At least MinMemory.
 	MaxMemory int64
+	// MaxTemp bounds what the private temp dir may hold, in bytes, and the size of the private
+	// /dev/shm: a command that fills the temp dir past it is killed and the dir emptied; 0 means
+	// DefaultMaxTemp, a negative value no bound.
+	MaxTemp int64
 }
+
+// DefaultMaxTemp is the private temp dir's bound: room for a build's or a test's temporary
+// files, not for a disk filled by a loop.
+const DefaultMaxTemp = 1 << 30
 
 // Sandbox runs commands under a Config. Its zero value is not usable; New probes the system once.
 type Sandbox struct {
@@ -80,6 +88,9 @@ type Sandbox struct {
 	// hostTemp: the writable directories are the defaults, so where there is no private temp dir
 	// the system's (and /dev/shm) are writable instead.
 	hostTemp bool
+	// ownTemp: TempDir was derived from Cache, so that each session gets one of its own
+	// (ForSession) and removes it when it ends (RemoveTemp).
+	ownTemp bool
 }
 
 // New returns the sandbox for cfg, probing what the OS offers.
@@ -94,10 +105,11 @@ func New(cfg Config) *Sandbox {
 			cfg.Cache = WorkspaceCache(os.Getenv, cfg.Workspace)
 		}
 	}
-	if cfg.TempDir == "" && cfg.Cache != "" {
-		cfg.TempDir = filepath.Join(cfg.Cache, "tmp")
+	ownTemp := cfg.TempDir == "" && cfg.Cache != ""
+	if ownTemp {
+		cfg.TempDir = filepath.Join(cfg.Cache, "tmp", "shared")
 	}
-	s := &Sandbox{cfg: cfg, hide: append(CredentialPaths(os.Getenv, cfg.HidePaths), runtimeDir(os.Getenv)), hostTemp: defaulted}
+	s := &Sandbox{cfg: cfg, hide: append(CredentialPaths(os.Getenv, cfg.HidePaths), runtimeDir(os.Getenv)), hostTemp: defaulted, ownTemp: ownTemp}
 	if cfg.Mode == WorkspaceWrite {
 		s.reason = probe(cfg)
 		if why := os.Getenv(UnavailableEnv); why != "" {
@@ -285,6 +297,8 @@ type spec struct {
 	// MaxProcs and MaxData are the command's Limits, in every mode; 0 is none.
 	MaxProcs int   `json:"maxProcs,omitempty"`
 	MaxData  int64 `json:"maxData,omitempty"`
+	// MaxTemp bounds TempDir (the supervisor watches it) and sizes the private /dev/shm; 0 is none.
+	MaxTemp int64 `json:"maxTemp,omitempty"`
 	// Hold: the confining process waits for EOF on fd 3 before it execs the command, while the
 	// supervisor puts it in a pids cgroup.
 	Hold bool `json:"hold,omitempty"`
@@ -296,7 +310,7 @@ func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 	confined := s.landlock()
 	l := s.cfg.limits()
 	sp := spec{Confine: confined, Network: s.cfg.AllowNetwork, Workspace: s.cfg.Workspace, Writable: slices.Clone(s.cfg.Writable),
-		MaxProcs: l.Processes, MaxData: l.Memory}
+		MaxProcs: l.Processes, MaxData: l.Memory, MaxTemp: l.Temp}
 	if !confined {
 		return sp, nil
 	}

@@ -99,6 +99,15 @@ func supervise(args []string) int {
 		return fail("%v", err)
 	}
 	pgid := cmd.Process.Pid
+	full, watched := make(chan struct{}), make(chan struct{})
+	if sp.TempDir != "" && sp.MaxTemp > 0 {
+		go func() { // ends with the command (done), or when it killed it
+			defer close(watched)
+			watchTempDir(sp.TempDir, sp.MaxTemp, pgid, done, full)
+		}()
+	} else {
+		close(watched)
+	}
 	var procs []proc
 	select {
 	case <-stop:
@@ -111,6 +120,11 @@ func supervise(args []string) int {
 	left, tasks := census(procs, pgid)
 	reapAll(pgid, procs)
 	r := report{Code: status.ExitStatus(), Left: left}
+	<-watched
+	if tempFull(sp, full) { // everything that wrote there is gone: empty it for the next command
+		emptyDir(sp.TempDir)
+		r.TempFull = true
+	}
 	if status.Signaled() {
 		r.Code, r.Signal = -1, int(status.Signal())
 	}

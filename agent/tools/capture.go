@@ -2,6 +2,7 @@ package tools
 
 import (
 	"encoding/binary"
+	"errors"
 	"io"
 	"math/bits"
 	"os"
@@ -227,6 +228,9 @@ type spill struct {
 	err         error
 }
 
+// errStoreFull: the session's saved outputs reached Env.MaxStoreBytes.
+var errStoreFull = errors.New("the session's saved outputs reached their bound; read_file or search one of the saved outputs, or narrow the command's output")
+
 func newSpill(dir, prefix string, threshold int, maxBytes int64) *spill {
 	if dir == "" {
 		return nil
@@ -241,6 +245,10 @@ func (s *spill) write(p []byte) {
 	if s.f == nil {
 		if len(s.pending)+len(p) <= s.threshold {
 			s.pending = append(s.pending, p...)
+			return
+		}
+		if s.max <= 0 {
+			s.err = errStoreFull
 			return
 		}
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {

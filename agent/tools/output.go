@@ -1,7 +1,10 @@
 package tools
 
 import (
+	"cmp"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -12,8 +15,30 @@ import (
 // newCaptureFor returns the sink for one call's output: bounded to MaxOutputChars, saved to
 // SpillDir past LargeOutputBytes under a name that says which tool and call it came from.
 func (e *Env) newCaptureFor(call Call, tool string) *capture {
+	room := min(e.MaxSavedBytes, e.storeRoom())
 	return newCapture(e.MaxOutputChars,
-		newSpill(e.SpillDir, spillPrefix(tool, call.ID), e.LargeOutputBytes, e.MaxSavedBytes)).redacting(e.Secrets)
+		newSpill(e.SpillDir, spillPrefix(tool, call.ID), e.LargeOutputBytes, room)).redacting(e.Secrets)
+}
+
+// storeRoom is what SpillDir may still take: the saved outputs of a session are bounded in all
+// (MaxStoreBytes), not only each one, so a command that floods its output at every call cannot
+// fill the disk 64 MiB at a time. Calls that run at once may each take the room left.
+func (e *Env) storeRoom() int64 {
+	if e.MaxStoreBytes < 0 {
+		return math.MaxInt64
+	}
+	max := cmp.Or(e.MaxStoreBytes, DefaultMaxStoreBytes)
+	entries, err := os.ReadDir(e.SpillDir)
+	if err != nil {
+		return max
+	}
+	var used int64
+	for _, d := range entries {
+		if info, err := d.Info(); err == nil {
+			used += info.Size()
+		}
+	}
+	return max - used
 }
 
 // bounded fills res.Output with text as the model should get it.

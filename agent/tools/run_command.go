@@ -103,6 +103,10 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 		limits, _ := sb.Limits()
 		out = lineEnded(out) + fmt.Sprintf("[the command reached the sandbox's limit of %d processes and threads: forks past it failed, and all %d of its processes were killed when it ended]", limits.Processes, run.left)
 	}
+	if run.tempFull {
+		limits, _ := sb.Limits()
+		out = lineEnded(out) + fmt.Sprintf("[the command filled its private temp dir (/tmp) past the sandbox's bound of %s bytes: it was killed, and the temp dir emptied]", commas(limits.Temp))
+	}
 	if run.vcs != nil { // unasked and confined: what it created is moved aside
 		if moved := sb.QuarantineNew(run.vcs); len(moved) > 0 {
 			out = lineEnded(out) + fmt.Sprintf("[refused: the command created version-control metadata or editor settings (%s); moved aside to *.reprise-quarantine-*: hooks and settings there would run outside the sandbox. Ask the user to run it if it is needed.]", strings.Join(moved, ", "))
@@ -176,6 +180,7 @@ type ran struct {
 	// processLimit says it met the sandbox's process limit.
 	left         int
 	processLimit bool
+	tempFull     bool // it filled the private temp dir past its bound
 }
 
 var errTimedOut = errors.New("timed out")
@@ -237,11 +242,11 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	}
 	readErr := <-read
 
-	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded), left: st.Left, processLimit: st.ProcessLimit}
+	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded), left: st.Left, processLimit: st.ProcessLimit, tempFull: st.TempFull}
 	if st.Signaled() {
 		if runCtx.Err() != nil {
 			s := stopped()
-			s.left, s.processLimit = st.Left, st.ProcessLimit
+			s.left, s.processLimit, s.tempFull = st.Left, st.ProcessLimit, st.TempFull
 			return s
 		}
 		r.signal = st.Signal.String()

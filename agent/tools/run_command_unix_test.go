@@ -96,6 +96,35 @@ func TestRunCommandFlood(t *testing.T) {
 	}
 }
 
+// TestSavedOutputsBounded: a command that floods its output at every call fills the session's
+// store of saved outputs up to MaxStoreBytes, not further: the next output is only truncated, and
+// the model is told why.
+func TestSavedOutputsBounded(t *testing.T) {
+	ws := workspace(t, nil)
+	spill := filepath.Join(t.TempDir(), "tool-outputs")
+	env := &Env{Workspace: ws, SpillDir: spill, MaxSavedBytes: 1 << 20, MaxStoreBytes: 5 << 19, Commands: &cmdpolicy.Policy{AllowAll: true}}
+	var saved int
+	for i := range 4 {
+		r := runCmd(t, env, "yes | head -c 3000000")
+		if r.SavedPath != "" {
+			saved++
+			continue
+		}
+		if i < 2 || !strings.Contains(r.Output, "saving it whole failed: the session's saved outputs reached their bound") {
+			t.Errorf("call %d: %q", i, r.Output[:min(len(r.Output), 200)])
+		}
+	}
+	var total int64
+	entries, _ := os.ReadDir(spill)
+	for _, e := range entries {
+		info, _ := e.Info()
+		total += info.Size()
+	}
+	if saved != 3 || total > 5<<19 {
+		t.Errorf("%d outputs saved, %d bytes in all; want 3 (the last one cut to the room left), at most %d", saved, total, 5<<19)
+	}
+}
+
 // TestRunCommandSaved checks an output past the threshold but under the cap: saved whole, named
 // relative to the workspace when the spill dir is inside it.
 func TestRunCommandSaved(t *testing.T) {

@@ -26,6 +26,7 @@ const (
 	DefaultMaxOutputChars   = 4000              // toolOutputMaxChars
 	DefaultLargeOutputBytes = 20480             // largeOutputThresholdBytes
 	DefaultMaxSavedBytes    = 64 << 20          // a saved output is cut there
+	DefaultMaxStoreBytes    = 256 << 20         // a session's saved outputs, all together
 	DefaultTimeout          = 120 * time.Second // run_command without timeout_s
 	MaxTimeout              = 600 * time.Second // the longest timeout_s honoured
 )
@@ -70,6 +71,9 @@ type Env struct {
 	LargeOutputBytes int
 	// MaxSavedBytes caps a saved output (DefaultMaxSavedBytes if ≤ 0).
 	MaxSavedBytes int64
+	// MaxStoreBytes caps SpillDir, all saved outputs together (DefaultMaxStoreBytes if 0, none
+	// if negative): past it, outputs are only truncated, and the model is told why.
+	MaxStoreBytes int64
 	// DefaultTimeout applies to run_command without timeout_s (DefaultTimeout if ≤ 0, at most
 	// MaxTimeout).
 	DefaultTimeout time.Duration
