@@ -2,9 +2,13 @@ package agent
 
 import (
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // processesIn lists this user's processes whose working directory is dir.
@@ -56,6 +60,61 @@ func TestAttackForkBomb(t *testing.T) {
 			}
 			if left := processesIn(ws); len(left) != 0 {
 				t.Errorf("processes left running in the workspace: %v", left)
+			}
+		})
+	}
+}
+
+// TestAttackMemoryInAll: an unasked test takes memory the per-process bound (RLIMIT_DATA) does not
+// count: a memfd, shared anonymous memory, the private /dev/shm, and several processes each under
+// the bound. Where a memory cgroup can be made (root here), the command's tree is bounded in all,
+// and the model is told a process was killed there; where none can (an ordinary user), /dev/shm
+// still holds no more than its size, and the sandbox says that the bound is per process only.
+// Without a sandbox, the command is asked and, refused, does not run.
+func TestAttackMemoryInAll(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 allocates on request")
+	}
+	const bound, shm = 256 << 20, 64 << 20
+	attacks := map[string]string{
+		"memfd":       py + ` -c "import os,mmap; fd=os.memfd_create('x'); os.ftruncate(fd, 1<<30); m=mmap.mmap(fd, 1<<30); [m.write(b'x'*(1<<20)) for _ in range(1024)]; print('took 1 GiB')"`,
+		"shared":      py + ` -c "import mmap; m=mmap.mmap(-1, 1<<30); [m.write(b'x'*(1<<20)) for _ in range(1024)]; print('took 1 GiB')"`,
+		"processes":   `for i in 1 2 3 4 5 6; do ` + py + ` -c "import time; b=bytearray(150<<20); time.sleep(3)" & done; wait; echo took 900 MiB`,
+		"private shm": `head -c 1000000000 /dev/zero > /dev/shm/fill; ls -l /dev/shm/fill`,
+	}
+	for name, line := range attacks {
+		t.Run(name, func(t *testing.T) {
+			for _, unavailable := range []bool{false, true} {
+				ws := t.TempDir()
+				cfg := sandbox.Config{Mode: sandbox.WorkspaceWrite, Workspace: ws, MaxMemory: bound, MaxTemp: shm}
+				sb := sandbox.New(cfg)
+				if unavailable {
+					sb = sandbox.Unavailable(cfg, "simulated: Landlock missing")
+				}
+				ap := &recordingApprover{decision: tools.Reject}
+				f := newFixture(t, fixtureOpts{ws: ws, sandbox: sb, approver: ap, files: makefileAttack(strings.ReplaceAll(line, "$", "$$"))},
+					makeTest(), textTurn("done"))
+				outs := toolOutputs(f.turn(t, "run the tests"))
+				assertAskedOrConfined(t, sb, ap, outs)
+				if ok, _ := sb.Confined(); !ok {
+					continue
+				}
+				perProcess := sb.NoMemoryLimit()
+				switch {
+				case name == "private shm":
+					if !strings.Contains(outs[0], "No space left on device") || !strings.Contains(outs[0], " 67108864 ") {
+						t.Errorf("/dev/shm took 1 GB past its %d bytes: %q", shm, outs[0])
+					}
+				case perProcess == "":
+					if strings.Contains(outs[0], "\ntook 1 GiB") || !strings.Contains(outs[0], "reached the sandbox's memory bound of 268,435,456 bytes in all") {
+						t.Errorf("bounded in all: %q", outs[0])
+					}
+				default:
+					if !strings.Contains(perProcess, "bounded per process only (256 MiB each), their private /dev/shm and temp dir to 64 MiB each") {
+						t.Errorf("the user is not told which bound holds: %q", perProcess)
+					}
+				}
 			}
 		})
 	}

@@ -30,6 +30,9 @@ func (s *server) sandboxNotices(sb *sandbox.Sandbox) {
 			s.showMessage(protocol.MessageTypeInfo, "Reprise: "+open+".")
 		})
 	}
+	if perProcess := sb.NoMemoryLimit(); perProcess != "" {
+		s.memoryNotice.Do(func() { s.logMessage(protocol.MessageTypeInfo, "Reprise: "+perProcess+".") })
+	}
 	if none := sb.NoProcessLimit(); none != "" {
 		s.limitNotice.Do(func() {
 			s.log.Warn(none)

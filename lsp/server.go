@@ -91,6 +91,7 @@ type server struct {
 	sandboxNotice   sync.Once        // the user is told once that commands cannot be sandboxed
 	networkNotice   sync.Once        // the user is told once what allowing the network opens
 	limitNotice     sync.Once        // the user is told once that commands get no process limit
+	memoryNotice    sync.Once        // and that their memory is bounded per process only
 	secrets         *secret.Redactor // the credentials of the server's environment, read once
 	wg              sync.WaitGroup   // goroutines serving calls and background work
 	spawnMu         sync.Mutex       // guards stopping, and orders wg.Add before stop's wg.Wait

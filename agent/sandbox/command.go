@@ -45,6 +45,9 @@ type Status struct {
 	// TempFull: it filled its private temp dir past the sandbox's bound (Limits().Temp), so it
 	// was killed and the dir emptied. Linux only.
 	TempFull bool
+	// MemoryLimit: the kernel killed one of its processes at the bound on its memory in all
+	// (Limits().Memory). Linux, where a memory cgroup can be made.
+	MemoryLimit bool
 }
 
 // Signaled reports whether a signal ended the command.
@@ -58,6 +61,8 @@ type report struct {
 	Limit  bool `json:"limit,omitempty"`
 	// TempFull: the command filled its temp dir past MaxTemp; it was killed, the dir emptied.
 	TempFull bool `json:"tempFull,omitempty"`
+	// OOM: the kernel killed a process of the command at its memory cgroup's bound.
+	OOM bool `json:"oom,omitempty"`
 }
 
 // Start starts the command.
@@ -106,7 +111,7 @@ func (c *Cmd) Wait() (Status, error) {
 		}
 		var r report
 		if json.Unmarshal(b, &r) == nil && len(b) > 0 {
-			st := Status{Code: r.Code, Left: r.Left, ProcessLimit: r.Limit, TempFull: r.TempFull}
+			st := Status{Code: r.Code, Left: r.Left, ProcessLimit: r.Limit, TempFull: r.TempFull, MemoryLimit: r.OOM}
 			if r.Signal != 0 {
 				st.Code, st.Signal = -1, syscall.Signal(r.Signal)
 			}

@@ -1,6 +1,9 @@
 package sandbox
 
-import "runtime"
+import (
+	"fmt"
+	"runtime"
+)
 
 // DefaultMaxProcesses is the default bound on the processes and threads one command may have at
 // once: enough for a parallel build on every core (a Go compile is one process of GOMAXPROCS+5
@@ -17,7 +20,9 @@ type Limits struct {
 	// Processes is the most tasks (processes and threads) the command's tree may have at once.
 	Processes int
 	// Memory is the most private writable memory, in bytes, each of its processes may map
-	// (RLIMIT_DATA): an allocation past it fails in that process.
+	// (RLIMIT_DATA): an allocation past it fails in that process. Where a memory cgroup can be
+	// made, it also bounds the tree's memory in all, shared, memfd and /dev/shm pages included
+	// (NoMemoryLimit says when it cannot).
 	Memory int64
 	// Temp is the most the private temp dir may hold, in bytes (and the size of the private
 	// /dev/shm).
@@ -75,6 +80,29 @@ func (s *Sandbox) NoProcessLimit() string {
 			"(a fork bomb) can exhaust the machine before its timeout ends it"
 	}
 	return ""
+}
+
+// NoMemoryLimit says, for the front-ends to tell the user once, which memory bound holds when it
+// is not the bound in all: each process's (RLIMIT_DATA), the private /dev/shm's and temp dir's
+// sizes, and why there is no more; "" when commands are bounded in all, or the configuration
+// turned the bound off.
+func (s *Sandbox) NoMemoryLimit() string {
+	if s == nil {
+		return ""
+	}
+	l, _ := s.Limits()
+	if l.Memory == 0 {
+		return ""
+	}
+	why := memoryLimitUnavailable()
+	if why == "" {
+		return ""
+	}
+	text := fmt.Sprintf("commands' memory is bounded per process only (%d MiB each)", l.Memory>>20)
+	if l.Temp > 0 && s.landlock() {
+		text += fmt.Sprintf(", their private /dev/shm and temp dir to %d MiB each", l.Temp>>20)
+	}
+	return text + ": many processes together can use more (" + why + ")"
 }
 
 // NoCgroupEnv names the variable that, when set, makes the sandbox behave as in a container whose

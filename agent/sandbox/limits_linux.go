@@ -208,15 +208,23 @@ func (g *pidsGroup) remove() {
 
 // pidsParent is the directory under which this process may make a pids cgroup.
 func pidsParent() (string, error) {
+	dir, _, err := controllerParent("pids")
+	return dir, err
+}
+
+// controllerParent is the directory under which this process may make a cgroup of controller
+// (pids, memory): in cgroup v2 its own cgroup where that one delegates the controller (v2 true),
+// else its cgroup in the v1 hierarchy that has it.
+func controllerParent(controller string) (dir string, v2 bool, err error) {
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	groups, err := os.ReadFile("/proc/self/cgroup")
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
-	var v1, v2 string // mount points: the v1 hierarchy with pids, the unified one
+	var v1, unified string // mount points: the v1 hierarchy with the controller, the unified one
 	sc := bufio.NewScanner(bytes.NewReader(mounts))
 	for sc.Scan() {
 		pre, post, ok := strings.Cut(sc.Text(), " - ")
@@ -226,8 +234,8 @@ func pidsParent() (string, error) {
 		}
 		switch {
 		case g[0] == "cgroup2":
-			v2 = f[4]
-		case g[0] == "cgroup" && hasOption(g[2], "pids"):
+			unified = f[4]
+		case g[0] == "cgroup" && hasOption(g[2], controller):
 			v1 = f[4]
 		}
 	}
@@ -238,20 +246,20 @@ func pidsParent() (string, error) {
 			continue
 		}
 		switch {
-		case f[0] == "0" && f[1] == "" && v2 != "":
-			dir := filepath.Join(v2, f[2])
-			if b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && hasWord(string(b), "pids") {
-				return dir, nil
+		case f[0] == "0" && f[1] == "" && unified != "":
+			dir := filepath.Join(unified, f[2])
+			if b, err := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control")); err == nil && hasWord(string(b), controller) {
+				return dir, true, nil
 			}
-			tried = append(tried, "cgroup v2 "+f[2]+" does not delegate pids")
-		case hasOption(f[1], "pids") && v1 != "":
-			return filepath.Join(v1, f[2]), nil
+			tried = append(tried, "cgroup v2 "+f[2]+" does not delegate "+controller)
+		case hasOption(f[1], controller) && v1 != "":
+			return filepath.Join(v1, f[2]), false, nil
 		}
 	}
 	if len(tried) == 0 {
-		tried = append(tried, "no pids controller")
+		tried = append(tried, "no "+controller+" controller")
 	}
-	return "", errors.New(strings.Join(tried, "; "))
+	return "", false, errors.New(strings.Join(tried, "; "))
 }
 
 func hasOption(opts, name string) bool {

@@ -240,3 +240,37 @@ func TestNoCgroup(t *testing.T) {
 		t.Errorf("no limit configured: %q, want nothing to say (the user chose it)", why)
 	}
 }
+
+// TestMemoryCgroup: where a memory cgroup can be made, a command's processes together stay under
+// MaxMemory (each one alone is under it), the status says a process was killed there, and the group
+// is removed; NoMemoryLimit has nothing to say. Where none can, it names the bound that holds.
+func TestMemoryCgroup(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 allocates on request")
+	}
+	ws := t.TempDir()
+	sb := New(Config{Workspace: ws, Writable: []string{}, MaxMemory: 128 << 20})
+	parent, _, err := controllerParent("memory")
+	if err != nil || memoryLimitUnavailable() != "" {
+		if why := sb.NoMemoryLimit(); !strings.Contains(why, "bounded per process only (128 MiB each)") {
+			t.Errorf("no memory cgroup, and NoMemoryLimit says %q", why)
+		}
+		t.Skip("no memory cgroup here for this user")
+	}
+	if why := sb.NoMemoryLimit(); why != "" {
+		t.Errorf("with a memory cgroup: %q, want nothing to say", why)
+	}
+	line := "for i in 1 2 3 4; do " + py + " -c 'import time; b = bytearray(100 << 20); time.sleep(2)' & done; wait"
+	out, st := runFor(t, sb, ws, line, 30*time.Second)
+	if !st.MemoryLimit {
+		t.Errorf("%+v %q, want the memory bound met", st, out)
+	}
+	left, _ := filepath.Glob(filepath.Join(parent, "reprise-*"))
+	for _, d := range left {
+		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "reprise-"))
+		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
+			t.Errorf("cgroup left: %s", d)
+		}
+	}
+}

@@ -15,3 +15,11 @@ func processLimitUnavailable() string {
 	}
 	return "no per-command process limit on " + runtime.GOOS
 }
+
+// memoryLimitUnavailable: Windows bounds the command's job in all; elsewhere nothing does.
+func memoryLimitUnavailable() string {
+	if runtime.GOOS == "windows" {
+		return ""
+	}
+	return "no per-command memory bound on " + runtime.GOOS
+}

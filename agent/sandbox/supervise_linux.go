@@ -84,13 +84,10 @@ func supervise(args []string) int {
 		status = reapUntil(cmd.Process.Pid)
 	}()
 	err = <-started
-	if group != nil {
+	if held != nil {
 		held.Close() // the confining process has its own copy
 		if err == nil {
-			if gerr := group.add(cmd.Process.Pid); gerr != nil {
-				// It runs under RLIMIT_NPROC alone, which does not bind root: say so.
-				fmt.Fprintf(os.Stderr, "reprise sandbox: no pids cgroup: %v\n", gerr)
-			}
+			group.add(cmd.Process.Pid)
 		}
 		release.Close()
 		defer group.remove()
@@ -130,7 +127,8 @@ func supervise(args []string) int {
 	}
 	// The cgroup counts refused forks; RLIMIT_NPROC does not, so a tree still at 90 % of the
 	// bound when it ended is taken to have met it (a fork bomb sits there retrying).
-	r.Limit = sp.MaxProcs > 0 && (group != nil && group.hit() || tasks >= sp.MaxProcs*9/10)
+	r.Limit = sp.MaxProcs > 0 && (group.pids != nil && group.pids.hit() || tasks >= sp.MaxProcs*9/10)
+	r.OOM = group.mem != nil && group.mem.oomKilled()
 	b, _ := json.Marshal(r)
 	_, _ = out.Write(b) // without the report the parent reads this process's own status
 	return 0
@@ -140,14 +138,13 @@ func supervise(args []string) int {
 // confining process that restricts itself and execs it: no thread of the supervisor ever shares
 // the command's Landlock domain, so the command cannot signal the supervisor, whose job is to
 // kill what it leaves behind. The same process sets the command's limits, whatever the mode.
-// group is the pids cgroup that bounds the tree (nil unless this user can make one: root); the
-// confining process execs the command once release is closed, held being its copy.
-func commandOf(sp *spec, argv []string) (cmd *exec.Cmd, group *pidsGroup, held, release *os.File, err error) {
+// group holds the cgroups that bound the tree (none unless this user can make them: root, or a
+// delegated tree); the confining process execs the command once release is closed, held being
+// its copy (both nil when there is no group to join).
+func commandOf(sp *spec, argv []string) (cmd *exec.Cmd, group groups, held, release *os.File, err error) {
 	if sp.Confine || sp.Namespace || sp.MaxProcs > 0 || sp.MaxData > 0 {
-		if sp.MaxProcs > 0 {
-			group, held, release = holdForGroup(sp.MaxProcs)
-			sp.Hold = group != nil
-		}
+		group, held, release = holdForGroups(sp.MaxProcs, sp.MaxData)
+		sp.Hold = held != nil
 		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(*sp), "--"}, argv...)...)
 		cmd.Args[0] = "reprise-sandbox"
 		if sp.Hold {
@@ -156,7 +153,7 @@ func commandOf(sp *spec, argv []string) (cmd *exec.Cmd, group *pidsGroup, held, 
 	} else {
 		path, err := exec.LookPath(argv[0])
 		if err != nil {
-			return nil, nil, nil, nil, err
+			return nil, groups{}, nil, nil, err
 		}
 		cmd = exec.Command(path, argv[1:]...)
 		cmd.Args[0] = argv[0]
@@ -187,19 +184,53 @@ func reapUntil(pid int) unix.WaitStatus {
 	}
 }
 
-// holdForGroup makes a pids cgroup bounded to max tasks and the pipe that holds the confining
-// process until it is in it; nil when this user cannot make one.
-func holdForGroup(max int) (group *pidsGroup, held, release *os.File) {
-	group, err := newPidsGroup(max)
-	if err != nil {
-		return nil, nil, nil
+// groups are the cgroups of one command; either may be nil.
+type groups struct {
+	pids *pidsGroup
+	mem  *memoryGroup
+}
+
+// add puts process pid in the groups. Where it cannot, the command runs under its rlimits alone:
+// RLIMIT_NPROC does not bind root, so that is said.
+func (g groups) add(pid int) {
+	if g.pids != nil {
+		if err := g.pids.add(pid); err != nil {
+			fmt.Fprintf(os.Stderr, "reprise sandbox: no pids cgroup: %v\n", err)
+		}
 	}
-	held, release, err = os.Pipe()
-	if err != nil {
-		group.remove()
-		return nil, nil, nil
+	if g.mem != nil {
+		_ = g.mem.add(pid)
 	}
-	return group, held, release
+}
+
+func (g groups) remove() {
+	if g.pids != nil {
+		g.pids.remove()
+	}
+	if g.mem != nil {
+		g.mem.remove()
+	}
+}
+
+// holdForGroups makes the cgroups that bound a command to maxProcs tasks and maxMem bytes in all
+// (0: no such bound), and the pipe that holds the confining process until it is in them; no
+// pipe when this user can make neither.
+func holdForGroups(maxProcs int, maxMem int64) (g groups, held, release *os.File) {
+	if maxProcs > 0 {
+		g.pids, _ = newPidsGroup(maxProcs)
+	}
+	if maxMem > 0 {
+		g.mem, _ = newMemoryGroup(maxMem)
+	}
+	if g.pids == nil && g.mem == nil {
+		return g, nil, nil
+	}
+	held, release, err := os.Pipe()
+	if err != nil {
+		g.remove()
+		return groups{}, nil, nil
+	}
+	return g, held, release
 }
 
 // reapAll kills the command's process group, then every process that is still a child of the

@@ -103,6 +103,10 @@ func runCommand(ctx context.Context, env *Env, call Call, a *args) Result {
 		limits, _ := sb.Limits()
 		out = lineEnded(out) + fmt.Sprintf("[the command reached the sandbox's limit of %d processes and threads: forks past it failed, and all %d of its processes were killed when it ended]", limits.Processes, run.left)
 	}
+	if run.memoryLimit {
+		limits, _ := sb.Limits()
+		out = lineEnded(out) + fmt.Sprintf("[the command's processes reached the sandbox's memory bound of %s bytes in all: the kernel killed one of them]", commas(limits.Memory))
+	}
 	if run.tempFull {
 		limits, _ := sb.Limits()
 		out = lineEnded(out) + fmt.Sprintf("[the command filled its private temp dir (/tmp) past the sandbox's bound of %s bytes: it was killed, and the temp dir emptied]", commas(limits.Temp))
@@ -181,6 +185,7 @@ type ran struct {
 	left         int
 	processLimit bool
 	tempFull     bool // it filled the private temp dir past its bound
+	memoryLimit  bool // a process was killed at the memory bound of the tree
 }
 
 var errTimedOut = errors.New("timed out")
@@ -242,11 +247,11 @@ func execute(ctx context.Context, sb *sandbox.Sandbox, trust sandbox.Trust, dir 
 	}
 	readErr := <-read
 
-	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded), left: st.Left, processLimit: st.ProcessLimit, tempFull: st.TempFull}
+	r = ran{exitCode: st.Code, pipeHeld: errors.Is(readErr, os.ErrDeadlineExceeded), left: st.Left, processLimit: st.ProcessLimit, tempFull: st.TempFull, memoryLimit: st.MemoryLimit}
 	if st.Signaled() {
 		if runCtx.Err() != nil {
 			s := stopped()
-			s.left, s.processLimit, s.tempFull = st.Left, st.ProcessLimit, st.TempFull
+			s.left, s.processLimit, s.tempFull, s.memoryLimit = st.Left, st.ProcessLimit, st.TempFull, st.MemoryLimit
 			return s
 		}
 		r.signal = st.Signal.String()

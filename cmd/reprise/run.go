@@ -323,6 +323,9 @@ func sandboxNotes(box *sandbox.Sandbox, verbose bool, stderr io.Writer) {
 	if none := box.NoProcessLimit(); none != "" {
 		fmt.Fprintln(stderr, "reprise: warning:", none)
 	}
+	if perProcess := box.NoMemoryLimit(); perProcess != "" && verbose {
+		fmt.Fprintln(stderr, "reprise: note:", perProcess)
+	}
 }
 
 // explicitCacheFlags adds the explicit-cache flags to fs, the same in run and acp; idle adds the
