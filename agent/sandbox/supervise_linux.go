@@ -96,15 +96,7 @@ func supervise(args []string) int {
 		return fail("%v", err)
 	}
 	pgid := cmd.Process.Pid
-	full, watched := make(chan struct{}), make(chan struct{})
-	if sp.TempDir != "" && sp.MaxTemp > 0 {
-		go func() { // ends with the command (done), or when it killed it
-			defer close(watched)
-			watchTempDir(sp.TempDir, sp.MaxTemp, pgid, done, full)
-		}()
-	} else {
-		close(watched)
-	}
+	full, watched := watchTemp(sp, pgid, done)
 	var procs []proc
 	select {
 	case <-stop:
@@ -118,10 +110,7 @@ func supervise(args []string) int {
 	reapAll(pgid, procs)
 	r := report{Code: status.ExitStatus(), Left: left}
 	<-watched
-	if tempFull(sp, full) { // everything that wrote there is gone: empty it for the next command
-		emptyDir(sp.TempDir)
-		r.TempFull = true
-	}
+	r.TempFull = settleTemp(sp, full)
 	if status.Signaled() {
 		r.Code, r.Signal = -1, int(status.Signal())
 	}

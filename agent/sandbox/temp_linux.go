@@ -10,13 +10,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// watchTemp is how often the supervisor measures the temp dir while the command runs.
-const watchTemp = 200 * time.Millisecond
+// tempLook is how often the supervisor measures the temp dir while the command runs.
+const tempLook = 200 * time.Millisecond
 
 // watchTempDir kills the command's group (pgid) once dir holds more than limit bytes, and then
 // closes full; it returns when stop is closed. Run by the supervisor, outside the sandbox.
 func watchTempDir(dir string, limit int64, pgid int, stop <-chan struct{}, full chan<- struct{}) {
-	t := time.NewTicker(watchTemp)
+	t := time.NewTicker(tempLook)
 	defer t.Stop()
 	for {
 		select {
@@ -30,6 +30,32 @@ func watchTempDir(dir string, limit int64, pgid int, stop <-chan struct{}, full 
 			}
 		}
 	}
+}
+
+// watchTemp starts watching the command's temp dir, if it has a bound: full is closed when the
+// command filled it (and was killed), watched when the watch is over, which the command's end
+// (done) brings.
+func watchTemp(sp spec, pgid int, done <-chan struct{}) (full, watched chan struct{}) {
+	full, watched = make(chan struct{}), make(chan struct{})
+	if sp.TempDir == "" || sp.MaxTemp <= 0 {
+		close(watched)
+		return full, watched
+	}
+	go func() { // ends with the command, or when it killed it
+		defer close(watched)
+		watchTempDir(sp.TempDir, sp.MaxTemp, pgid, done, full)
+	}()
+	return full, watched
+}
+
+// settleTemp, once everything the command ran is gone, empties its temp dir if it filled it past
+// its bound, for the next command, and reports whether it did.
+func settleTemp(sp spec, full <-chan struct{}) bool {
+	if !tempFull(sp, full) {
+		return false
+	}
+	emptyDir(sp.TempDir)
+	return true
 }
 
 // tempFull reports whether the command filled its temp dir past its bound: the watcher saw it
