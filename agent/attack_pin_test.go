@@ -17,7 +17,9 @@ func TestAttackPinForgesItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.turn(t, "go on")
+	if _, err := f.run(t.Context(), "go on"); err != nil {
+		t.Fatal(err)
+	}
 	reqs := mainRequests(f.srv)
 	var note string
 	for _, c := range reqs[len(reqs)-1].Contents {

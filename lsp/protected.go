@@ -66,6 +66,13 @@ var protectedSettings = []protectedSetting{
 			return Settings{HidePaths: v}, v != nil
 		},
 		func(a, b config) bool { return slices.Equal(a.hidePaths, b.hidePaths) }},
+	{"readPaths",
+		func(s *Settings) (Settings, bool) {
+			v := s.ReadPaths
+			s.ReadPaths = nil
+			return Settings{ReadPaths: v}, v != nil
+		},
+		func(a, b config) bool { return slices.Equal(a.readPaths, b.readPaths) }},
 	{"mcpServers",
 		func(s *Settings) (Settings, bool) {
 			v := s.MCPServers

@@ -329,18 +329,18 @@ func TestParseHidePaths(t *testing.T) {
 		{in: []string{"x/y"}, err: "must be an absolute path"},
 		{in: []string{""}, err: "must be an absolute path"},
 	} {
-		got, err := parseHidePaths(tt.in)
+		got, err := parsePaths("hidePaths", tt.in)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("parseHidePaths(%q) = %q, %v; want an error with %q", tt.in, got, err, tt.err)
+				t.Errorf("parsePaths(%q) = %q, %v; want an error with %q", tt.in, got, err, tt.err)
 			}
 			continue
 		}
 		if err != nil {
-			t.Errorf("parseHidePaths(%q): %v", tt.in, err)
+			t.Errorf("parsePaths(%q): %v", tt.in, err)
 		}
 		if diff := cmp.Diff(got, tt.want); diff != "" {
-			t.Errorf("parseHidePaths(%q) (-got +want):\n%s", tt.in, diff)
+			t.Errorf("parsePaths(%q) (-got +want):\n%s", tt.in, diff)
 		}
 	}
 }

@@ -44,6 +44,9 @@ type Settings struct {
 	// HidePaths are files and directories outside the workspace that commands must not read:
 	// absolute paths, or paths under the home directory written "~/…".
 	HidePaths []string `json:"hidePaths,omitempty"`
+	// ReadPaths are files and directories under the home directory that commands may read,
+	// besides the toolchains': the rest of the home is hidden from them. Same forms as HidePaths.
+	ReadPaths []string `json:"readPaths,omitempty"`
 	// Prices per million tokens by model, over the model catalogue's.
 	Prices contextwin.PriceTable `json:"prices,omitempty"`
 	// Models are rows of the model catalogue by id, partial or new (catalog.Overlay): a model the
@@ -80,8 +83,10 @@ type config struct {
 	// sandbox and allowNetwork configure the commands' sandbox ("" = workspace-write).
 	sandbox      sandbox.Mode
 	allowNetwork bool
-	// hidePaths are absolute paths ("~/" expanded) commands must not read.
+	// hidePaths are absolute paths ("~/" expanded) commands must not read; readPaths those under
+	// the home they may.
 	hidePaths []string
+	readPaths []string
 	// mcpServers come from the user's level only (protected.go: the user settings file and
 	// initializationOptions, never workspace/configuration), so they run without the trust
 	// question.
@@ -94,7 +99,7 @@ type config struct {
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
 func (c config) sandboxConfig(workspace string) sandbox.Config {
-	return sandbox.Config{Mode: c.sandbox, AllowNetwork: c.allowNetwork, Workspace: workspace, HidePaths: slices.Clone(c.hidePaths)}
+	return sandbox.Config{Mode: c.sandbox, AllowNetwork: c.allowNetwork, Workspace: workspace, HidePaths: slices.Clone(c.hidePaths), ReadPaths: slices.Clone(c.readPaths)}
 }
 
 // parseSettings decodes raw settings; null or absent is no change.
@@ -213,11 +218,18 @@ func applySandbox(n *config, s Settings) error {
 		n.allowNetwork = *s.AllowNetwork
 	}
 	if s.HidePaths != nil {
-		paths, err := parseHidePaths(s.HidePaths)
+		paths, err := parsePaths("hidePaths", s.HidePaths)
 		if err != nil {
 			return err
 		}
 		n.hidePaths = paths
+	}
+	if s.ReadPaths != nil {
+		paths, err := parsePaths("readPaths", s.ReadPaths)
+		if err != nil {
+			return err
+		}
+		n.readPaths = paths
 	}
 	return nil
 }
@@ -278,22 +290,22 @@ func (c config) thinkingFor(model string) (catalog.ThinkingChoice, error) {
 	return c.catalogue().Thinking(model, c.thinking)
 }
 
-// parseHidePaths checks the hidePaths setting: every entry absolute or "~/…", which is expanded
-// with the home directory, then cleaned.
-func parseHidePaths(in []string) ([]string, error) {
+// parsePaths checks a setting of paths (hidePaths, readPaths): every entry absolute or "~/…",
+// which is expanded with the home directory, then cleaned.
+func parsePaths(name string, in []string) ([]string, error) {
 	out := make([]string, 0, len(in))
 	for _, p := range in {
 		switch {
 		case strings.HasPrefix(p, "~/") && len(strings.Trim(p[2:], "/")) > 0:
 			home, err := os.UserHomeDir()
 			if err != nil {
-				return nil, fmt.Errorf("hidePaths: %q: %w", p, err)
+				return nil, fmt.Errorf("%s: %q: %w", name, p, err)
 			}
 			p = filepath.Join(home, p[2:])
 		case filepath.IsAbs(p):
 			p = filepath.Clean(p)
 		default:
-			return nil, fmt.Errorf("hidePaths: %q must be an absolute path or start with ~/", p)
+			return nil, fmt.Errorf("%s: %q must be an absolute path or start with ~/", name, p)
 		}
 		out = append(out, p)
 	}

@@ -122,3 +122,23 @@ func or(v, fallback string) string {
 	}
 	return fallback
 }
+
+// UserValues returns the values of keys ("section.key", lower case, in sections without a
+// subsection) in the user's git configuration (GIT_CONFIG_GLOBAL, else the XDG file then
+// ~/.gitconfig), the last one winning as in git; includes are not followed. Keys not set are
+// absent.
+func UserValues(getenv func(string) string, keys ...string) map[string]string {
+	out := map[string]string{}
+	for _, name := range globalConfigs(getenv) {
+		data, err := readLimited(os.Open(name))
+		if err != nil {
+			continue
+		}
+		for k, v := range configValues(data) {
+			if slices.Contains(keys, k) {
+				out[k] = v
+			}
+		}
+	}
+	return out
+}

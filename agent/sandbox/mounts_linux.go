@@ -19,6 +19,8 @@ import (
 //     temporary files, their sockets (X11, ssh-agent, tmux) and shared-memory segments are out of
 //     sight;
 //   - /dev/pts is a new instance: the user's other terminals are not there;
+//   - Home is covered by an empty read-only directory where Keep (toolchains, caches) come back
+//     read-only, and the writable trees under it writable;
 //   - Hide (credentials) and Sockets (listening Unix sockets outside) are covered by empty
 //     read-only mounts;
 //   - ReadOnly (version-control and editor files in the workspace) are bound read-only.
@@ -38,6 +40,19 @@ func privateMounts(sp spec) error {
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, "/", unix.AT_RECURSIVE, &attr); err != nil {
 		return fmt.Errorf("make the file system read-only: %w", err)
+	}
+	if sp.Home != "" {
+		kept, err := coverHome(sp, trees)
+		defer func() {
+			for _, t := range kept {
+				unix.Close(t.fd)
+			}
+		}()
+		if err != nil {
+			return err
+		}
+		trees = append(trees, kept...)
+		slices.SortStableFunc(trees, func(a, b tree) int { return len(a.dst) - len(b.dst) })
 	}
 	for _, t := range trees {
 		err := unix.MoveMount(t.fd, "", unix.AT_FDCWD, t.dst, unix.MOVE_MOUNT_F_EMPTY_PATH)
@@ -72,6 +87,55 @@ func privateMounts(sp spec) error {
 		}
 	}
 	return nil
+}
+
+// coverHome hides the home directory behind an empty directory, read-only once the mount points
+// of what comes back are made in it: kept, the copies of Keep (read-only, as the file system now
+// is), and the writable trees that lie in the home (the workspace, the sandbox's cache).
+func coverHome(sp spec, writable []tree) (kept []tree, err error) {
+	for _, p := range sp.Keep {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, p, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC|unix.AT_RECURSIVE)
+		if err != nil {
+			continue // gone since the spec was made, or unreadable to this user: nothing to show
+		}
+		kept = append(kept, tree{fd, p})
+	}
+	if err := unix.Mount("tmpfs", sp.Home, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "size=1m,mode=0755"); err != nil {
+		return kept, fmt.Errorf("hide the home directory: %w", err)
+	}
+	for _, t := range append(slices.Clone(kept), writable...) {
+		if !within(sp.Home, t.dst) || t.dst == sp.Home {
+			continue
+		}
+		if err := mountPoint(t.dst, t.fd); err != nil {
+			return kept, fmt.Errorf("mount %s back in the home directory: %w", t.dst, err)
+		}
+	}
+	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
+	if err := unix.MountSetattr(unix.AT_FDCWD, sp.Home, 0, &attr); err != nil {
+		return kept, fmt.Errorf("make the home directory read-only: %w", err)
+	}
+	return kept, nil
+}
+
+// mountPoint makes the place where the tree fd is to be attached at dst: a directory, or an empty
+// file for a file.
+func mountPoint(dst string, fd int) error {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		return os.MkdirAll(dst, 0o755)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // tree is a detached copy of a mount tree, to be attached at dst.

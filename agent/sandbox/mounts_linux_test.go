@@ -9,22 +9,38 @@ import (
 	"testing"
 )
 
-// TestCredentialsHidden: the credential files of the user (here a home of the test's) read as
-// empty from a command, under the default list and the hidePaths setting, and cannot be written.
+// TestCredentialsHidden: the home directory (here a home of the test's) is hidden from commands
+// but for the toolchains and what the readPaths setting shows, read-only: the credential files
+// read as empty even there (the default list and the hidePaths setting), and what no list names
+// (a shell history with an exported key, ~/.pgpass, a token in ~/.gitconfig, the Copilot token,
+// Reprise's own settings and sessions) is not there at all. Nothing can be written.
 func TestCredentialsHidden(t *testing.T) {
 	home := outsideDir(t)
 	t.Setenv("HOME", home)
+	for _, v := range []string{"XDG_CONFIG_HOME", "XDG_STATE_HOME", "REPRISE_HOME", "GOPATH", "GOMODCACHE"} {
+		t.Setenv(v, "")
+	}
 	files := map[string]string{
 		".ssh/id_ed25519":  "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
 		".aws/credentials": "[default]\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG\n",
 		".config/gcloud/application_default_credentials.json": `{"refresh_token": "1//0gSecretToken"}`,
-		".netrc":              "machine example.com login u password hunter2\n",
-		".docker/config.json": `{"auths": {"r.example.com": {"auth": "dTpzZWNyZXQ="}}}`,
-		".kube/config":        "token: kubesecret\n",
-		"notes/private.txt":   "hidden by the setting\n",
-		"run/user/bus-secret": "the runtime directory: session bus, agents\n",
-		"notes/public.txt":    "readable\n",
+		".netrc":                                    "machine example.com login u password hunter2\n",
+		".docker/config.json":                       `{"auths": {"r.example.com": {"auth": "dTpzZWNyZXQ="}}}`,
+		".kube/config":                              "token: kubesecret\n",
+		"notes/private.txt":                         "hidden by the setting\n",
+		"run/user/bus-secret":                       "the runtime directory: session bus, agents\n",
+		".bash_history":                             "export OPENAI_API_KEY=sk-fromhistory\n",
+		".pgpass":                                   "db:5432:*:u:pgsecret\n",
+		".gitconfig":                                "[http]\n\textraheader = AUTHORIZATION: bearer ghp_gitconfigtoken\n",
+		".config/github-copilot/hosts.json":         `{"github.com": {"oauth_token": "gho_copilottoken"}}`,
+		".config/reprise/settings.json":             `{"allow": ["secret-rule"]}`,
+		".local/state/reprise/sessions/s/x.jsonl":   "another project's chat\n",
+		".cargo/credentials.toml":                   "token = \"cargosecret\"\n",
+		"notes/public.txt":                          "readable\n",
+		"go/pkg/mod/example.com/m@v1/go.mod":        "module example.com/m\n",
+		".cargo/registry/index/readable-from-cargo": "readable\n",
 	}
+	readable := map[string]bool{"notes/public.txt": true, "go/pkg/mod/example.com/m@v1/go.mod": true, ".cargo/registry/index/readable-from-cargo": true}
 	for rel, content := range files {
 		p := filepath.Join(home, rel)
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -36,13 +52,13 @@ func TestCredentialsHidden(t *testing.T) {
 	}
 	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(home, "run/user"))
 	ws := t.TempDir()
-	sb := New(Config{Workspace: ws, Writable: []string{}, HidePaths: []string{"~/notes/private.txt"}})
+	sb := New(Config{Workspace: ws, Writable: []string{}, HidePaths: []string{"~/notes/private.txt"}, ReadPaths: []string{"~/notes"}})
 	for rel, content := range files {
 		out, _ := run(t, sb, ws, "cat "+filepath.Join(home, rel)+"; ls -A "+filepath.Dir(filepath.Join(home, rel)))
 		secret := strings.TrimSpace(strings.Split(content, "\n")[len(strings.Split(strings.TrimSpace(content), "\n"))-1])
-		if rel == "notes/public.txt" {
-			if !strings.Contains(out, "readable") {
-				t.Errorf("%s: a file not in the list is unreadable: %q", rel, out)
+		if readable[rel] {
+			if !strings.Contains(out, secret) {
+				t.Errorf("%s: a file the sandbox shows is unreadable: %q", rel, out)
 			}
 			continue
 		}
@@ -50,11 +66,14 @@ func TestCredentialsHidden(t *testing.T) {
 			t.Errorf("%s was read from the sandbox: %q", rel, out)
 		}
 	}
-	run(t, sb, ws, "echo x >> "+filepath.Join(home, ".netrc")+"; rm -rf "+filepath.Join(home, ".ssh"))
+	run(t, sb, ws, "echo x >> "+filepath.Join(home, ".netrc")+"; rm -rf "+filepath.Join(home, ".ssh")+"; echo x > "+filepath.Join(home, "notes/public.txt")+"; echo x > "+filepath.Join(home, ".profile"))
 	for rel, content := range files {
 		if b, err := os.ReadFile(filepath.Join(home, rel)); err != nil || string(b) != content {
 			t.Errorf("%s changed: %q %v", rel, b, err)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(home, ".profile")); err == nil {
+		t.Error("a file was created in the home directory")
 	}
 }
 
@@ -181,5 +200,31 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
 c = socket.create_connection(s.getsockname()); a, _ = s.accept(); c.sendall(b"ok"); print(a.recv(2).decode())'`
 	if out, st := run(t, sb, ws, line); st.Code != 0 || !strings.Contains(out, "ok") {
 		t.Errorf("loopback inside: %v %q", st, out)
+	}
+}
+
+// TestWorkspaceInsideCredentials: a workspace opened inside a credential directory (~/.aws/proj,
+// ~/.config/gh/x) is the command's, but the credentials beside it are not there.
+func TestWorkspaceInsideCredentials(t *testing.T) {
+	home := outsideDir(t)
+	t.Setenv("HOME", home)
+	for _, rel := range []string{".aws/proj", ".config/gh/x"} {
+		dir := filepath.Dir(filepath.Join(home, rel))
+		secretFile := filepath.Join(dir, "credentials")
+		if err := os.MkdirAll(filepath.Join(home, rel), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(secretFile, []byte("beside-the-workspace\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ws := filepath.Join(home, rel)
+		sb := New(Config{Workspace: ws, Writable: []string{}})
+		out, st := run(t, sb, ws, "cat "+secretFile+"; echo made > here")
+		if strings.Contains(out, "beside-the-workspace") {
+			t.Errorf("%s: the credentials beside the workspace were read: %q", rel, out)
+		}
+		if b, err := os.ReadFile(filepath.Join(ws, "here")); err != nil || string(b) != "made\n" || st.Code != 0 {
+			t.Errorf("%s: the workspace is not the command's: %v %q", rel, err, out)
+		}
 	}
 }

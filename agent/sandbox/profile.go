@@ -8,8 +8,9 @@ import (
 // devices commands may write to. /dev/tty is not one of them: a command has no terminal.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
-// seatbeltProfile is the macOS sandbox-exec profile equivalent to the Landlock rules: everything
-// allowed but writes outside the writable directories and, unless allowed, network connections.
+// seatbeltProfile is the macOS sandbox-exec profile equivalent to the Landlock rules and Linux's
+// mounts: everything allowed but writes outside the writable directories, reads in the home but
+// for the toolchains (Keep), credentials, and, unless allowed, network connections.
 // It is plain text, built and tested on every OS.
 func seatbeltProfile(sp spec) string {
 	var b strings.Builder
@@ -21,6 +22,15 @@ func seatbeltProfile(sp spec) string {
 		b.WriteString("\n  (literal " + seatbeltString(d) + ")")
 	}
 	b.WriteString(")\n")
+	if sp.Home != "" {
+		// The home is hidden but for the toolchains, the workspace and the writable directories.
+		// Its metadata stays readable, so that paths through it resolve.
+		b.WriteString("(deny file-read-data (subpath " + seatbeltString(realPath(sp.Home)) + "))\n(allow file-read-data")
+		for _, p := range append(append([]string{sp.Workspace}, sp.Writable...), sp.Keep...) {
+			b.WriteString("\n  (subpath " + seatbeltString(realPath(p)) + ")")
+		}
+		b.WriteString(")\n")
+	}
 	for _, p := range sp.ReadOnly { // later rules win
 		b.WriteString("(deny file-write* (subpath " + seatbeltString(realPath(p)) + "))\n")
 	}

@@ -8,7 +8,8 @@ import (
 
 func TestSeatbeltProfile(t *testing.T) {
 	sp := spec{Confine: true, Workspace: "/nonexistent/ws \"q\"", Writable: []string{"/nonexistent/tmp"},
-		ReadOnly: []string{"/nonexistent/ws \"q\"/.git"}, Hide: []string{"/nonexistent/home/.ssh"}}
+		ReadOnly: []string{"/nonexistent/ws \"q\"/.git"}, Hide: []string{"/nonexistent/home/.ssh"},
+		Home: "/nonexistent/home", Keep: []string{"/nonexistent/home/go"}}
 	want := `(version 1)
 (allow default)
 (deny file-write*)
@@ -20,6 +21,11 @@ func TestSeatbeltProfile(t *testing.T) {
   (literal "/dev/full")
   (literal "/dev/random")
   (literal "/dev/urandom"))
+(deny file-read-data (subpath "/nonexistent/home"))
+(allow file-read-data
+  (subpath "/nonexistent/ws \"q\"")
+  (subpath "/nonexistent/tmp")
+  (subpath "/nonexistent/home/go"))
 (deny file-write* (subpath "/nonexistent/ws \"q\"/.git"))
 (deny file-read* file-write* (subpath "/nonexistent/home/.ssh"))
 (deny network-outbound (remote ip))

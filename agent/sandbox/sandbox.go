@@ -62,6 +62,10 @@ type Config struct {
 	// HidePaths are more paths commands may not read (the `hidePaths` setting), besides
 	// CredentialPaths.
 	HidePaths []string
+	// ReadPaths are more paths under the home directory commands may read (the `readPaths`
+	// setting; "~/" for the home), besides the toolchains' (home.go): the rest of the home is
+	// hidden from them.
+	ReadPaths []string
 	// MaxProcesses bounds the processes and threads a command may have at once, whatever the
 	// mode (a fork bomb stops there and the machine goes on); 0 means DefaultMaxProcesses(), a
 	// negative value no limit.
@@ -109,7 +113,8 @@ func New(cfg Config) *Sandbox {
 	if ownTemp {
 		cfg.TempDir = filepath.Join(cfg.Cache, "tmp", "shared")
 	}
-	s := &Sandbox{cfg: cfg, hide: append(CredentialPaths(os.Getenv, cfg.HidePaths), runtimeDir(os.Getenv)), hostTemp: defaulted, ownTemp: ownTemp}
+	hide := append(CredentialPaths(os.Getenv, cfg.HidePaths), runtimeDir(os.Getenv))
+	s := &Sandbox{cfg: cfg, hide: append(hide, repriseOwn(os.Getenv)...), hostTemp: defaulted, ownTemp: ownTemp}
 	if cfg.Mode == WorkspaceWrite {
 		s.reason = probe(cfg)
 		if why := os.Getenv(UnavailableEnv); why != "" {
@@ -179,7 +184,7 @@ func (s *Sandbox) Describe() string {
 	if s.cfg.AllowNetwork {
 		net = "network allowed"
 	}
-	return "Commands run in a sandbox: they can read anywhere but credentials (~/.ssh, ~/.aws, …), and write only to the workspace (not its version control, git hooks or editor settings), a private temp dir and build caches; " + net + "."
+	return "Commands run in a sandbox: they can read the system, the workspace and the toolchains, not the rest of your home directory, and write only to the workspace (not its version control, git hooks or editor settings), a private temp dir and build caches; " + net + "."
 }
 
 // NetworkOpen says what allowing the network opens, for the front-ends to show once when the
@@ -267,13 +272,25 @@ func join(base string, elem ...string) string {
 }
 
 // Env adapts a command's environment to the sandbox: confined commands build into the sandbox's
-// own Go build cache. (TMPDIR is set by the confining process, which mounts the private /tmp.)
+// own Go build cache, and where the home is hidden git reads the user's identity from a copy
+// (gitIdentity) instead of their configuration. (TMPDIR is set by the confining process, which
+// mounts the private /tmp.)
 func (s *Sandbox) Env(env []string) []string {
 	if !s.landlock() || s.cfg.Cache == "" {
 		return env
 	}
-	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool { return strings.HasPrefix(kv, "GOCACHE=") })
-	return append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
+	out := slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, "GOCACHE=") || strings.HasPrefix(kv, "GIT_CONFIG_GLOBAL=")
+	})
+	out = append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
+	if namespacesUnavailable() == "" {
+		if p := gitIdentity(os.Getenv, s.cfg.Cache); p != "" {
+			out = append(out, "GIT_CONFIG_GLOBAL="+p)
+		} else {
+			out = append(out, "GIT_CONFIG_GLOBAL=/dev/null")
+		}
+	}
+	return out
 }
 
 // spec is what the supervisor is told, as one argv word.
@@ -291,6 +308,10 @@ type spec struct {
 	TempDir   string   `json:"tempDir,omitempty"`
 	Hide      []string `json:"hide,omitempty"`
 	Sockets   []string `json:"sockets,omitempty"`
+	// Home is covered by an empty read-only directory, in which Keep (toolchains, caches, the
+	// user's readPaths) are mounted back read-only; "" leaves the home as it is.
+	Home string   `json:"home,omitempty"`
+	Keep []string `json:"keep,omitempty"`
 	// NetNS: a network namespace of its own too, with only loopback: nothing it sends over IP
 	// leaves it, and nothing outside can connect in.
 	NetNS bool `json:"netns,omitempty"`
@@ -327,6 +348,7 @@ func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 		return sp, nil
 	}
 	sp.NetNS = mountsPrivateTemp && !s.cfg.AllowNetwork
+	sp.Home, sp.Keep = homeView(os.Getenv, s.cfg.Workspace, s.cfg.ReadPaths)
 	sp.Hide = hidden(s.hide, append([]string{s.cfg.Workspace, sp.TempDir}, sp.Writable...))
 	sp.Sockets = outsideSockets(append([]string{s.cfg.Workspace}, sp.Writable...))
 	var vcs map[string]bool

@@ -47,6 +47,20 @@ var homeLocations = []struct {
 	{".vault-token", []string{""}},
 	{".terraform.d/credentials.tfrc.json", []string{""}},
 	{".pki", nil}, // NSS databases: client certificates and their keys
+	{".pgpass", []string{""}},
+	{".authinfo", []string{""}},
+	{".authinfo.gpg", nil},
+	{".config/github-copilot", []string{"hosts.json", "apps.json"}},
+	{".config/rclone/rclone.conf", nil},
+	// In the toolchains' directories, which sandboxed commands see (sandbox/home.go): the
+	// registries' logins. Only hidden: they hold whole configurations besides.
+	{".gem/credentials", []string{""}},
+	{".m2/settings.xml", nil},
+	{".m2/settings-security.xml", nil},
+	{".gradle/gradle.properties", nil},
+	{".bundle/config", nil},
+	{".nuget/NuGet/NuGet.Config", nil},
+	{".yarnrc.yml", nil},
 	// Browser profiles: cookies and saved passwords.
 	{".mozilla", nil},
 	{".thunderbird", nil},

@@ -34,6 +34,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	network := fs.Bool("allow-network", false, "let sandboxed commands open network connections")
 	var hide listFlag
 	fs.Var(&hide, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
+	var read listFlag
+	fs.Var(&read, "read-path", "a file or directory under your home that sandboxed commands may read, besides the toolchains' (repeatable; ~/ is home)")
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	compactionModel := fs.String("compaction-model", "", compactionModelUsage)
@@ -88,7 +90,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Observe:             observeSessions,
 		MaxTurnRequests:     *maxTurn,
 		Allow:               allow,
-		Sandbox:             sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide},
+		Sandbox:             sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide, ReadPaths: read},
 		Secrets:             secret.FromEnv(getenv, hide...),
 		Logger:              logger,
 		AllowBroadWorkspace: *allowBroad,

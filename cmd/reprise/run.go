@@ -52,6 +52,7 @@ type runFlags struct {
 	mcpConfig        listFlag
 	allowMCP         listFlag
 	hidePaths        listFlag
+	readPaths        listFlag
 	pins, pinTexts   listFlag // --pin and --pin-text, in the order given
 	trustMCP         bool
 	mcpToolBudget    int
@@ -129,6 +130,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.BoolVar(&f.allowNetwork, "allow-network", false, "let sandboxed commands open network connections")
 	fs.Var(&f.maxMemory, "max-memory", "the most memory each process of a command may allocate, e.g. 4G (0: half the machine's; none: no bound)")
 	fs.Var(&f.hidePaths, "hide-path", "a file or directory sandboxed commands may not read, besides the credential files (repeatable; ~/ is home)")
+	fs.Var(&f.readPaths, "read-path", "a file or directory under your home that sandboxed commands may read, besides the toolchains' (repeatable; ~/ is home)")
 	fs.Var(&f.pins, "pin", "pin this workspace file: read again at each compaction, kept verbatim in every prompt, never cleared or summarized (repeatable)")
 	fs.Var(&f.pinTexts, "pin-text", "pin this text: kept verbatim in every prompt, never cleared or summarized (repeatable)")
 	fs.StringVar(&f.resume, "resume", "", "continue the saved session with this id (see reprise sessions)")
@@ -222,7 +224,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	spec := host.Spec{
 		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel, ContextPolicy: f.policy, Prices: prices,
 		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
-		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths,
+		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths, ReadPaths: f.readPaths,
 			MaxMemory: int64(f.maxMemory)},
 		Secrets: secret.FromEnv(getenv, f.hidePaths...),
 	}

@@ -26,6 +26,7 @@ export const serverKeys = [
   'sandbox',
   'allowNetwork',
   'hidePaths',
+  'readPaths',
   'mcpServers',
   'mcpToolBudget',
 ] as const;
@@ -35,7 +36,7 @@ export const clientKeys = ['path', 'env'] as const;
 
 /**
  * machineKeys choose what runs and what it may do: the binary, its environment, the commands run
- * without asking, the sandbox, the network, the paths hidden from commands and the MCP servers
+ * without asking, the sandbox, the network, the paths hidden from commands or shown to them, and the MCP servers
  * started. A cloned repository is not the user, so these come only from the user's (or the remote
  * machine's) settings or the default, never from a workspace or folder settings file. package.json
  * declares them `"scope": "machine"`, which current VS Code enforces; reading them through
@@ -43,7 +44,7 @@ export const clientKeys = ['path', 'env'] as const;
  * env) go only in initializationOptions, as the server takes them from nowhere else (PROTOCOL.md,
  * "Protected settings"): changing one restarts the server.
  */
-export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'mcpServers'] as const;
+export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'readPaths', 'mcpServers'] as const;
 
 function isMachineKey(k: string): boolean {
   return (machineKeys as readonly string[]).includes(k);

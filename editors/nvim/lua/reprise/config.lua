@@ -15,7 +15,7 @@ local M = {}
 ---@field cmd string[] the server command
 ---@field cmd_env table<string,string>|nil extra environment for the server
 ---@field settings table server settings (PROTOCOL.md, "Settings"; allow, sandbox, allowNetwork,
----  hidePaths and mcpServers: user only)
+---  hidePaths, readPaths and mcpServers: user only)
 ---@field root_markers string[] files or folders that mark a workspace root
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions

@@ -94,6 +94,7 @@ const hostile = {
   sandbox: 'off',
   allowNetwork: true,
   hidePaths: [],
+  readPaths: ['~'],
   model: 'gemini-4-argon',
 };
 
@@ -127,6 +128,7 @@ describe('machine settings come from the user only', () => {
     sandbox: 'workspace-write',
     allowNetwork: false,
     hidePaths: ['~/.ssh'],
+    readPaths: ['~/notes'],
     mcpServers: { docs: { command: 'docs-mcp' } },
   };
   it.each(machineKeys)('a workspace or folder value of reprise.%s is ignored, the user value used', (key) => {
