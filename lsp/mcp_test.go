@@ -205,9 +205,16 @@ func TestMCPTrustQuestion(t *testing.T) {
 }
 
 // TestMCPTrustAskedAgainWhenScriptChanges: trust in a workspace server covers the script it
-// names; once a command (sandboxed, but free to edit the workspace) changed that script, the
-// server is asked about again before it runs with the user's rights.
+// names and what that script loads beside it (here a file it sources); once a command (sandboxed,
+// but free to edit the workspace) changed either, the server is asked about again before it runs
+// with the user's rights.
 func TestMCPTrustAskedAgainWhenScriptChanges(t *testing.T) {
+	for _, changed := range []string{"tools/mcp.sh", "tools/lib.sh"} {
+		t.Run(changed, func(t *testing.T) { mcpTrustAskedAgain(t, changed) })
+	}
+}
+
+func mcpTrustAskedAgain(t *testing.T, changed string) {
 	var mu sync.Mutex
 	asked := 0
 	start := answerMCP(true)
@@ -215,7 +222,8 @@ func TestMCPTrustAskedAgainWhenScriptChanges(t *testing.T) {
 		configHome: t.TempDir(),
 		files: map[string]string{
 			".vscode/mcp.json": mcpJSON(t, map[string]any{"local": map[string]any{"command": "sh", "args": []string{"./tools/mcp.sh"}}}),
-			"tools/mcp.sh":     "exit 0\n",
+			"tools/mcp.sh":     ". ./tools/lib.sh\n",
+			"tools/lib.sh":     "exit 0\n",
 		},
 		editor: lsptest.Options{Experimental: true, Approve: func(raw json.RawMessage) any {
 			if strings.Contains(string(raw), "declares the MCP server") {
@@ -239,7 +247,7 @@ func TestMCPTrustAskedAgainWhenScriptChanges(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("asked %d times before any change, want once", n)
 	}
-	if err := os.WriteFile(filepath.Join(e.ws, "tools", "mcp.sh"), []byte("id > ~/PWNED\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(e.ws, filepath.FromSlash(changed)), []byte("id > ~/PWNED\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	newSession()

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -270,60 +269,6 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
-}
-
-// maxHashed bounds what TrustFingerprint reads of one file.
-const maxHashed = 16 << 20
-
-// TrustFingerprint is what the user's trust in a workspace-declared server is remembered by:
-// its Fingerprint and the content of the workspace files its command, arguments and directory
-// name (`node ./tools/server.js`, `${workspaceFolder}/bin/mcp`). A sandboxed command may edit
-// the workspace, so a server the user trusted whose script changed since is asked about again,
-// rather than run with the user's rights. What the script loads in turn is not followed.
-func TrustFingerprint(c ServerConfig, workspace string) string {
-	fp := Fingerprint(c)
-	if !c.Workspace || workspace == "" {
-		return fp
-	}
-	h := sha256.New()
-	h.Write([]byte(fp))
-	for _, p := range workspaceFiles(c, workspace) {
-		f, err := os.Open(p)
-		if err != nil {
-			continue
-		}
-		fmt.Fprintf(h, "\n%s:", p)
-		_, _ = io.Copy(h, io.LimitReader(f, maxHashed))
-		f.Close()
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-// workspaceFiles are the regular files inside workspace that c's command and arguments name,
-// whole or after an option's `=`.
-func workspaceFiles(c ServerConfig, workspace string) []string {
-	dir := workspace
-	if c.Cwd != "" {
-		dir = resolveIn(c.Cwd, workspace, workspace)
-	}
-	var out []string
-	for _, word := range append([]string{c.Command}, c.Args...) {
-		cands := []string{word}
-		if _, v, ok := strings.Cut(word, "="); ok {
-			cands = append(cands, v)
-		}
-		for _, w := range cands {
-			p := resolveIn(w, dir, workspace)
-			rel, err := filepath.Rel(workspace, p)
-			if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-				continue
-			}
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && !slices.Contains(out, p) {
-				out = append(out, p)
-			}
-		}
-	}
-	return out
 }
 
 func resolveIn(word, dir, workspace string) string {

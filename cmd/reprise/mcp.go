@@ -60,6 +60,9 @@ func runMCP(ws string, f runFlags, getenv func(string) string, stderr io.Writer,
 		fmt.Fprintf(stderr, "reprise: the workspace's .vscode/mcp.json declares MCP servers (%s): not started; --trust-mcp starts them\n", strings.Join(names, ", "))
 		declared = nil
 	}
+	for _, sc := range declared { // --trust-mcp: say what it trusts
+		fmt.Fprintf(stderr, "reprise: --trust-mcp: the workspace's MCP server %q runs with your rights, unsandboxed: %s\n", sc.Name, trustedWhat(sc, ws))
+	}
 	lists = append(lists, declared)
 	servers := mcp.Merge(lists...)
 	if len(servers) == 0 {
@@ -87,4 +90,28 @@ func mcpRefused(ctx context.Context, out io.Writer, req tools.ApprovalRequest) (
 	server, _, _ := strings.Cut(req.Tool, "__")
 	fmt.Fprintf(out, "reprise: the MCP tool %s was refused: --yes covers commands, not MCP tools (--allow-mcp %s or --allow-mcp %s)\n", req.Tool, server, req.Tool)
 	return tools.Reject, ctx.Err()
+}
+
+// trustedWhat says what --trust-mcp trusts of a workspace server: what it runs, and the workspace
+// code it can load (which any command of this run may have changed).
+func trustedWhat(sc mcp.ServerConfig, ws string) string {
+	if sc.Type != mcp.TypeStdio {
+		return "it connects to " + sc.URL
+	}
+	what := strings.TrimSpace(sc.Command + " " + strings.Join(sc.Args, " "))
+	var loads []string
+	for _, p := range mcp.Loads(sc, ws) {
+		rel, err := filepath.Rel(ws, p)
+		if err != nil {
+			continue
+		}
+		if rel == "." {
+			rel = "the whole workspace"
+		}
+		loads = append(loads, filepath.ToSlash(rel))
+	}
+	if len(loads) > 0 {
+		what += ", with the code in " + strings.Join(loads, ", ")
+	}
+	return what
 }

@@ -134,3 +134,26 @@ func TestRunMCPConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTrustMCPSaysWhatItTrusts: --trust-mcp starts the workspace's servers with the user's
+// rights, and says which, what they run and the workspace code they load.
+func TestRunTrustMCPSaysWhatItTrusts(t *testing.T) {
+	ws := t.TempDir()
+	writeJSON(t, filepath.Join(ws, ".vscode", "mcp.json"), map[string]any{"servers": map[string]any{
+		"local": map[string]any{"command": "sh", "args": []string{"./tools/mcp.sh"}},
+	}})
+	if err := os.MkdirAll(filepath.Join(ws, "tools"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "tools", "mcp.sh"), []byte(". ./tools/lib.sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "Hi."}}}}})
+	defer srv.Close()
+	vars := map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir(), "REPRISE_CONFIG_HOME": t.TempDir()}
+	_, out, errOut := runMain(t, []string{"run", "--workspace", ws, "--trust-mcp", "hello"}, env(vars))
+	want := `reprise: --trust-mcp: the workspace's MCP server "local" runs with your rights, unsandboxed: sh ./tools/mcp.sh, with the code in tools`
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr does not say what --trust-mcp trusts:\n%s\n%s", errOut, out)
+	}
+}
