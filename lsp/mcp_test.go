@@ -204,11 +204,11 @@ func TestMCPTrustQuestion(t *testing.T) {
 	}
 }
 
-// TestMCPTrustAskedAgainWhenScriptChanges: trust in a workspace server covers the script it
+// TestAttackMCPTrustAskedAgainWhenCodeChanges: trust in a workspace server covers the script it
 // names and what that script loads beside it (here a file it sources); once a command (sandboxed,
 // but free to edit the workspace) changed either, the server is asked about again before it runs
 // with the user's rights.
-func TestMCPTrustAskedAgainWhenScriptChanges(t *testing.T) {
+func TestAttackMCPTrustAskedAgainWhenCodeChanges(t *testing.T) {
 	for _, changed := range []string{"tools/mcp.sh", "tools/lib.sh"} {
 		t.Run(changed, func(t *testing.T) { mcpTrustAskedAgain(t, changed) })
 	}

@@ -96,10 +96,10 @@ func TestRunCommandFlood(t *testing.T) {
 	}
 }
 
-// TestSavedOutputsBounded: a command that floods its output at every call fills the session's
+// TestRunCommandSavedOutputsBounded: a command that floods its output at every call fills the session's
 // store of saved outputs up to MaxStoreBytes, not further: the next output is only truncated, and
 // the model is told why.
-func TestSavedOutputsBounded(t *testing.T) {
+func TestRunCommandSavedOutputsBounded(t *testing.T) {
 	ws := workspace(t, nil)
 	spill := filepath.Join(t.TempDir(), "tool-outputs")
 	env := &Env{Workspace: ws, SpillDir: spill, MaxSavedBytes: 1 << 20, MaxStoreBytes: 5 << 19, Commands: &cmdpolicy.Policy{AllowAll: true}}
