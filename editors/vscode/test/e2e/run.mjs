@@ -995,6 +995,29 @@ await step('after a reload, the reopened session lists its pins; the pinned answ
   if ((await chat.locator('.pins .pin-chip').count()) !== 1) throw new Error('one pin should be left');
 });
 
+await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Set up the editor tasks');
+  await chat.locator('#input').press('Enter');
+  const card = chat.locator('.approval.pending', { hasText: '.vscode/tasks.json' });
+  await card.waitFor({ timeout: 30_000 });
+  await card.locator('.head', { hasText: 'Reprise wants to write a protected file' }).waitFor();
+  await card.locator('.why', { hasText: 'editor or shell settings that can run programs outside the sandbox' }).waitFor();
+  const cmd = (await card.locator('pre.cmd').innerText()).trim();
+  if (cmd !== 'write .vscode/tasks.json') throw new Error(`the card shows "${cmd}"`);
+  await card.locator('.rule', { hasText: 'writes to .vscode/tasks.json' }).waitFor();
+  await page.mouse.move(800, 300);
+  await shot('approval-file');
+  await waitFor('the card to take the focus', () => card.locator('button[data-answer="allow"]').evaluate((b) => b === document.activeElement), 10_000);
+  await chat.locator('body').press('3');
+  await chat.locator('.approval.answered', { hasText: 'Denied' }).waitFor();
+  await chat.locator('.msg.agent', { hasText: 'You declined' }).waitFor({ timeout: 30_000 });
+  if (existsSync(join(ws, '.vscode', 'tasks.json'))) throw new Error('the denied write happened');
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.
