@@ -196,10 +196,14 @@ func (g *pidsGroup) hit() bool {
 	return false
 }
 
-// remove deletes the group once its last task is gone: a reaped task may hold it a moment.
-func (g *pidsGroup) remove() {
+// remove deletes the group once its last task is gone.
+func (g *pidsGroup) remove() { removeCgroup(g.dir) }
+
+// removeCgroup deletes a cgroup directory once its last task is gone: a reaped task may hold it a
+// moment.
+func removeCgroup(dir string) {
 	for range 50 {
-		if err := os.Remove(g.dir); err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, unix.EBUSY) {
+		if err := os.Remove(dir); err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, unix.EBUSY) {
 			return
 		}
 		time.Sleep(2 * time.Millisecond)

@@ -7,9 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // A command's memory is bounded in all where a memory cgroup can be made (root, or a cgroup v2
@@ -81,16 +78,9 @@ func (g *memoryGroup) oomKilled() bool {
 	return false
 }
 
-// remove deletes the group once its last task is gone; in v1 the pages it still holds (a tmpfs's)
-// move to the parent.
-func (g *memoryGroup) remove() {
-	for range 50 {
-		if err := os.Remove(g.dir); err == nil || errors.Is(err, os.ErrNotExist) || !errors.Is(err, unix.EBUSY) {
-			return
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
+// remove deletes the group once its last task is gone; the pages it still holds (a tmpfs's) are
+// charged to the parent.
+func (g *memoryGroup) remove() { removeCgroup(g.dir) }
 
 // memoryLimit caches the probe, per value of NoCgroupEnv, as processLimit does.
 var memoryLimit struct {
