@@ -25,11 +25,12 @@ type approver struct {
 func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	title := "Run " + req.Command
 	kind := sdk.ToolKindExecute
+	raw := map[string]any{"command": req.Command}
 	switch {
 	case req.Tool != "":
 		title, kind = "Use the MCP tool "+req.Command, sdk.ToolKindOther
 	case req.File != "":
-		title, kind = "Write the protected file "+req.File, sdk.ToolKindEdit
+		title, kind, raw = "Write the protected file "+req.File, sdk.ToolKindEdit, map[string]any{"path": req.File}
 	}
 	always := "Always allow"
 	if req.Rule != "" {
@@ -38,7 +39,7 @@ func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	id := sdk.ToolCallId(req.CallID)
 	resp, err := a.srv.conn.RequestPermission(ctx, sdk.RequestPermissionRequest{
 		SessionId: sdk.SessionId(a.sessionID),
-		ToolCall:  sdk.ToolCallUpdate{ToolCallId: id, Title: sdk.Ptr(title + " (" + req.Reason + ")"), Kind: sdk.Ptr(kind), RawInput: map[string]any{"command": req.Command}},
+		ToolCall:  sdk.ToolCallUpdate{ToolCallId: id, Title: sdk.Ptr(title + " (" + req.Reason + ")"), Kind: sdk.Ptr(kind), RawInput: raw},
 		Options: []sdk.PermissionOption{
 			{OptionId: optionAllowOnce, Name: "Allow once", Kind: sdk.PermissionOptionKindAllowOnce},
 			{OptionId: optionAllowAlways, Name: always, Kind: sdk.PermissionOptionKindAllowAlways},
