@@ -116,7 +116,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
 	fs.Float64Var(&f.policy.BlockAt, "block-at", f.policy.BlockAt, "wait for the compaction when the prompt reaches this fraction")
-	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on input tokens, counted at their price (a cached token counts a tenth)")
+	fs.IntVar(&f.policy.SessionTokenCap, "cap", f.policy.SessionTokenCap, "session cap on tokens, counted at their price in input tokens (a cached token counts a tenth, an output or thinking token its price's multiple)")
 	fs.Float64Var(&f.policy.MaxCostUSD, "max-cost", 0, "stop the session once it has cost this many US dollars (0: no dollar cap)")
 	explicitCacheFlags(fs, &f.policy, false)
 	fs.IntVar(&f.policy.ToolOutputMaxChars, "max-output-chars", f.policy.ToolOutputMaxChars, "a longer tool output keeps its first 40 % and last 60 %")

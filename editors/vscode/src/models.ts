@@ -101,7 +101,7 @@ export function retiredQuestion(m: ModelInfo): RetiredQuestion {
  * (prices null) cost shows as unknown. prices undefined: not known here, nothing said.
  */
 export function pickedMessage(m: { id: string; prices?: ModelInfo['prices'] }): string {
-  const price = m.prices !== null ? '' : ` Its price is unknown: costs show as "unknown" and a dollar cap cannot be enforced (the reprise.prices setting gives it one).`;
+  const price = m.prices !== null ? '' : ` Its price is unknown: costs show as "unknown", and it does not run under a dollar cap (the reprise.prices setting gives it one).`;
   return `Reprise: new sessions use ${m.id}; sessions already open keep their model.${price}`;
 }
 
