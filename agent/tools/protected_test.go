@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,4 +71,53 @@ func TestProtectedWrites(t *testing.T) {
 			t.Errorf("result %+v, want cancelled", r)
 		}
 	})
+}
+
+// BenchmarkWriteFile measures a write_file of an ordinary file five levels down in a repository
+// whose configuration includes another file: what the protected-path check (git's configuration
+// read, each parent looked at for a .git) adds to every write.
+func BenchmarkWriteFile(b *testing.B) {
+	ws := b.TempDir()
+	for rel, body := range map[string]string{
+		".git/config":      "[core]\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n",
+		"shared.gitconfig": "[user]\n\tname = x\n",
+	} {
+		p := filepath.Join(ws, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	env := &Env{Workspace: ws}
+	call := Call{Name: "write_file", Args: map[string]any{"path": "a/b/c/d/e.go", "content": "package d\n"}}
+	for i := 0; b.Loop(); i++ {
+		call.Args["content"] = fmt.Sprintf("package d // %d\n", i)
+		if r := Run(b.Context(), env, call); r.IsError {
+			b.Fatal(r.Output)
+		}
+	}
+}
+
+// BenchmarkProtection measures the protected-path check alone, on the same repository.
+func BenchmarkProtection(b *testing.B) {
+	ws := b.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, ".git", "config"), []byte("[core]\n\thooksPath = .husky/_\n[include]\n\tpath = ../shared.gitconfig\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	env := &Env{Workspace: ws}
+	p, problem := env.locate("a/b/c/d/e.go", false)
+	if problem != "" {
+		b.Fatal(problem)
+	}
+	defer p.close()
+	for b.Loop() {
+		if why := env.protection(p); why != "" {
+			b.Fatal(why)
+		}
+	}
 }
