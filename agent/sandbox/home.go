@@ -52,18 +52,24 @@ func homeView(getenv func(string) string, workspace string, extra []string) (hom
 	if !filepath.IsAbs(home) || filepath.Clean(home) == "/" || within(workspace, home) {
 		return "", nil
 	}
+	// The mounts follow symlinks: a home reached through one (/home linked to /data/home) is
+	// covered where it really is, and what comes back is compared there too.
 	home = filepath.Clean(home)
+	if real, err := filepath.EvalSymlinks(home); err == nil {
+		home = real
+	}
+	if within(realPath(workspace), home) {
+		return "", nil
+	}
 	add := func(p string) {
 		if p == "" || !filepath.IsAbs(p) {
 			return
 		}
-		p = filepath.Clean(p)
-		if p == home || !within(home, p) || slices.Contains(keep, p) {
+		p, err := filepath.EvalSymlinks(p)
+		if err != nil || p == home || !within(home, p) || slices.Contains(keep, p) {
 			return
 		}
-		if _, err := os.Stat(p); err == nil {
-			keep = append(keep, p)
-		}
+		keep = append(keep, p)
 	}
 	for _, rel := range homeToolchains {
 		add(filepath.Join(home, filepath.FromSlash(rel)))

@@ -228,3 +228,37 @@ func TestWorkspaceInsideCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestHomeThroughASymlink: a home reached through a symlink (HOME=/x/link, the real one beside)
+// is covered where it is, the workspace inside it stays the command's, and a toolchain there
+// comes back.
+func TestHomeThroughASymlink(t *testing.T) {
+	base := outsideDir(t)
+	real := filepath.Join(base, "real-home")
+	for _, d := range []string{"ws", "go/bin", "secret"} {
+		if err := os.MkdirAll(filepath.Join(real, d), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(real, "secret", "x"), []byte("hidden-behind-a-link\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, "go", "bin", "tool"), []byte("a tool\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(base, "home")
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", link)
+	t.Setenv("GOPATH", "")
+	ws := filepath.Join(link, "ws")
+	sb := New(Config{Workspace: ws, Writable: []string{}})
+	out, st := run(t, sb, ws, "cat "+filepath.Join(link, "secret", "x")+"; cat "+filepath.Join(link, "go", "bin", "tool")+"; echo made > here")
+	if strings.Contains(out, "hidden-behind-a-link") || !strings.Contains(out, "a tool") {
+		t.Errorf("through the link: %q", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(real, "ws", "here")); err != nil || string(b) != "made\n" || st.Code != 0 {
+		t.Errorf("the workspace is not the command's: %v %+v %q", err, st, out)
+	}
+}
