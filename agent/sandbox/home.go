@@ -45,31 +45,39 @@ var toolchainEnv = []string{"GOPATH", "GOROOT", "GOMODCACHE", "GOENV", "CARGO_HO
 	"GRADLE_USER_HOME", "SDKMAN_DIR", "CONDA_PREFIX", "VIRTUAL_ENV", "JAVA_HOME", "RBENV_ROOT", "GEM_HOME"}
 
 // homeView is what confined commands see of the home directory: home is covered, keep are
-// mounted back read-only. home is "" when nothing is covered (no home, or the home inside the
-// workspace).
-func homeView(getenv func(string) string, workspace string, extra []string) (home string, keep []string) {
-	home = secret.HomeDir(getenv)
-	if !filepath.IsAbs(home) || filepath.Clean(home) == "/" || within(workspace, home) {
-		return "", nil
+// mounted back read-only, and links are symlinks (path → target) made again in the covered home,
+// where a toolchain's directory there is a link to elsewhere (~/go → /data/go). home is "" when
+// nothing is covered (no home, or the home inside the workspace).
+func homeView(getenv func(string) string, workspace string, extra []string) (home string, keep []string, links map[string]string) {
+	given := secret.HomeDir(getenv)
+	if !filepath.IsAbs(given) || filepath.Clean(given) == "/" || within(workspace, given) {
+		return "", nil, nil
 	}
 	// The mounts follow symlinks: a home reached through one (/home linked to /data/home) is
 	// covered where it really is, and what comes back is compared there too.
-	home = filepath.Clean(home)
-	if real, err := filepath.EvalSymlinks(home); err == nil {
-		home = real
-	}
+	given = filepath.Clean(given)
+	home = realPath(given)
 	if within(realPath(workspace), home) {
-		return "", nil
+		return "", nil, nil
 	}
 	add := func(p string) {
 		if p == "" || !filepath.IsAbs(p) {
 			return
 		}
-		p, err := filepath.EvalSymlinks(p)
-		if err != nil || p == home || !within(home, p) || slices.Contains(keep, p) {
+		p = filepath.Clean(p)
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
 			return
 		}
-		keep = append(keep, p)
+		if rel, ok := relIn(given, home, p); ok && real != filepath.Join(home, rel) {
+			if links == nil {
+				links = map[string]string{}
+			}
+			links[filepath.Join(home, rel)] = real
+		}
+		if real != home && within(home, real) && !slices.Contains(keep, real) {
+			keep = append(keep, real)
+		}
 	}
 	for _, rel := range homeToolchains {
 		add(filepath.Join(home, filepath.FromSlash(rel)))
@@ -94,7 +102,17 @@ func homeView(getenv func(string) string, workspace string, extra []string) (hom
 	// One inside another is mounted with it.
 	return home, slices.DeleteFunc(keep, func(p string) bool {
 		return slices.ContainsFunc(keep, func(q string) bool { return q != p && within(q, p) })
-	})
+	}), links
+}
+
+// relIn is p relative to the home, given as the environment names it or as it really is.
+func relIn(given, real, p string) (string, bool) {
+	for _, h := range []string{given, real} {
+		if rel, err := filepath.Rel(h, p); err == nil && rel != "." && within(h, p) {
+			return rel, true
+		}
+	}
+	return "", false
 }
 
 // gitIdentity writes to dir a git configuration that holds the user's identity and nothing else of

@@ -111,6 +111,11 @@ func coverHome(sp spec, writable []tree) (kept []tree, err error) {
 			return kept, fmt.Errorf("mount %s back in the home directory: %w", t.dst, err)
 		}
 	}
+	for link, target := range sp.Links {
+		if os.MkdirAll(filepath.Dir(link), 0o755) == nil {
+			_ = os.Symlink(target, link) // a link under another link's place: that one holds
+		}
+	}
 	attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 	if err := unix.MountSetattr(unix.AT_FDCWD, sp.Home, 0, &attr); err != nil {
 		return kept, fmt.Errorf("make the home directory read-only: %w", err)

@@ -231,10 +231,16 @@ func TestWorkspaceInsideCredentials(t *testing.T) {
 
 // TestHomeThroughASymlink: a home reached through a symlink (HOME=/x/link, the real one beside)
 // is covered where it is, the workspace inside it stays the command's, and a toolchain there
-// comes back.
+// comes back, as does one whose directory is a link to elsewhere (~/.cargo → /x/data/cargo).
 func TestHomeThroughASymlink(t *testing.T) {
 	base := outsideDir(t)
 	real := filepath.Join(base, "real-home")
+	if err := os.MkdirAll(filepath.Join(base, "data", "cargo", "bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "data", "cargo", "bin", "cargo"), []byte("linked tool\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, d := range []string{"ws", "go/bin", "secret"} {
 		if err := os.MkdirAll(filepath.Join(real, d), 0o700); err != nil {
 			t.Fatal(err)
@@ -250,12 +256,16 @@ func TestHomeThroughASymlink(t *testing.T) {
 	if err := os.Symlink(real, link); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Symlink(filepath.Join(base, "data", "cargo"), filepath.Join(real, ".cargo")); err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("HOME", link)
 	t.Setenv("GOPATH", "")
 	ws := filepath.Join(link, "ws")
 	sb := New(Config{Workspace: ws, Writable: []string{}})
-	out, st := run(t, sb, ws, "cat "+filepath.Join(link, "secret", "x")+"; cat "+filepath.Join(link, "go", "bin", "tool")+"; echo made > here")
-	if strings.Contains(out, "hidden-behind-a-link") || !strings.Contains(out, "a tool") {
+	out, st := run(t, sb, ws, "cat "+filepath.Join(link, "secret", "x")+"; cat "+filepath.Join(link, "go", "bin", "tool")+
+		"; cat "+filepath.Join(link, ".cargo", "bin", "cargo")+"; echo made > here")
+	if strings.Contains(out, "hidden-behind-a-link") || !strings.Contains(out, "a tool") || !strings.Contains(out, "linked tool") {
 		t.Errorf("through the link: %q", out)
 	}
 	if b, err := os.ReadFile(filepath.Join(real, "ws", "here")); err != nil || string(b) != "made\n" || st.Code != 0 {

@@ -310,8 +310,10 @@ type spec struct {
 	Sockets   []string `json:"sockets,omitempty"`
 	// Home is covered by an empty read-only directory, in which Keep (toolchains, caches, the
 	// user's readPaths) are mounted back read-only; "" leaves the home as it is.
-	Home string   `json:"home,omitempty"`
-	Keep []string `json:"keep,omitempty"`
+	Home  string            `json:"home,omitempty"`
+	Keep  []string          `json:"keep,omitempty"`
+	Links map[string]string `json:"links,omitempty"` // symlinks made again in the covered home
+
 	// NetNS: a network namespace of its own too, with only loopback: nothing it sends over IP
 	// leaves it, and nothing outside can connect in.
 	NetNS bool `json:"netns,omitempty"`
@@ -348,7 +350,7 @@ func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 		return sp, nil
 	}
 	sp.NetNS = mountsPrivateTemp && !s.cfg.AllowNetwork
-	sp.Home, sp.Keep = homeView(os.Getenv, s.cfg.Workspace, s.cfg.ReadPaths)
+	sp.Home, sp.Keep, sp.Links = homeView(os.Getenv, s.cfg.Workspace, s.cfg.ReadPaths)
 	sp.Hide = hidden(s.hide, append([]string{s.cfg.Workspace, sp.TempDir}, sp.Writable...))
 	sp.Sockets = outsideSockets(append([]string{s.cfg.Workspace}, sp.Writable...))
 	var vcs map[string]bool
