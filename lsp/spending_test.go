@@ -96,7 +96,7 @@ func TestAttackSpendingCapsFromWorkspace(t *testing.T) {
 			if n := e.countShown("Your caps hold: sessionTokenCap 100000, maxCostUSD $0.0001"); n != 1 {
 				t.Errorf("%d warnings naming the caps in force, want 1", n)
 			}
-			if n := e.countShown("To change these, set them in"); n != 1 {
+			if n := e.countShown("To change them, set them in"); n != 1 {
 				t.Errorf("%d warnings about spending settings, want 1", n)
 			}
 		})
@@ -195,49 +195,5 @@ func TestUserSettingsFileSetsSpending(t *testing.T) {
 	}
 	if c.policy.MaxCostUSD != 3 {
 		t.Errorf("maxCostUSD = %v, want the file's 3", c.policy.MaxCostUSD)
-	}
-}
-
-// TestAttackWorkspaceChoosesDearerSettings: a workspace's settings may pick what costs the user
-// less per token or in all, never more: a dearer model, a model without a price, deeper thinking,
-// a larger budget, more calls per turn or explicit caching are held to the user's, and the user is
-// told once which; a cheaper model, lighter thinking and a smaller budget apply.
-func TestAttackWorkspaceChoosesDearerSettings(t *testing.T) {
-	push := func(e *env, settings map[string]any) {
-		t.Helper()
-		if err := e.ed.Notify(e.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{ConfigSection: settings}}); err != nil {
-			t.Fatal(err)
-		}
-		if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil { // notifications are handled before it
-			t.Fatal(err)
-		}
-	}
-	var srv *server
-	e := newEnv(t, envOpts{server: func(s *server) { srv = s }, editor: lsptest.Options{Experimental: true,
-		InitializationOptions: map[string]any{"model": "gemini-3.8-flash", "maxCostUSD": 5, "contextBudget": 30000}}})
-	for _, dear := range []map[string]any{
-		{"model": "gemini-3.1-pro-preview"},
-		{"model": "gemini-9-experimental"},
-		{"compactionModel": "gemini-4-argon"},
-		{"thinking": "high"},
-		{"contextBudget": 500000, "maxTurnRequests": 10000, "explicitCache": true},
-	} {
-		push(e, dear)
-	}
-	c := srv.cfg.get()
-	if c.model != "gemini-3.8-flash" || c.compactionModel != "" || c.thinking != "AUTO" && c.thinking != "auto" ||
-		c.policy.ContextBudget != 30000 || c.maxTurnRequests != 0 || c.policy.ExplicitCache {
-		t.Errorf("in force: model %s, compaction %q, thinking %s, budget %d, maxTurnRequests %d, explicitCache %v: want the user's",
-			c.model, c.compactionModel, c.thinking, c.policy.ContextBudget, c.maxTurnRequests, c.policy.ExplicitCache)
-	}
-	for _, name := range []string{"model", "compactionModel", "thinking", "contextBudget, maxTurnRequests, explicitCache"} {
-		if n := e.countShown("ignored " + name + " sent through"); n != 1 {
-			t.Errorf("%d warnings naming %s, want 1", n, name)
-		}
-	}
-	push(e, map[string]any{"model": "gemini-3.5-flash-lite", "thinking": "low", "contextBudget": 12000, "maxTurnRequests": 5})
-	c = srv.cfg.get()
-	if c.model != "gemini-3.5-flash-lite" || c.thinking != "LOW" || c.policy.ContextBudget != 12000 || c.maxTurnRequests != 5 {
-		t.Errorf("cheaper settings did not apply: model %s, thinking %s, budget %d, maxTurnRequests %d", c.model, c.thinking, c.policy.ContextBudget, c.maxTurnRequests)
 	}
 }
