@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/reprise-dev/reprise/agent/fspath"
 )
 
 // A workspace server runs with the user's rights once trusted, and a sandboxed command may edit
@@ -54,7 +56,7 @@ func Loads(c ServerConfig, workspace string) []string {
 	}
 	var roots []string
 	add := func(p string) {
-		if rel, err := filepath.Rel(workspace, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if within(workspace, p) {
 			roots = append(roots, p)
 		}
 	}
@@ -110,9 +112,10 @@ func moduleRoot(dir, workspace string) string {
 	return dir
 }
 
+// within reports whether p is dir or inside it.
 func within(dir, p string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	_, ok := fspath.Within(dir, p)
+	return ok
 }
 
 // hashTree writes into h every entry under root, in lexical order: its path, its kind, a link's

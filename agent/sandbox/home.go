@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent/fspath"
 	"github.com/reprise-dev/reprise/agent/ignore"
 	"github.com/reprise-dev/reprise/agent/secret"
 )
@@ -108,7 +109,7 @@ func homeView(getenv func(string) string, workspace string, extra []string) (hom
 // relIn is p relative to the home, given as the environment names it or as it really is.
 func relIn(given, real, p string) (string, bool) {
 	for _, h := range []string{given, real} {
-		if rel, err := filepath.Rel(h, p); err == nil && rel != "." && within(h, p) {
+		if rel, ok := fspath.Within(h, p); ok && rel != "." {
 			return rel, true
 		}
 	}
