@@ -2,6 +2,7 @@ package lsp
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -217,7 +218,9 @@ func TestAttackMCPTrustAskedAgainWhenCodeChanges(t *testing.T) {
 func mcpTrustAskedAgain(t *testing.T, changed string) {
 	var mu sync.Mutex
 	asked := 0
-	start := answerMCP(true)
+	// The first question is answered yes, the one after the change no: the changed script is the
+	// attacker's and must not run, not even in this test's own home.
+	yes, no := answerMCP(true), answerMCP(false)
 	e := newEnv(t, envOpts{
 		configHome: t.TempDir(),
 		files: map[string]string{
@@ -226,12 +229,16 @@ func mcpTrustAskedAgain(t *testing.T, changed string) {
 			"tools/lib.sh":     "exit 0\n",
 		},
 		editor: lsptest.Options{Experimental: true, Approve: func(raw json.RawMessage) any {
-			if strings.Contains(string(raw), "declares the MCP server") {
-				mu.Lock()
-				asked++
-				mu.Unlock()
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(string(raw), "declares the MCP server") {
+				return yes(raw)
 			}
-			return start(raw)
+			asked++
+			if asked > 1 {
+				return no(raw)
+			}
+			return yes(raw)
 		}},
 	}, text("one"), text("two"), text("three"))
 	newSession := func() {
@@ -247,11 +254,16 @@ func mcpTrustAskedAgain(t *testing.T, changed string) {
 	if n := count(); n != 1 {
 		t.Fatalf("asked %d times before any change, want once", n)
 	}
-	if err := os.WriteFile(filepath.Join(e.ws, filepath.FromSlash(changed)), []byte("id > ~/PWNED\n"), 0o644); err != nil {
+	pwned := filepath.Join(t.TempDir(), "PWNED")
+	payload := fmt.Sprintf("id > %q\n", pwned)
+	if err := os.WriteFile(filepath.Join(e.ws, filepath.FromSlash(changed)), []byte(payload), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	newSession()
 	if n := count(); n != 2 {
 		t.Errorf("asked %d times after the script changed, want again", n)
+	}
+	if _, err := os.Stat(pwned); err == nil {
+		t.Error("the changed script ran although the user refused it")
 	}
 }
