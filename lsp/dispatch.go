@@ -157,6 +157,8 @@ func (s *server) notification(method string, params json.RawMessage) {
 	case "textDocument/didSave":
 	case "workspace/didChangeConfiguration":
 		s.didChangeConfiguration(params)
+	case MethodDidChangeUserSettings:
+		s.didChangeUserSettings(params)
 	case "window/workDoneProgress/cancel":
 		var p struct {
 			Token json.RawMessage `json:"token"`

@@ -17,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -411,19 +412,7 @@ func TestProtectedSettingsNames(t *testing.T) {
 	if diff := cmp.Diff(machine, ProtectedSettings, cmpSorted); diff != "" {
 		t.Errorf("settings.ts machineKeys (but the client's own) vs ProtectedSettings (-ts +go):\n%s", diff)
 	}
-	b, err := os.ReadFile("../editors/nvim/lua/reprise/trust.lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	line := regexp.MustCompile(`(?m)^M\.protected_settings = \{(.*)\}$`).FindSubmatch(b)
-	if line == nil {
-		t.Fatal("trust.lua: no M.protected_settings = { … } line")
-	}
-	var lua []string
-	for _, m := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(line[1], -1) {
-		lua = append(lua, string(m[1]))
-	}
-	if diff := cmp.Diff(lua, ProtectedSettings, cmpSorted); diff != "" {
+	if diff := cmp.Diff(trustList(t, "protected_settings"), ProtectedSettings, cmpSorted); diff != "" {
 		t.Errorf("trust.lua protected_settings vs ProtectedSettings (-lua +go):\n%s", diff)
 	}
 }
@@ -446,21 +435,57 @@ func TestSpendingSettingsNames(t *testing.T) {
 	if diff := cmp.Diff(tsStrings(t, settingsTS, "spendingKeys"), SpendingSettings, cmpSorted); diff != "" {
 		t.Errorf("settings.ts spendingKeys vs SpendingSettings (-ts +go):\n%s", diff)
 	}
+	if diff := cmp.Diff(trustList(t, "spending_settings"), SpendingSettings, cmpSorted); diff != "" {
+		t.Errorf("trust.lua spending_settings vs SpendingSettings (-lua +go):\n%s", diff)
+	}
+}
+
+// TestCostSettingsNames: the settings boundCosts holds to the user's level are CostSettings, the
+// user's notification sets those and nothing else, and the editors keep the same list: VS Code's
+// costKeys, Neovim's cost_settings.
+func TestCostSettingsNames(t *testing.T) {
+	model, other, thinking := "gemini-3.1-pro-preview", "gemini-9-unpriced", "xhigh"
+	budget, requests, yes := 1<<30, 1<<20, true
+	dear := Settings{Model: &model, CompactionModel: &other, Thinking: &thinking, ContextBudget: &budget,
+		MaxTurnRequests: &requests, ExplicitCache: &yes, ExplicitCacheIdle: &yes}
+	cur := config{model: "gemini-3.8-flash", thinking: catalog.Auto, policy: contextwin.DefaultPolicy()}
+	user := spendingCaps{model: "gemini-3.5-flash-lite", thinking: "minimal", budget: 1000, maxTurnRequests: 1}
+	_, held := boundCosts(cur, user, dear)
+	if diff := cmp.Diff(held, CostSettings); diff != "" {
+		t.Errorf("what boundCosts holds vs CostSettings (-held +CostSettings):\n%s", diff)
+	}
+	tokenCap := 5
+	only, others := userCostSettings(Settings{Model: &model, Thinking: &thinking, SessionTokenCap: &tokenCap, Allow: []string{"*"}})
+	if diff := cmp.Diff(others, []string{"allow", "sessionTokenCap"}); diff != "" {
+		t.Errorf("settings the user's notification may not set (-got +want):\n%s", diff)
+	}
+	if only.Model == nil || only.Thinking == nil || only.SessionTokenCap != nil || only.Allow != nil {
+		t.Errorf("the user's notification keeps %+v", only)
+	}
+	if diff := cmp.Diff(tsStrings(t, settingsTS, "costKeys"), CostSettings, cmpSorted); diff != "" {
+		t.Errorf("settings.ts costKeys vs CostSettings (-ts +go):\n%s", diff)
+	}
+	if diff := cmp.Diff(trustList(t, "cost_settings"), CostSettings, cmpSorted); diff != "" {
+		t.Errorf("trust.lua cost_settings vs CostSettings (-lua +go):\n%s", diff)
+	}
+}
+
+// trustList reads the list `M.<name> = { 'a', 'b' }` of the Neovim plugin's trust.lua.
+func trustList(t *testing.T, name string) []string {
+	t.Helper()
 	b, err := os.ReadFile("../editors/nvim/lua/reprise/trust.lua")
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`(?m)^M\.spending_settings = \{(.*)\}$`).FindSubmatch(b)
+	line := regexp.MustCompile(`(?m)^M\.` + name + ` = \{(.*)\}$`).FindSubmatch(b)
 	if line == nil {
-		t.Fatal("trust.lua: no M.spending_settings = { … } line")
+		t.Fatalf("trust.lua: no M.%s = { … } line", name)
 	}
 	var lua []string
 	for _, m := range regexp.MustCompile(`'([^']+)'`).FindAllSubmatch(line[1], -1) {
 		lua = append(lua, string(m[1]))
 	}
-	if diff := cmp.Diff(lua, SpendingSettings, cmpSorted); diff != "" {
-		t.Errorf("trust.lua spending_settings vs SpendingSettings (-lua +go):\n%s", diff)
-	}
+	return lua
 }
 
 var cmpSorted = cmpopts.SortSlices(func(a, b string) bool { return a < b })

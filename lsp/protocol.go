@@ -20,6 +20,10 @@ const (
 	MethodSessionUpdate = "reprise/sessionUpdate"
 )
 
+// MethodDidChangeUserSettings is a custom notification, client → server: the editor sends the
+// user's own values of the CostSettings when the user changes one (usersettings.go).
+const MethodDidChangeUserSettings = "reprise/didChangeUserSettings"
+
 // Commands, through workspace/executeCommand with arguments [ {…} ].
 const (
 	CommandAsk         = "reprise.ask"
@@ -90,6 +94,12 @@ var ProtectedSettings = []string{"allow", "sandbox", "allowNetwork", "hidePaths"
 // project's through the workspace's channel only (VS Code's spendingKeys, Neovim's
 // spending_settings).
 var SpendingSettings = []string{"sessionTokenCap", "maxCostUSD", "prices", "models"}
+
+// CostSettings set what a token costs or how many a session spends. From the workspace's channel
+// a value dearer than the user's level is held to it (boundCosts); the user's level is set by the
+// user settings file, initializationOptions and MethodDidChangeUserSettings. The editors send the
+// user's values there (VS Code's costKeys, Neovim's cost_settings).
+var CostSettings = []string{"model", "compactionModel", "thinking", "contextBudget", "maxTurnRequests", "explicitCache", "explicitCacheIdle"}
 
 // Approval actions offered with window/showMessageRequest. No answer, null, or any other title
 // means Reject.

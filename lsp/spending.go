@@ -1,13 +1,17 @@
 package lsp
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.lsp.dev/protocol"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // The spending caps are the user's. A project's settings (.vscode/settings.json, .dir-locals.el)
@@ -18,16 +22,27 @@ import (
 // user's level (the user settings file, initializationOptions, else the defaults) is fixed at
 // initialize.
 
-// spendingCaps are the user's spending settings.
+// spendingCaps are the user's spending settings, and the settings that set what a token costs or
+// how many are spent: the models, thinking, the budget, the calls a turn may make, explicit
+// caching. A workspace may lower these, never raise them.
 type spendingCaps struct {
 	tokenCap int     // sessionTokenCap
 	maxCost  float64 // maxCostUSD; 0 means no dollar cap
 	prices   contextwin.PriceTable
+	// the rest, as the user's level sets them
+	model, compactionModel string
+	thinking               string
+	budget                 int
+	maxTurnRequests        int // 0: the agent's default
+	explicitCache          bool
+	explicitCacheIdle      bool
 }
 
 // userSpending is what c holds of them.
 func userSpending(c config) spendingCaps {
-	return spendingCaps{tokenCap: c.policy.SessionTokenCap, maxCost: c.policy.MaxCostUSD, prices: c.prices}
+	return spendingCaps{tokenCap: c.policy.SessionTokenCap, maxCost: c.policy.MaxCostUSD, prices: c.prices,
+		model: c.model, compactionModel: c.compactionModel, thinking: c.thinking, budget: c.policy.ContextBudget,
+		maxTurnRequests: c.maxTurnRequests, explicitCache: c.policy.ExplicitCache, explicitCacheIdle: c.policy.ExplicitCacheIdle}
 }
 
 // boundSpending returns s with its spending settings held to the user's: a cap above the user's
@@ -56,7 +71,67 @@ func boundSpending(cur config, user spendingCaps, s Settings) (rest Settings, ig
 			ignored = append(ignored, "models")
 		}
 	}
+	rest, more := boundCosts(cur, user, rest)
+	return rest, append(ignored, more...)
+}
+
+// boundCosts holds to the user's level the settings of s that set what a token costs or how many
+// a session spends: a model no dearer per token than the user's (and with a known price), thinking
+// no deeper, a budget and a number of calls per turn no larger, explicit caching not turned on.
+func boundCosts(cur config, user spendingCaps, s Settings) (rest Settings, ignored []string) {
+	rest = s
+	cat := cur.catalogue()
+	pricing := contextwin.Pricing{Catalog: cat, Overrides: cur.prices}
+	if v := s.Model; v != nil && *v != "" && !cat.Same(*v, user.model) && !noDearer(pricing, *v, user.model) {
+		rest.Model = nil
+		ignored = append(ignored, "model")
+	}
+	if v := s.CompactionModel; v != nil && *v != "" {
+		mine := cmp.Or(user.compactionModel, user.model)
+		if !cat.Same(*v, mine) && !noDearer(pricing, *v, mine) {
+			rest.CompactionModel = nil
+			ignored = append(ignored, "compactionModel")
+		}
+	}
+	if v := s.Thinking; v != nil {
+		model := user.model
+		if rest.Model != nil && *rest.Model != "" {
+			model = *rest.Model
+		}
+		if catalog.ThinkingRank(cat, model, *v) > catalog.ThinkingRank(cat, user.model, user.thinking) {
+			rest.Thinking = nil
+			ignored = append(ignored, "thinking")
+		}
+	}
+	if v := s.ContextBudget; v != nil && *v > user.budget {
+		rest.ContextBudget = nil
+		ignored = append(ignored, "contextBudget")
+	}
+	if v := s.MaxTurnRequests; v != nil && *v > cmp.Or(user.maxTurnRequests, agent.DefaultMaxTurnRequests) {
+		rest.MaxTurnRequests = nil
+		ignored = append(ignored, "maxTurnRequests")
+	}
+	if v := s.ExplicitCache; v != nil && *v && !user.explicitCache {
+		rest.ExplicitCache = nil
+		ignored = append(ignored, "explicitCache")
+	}
+	if v := s.ExplicitCacheIdle; v != nil && *v && !user.explicitCacheIdle {
+		rest.ExplicitCacheIdle = nil
+		ignored = append(ignored, "explicitCacheIdle")
+	}
 	return rest, ignored
+}
+
+// noDearer reports whether model has a known price and costs no more per token than mine, for
+// input, cached input and output alike, at today's prices.
+func noDearer(pricing contextwin.Pricing, model, mine string) bool {
+	now := time.Now()
+	p, ok := pricing.At(model, now, 0)
+	if !ok {
+		return false
+	}
+	q, ok := pricing.At(mine, now, 0)
+	return ok && p.Input <= q.Input && p.CachedInput <= q.CachedInput && p.Output <= q.Output
 }
 
 // fixUserLevel records the spending settings in force as the user's: called at initialize, once
@@ -85,9 +160,11 @@ func (s *server) spendingIgnored(names []string, via string, user spendingCaps) 
 	if user.maxCost > 0 {
 		maxCost = "$" + strconv.FormatFloat(user.maxCost, 'f', -1, 64)
 	}
-	msg := fmt.Sprintf("Reprise: ignored %s sent through %s: a project's settings may lower the spending caps, "+
-		"never raise or remove them, nor change prices. Your caps hold: sessionTokenCap %d, maxCostUSD %s. "+
-		"To change them, set them in %s.", strings.Join(names, ", "), via, user.tokenCap, maxCost, where)
+	msg := fmt.Sprintf("Reprise: ignored %s sent through %s: a project's settings may lower what you spend, "+
+		"never raise it: no higher or removed caps, no prices, no model dearer per token than yours (%s) or without a price, "+
+		"no deeper thinking, larger contextBudget or maxTurnRequests, no explicit caching you did not turn on. "+
+		"Your caps hold: sessionTokenCap %d, maxCostUSD %s. To change these, set them in %s.",
+		strings.Join(names, ", "), via, user.model, user.tokenCap, maxCost, where)
 	s.opts.Logger.Warn("spending settings held to the user's", "settings", names, "via", via)
 	s.logMessage(protocol.MessageTypeWarning, msg)
 	s.showMessage(protocol.MessageTypeWarning, msg)

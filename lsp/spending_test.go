@@ -96,7 +96,7 @@ func TestAttackSpendingCapsFromWorkspace(t *testing.T) {
 			if n := e.countShown("Your caps hold: sessionTokenCap 100000, maxCostUSD $0.0001"); n != 1 {
 				t.Errorf("%d warnings naming the caps in force, want 1", n)
 			}
-			if n := e.countShown("To change them, set them in"); n != 1 {
+			if n := e.countShown("To change these, set them in"); n != 1 {
 				t.Errorf("%d warnings about spending settings, want 1", n)
 			}
 		})
@@ -195,5 +195,117 @@ func TestUserSettingsFileSetsSpending(t *testing.T) {
 	}
 	if c.policy.MaxCostUSD != 3 {
 		t.Errorf("maxCostUSD = %v, want the file's 3", c.policy.MaxCostUSD)
+	}
+}
+
+// TestAttackWorkspaceChoosesDearerSettings: a workspace's settings may pick what costs the user
+// less per token or in all, never more: a dearer model, a model without a price, deeper thinking,
+// a larger budget, more calls per turn or explicit caching are held to the user's, and the user is
+// told once which; a cheaper model, lighter thinking and a smaller budget apply.
+func TestAttackWorkspaceChoosesDearerSettings(t *testing.T) {
+	push := func(e *env, settings map[string]any) {
+		t.Helper()
+		if err := e.ed.Notify(e.ctx, "workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{ConfigSection: settings}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil { // notifications are handled before it
+			t.Fatal(err)
+		}
+	}
+	var srv *server
+	e := newEnv(t, envOpts{server: func(s *server) { srv = s }, editor: lsptest.Options{Experimental: true,
+		InitializationOptions: map[string]any{"model": "gemini-3.8-flash", "maxCostUSD": 5, "contextBudget": 30000}}})
+	for _, dear := range []map[string]any{
+		{"model": "gemini-3.1-pro-preview"},
+		{"model": "gemini-9-experimental"},
+		{"compactionModel": "gemini-4-argon"},
+		{"thinking": "high"},
+		{"contextBudget": 500000, "maxTurnRequests": 10000, "explicitCache": true},
+	} {
+		push(e, dear)
+	}
+	c := srv.cfg.get()
+	if c.model != "gemini-3.8-flash" || c.compactionModel != "" || c.thinking != "AUTO" && c.thinking != "auto" ||
+		c.policy.ContextBudget != 30000 || c.maxTurnRequests != 0 || c.policy.ExplicitCache {
+		t.Errorf("in force: model %s, compaction %q, thinking %s, budget %d, maxTurnRequests %d, explicitCache %v: want the user's",
+			c.model, c.compactionModel, c.thinking, c.policy.ContextBudget, c.maxTurnRequests, c.policy.ExplicitCache)
+	}
+	for _, name := range []string{"model", "compactionModel", "thinking", "contextBudget, maxTurnRequests, explicitCache"} {
+		if n := e.countShown("ignored " + name + " sent through"); n != 1 {
+			t.Errorf("%d warnings naming %s, want 1", n, name)
+		}
+	}
+	push(e, map[string]any{"model": "gemini-3.5-flash-lite", "thinking": "low", "contextBudget": 12000, "maxTurnRequests": 5})
+	c = srv.cfg.get()
+	if c.model != "gemini-3.5-flash-lite" || c.thinking != "LOW" || c.policy.ContextBudget != 12000 || c.maxTurnRequests != 5 {
+		t.Errorf("cheaper settings did not apply: model %s, thinking %s, budget %d, maxTurnRequests %d", c.model, c.thinking, c.policy.ContextBudget, c.maxTurnRequests)
+	}
+}
+
+// TestUserChangesTheModel: the user's own change (VS Code's model picker, Neovim's setup())
+// arrives with reprise/didChangeUserSettings before the merged settings, and becomes the level the
+// workspace's are held to: the dearer model the user picked runs, a workspace may then pick one
+// cheaper than it, and the user's channel sets the cost settings only.
+func TestUserChangesTheModel(t *testing.T) {
+	var srv *server
+	e := newEnv(t, envOpts{server: func(s *server) { srv = s }, editor: lsptest.Options{Experimental: true,
+		InitializationOptions: map[string]any{"model": "gemini-3.8-flash", "maxCostUSD": 5}}}, text("pro"), text("lite"))
+	notify := func(method string, params any) {
+		t.Helper()
+		if err := e.ed.Notify(e.ctx, method, params); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ed.Execute(e.ctx, CommandSessions, nil, nil); err != nil { // notifications are handled before it
+			t.Fatal(err)
+		}
+	}
+	push := func(settings map[string]any) {
+		notify("workspace/didChangeConfiguration", map[string]any{"settings": map[string]any{ConfigSection: settings}})
+	}
+	// runOn runs a turn in a new session (the model applies to sessions created afterwards) and
+	// returns the model it was asked of.
+	runOn := func(text string) string {
+		t.Helper()
+		var s SessionResult
+		if err := e.ed.Execute(e.ctx, CommandNewSession, nil, &s); err != nil {
+			t.Fatal(err)
+		}
+		e.turnEnd(e.ask(text, s.SessionID))
+		r := e.srv.Requests()
+		return r[len(r)-1].Model
+	}
+	push(map[string]any{"model": "gemini-3.1-pro-preview"})
+	if m := srv.cfg.get().model; m != "gemini-3.8-flash" {
+		t.Fatalf("a workspace's dearer model is in force: %s", m)
+	}
+	// The user picks the dearer model: the user's channel, then the merged settings.
+	notify(MethodDidChangeUserSettings, map[string]any{"settings": map[string]any{"model": "gemini-3.1-pro-preview", "allow": []string{"*"}}})
+	push(map[string]any{"model": "gemini-3.1-pro-preview"})
+	if m := runOn("which model?"); m != "gemini-3.1-pro-preview" {
+		t.Errorf("after the user's pick the session ran on %s", m)
+	}
+	if n := e.countShown("ignored allow sent through " + MethodDidChangeUserSettings); n != 1 {
+		t.Errorf("%d warnings that the user's channel carries cost settings only, want 1", n)
+	}
+	if c := srv.cfg.get(); len(c.allow) != 0 {
+		t.Errorf("the user's channel changed allow: %v", c.allow)
+	}
+	// A workspace may now choose a model cheaper than the user's.
+	push(map[string]any{"model": "gemini-3.5-flash-lite"})
+	if m := runOn("and now?"); m != "gemini-3.5-flash-lite" {
+		t.Errorf("a workspace's cheaper model did not apply: the session ran on %s", m)
+	}
+	// Bad input is refused with a clear warning, and loses nothing.
+	for _, bad := range []any{map[string]any{}, map[string]any{"settings": map[string]any{"contextBudget": 5}}, []int{1}} {
+		notify(MethodDidChangeUserSettings, bad)
+	}
+	if n := e.countShown("needs {settings: {…}}"); n != 2 {
+		t.Errorf("%d warnings for a notification without settings, want 2", n)
+	}
+	if n := e.countShown("contextBudget = 5"); n != 1 {
+		t.Errorf("%d warnings for a budget out of range, want 1", n)
+	}
+	if c := srv.cfg.get(); c.model != "gemini-3.5-flash-lite" || srv.cfg.userLevel().model != "gemini-3.1-pro-preview" {
+		t.Errorf("after bad notifications: model %s, user's %s", c.model, srv.cfg.userLevel().model)
 	}
 }

@@ -77,3 +77,20 @@ func (c *Catalog) Thinking(name, setting string) (ThinkingChoice, error) {
 	return ThinkingChoice{}, fmt.Errorf("%s does not accept thinking level %s: it accepts %s (or auto, its default)",
 		m.ID, strings.ToLower(level), strings.ToLower(strings.Join(accepted, ", ")))
 }
+
+// ThinkingRank orders thinking settings for model by how much they may think: the index of the
+// level among MINIMAL…XHIGH, auto counting as the model's default level (MEDIUM when the model
+// or its default is unknown, or set by budget). A setting that does not parse ranks above all.
+func ThinkingRank(c *Catalog, model, setting string) int {
+	level, err := ParseThinking(setting)
+	if err != nil {
+		return len(knownLevels)
+	}
+	if level == Auto {
+		level = "MEDIUM"
+		if m, ok := c.Lookup(model); ok && slices.Contains(knownLevels, m.Thinking.Default) {
+			level = m.Thinking.Default
+		}
+	}
+	return slices.Index(knownLevels, level)
+}

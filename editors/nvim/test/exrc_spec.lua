@@ -144,11 +144,13 @@ h.test("exrc: the user's binary runs with the user's environment, root and setti
     h.eq(s.sandbox, 'workspace-write', what .. '.sandbox')
     h.eq(s.allowNetwork, false, what .. '.allowNetwork')
     h.eq(s.mcpServers, nil, what .. '.mcpServers (the project\'s server is not sent)')
-    h.eq(s.model, 'project-model', what .. '.model (a project may set it)')
   end
+  -- A project may suggest a model, sent as the project's: the server holds it to the user's.
+  h.eq(result.init_options.model, 'user-model', "init_options.model (the user's)")
+  h.eq(result.settings.model, 'project-model', 'workspace settings.model (the project\'s)')
 end)
 
-h.test("exrc: the project's spending settings never reach the user's level, and the server holds them", function()
+h.test("exrc: the project's spending and cost settings never reach the user's level, and the server holds them", function()
   h.truthy(result, 'no result from the previous test')
   local init = result.init_options
   h.eq(init.sessionTokenCap, 1000, "init_options.sessionTokenCap (the user's)")
@@ -159,9 +161,9 @@ h.test("exrc: the project's spending settings never reach the user's level, and 
   h.eq(result.settings.sessionTokenCap, 999999999, 'workspace settings.sessionTokenCap')
   h.eq(result.settings.maxCostUSD, 0, 'workspace settings.maxCostUSD')
   local notes = table.concat(result.notes or {}, '\n')
-  h.contains(notes, "sessionTokenCap, maxCostUSD, prices, models sent as the project's settings", 'warning')
+  h.contains(notes, "sessionTokenCap, maxCostUSD, prices, models, model sent as the project's settings", 'warning')
   local shown = table.concat(result.shown or {}, '\n') .. '\n' .. notes
-  h.contains(shown, 'ignored sessionTokenCap, maxCostUSD, prices, models sent through workspace/',
+  h.contains(shown, 'ignored sessionTokenCap, maxCostUSD, prices, models, model sent through workspace/',
     'the server held them')
   h.contains(shown, 'Your caps hold: sessionTokenCap 1000, maxCostUSD $0.5', "the user's caps")
 end)

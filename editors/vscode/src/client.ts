@@ -16,8 +16,8 @@ import {
   StaticFeature,
   TransportKind,
 } from 'vscode-languageclient/node';
-import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodSessionUpdate, SessionUpdate } from './protocol';
-import { apiKeySecret, changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings, userSpending, withStoredKey } from './settings';
+import { ConfigSection, ContextUsage, ExperimentalCapability, MethodContextUsage, MethodDidChangeUserSettings, MethodSessionUpdate, SessionUpdate } from './protocol';
+import { apiKeySecret, changeableSettings, configurationValue, findBinary, hasKey, installHint, keyHint, launchSettings, serverSettings, userCosts, userSpending, withStoredKey } from './settings';
 
 /** experimentalFeature declares capabilities.experimental.reprise so the server sends its own notifications. */
 class ExperimentalFeature implements StaticFeature {
@@ -136,8 +136,11 @@ export class Server implements vscode.Disposable {
             );
           },
           didChangeConfiguration: async () => {
+            // The user's own cost settings first: the server holds the merged ones to them.
+            const cfg = vscode.workspace.getConfiguration(ConfigSection);
+            await client.sendNotification(MethodDidChangeUserSettings, { settings: userCosts(cfg) });
             await client.sendNotification(DidChangeConfigurationNotification.type, {
-              settings: { [ConfigSection]: changeableSettings(vscode.workspace.getConfiguration(ConfigSection)) },
+              settings: { [ConfigSection]: changeableSettings(cfg) },
             });
           },
         },

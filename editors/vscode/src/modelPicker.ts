@@ -129,7 +129,7 @@ async function setModel({ model, list }: { model: ModelInfo; list: ModelsResult 
     return;
   }
   const i = vscode.workspace.getConfiguration(ConfigSection).inspect<string>('model');
-  const over = overrideMessage(chosen.id, i?.workspaceFolderValue ?? i?.workspaceValue);
+  const over = overrideMessage(chosen.id, i?.workspaceFolderValue ?? i?.workspaceValue, list.models ?? []);
   if (over) {
     void vscode.window
       .showWarningMessage(over, 'Open Workspace Settings')

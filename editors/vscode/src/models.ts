@@ -107,9 +107,16 @@ export function pickedMessage(m: { id: string; prices?: ModelInfo['prices'] }): 
 
 /**
  * overrideMessage warns that a workspace or folder setting wins over the user setting just
- * written, or undefined when none does.
+ * written, or undefined when none does. The server lets a workspace's model win only when it has
+ * a known price no higher than the user's, for input, cached input and output alike (PROTOCOL.md,
+ * Settings): a dearer or unpriced one is held to the user's choice. models is the list shown.
  */
-export function overrideMessage(picked: string, workspaceValue: string | undefined): string | undefined {
+export function overrideMessage(picked: string, workspaceValue: string | undefined, models: ModelInfo[] = []): string | undefined {
   if (workspaceValue === undefined || workspaceValue === picked) return undefined;
+  const price = (id: string) => models.find((m) => m.id === id)?.prices ?? null;
+  const mine = price(picked);
+  const theirs = price(workspaceValue);
+  const cheaper = !!mine && !!theirs && theirs.input <= mine.input && theirs.cachedInput <= mine.cachedInput && theirs.output <= mine.output;
+  if (!cheaper) return undefined;
   return `Reprise: this workspace's settings set reprise.model to ${workspaceValue}, which wins over your user setting: new sessions here use ${workspaceValue}.`;
 }

@@ -4,6 +4,8 @@
 
 export const MethodContextUsage = 'reprise/contextUsage';
 export const MethodSessionUpdate = 'reprise/sessionUpdate';
+/** Client → server: the user's own values of the cost settings (settings.ts costKeys). */
+export const MethodDidChangeUserSettings = 'reprise/didChangeUserSettings';
 
 export const CommandAsk = 'reprise.ask';
 export const CommandCancel = 'reprise.cancel';

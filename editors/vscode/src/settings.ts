@@ -60,6 +60,28 @@ function isMachineKey(k: string): boolean {
 export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices', 'models'] as const;
 
 /**
+ * costKeys set what a token costs or how many a session spends. The server holds a workspace's
+ * value dearer than the user's level to it (PROTOCOL.md, Settings): initializationOptions carry the
+ * user's values, and when the user changes one (the model picker writes the user's reprise.model)
+ * the extension sends the user's values with reprise/didChangeUserSettings before the merged ones.
+ */
+export const costKeys = ['model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache', 'explicitCacheIdle'] as const;
+
+function isCostKey(k: string): boolean {
+  return (costKeys as readonly string[]).includes(k);
+}
+
+/** userCosts are the user's values of the cost keys: what reprise/didChangeUserSettings carries. */
+export function userCosts(cfg: Config): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of costKeys) {
+    const v = userValue<unknown>(cfg, k);
+    if (isSet(k, v)) out[k] = v;
+  }
+  return out;
+}
+
+/**
  * emptyMeansDefault are the settings whose empty string is a value (compactionModel: the
  * session's own model), sent as it is so that clearing one undoes it.
  */
@@ -118,12 +140,12 @@ export function setting<T>(cfg: Config, key: string): T | undefined {
 
 /**
  * serverSettings picks the server's settings out of the `reprise` configuration section:
- * initializationOptions, the user's level. The machine and spending keys are the user's values.
+ * initializationOptions, the user's level. The machine, spending and cost keys are the user's values.
  */
 export function serverSettings(cfg: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of serverKeys) {
-    const v = isSpendingKey(k) ? userValue<unknown>(cfg, k) : setting<unknown>(cfg, k);
+    const v = isSpendingKey(k) || isCostKey(k) ? userValue<unknown>(cfg, k) : setting<unknown>(cfg, k);
     if (isSet(k, v)) out[k] = v;
   }
   return out;

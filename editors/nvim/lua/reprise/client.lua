@@ -309,6 +309,12 @@ function M.push_settings()
         .. ' (read when it starts); the next command starts it again')
       call(client, 'stop')
     elseif client and state[id].ready then
+      -- The user's own cost settings first: the server holds the workspace's to them.
+      local costs = {}
+      for _, k in ipairs(require('reprise.trust').cost_settings) do
+        costs[k] = config.options.settings[k]
+      end
+      call(client, 'notify', protocol.method.did_change_user_settings, { settings = util.object(costs) })
       client.config.settings = workspace_settings()
       if client.settings ~= nil then -- Neovim 0.11+ answers workspace/configuration from it
         client.settings = client.config.settings

@@ -58,7 +58,8 @@ function M.set(opts)
     end
     if #spending_names > 0 then
       util.notify(string.format("%s is a project file: %s sent as the project's settings, which may lower your "
-        .. 'spending caps, never raise or remove them, nor change prices; set your own in your configuration.',
+        .. 'spending caps and choose a cheaper model, lighter thinking or a smaller budget, never spend more than '
+        .. 'you chose; set your own in your configuration.',
         from, table.concat(spending_names, ', ')), vim.log.levels.WARN)
     end
   end
@@ -77,7 +78,7 @@ function M.set(opts)
     for _, k in ipairs(trust.protected_settings) do
       o.settings[k] = vim.deepcopy(keep.settings and keep.settings[k])
     end
-    for _, k in ipairs(trust.spending_settings) do
+    for _, k in ipairs(vim.list_extend(vim.list_extend({}, trust.spending_settings), trust.cost_settings)) do
       o.settings[k] = vim.deepcopy(keep.settings and keep.settings[k])
     end
     if next(spending) then

@@ -7,6 +7,7 @@ local M = {}
 M.method = {
   context_usage = 'reprise/contextUsage', -- MethodContextUsage
   session_update = 'reprise/sessionUpdate', -- MethodSessionUpdate
+  did_change_user_settings = 'reprise/didChangeUserSettings', -- MethodDidChangeUserSettings (client → server)
 }
 
 M.command = {

@@ -22,6 +22,12 @@ M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'readP
 --- nor change prices. From a project file they go out as the project's, through the second only.
 M.spending_settings = { 'sessionTokenCap', 'maxCostUSD', 'prices', 'models' }
 
+--- The cost settings: what a token costs or how many a session spends. The server holds a value
+--- from workspace/configuration dearer than the user's to the user's, which it takes from
+--- initializationOptions and reprise/didChangeUserSettings (sent with the user's values when
+--- setup() runs again). From a project file they go out as the project's, like the spending ones.
+M.cost_settings = { 'model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache', 'explicitCacheIdle' }
+
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }
 
@@ -145,7 +151,7 @@ function M.project_caller(ctx)
 end
 
 --- opts without what a project file may not set, and the names of what was taken out; then the
---- spending settings it gave, taken out too (sent as the project's), and their names.
+--- spending and cost settings it gave, taken out too (sent as the project's), and their names.
 ---@param opts table
 ---@return table opts, string[] dropped, table spending, string[] spending_names
 function M.strip(opts)
@@ -153,7 +159,7 @@ function M.strip(opts)
   local dropped = {}
   local spending, spending_names = {}, {}
   if type(out.settings) == 'table' then
-    for _, k in ipairs(M.spending_settings) do
+    for _, k in ipairs(vim.list_extend(vim.list_extend({}, M.spending_settings), M.cost_settings)) do
       if out.settings[k] ~= nil then
         spending[k] = out.settings[k]
         out.settings[k] = nil

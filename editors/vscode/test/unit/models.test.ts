@@ -100,9 +100,13 @@ describe('what picking says', () => {
     expect(pickedMessage({ id: 'gemini-3.6-flash' })).not.toContain('unknown');
   });
   it('says an unpriced model costs "unknown"', () => expect(pickedMessage(exp)).toContain('Its price is unknown'));
-  it('names a workspace value that wins over the user setting', () => {
-    expect(overrideMessage('gemini-3.6-flash', undefined)).toBeUndefined();
-    expect(overrideMessage('gemini-3.6-flash', 'gemini-3.6-flash')).toBeUndefined();
-    expect(overrideMessage('gemini-3.6-flash', 'gemini-4-argon')).toContain('set reprise.model to gemini-4-argon');
+  it('names a workspace value that wins over the user setting: one no dearer per token', () => {
+    const price = (id: string, input: number, cachedInput: number, output: number): ModelInfo => ({ ...lite, id, prices: { input, cachedInput, output } });
+    const models = [price('gemini-3.6-flash', 0.5, 0.05, 3), price('cheap', 0.1, 0.01, 0.4), price('dear', 2, 0.2, 12), price('dear-output', 0.1, 0.01, 4), { ...lite, id: 'unpriced', prices: null }];
+    expect(overrideMessage('gemini-3.6-flash', undefined, models)).toBeUndefined();
+    expect(overrideMessage('gemini-3.6-flash', 'gemini-3.6-flash', models)).toBeUndefined();
+    expect(overrideMessage('gemini-3.6-flash', 'cheap', models)).toContain('set reprise.model to cheap');
+    // The server holds these to the user's pick: nothing wins over it.
+    for (const held of ['dear', 'dear-output', 'unpriced', 'not-listed']) expect(overrideMessage('gemini-3.6-flash', held, models)).toBeUndefined();
   });
 });

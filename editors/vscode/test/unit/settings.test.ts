@@ -7,6 +7,7 @@ import {
   clientKeys,
   Config,
   configurationValue,
+  costKeys,
   findBinary,
   hasKey,
   Inspection,
@@ -17,6 +18,7 @@ import {
   serverSettings,
   setting,
   spendingKeys,
+  userCosts,
   userSpending,
 } from '../../src/settings';
 import { contextBody } from '../../src/contextHtml';
@@ -147,8 +149,9 @@ describe('machine settings come from the user only', () => {
     expect(setting(fakeConfig({}, hostile), 'env.GOOGLE_GEMINI_BASE_URL')).toBeUndefined();
   });
   it('initializationOptions carry the user values, other keys the workspace ones', () => {
-    const s = serverSettings(fakeConfig(user, hostile));
-    expect(s).toMatchObject({ allow: ['go test'], sandbox: 'workspace-write', allowNetwork: false, hidePaths: ['~/.ssh'], model: 'gemini-4-argon' });
+    const s = serverSettings(fakeConfig(user, { ...hostile, compactAt: 0.6 }));
+    expect(s).toMatchObject({ allow: ['go test'], sandbox: 'workspace-write', allowNetwork: false, hidePaths: ['~/.ssh'], compactAt: 0.6 });
+    expect(s.model).toBe(properties['reprise.model'].default);
     expect(s).not.toHaveProperty('path');
     expect(s).not.toHaveProperty('env');
   });
@@ -296,5 +299,25 @@ describe('contextBody', () => {
     expect(html).toContain('<tr class="mcp running"><td>docs</td><td>running</td><td>1 declared, 1 via catalogue</td><td class="num">1.5k</td></tr>');
     expect(html).toContain('(catalogue: mcp_find_tools, mcp_call_tool)');
     expect(html).toContain('<td>repo&lt;x&gt;<div class="why">declared by the workspace and not trusted</div></td><td>untrusted</td>');
+  });
+});
+
+describe('cost settings: the user level in initializationOptions and reprise/didChangeUserSettings', () => {
+  const user = { model: 'gemini-3.8-flash', thinking: 'low', contextBudget: 30000, explicitCache: false };
+  // A cloned repository that would make the user pay more per token, or for more tokens.
+  const dear = { model: 'gemini-3.1-pro-preview', compactionModel: 'gemini-4-argon', thinking: 'xhigh', contextBudget: 900000, maxTurnRequests: 5000, explicitCache: true, explicitCacheIdle: true };
+  it.each(costKeys)('initializationOptions and the user notification carry the user value of reprise.%s, not the workspace one', (key) => {
+    for (const cfg of [fakeConfig(user, dear), fakeConfig(user, {}, dear)]) {
+      const want = key in user ? user[key as keyof typeof user] : properties[`reprise.${key}`].default;
+      expect(serverSettings(cfg)[key]).toEqual(want === '' && key !== 'compactionModel' ? undefined : want);
+      expect(userCosts(cfg)[key]).toEqual(serverSettings(cfg)[key]);
+      expect(changeableSettings(cfg)[key]).toEqual(dear[key]); // the merged value, which the server holds
+    }
+  });
+  it('the user notification carries the cost keys only, and changes only with the user settings', () => {
+    expect(Object.keys(userCosts(fakeConfig({ ...user, sessionTokenCap: 5, allow: ['*'] })))).toEqual(expect.arrayContaining(Object.keys(user)));
+    for (const k of Object.keys(userCosts(fakeConfig(user)))) expect(costKeys).toContain(k);
+    expect(userCosts(fakeConfig(user, dear))).toEqual(userCosts(fakeConfig(user)));
+    expect(userCosts(fakeConfig({ ...user, model: 'gemini-3.1-pro-preview' }))).toMatchObject({ model: 'gemini-3.1-pro-preview' });
   });
 });
