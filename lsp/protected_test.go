@@ -477,7 +477,7 @@ func trustList(t *testing.T, name string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := regexp.MustCompile(`(?m)^M\.` + name + ` = \{(.*)\}$`).FindSubmatch(b)
+	line := regexp.MustCompile(`(?ms)^M\.` + name + ` = \{(.*?)\}$`).FindSubmatch(b)
 	if line == nil {
 		t.Fatalf("trust.lua: no M.%s = { … } line", name)
 	}

@@ -150,7 +150,7 @@ h.test("exrc: the user's binary runs with the user's environment, root and setti
   h.eq(result.settings.model, 'project-model', 'workspace settings.model (the project\'s)')
 end)
 
-h.test("exrc: the project's spending and cost settings never reach the user's level, and the server holds them", function()
+h.test("exrc: the project's spending and cost settings never reach the user's level; the server holds them", function()
   h.truthy(result, 'no result from the previous test')
   local init = result.init_options
   h.eq(init.sessionTokenCap, 1000, "init_options.sessionTokenCap (the user's)")

@@ -641,9 +641,13 @@ h.test('trust: a project file cannot set cmd, cmd_env, the root, allow, sandbox,
       h.eq(o.settings.sandbox, 'workspace-write', where .. ': sandbox')
       h.eq(o.settings.allowNetwork, false, where .. ': allowNetwork')
       h.eq(o.settings.mcpServers, user.settings.mcpServers, where .. ': mcpServers')
-      -- The rest of the call applies: only what a project may not choose is ignored.
-      h.eq(o.settings.model, 'project-model', where .. ': model')
+      -- The rest of the call applies: only what a project may not choose is ignored; its model
+      -- goes out as the project's, which the server holds to the user's when dearer.
+      h.eq(o.settings.model, 'user-model', where .. ': model (the user\'s level)')
+      h.eq(o.project_settings and o.project_settings.model, 'project-model', where .. ': the project\'s model')
       h.eq(o.chat.width, 60, where .. ': chat.width')
+      local cost = table.remove(notes)
+      h.contains(cost and cost.msg or '', "model sent as the project's settings", where .. ': the cost warning')
       local note = table.remove(notes)
       h.truthy(note and note.level == vim.log.levels.WARN, where .. ': a warning')
       h.contains(note.msg, 'is a project file: ignored cmd, cmd_env, root_dir, root_markers, settings.allow, '

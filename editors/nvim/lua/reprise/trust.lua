@@ -26,7 +26,8 @@ M.spending_settings = { 'sessionTokenCap', 'maxCostUSD', 'prices', 'models' }
 --- from workspace/configuration dearer than the user's to the user's, which it takes from
 --- initializationOptions and reprise/didChangeUserSettings (sent with the user's values when
 --- setup() runs again). From a project file they go out as the project's, like the spending ones.
-M.cost_settings = { 'model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache', 'explicitCacheIdle' }
+M.cost_settings = { 'model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache',
+  'explicitCacheIdle' }
 
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }
