@@ -23,9 +23,11 @@ func userCostSettings(s Settings) (only Settings, others []string) {
 	only = Settings{Model: s.Model, CompactionModel: s.CompactionModel, Thinking: s.Thinking,
 		ContextBudget: s.ContextBudget, MaxTurnRequests: s.MaxTurnRequests,
 		ExplicitCache: s.ExplicitCache, ExplicitCacheIdle: s.ExplicitCacheIdle}
+	// Settings marshals with omitempty: the keys are the settings s sets.
 	var all map[string]json.RawMessage
-	b, _ := json.Marshal(s)
-	json.Unmarshal(b, &all)
+	if b, err := json.Marshal(s); err == nil && json.Unmarshal(b, &all) != nil {
+		all = nil
+	}
 	for _, name := range slices.Sorted(maps.Keys(all)) {
 		if !slices.Contains(CostSettings, name) {
 			others = append(others, name)
