@@ -48,6 +48,60 @@ func runFor(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (strin
 	return out.String(), st
 }
 
+// runUntil runs line like runFor, with a timeout of d, and ends it as a timeout would as soon as
+// done reports true (polled every 50 ms): a test waits on what it needs, not on a fixed time that
+// a loaded machine may not meet.
+func runUntil(t *testing.T, sb *Sandbox, dir, line string, d time.Duration, done func() bool) (string, Status) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), d)
+	defer cancel()
+	go func() {
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				if done() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	c, err := sb.Command(ctx, Unasked, "/bin/sh", "-c", line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	c.Dir, c.Stdout, c.Stderr = dir, &out, &out
+	c.WaitDelay = 2 * time.Second
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	st, err := c.Wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), st
+}
+
+// atLimit reports, polled, whether the processes in dir stayed at 90 % of limit or more for two
+// polls in a row: a bomb that sits there retrying its forks, which the supervisor counts as the
+// limit met (a pids cgroup also counts the refused forks).
+func atLimit(dir string, limit int) func() bool {
+	seen := 0
+	return func() bool {
+		if len(processesIn(dir)) >= limit*9/10 {
+			seen++
+		} else {
+			seen = 0
+		}
+		return seen >= 2
+	}
+}
+
 // processesIn lists the processes of this user whose working directory is dir.
 func processesIn(dir string) []int {
 	entries, _ := os.ReadDir("/proc")
@@ -83,10 +137,10 @@ func TestForkBombIsBounded(t *testing.T) {
 			if st.Signaled() || st.Code != 0 && !(st.Code == 2 && strings.Contains(out, "Cannot fork")) {
 				t.Errorf("the bomb: %+v %q", st, out)
 			}
-			// One that waits is stopped at its timeout. Its processes retry failed forks (bash
-			// does; dash exits, and its bomb burns out by itself): it must meet the limit, not
-			// pass it.
-			out, st = runFor(t, sb, ws, "bash -c 'f(){ f|f& };f; sleep 30'", 2*time.Second)
+			// One that waits is stopped once it sits at the limit (or after a minute). Its
+			// processes retry failed forks (bash does; dash exits, and its bomb burns out by
+			// itself): it must meet the limit, not pass it.
+			out, st = runUntil(t, sb, ws, "bash -c 'f(){ f|f& };f; sleep 120'", time.Minute, atLimit(ws, limit))
 			bound := limit
 			if ok, _ := sb.Confined(); !ok && os.Getuid() != 0 {
 				// Counted among all the user's tasks, some of which (the confining process's
