@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -53,26 +54,28 @@ func slash(text string) (name, arg string, ok bool) {
 // command runs a slash command; what it says comes as agent message chunks.
 func (s *server) command(ctx context.Context, id string, l *live, name, arg string) (sdk.PromptResponse, error) {
 	say := func(text string) { s.send(ctx, id, sdk.UpdateAgentMessageText(text)) }
+	// A verb's events are rendered as a turn's: a compaction as its own tool call, the usage.
+	render := func(ev agent.Event) {
+		switch ev.Type {
+		case agent.EventCompaction:
+			s.compactionUpdate(ctx, id, ev.Compaction)
+		case agent.EventUsage:
+			s.send(ctx, id, usage(*ev.Usage))
+		}
+	}
 	switch name {
 	case "compact":
-		before := l.s.Usage().Used
-		s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionRunning, Trigger: contextwin.TriggerManual})
-		cp, err := l.s.Compact(ctx, arg)
+		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
 		switch {
 		case errors.Is(err, contextwin.ErrNothingToCompact):
-			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionSkipped, Trigger: contextwin.TriggerManual, Note: "nothing to compact yet"})
 			say("Nothing to compact: the conversation is shorter than the turns kept verbatim.")
 		case err != nil && ctx.Err() != nil:
-			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionCancelled, Trigger: contextwin.TriggerManual, Note: "the history is unchanged"})
 			return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 		case err != nil:
-			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionCancelled, Trigger: contextwin.TriggerManual, Note: err.Error()})
 			say("The compaction failed: " + err.Error())
 		default:
-			s.compactionUpdate(ctx, id, &agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})
-			after := l.s.Usage()
-			s.send(ctx, id, usage(after))
-			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(before), contextwin.Kilo(after.Used), cp.N, cp.Title))
+			cp := out.Checkpoint
+			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(out.Before), contextwin.Kilo(out.After), cp.N, cp.Title))
 		}
 	case "context":
 		say(contextMarkdown(l.s.Context()))
@@ -100,13 +103,12 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 	case "pin":
 		say(pinCommand(ctx, l, arg))
 	case "undo-compaction":
-		cp, err := l.s.UndoCompaction()
+		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, render)
 		if err != nil {
 			say("Nothing undone: " + err.Error())
 			break
 		}
-		s.send(ctx, id, usage(l.s.Usage()))
-		say(fmt.Sprintf("Checkpoint %d undone: the messages it replaced are back.", cp.N))
+		say(fmt.Sprintf("Checkpoint %d undone: the messages it replaced are back.", out.Checkpoint.N))
 	}
 	return sdk.PromptResponse{StopReason: sdk.StopReasonEndTurn}, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -128,13 +129,16 @@ func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
 }
 
 // undoCompaction answers reprise.undoCompaction: the last compaction taken back.
-func (s *server) undoCompaction(_ context.Context, l *live) (any, error) {
-	cp, err := l.s.UndoCompaction()
+func (s *server) undoCompaction(ctx context.Context, l *live) (any, error) {
+	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, func(ev agent.Event) {
+		if ev.Type == agent.EventUsage {
+			s.emitUsage(l.s.ID(), *ev.Usage)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.emitUsage(l.s.ID(), l.s.Usage())
-	return map[string]any{"undone": checkpointInfo(cp)}, nil
+	return map[string]any{"undone": checkpointInfo(out.Checkpoint)}, nil
 }
 
 // checkSessionID refuses a sessionId that could not be one, whatever the command: ids end up in
@@ -221,12 +225,20 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	defer s.sessions.release(l)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	before := l.s.Usage().Used
 	tok := s.createProgress("Reprise: compacting", "starting", 0, true, cancel)
 	if split, ok := contextwin.SplitPoint(l.s.History(), l.s.Context().Policy.KeepRecentTurns); ok {
 		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
 	}
-	cp, err := l.s.Compact(cctx, a.Focus)
+	// The verb's events: running shows as the progress above, skipped and cancelled as the
+	// answer's error; done and the usage after as a turn's would.
+	out, err := runner.Do(cctx, l.s, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, func(ev agent.Event) {
+		switch {
+		case ev.Type == agent.EventUsage:
+			s.emitUsage(l.s.ID(), *ev.Usage)
+		case ev.Type == agent.EventCompaction && ev.Compaction.State == agent.CompactionDone && s.client.reprise:
+			s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(ev.Compaction)}})
+		}
+	})
 	switch {
 	case errors.Is(err, contextwin.ErrNothingToCompact):
 		tok.end("nothing to compact")
@@ -238,16 +250,13 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 		tok.end("failed")
 		return nil, err
 	}
-	after := l.s.Usage()
-	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, contextwin.Kilo(before), contextwin.Kilo(after.Used)))
-	s.emitUsage(l.s.ID(), after)
-	if s.client.reprise {
-		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(&agent.CompactionEvent{State: agent.CompactionDone, Trigger: contextwin.TriggerManual, Checkpoint: &cp})}})
-	} else {
+	cp := out.Checkpoint
+	tok.end(fmt.Sprintf("checkpoint %d «%s»: %s → %s tokens", cp.N, cp.Title, contextwin.Kilo(out.Before), contextwin.Kilo(out.After)))
+	if !s.client.reprise {
 		// Plain clients drop a code action's command result: say it.
-		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, contextwin.Kilo(before), contextwin.Kilo(after.Used)))
+		s.showMessage(protocol.MessageTypeInfo, fmt.Sprintf("Reprise: compacted %d messages into checkpoint %d «%s»: %s → %s tokens", cp.Replaced, cp.N, cp.Title, contextwin.Kilo(out.Before), contextwin.Kilo(out.After)))
 	}
-	return compactResult{Checkpoint: checkpointInfo(cp), Before: before, After: after.Used}, nil
+	return compactResult{Checkpoint: checkpointInfo(cp), Before: out.Before, After: out.After}, nil
 }
 
 // checkpointsOf returns a session's checkpoints: a live session's, or a saved one's read from

@@ -1,0 +1,101 @@
+// Package runner is what the front-ends (LSP, ACP, the CLI) share below their protocols: the
+// verbs a user applies to a session outside a turn, each written once, each telling what it did
+// as the agent's own events (a compaction's states, the usage after it), which every front-end
+// renders as it renders a turn's. A front-end decodes its command into a Verb and renders; it
+// never builds an agent.CompactionEvent or re-reads the usage after an operation itself.
+//
+// It is the first part of the runner of issue 33 (one host for every session): the live sessions
+// by id, one turn at a time and cancel move here next.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// Kind names a verb.
+type Kind string
+
+// The verbs.
+const (
+	// Compact compacts the session now, with Verb.Focus for the summary.
+	Compact Kind = "compact"
+	// UndoCompaction takes the last compaction back: the messages it replaced return.
+	UndoCompaction Kind = "undoCompaction"
+)
+
+// Verb is one operation on a session outside a turn.
+type Verb struct {
+	Kind  Kind
+	Focus string // Compact: what the summary must keep ("" for none)
+}
+
+// Outcome is what a verb did, for the front-end's answer.
+type Outcome struct {
+	Checkpoint contextwin.Checkpoint // the checkpoint made (Compact) or undone (UndoCompaction)
+	Before     int                   // tokens in the context before, and after
+	After      int
+}
+
+// ErrUnknownVerb is returned for a Kind the table does not hold.
+var ErrUnknownVerb = errors.New("unknown verb")
+
+// verbs is the table: one function per Kind.
+var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error){
+	Compact:        compact,
+	UndoCompaction: undoCompaction,
+}
+
+// Do applies v to s. What happens is told to emit as it happens, in order, from the caller's
+// goroutine; the error says why the verb did nothing (contextwin.ErrNothingToCompact, ctx's
+// error when it was cancelled, the agent's refusal).
+func Do(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
+	f, ok := verbs[v.Kind]
+	if !ok {
+		return Outcome{}, fmt.Errorf("%w %q", ErrUnknownVerb, v.Kind)
+	}
+	return f(ctx, s, v, emit)
+}
+
+// compact runs a manual compaction: running, then done with its checkpoint and the usage after,
+// or skipped (nothing to compact) or cancelled (abandoned or failed: the history is unchanged).
+func compact(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
+	state := func(st agent.CompactionState, note string, cp *contextwin.Checkpoint) {
+		emit(agent.Event{Type: agent.EventCompaction, Compaction: &agent.CompactionEvent{
+			State: st, Trigger: contextwin.TriggerManual, Note: note, Checkpoint: cp}})
+	}
+	before := s.Usage().Used
+	state(agent.CompactionRunning, "", nil)
+	cp, err := s.Compact(ctx, v.Focus)
+	switch {
+	case errors.Is(err, contextwin.ErrNothingToCompact):
+		state(agent.CompactionSkipped, "nothing to compact yet", nil)
+		return Outcome{Before: before, After: before}, err
+	case err != nil && ctx.Err() != nil:
+		state(agent.CompactionCancelled, "the history is unchanged", nil)
+		return Outcome{Before: before, After: before}, ctx.Err()
+	case err != nil:
+		state(agent.CompactionCancelled, err.Error(), nil)
+		return Outcome{Before: before, After: before}, err
+	}
+	state(agent.CompactionDone, "", &cp)
+	after := s.Usage()
+	emit(agent.Event{Type: agent.EventUsage, Usage: &after})
+	return Outcome{Checkpoint: cp, Before: before, After: after.Used}, nil
+}
+
+// undoCompaction takes the last compaction back and tells the usage after.
+func undoCompaction(_ context.Context, s *agent.Session, _ Verb, emit func(agent.Event)) (Outcome, error) {
+	before := s.Usage().Used
+	cp, err := s.UndoCompaction()
+	if err != nil {
+		return Outcome{Before: before, After: before}, err
+	}
+	after := s.Usage()
+	emit(agent.Event{Type: agent.EventUsage, Usage: &after})
+	return Outcome{Checkpoint: cp, Before: before, After: after.Used}, nil
+}

@@ -1,0 +1,170 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
+
+const summary = "**Objective:**\nanswer\n**Files read and what mattered:**\nnone\n**Modifications made:**\nnone\n**Last tests:**\nnone\n**Hypotheses ruled out:**\nnone\n**Remaining work:**\nnone"
+
+// open runs turns user turns in a new session against the fake model (the real genai client),
+// which then answers summaries with summary.
+func open(t *testing.T, turns int, extra ...geminitest.Turn) (*host.Open, *geminitest.Server) {
+	t.Helper()
+	script := geminitest.Script{}
+	for range turns {
+		script.Turns = append(script.Turns, geminitest.Turn{Parts: []geminitest.Part{{Text: strings.Repeat("An answer of some length, to be summarized later. ", 80)}}})
+	}
+	script.Turns = append(script.Turns, extra...)
+	srv := geminitest.New(script)
+	t.Cleanup(srv.Close)
+	h := &host.Host{Models: func(ctx context.Context, name string) (agent.Model, int, error) {
+		c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: srv.URL(), Model: name})
+		if err != nil {
+			return nil, 0, err
+		}
+		limit, err := c.InputTokenLimit(ctx)
+		return c, limit, err
+	}}
+	o, err := h.New(t.Context(), host.Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { o.Close() })
+	for range turns {
+		for _, err := range o.Run(t.Context(), "a question") {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return o, srv
+}
+
+// record returns an emit that keeps the events, and the events kept.
+func record() (func(agent.Event), *[]agent.Event) {
+	var evs []agent.Event
+	return func(ev agent.Event) { evs = append(evs, ev) }, &evs
+}
+
+// states lists the events as "compaction:<state>" and "usage".
+func states(evs []agent.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		switch ev.Type {
+		case agent.EventCompaction:
+			out = append(out, "compaction:"+string(ev.Compaction.State))
+			if ev.Compaction.Trigger != contextwin.TriggerManual {
+				out = append(out, "trigger:"+string(ev.Compaction.Trigger))
+			}
+		default:
+			out = append(out, string(ev.Type))
+		}
+	}
+	return out
+}
+
+func same(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCompactAndUndo: the compact verb tells its states and the usage after, with the checkpoint
+// and the token counts in its outcome; undoCompaction takes it back and tells the usage.
+func TestCompactAndUndo(t *testing.T) {
+	o, _ := open(t, 5, geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: summary}}})
+	emit, evs := record()
+	out, err := Do(t.Context(), o.Session, Verb{Kind: Compact, Focus: "the answers"}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"compaction:running", "compaction:done", "usage"}; !same(states(*evs), want) {
+		t.Errorf("events %v, want %v", states(*evs), want)
+	}
+	if out.Checkpoint.N != 1 || (*evs)[1].Compaction.Checkpoint == nil || (*evs)[1].Compaction.Checkpoint.N != 1 {
+		t.Errorf("checkpoint %+v, event %+v", out.Checkpoint, (*evs)[1].Compaction)
+	}
+	if out.After != (*evs)[2].Usage.Used || out.After != o.Usage().Used || out.Before <= out.After {
+		t.Errorf("before %d, after %d, usage event %d, session %d", out.Before, out.After, (*evs)[2].Usage.Used, o.Usage().Used)
+	}
+	emit, evs = record()
+	undone, err := Do(t.Context(), o.Session, Verb{Kind: UndoCompaction}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if undone.Checkpoint.N != 1 || undone.Before != out.After || undone.After <= out.After || !same(states(*evs), []string{"usage"}) {
+		t.Errorf("undo: checkpoint %d, %d → %d tokens, events %v; want checkpoint 1 back from %d tokens", undone.Checkpoint.N, undone.Before, undone.After, states(*evs), out.After)
+	}
+	// Nothing left to undo: an error, and no event.
+	emit, evs = record()
+	if _, err := Do(t.Context(), o.Session, Verb{Kind: UndoCompaction}, emit); err == nil || len(*evs) != 0 {
+		t.Errorf("a second undo: %v, events %v", err, states(*evs))
+	}
+}
+
+// TestCompactWithNothingToCompact: a session shorter than the turns kept is skipped, with
+// contextwin.ErrNothingToCompact.
+func TestCompactWithNothingToCompact(t *testing.T) {
+	o, _ := open(t, 1)
+	emit, evs := record()
+	_, err := Do(t.Context(), o.Session, Verb{Kind: Compact}, emit)
+	if !errors.Is(err, contextwin.ErrNothingToCompact) {
+		t.Errorf("err %v, want ErrNothingToCompact", err)
+	}
+	if want := []string{"compaction:running", "compaction:skipped"}; !same(states(*evs), want) {
+		t.Errorf("events %v, want %v", states(*evs), want)
+	}
+}
+
+// TestCompactIsCancelled: a compaction abandoned (the user cancels while the summary is asked)
+// ends cancelled, the history unchanged, with ctx's error.
+func TestCompactIsCancelled(t *testing.T) {
+	slow := geminitest.Turn{Match: contextwin.SummaryMarker, Delay: "30s", Parts: []geminitest.Part{{Text: summary}}}
+	o, _ := open(t, 5, slow)
+	used := o.Usage().Used
+	ctx, cancel := context.WithCancel(t.Context())
+	emit, evs := record()
+	cancelled := func(ev agent.Event) {
+		emit(ev)
+		if ev.Type == agent.EventCompaction && ev.Compaction.State == agent.CompactionRunning {
+			cancel()
+		}
+	}
+	if _, err := Do(ctx, o.Session, Verb{Kind: Compact}, cancelled); !errors.Is(err, context.Canceled) {
+		t.Errorf("err %v, want context.Canceled", err)
+	}
+	if want := []string{"compaction:running", "compaction:cancelled"}; !same(states(*evs), want) || (*evs)[1].Compaction.Note != "the history is unchanged" {
+		t.Errorf("events %v (%+v), want %v", states(*evs), (*evs)[len(*evs)-1].Compaction, want)
+	}
+	if o.Usage().Used != used || len(o.Checkpoints()) != 0 {
+		t.Errorf("the history changed: %d → %d tokens, %d checkpoints", used, o.Usage().Used, len(o.Checkpoints()))
+	}
+}
+
+// TestUnknownVerb: a Kind the table lacks is an error, and nothing is told.
+func TestUnknownVerb(t *testing.T) {
+	o, _ := open(t, 1)
+	emit, evs := record()
+	if _, err := Do(t.Context(), o.Session, Verb{Kind: "rm -rf"}, emit); !errors.Is(err, ErrUnknownVerb) || len(*evs) != 0 {
+		t.Errorf("err %v, events %v", err, states(*evs))
+	}
+}
