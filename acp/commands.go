@@ -54,15 +54,7 @@ func slash(text string) (name, arg string, ok bool) {
 // command runs a slash command; what it says comes as agent message chunks.
 func (s *server) command(ctx context.Context, id string, l *live, name, arg string) (sdk.PromptResponse, error) {
 	say := func(text string) { s.send(ctx, id, sdk.UpdateAgentMessageText(text)) }
-	// A verb's events are rendered as a turn's: a compaction as its own tool call, the usage.
-	render := func(ev agent.Event) {
-		switch ev.Type {
-		case agent.EventCompaction:
-			s.compactionUpdate(ctx, id, ev.Compaction)
-		case agent.EventUsage:
-			s.send(ctx, id, usage(*ev.Usage))
-		}
-	}
+	render := s.verbEvents(ctx, id)
 	switch name {
 	case "compact":
 		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
@@ -101,7 +93,7 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 			say(fmt.Sprintf("Restored to before turn %d: %s.", turn, strings.Join(restored, ", ")))
 		}
 	case "pin":
-		say(pinCommand(ctx, l, arg))
+		say(pinCommand(ctx, l, arg, render))
 	case "undo-compaction":
 		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, render)
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -49,20 +50,23 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 	if err != nil {
 		return nil, err
 	}
+	render := s.verbEvents(ctx, p.SessionID)
 	switch method {
 	case MethodPin:
-		pin, err := l.s.Pin(ctx, agent.PinRequest{Kind: p.Kind, Path: p.Path, Text: p.Text, Turn: p.Turn})
+		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: p.Kind, Path: p.Path, Text: p.Text, Turn: p.Turn}}, render)
 		if err != nil {
 			return nil, pinFailure(method, err)
 		}
-		return map[string]any{"pin": pin.Info(), "pins": contextwin.PinInfos(l.s.Pins())}, nil
+		return map[string]any{"pin": out.Pin, "pins": out.Pins}, nil
 	case MethodUnpin:
 		if p.ID == "" {
 			return nil, invalid("%s: id is required", method)
 		}
-		if err := l.s.Unpin(p.ID); err != nil {
+		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Unpin, PinID: p.ID}, render)
+		if err != nil {
 			return nil, pinFailure(method, err)
 		}
+		return map[string]any{"pins": out.Pins}, nil
 	}
 	return map[string]any{"pins": contextwin.PinInfos(l.s.Pins())}, nil
 }
@@ -82,7 +86,7 @@ func pinFailure(method string, err error) error {
 
 // pinCommand runs "/pin ARG": a path that names a file of the workspace pins the file, anything
 // else pins the text.
-func pinCommand(ctx context.Context, l *live, arg string) string {
+func pinCommand(ctx context.Context, l *live, arg string, render func(agent.Event)) string {
 	if arg == "" {
 		return "/pin takes a file of the workspace or a text to keep in every prompt."
 	}
@@ -94,10 +98,10 @@ func pinCommand(ctx context.Context, l *live, arg string) string {
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 		req = agent.PinRequest{Kind: contextwin.PinFile, Path: arg}
 	}
-	pin, err := l.s.Pin(ctx, req)
+	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Pin, Pin: req}, render)
 	if err != nil {
 		return "Not pinned: " + err.Error()
 	}
 	return fmt.Sprintf("Pinned %s (%s, %s tokens): kept verbatim in every prompt, never cleared or summarized. %d pinned in all.",
-		pin.ID, pin.Label, contextwin.Kilo(pin.Tokens), len(l.s.Pins()))
+		out.Pin.ID, out.Pin.Label, contextwin.Kilo(out.Pin.Tokens), len(out.Pins))
 }

@@ -169,6 +169,19 @@ func liveUpdate(t *agent.ToolEvent) sdk.SessionUpdate {
 	return sdk.UpdateToolCall(sdk.ToolCallId(t.ID), opts...)
 }
 
+// verbEvents renders the events of a verb (agent/runner) as a turn's: a compaction as its own
+// tool call, the usage. The pins have no update in ACP: the answer carries them.
+func (s *server) verbEvents(ctx context.Context, id string) func(agent.Event) {
+	return func(ev agent.Event) {
+		switch ev.Type {
+		case agent.EventCompaction:
+			s.compactionUpdate(ctx, id, ev.Compaction)
+		case agent.EventUsage:
+			s.send(ctx, id, usage(*ev.Usage))
+		}
+	}
+}
+
 // compactionUpdate shows a compaction as a tool call of its own: in progress, then done with
 // its checkpoint.
 func (s *server) compactionUpdate(ctx context.Context, id string, c *agent.CompactionEvent) {

@@ -26,8 +26,8 @@ const (
 	// EventWarning is something the user must hear once per session, in Text: a retired model,
 	// a call answered by another model, a dollar cap that cannot be enforced.
 	EventWarning EventType = "warning"
-	// EventPins is the session's pins after the user pinned or unpinned an item: the front-ends
-	// send it on its own (Session.Pins), the loop does not.
+	// EventPins is the session's pins (Event.Pins) after the user pinned or unpinned an item:
+	// told by the verbs of agent/runner, not by the loop.
 	EventPins EventType = "pins"
 )
 
@@ -49,7 +49,7 @@ const (
 )
 
 // Event is one step of a turn. Exactly one of the pointer fields is set, matching Type; Text
-// carries the deltas of EventText and EventThought.
+// carries the deltas of EventText and EventThought, Pins the pins of EventPins.
 type Event struct {
 	Type       EventType
 	Text       string
@@ -59,6 +59,7 @@ type Event struct {
 	Call       *CallRecord
 	Retry      *RetryEvent
 	End        *TurnEnd
+	Pins       []contextwin.PinInfo // EventPins: all of them, in order
 }
 
 // ToolStatus is where a tool call is, after the Agent Client Protocol's statuses.

@@ -12,7 +12,6 @@ import (
 	"go.lsp.dev/jsonrpc2"
 	"go.lsp.dev/protocol"
 
-	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -130,11 +129,7 @@ func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
 
 // undoCompaction answers reprise.undoCompaction: the last compaction taken back.
 func (s *server) undoCompaction(ctx context.Context, l *live) (any, error) {
-	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, func(ev agent.Event) {
-		if ev.Type == agent.EventUsage {
-			s.emitUsage(l.s.ID(), *ev.Usage)
-		}
-	})
+	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, s.verbEvents(l.s.ID()))
 	if err != nil {
 		return nil, err
 	}
@@ -229,16 +224,7 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	if split, ok := contextwin.SplitPoint(l.s.History(), l.s.Context().Policy.KeepRecentTurns); ok {
 		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
 	}
-	// The verb's events: running shows as the progress above, skipped and cancelled as the
-	// answer's error; done and the usage after as a turn's would.
-	out, err := runner.Do(cctx, l.s, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, func(ev agent.Event) {
-		switch {
-		case ev.Type == agent.EventUsage:
-			s.emitUsage(l.s.ID(), *ev.Usage)
-		case ev.Type == agent.EventCompaction && ev.Compaction.State == agent.CompactionDone && s.client.reprise:
-			s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(ev.Compaction)}})
-		}
-	})
+	out, err := runner.Do(cctx, l.s, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.s.ID()))
 	switch {
 	case errors.Is(err, contextwin.ErrNothingToCompact):
 		tok.end("nothing to compact")

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -47,16 +48,15 @@ func (s *server) pin(ctx context.Context, a PinArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	p, err := l.s.Pin(ctx, agent.PinRequest{Kind: a.Kind, Path: a.Path, Text: a.Text, Turn: a.Turn})
+	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: a.Kind, Path: a.Path, Text: a.Text, Turn: a.Turn}}, s.verbEvents(l.s.ID()))
 	if err != nil {
 		return nil, pinFailure(CommandPin, err)
 	}
-	pins := s.pinsChanged(l)
-	return pinResult{Pin: p.Info(), Pins: pins}, nil
+	return pinResult{Pin: out.Pin, Pins: out.Pins}, nil
 }
 
 // unpin answers reprise.unpin.
-func (s *server) unpin(_ context.Context, a UnpinArgs) (any, error) {
+func (s *server) unpin(ctx context.Context, a UnpinArgs) (any, error) {
 	if a.ID == "" {
 		return nil, invalidParams("%s: id is required", CommandUnpin)
 	}
@@ -65,20 +65,29 @@ func (s *server) unpin(_ context.Context, a UnpinArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	if err := l.s.Unpin(a.ID); err != nil {
+	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Unpin, PinID: a.ID}, s.verbEvents(l.s.ID()))
+	if err != nil {
 		return nil, pinFailure(CommandUnpin, err)
 	}
-	return pinsResult{Pins: s.pinsChanged(l)}, nil
+	return pinsResult{Pins: out.Pins}, nil
 }
 
-// pinsChanged tells the editor the session's pins (a "pins" session update) and returns them.
-func (s *server) pinsChanged(l *live) []contextwin.PinInfo {
-	pins := contextwin.PinInfos(l.s.Pins())
-	if s.client.reprise {
-		s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: l.s.ID(), Update: update{SessionUpdate: UpdatePins, Pins: &pins}})
+// verbEvents renders the events of a verb (agent/runner) after an operation: the pins as a
+// "pins" session update, the usage, a compaction once done (its start is the command's progress,
+// its failure the command's error).
+func (s *server) verbEvents(sessionID string) func(agent.Event) {
+	return func(ev agent.Event) {
+		switch {
+		case ev.Type == agent.EventUsage:
+			s.emitUsage(sessionID, *ev.Usage)
+		case !s.client.reprise:
+		case ev.Type == agent.EventPins:
+			pins := ev.Pins
+			s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: sessionID, Update: update{SessionUpdate: UpdatePins, Pins: &pins}})
+		case ev.Type == agent.EventCompaction && ev.Compaction.State == agent.CompactionDone:
+			s.notify(MethodSessionUpdate, sessionUpdateParams{SessionID: sessionID, Update: update{SessionUpdate: UpdateCompaction, Compaction: compactionUpdateOf(ev.Compaction)}})
+		}
 	}
-	s.emitUsage(l.s.ID(), l.s.Usage())
-	return pins
 }
 
 // pinFailure is a refused pin as InvalidParams naming the problem; anything else as it is.

@@ -26,12 +26,18 @@ const (
 	Compact Kind = "compact"
 	// UndoCompaction takes the last compaction back: the messages it replaced return.
 	UndoCompaction Kind = "undoCompaction"
+	// Pin pins Verb.Pin: a file or a text kept verbatim in every prompt.
+	Pin Kind = "pin"
+	// Unpin removes the pin Verb.PinID.
+	Unpin Kind = "unpin"
 )
 
 // Verb is one operation on a session outside a turn.
 type Verb struct {
 	Kind  Kind
-	Focus string // Compact: what the summary must keep ("" for none)
+	Focus string           // Compact: what the summary must keep ("" for none)
+	Pin   agent.PinRequest // Pin
+	PinID string           // Unpin
 }
 
 // Outcome is what a verb did, for the front-end's answer.
@@ -39,6 +45,8 @@ type Outcome struct {
 	Checkpoint contextwin.Checkpoint // the checkpoint made (Compact) or undone (UndoCompaction)
 	Before     int                   // tokens in the context before, and after
 	After      int
+	Pin        contextwin.PinInfo   // the pin made (Pin)
+	Pins       []contextwin.PinInfo // all of them after (Pin, Unpin)
 }
 
 // ErrUnknownVerb is returned for a Kind the table does not hold.
@@ -48,6 +56,8 @@ var ErrUnknownVerb = errors.New("unknown verb")
 var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error){
 	Compact:        compact,
 	UndoCompaction: undoCompaction,
+	Pin:            pin,
+	Unpin:          unpin,
 }
 
 // Do applies v to s. What happens is told to emit as it happens, in order, from the caller's
@@ -98,4 +108,35 @@ func undoCompaction(_ context.Context, s *agent.Session, _ Verb, emit func(agent
 	after := s.Usage()
 	emit(agent.Event{Type: agent.EventUsage, Usage: &after})
 	return Outcome{Checkpoint: cp, Before: before, After: after.Used}, nil
+}
+
+// pin pins v.Pin (while a turn runs, it goes in at the next model call), then tells the pins and
+// the usage after.
+func pin(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
+	before := s.Usage().Used
+	p, err := s.Pin(ctx, v.Pin)
+	if err != nil {
+		return Outcome{Before: before, After: before}, err
+	}
+	out := pinsChanged(s, before, emit)
+	out.Pin = p.Info()
+	return out, nil
+}
+
+// unpin removes the pin v.PinID, then tells the pins and the usage after.
+func unpin(_ context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
+	before := s.Usage().Used
+	if err := s.Unpin(v.PinID); err != nil {
+		return Outcome{Before: before, After: before}, err
+	}
+	return pinsChanged(s, before, emit), nil
+}
+
+// pinsChanged tells the session's pins and its usage.
+func pinsChanged(s *agent.Session, before int, emit func(agent.Event)) Outcome {
+	pins := contextwin.PinInfos(s.Pins())
+	emit(agent.Event{Type: agent.EventPins, Pins: pins})
+	after := s.Usage()
+	emit(agent.Event{Type: agent.EventUsage, Usage: &after})
+	return Outcome{Before: before, After: after.Used, Pins: pins}
 }

@@ -168,3 +168,36 @@ func TestUnknownVerb(t *testing.T) {
 		t.Errorf("err %v, events %v", err, states(*evs))
 	}
 }
+
+// TestPinAndUnpin: pin tells the pins and the usage after, with the pin in its outcome; a refused
+// pin (a path outside the workspace) tells nothing; unpin takes it out.
+func TestPinAndUnpin(t *testing.T) {
+	o, _ := open(t, 1)
+	emit, evs := record()
+	out, err := Do(t.Context(), o.Session, Verb{Kind: Pin, Pin: agent.PinRequest{Kind: contextwin.PinMessage, Text: "always answer in French"}}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !same(states(*evs), []string{"pins", "usage"}) || len((*evs)[0].Pins) != 1 || (*evs)[0].Pins[0].ID != out.Pin.ID {
+		t.Errorf("events %v (%+v), outcome %+v", states(*evs), *evs, out)
+	}
+	// The usage told is the session's (measured at the next call: a pin shows there).
+	if out.After != o.Usage().Used || out.Pin.Tokens == 0 {
+		t.Errorf("a pin of text: %d → %d tokens (session %d), pin %+v", out.Before, out.After, o.Usage().Used, out.Pin)
+	}
+	emit, evs = record()
+	if _, err := Do(t.Context(), o.Session, Verb{Kind: Pin, Pin: agent.PinRequest{Kind: contextwin.PinFile, Path: "../../etc/passwd"}}, emit); err == nil || len(*evs) != 0 {
+		t.Errorf("a pin outside the workspace: %v, events %v", err, states(*evs))
+	}
+	emit, evs = record()
+	gone, err := Do(t.Context(), o.Session, Verb{Kind: Unpin, PinID: out.Pin.ID}, emit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gone.Pins) != 0 || !same(states(*evs), []string{"pins", "usage"}) {
+		t.Errorf("unpin: %+v, events %v", gone, states(*evs))
+	}
+	if _, err := Do(t.Context(), o.Session, Verb{Kind: Unpin, PinID: out.Pin.ID}, func(agent.Event) {}); err == nil {
+		t.Error("unpinning twice succeeded")
+	}
+}
