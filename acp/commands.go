@@ -52,12 +52,12 @@ func slash(text string) (name, arg string, ok bool) {
 }
 
 // command runs a slash command; what it says comes as agent message chunks.
-func (s *server) command(ctx context.Context, id string, l *live, name, arg string) (sdk.PromptResponse, error) {
+func (s *server) command(ctx context.Context, id string, l *runner.Live, name, arg string) (sdk.PromptResponse, error) {
 	say := func(text string) { s.send(ctx, id, sdk.UpdateAgentMessageText(text)) }
 	render := s.verbEvents(ctx, id)
 	switch name {
 	case "compact":
-		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
+		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
 		switch {
 		case errors.Is(err, contextwin.ErrNothingToCompact):
 			say("Nothing to compact: the conversation is shorter than the turns kept verbatim.")
@@ -70,11 +70,11 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(out.Before), contextwin.Kilo(out.After), cp.N, cp.Title))
 		}
 	case "context":
-		say(contextMarkdown(l.s.Context()))
+		say(contextMarkdown(l.Context()))
 	case "checkpoints":
-		say(checkpointsMarkdown(l.s.Checkpoints(), arg))
+		say(checkpointsMarkdown(l.Checkpoints(), arg))
 	case "restore":
-		turn := l.s.Turns() // the last turn
+		turn := l.Turns() // the last turn
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
 			if err != nil || n < 1 {
@@ -83,7 +83,7 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 			}
 			turn = n
 		}
-		restored, err := l.s.RestoreFiles(turn)
+		restored, err := l.RestoreFiles(turn)
 		switch {
 		case err != nil:
 			say(fmt.Sprintf("Nothing restored: %v", err))
@@ -95,7 +95,7 @@ func (s *server) command(ctx context.Context, id string, l *live, name, arg stri
 	case "pin":
 		say(pinCommand(ctx, l, arg, render))
 	case "undo-compaction":
-		out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, render)
+		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.UndoCompaction}, render)
 		if err != nil {
 			say("Nothing undone: " + err.Error())
 			break

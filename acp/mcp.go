@@ -11,7 +11,7 @@ import (
 // withMCP gives a session the MCP servers the client passes and the user's own mcp.json. The
 // workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
 // client already passes the servers its user set up.
-func (s *server) withMCP(id string, l *live, given []sdk.McpServer) (*mcp.Manager, error) {
+func (s *server) withMCP(id, ws string, given []sdk.McpServer) (*mcp.Manager, error) {
 	user, err := mcp.LoadUser(s.opts.ConfigHome)
 	if err != nil {
 		s.log.Warn("MCP configuration", "error", err)
@@ -40,20 +40,19 @@ func (s *server) withMCP(id string, l *live, given []sdk.McpServer) (*mcp.Manage
 		return nil, nil
 	}
 	m := mcp.New(mcp.Options{
-		Workspace: l.cwd,
+		Workspace: ws,
 		Servers:   servers,
 		Logger:    s.log,
 		Version:   s.opts.Version,
 		Notify: func(server, message string) {
 			// During the setup the client does not know the session yet: afterSetup reports
 			// the servers that did not start.
-			if _, err := s.session(sdk.SessionId(id)); err == nil {
+			if s.runner.Lookup(id) != nil {
 				s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("\n[%s]\n", message)))
 			}
 		},
 	})
-	// The host starts it with the request's context, once the session is otherwise ready.
-	l.mcp = m
-	l.closers = append(l.closers, m.Close)
+	// The runner starts it with the request's context, once the session is otherwise ready, and
+	// closes it with the session.
 	return m, nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -93,7 +94,7 @@ func TestACPCancelClosesOpenToolCalls(t *testing.T) {
 		cancel() // the user cancels while the command runs
 		yield(agent.Event{Type: agent.EventTurnEnd, End: &agent.TurnEnd{StopReason: agent.StopCancelled}}, nil)
 	}
-	if got := s.stream(ctx, "s1", &live{cwd: t.TempDir()}, events); got != sdk.StopReasonCancelled {
+	if got := s.stream(ctx, "s1", &runner.Live{Workspace: t.TempDir()}, events); got != sdk.StopReasonCancelled {
 		t.Errorf("stop reason = %q, want cancelled", got)
 	}
 	// A response is handed over only after the notifications written before it.
@@ -127,7 +128,7 @@ func connected(t *testing.T, c *client) (*server, *sdk.ClientSideConnection) {
 	agentIn, clientOut := io.Pipe()
 	clientIn, agentOut := io.Pipe()
 	log := slog.New(slog.DiscardHandler)
-	s := &server{log: log, ctx: t.Context(), wire: newWire(agentOut), sessions: map[string]*live{}}
+	s := &server{log: log, ctx: t.Context(), wire: newWire(agentOut), runner: &runner.Runner{}}
 	s.conn = sdk.NewAgentSideConnection(s, s.wire, agentIn)
 	s.conn.SetLogger(log)
 	conn := sdk.NewClientSideConnection(c, clientOut, clientIn)

@@ -10,6 +10,7 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/runner"
 )
 
 // stops maps the agent's stop reasons to ACP's. A capped session and a failed model call end
@@ -34,20 +35,21 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	}
 	// A prompt sent while another runs replaces it: the connection cancels the first, and this
 	// one waits for it to end.
-	if ctx, err = l.begin(ctx); err != nil {
+	t, err := s.runner.Start(ctx, l, true)
+	if err != nil {
 		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
 	}
-	defer l.end()
+	defer t.End()
 	if name, arg, ok := slash(text); ok {
-		return s.command(ctx, id, l, name, arg)
+		return s.command(t.Context(), id, l, name, arg)
 	}
-	return sdk.PromptResponse{StopReason: s.stream(ctx, id, l, l.s.Run(ctx, text))}, nil
+	return sdk.PromptResponse{StopReason: s.stream(t.Context(), id, l, t.Run(text))}, nil
 }
 
 // stream sends a turn's events as session/updates and returns how the turn ended. A tool call the
 // client saw start always ends: one the turn stopped without its last update (a cancel) is closed
 // as failed, so that the editor does not show it running.
-func (s *server) stream(ctx context.Context, id string, l *live, events iter.Seq2[agent.Event, error]) sdk.StopReason {
+func (s *server) stream(ctx context.Context, id string, l *runner.Live, events iter.Seq2[agent.Event, error]) sdk.StopReason {
 	stop := sdk.StopReasonEndTurn
 	open := map[string]bool{} // tool calls started and not finished
 	defer func() {

@@ -17,11 +17,9 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/reprise-dev/reprise/agent"
-	"github.com/reprise-dev/reprise/agent/cmdpolicy"
-	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/journal"
-	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/roots"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -55,7 +53,7 @@ type Options struct {
 	Logger          *slog.Logger
 	// MaxTurnRequests caps a turn's model calls (0: the agent's default).
 	MaxTurnRequests int
-	// Observe, when set, sees the options of every session opened (host.Host.Observe).
+	// Observe, when set, sees the options of every session opened (runner.Runner.Observe).
 	Observe func(agent.Options)
 	// AllowBroadWorkspace lets a session's cwd be a directory roots.Broad judges too broad (/, the
 	// home directory, a system directory): the user said so when configuring the agent
@@ -65,87 +63,34 @@ type Options struct {
 
 // server is the ACP agent of one connection.
 type server struct {
-	opts Options
-	host *host.Host
-	conn *sdk.AgentSideConnection
-	wire *wire // what conn writes to: holds a new session's updates until its response is out
-	log  *slog.Logger
-	ctx  context.Context // the connection's: cancelled when it ends
+	opts   Options
+	runner *runner.Runner // hosts the sessions
+	conn   *sdk.AgentSideConnection
+	wire   *wire // what conn writes to: holds a new session's updates until its response is out
+	log    *slog.Logger
+	ctx    context.Context // the connection's: cancelled when it ends
 
-	mu       sync.Mutex
-	client   sdk.ClientCapabilities
-	sessions map[string]*live
+	mu     sync.Mutex
+	client sdk.ClientCapabilities
 
 	// sandboxNotice tells the user once per connection that commands cannot be (wholly)
 	// sandboxed here, and so are all asked, or that they get no process limit here.
 	sandboxNotice sync.Once
 }
 
-// live is an open session.
-type live struct {
-	s        *agent.Session
-	log      *journal.Log
-	cwd      string
-	commands *cmdpolicy.Policy
-	closers  []func() error // MCP servers
-	mcp      *mcp.Manager   // nil: none
-	notice   string         // what the sandbox cannot do here (confine, bound processes), said once per connection; "" if whole
-	turn     chan struct{}  // holds a token while a prompt runs: one at a time
-
-	mu     sync.Mutex
-	cancel context.CancelFunc // the running prompt's, nil when idle
-}
-
-func newLive(ws string) *live {
-	return &live{cwd: ws, turn: make(chan struct{}, 1)}
-}
-
-// attach takes the session the host opened, and words what its sandbox cannot do here.
-func (l *live) attach(o *host.Open) {
-	l.s, l.log, l.commands = o.Session, o.Log, o.Commands
-	box := o.Sandbox
+// sandboxNotice words what the session's sandbox cannot do here (confine, bound processes), said
+// once per connection; "" if it is whole.
+func sandboxNotice(box *sandbox.Sandbox) string {
+	notice := ""
 	if ok, why := box.Confined(); !ok && box.Mode() == sandbox.WorkspaceWrite {
-		l.notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
+		notice = "Commands cannot be sandboxed here (" + why + "): every command will be asked."
 	} else if open := box.NetworkOpen(); open != "" {
-		l.notice = strings.ToUpper(open[:1]) + open[1:] + "."
+		notice = strings.ToUpper(open[:1]) + open[1:] + "."
 	}
 	if none := box.NoProcessLimit(); none != "" {
-		l.notice = strings.TrimSpace(l.notice + " " + strings.ToUpper(none[:1]) + none[1:] + ".")
+		notice = strings.TrimSpace(notice + " " + strings.ToUpper(none[:1]) + none[1:] + ".")
 	}
-}
-
-// begin waits for the session to be free (a prompt the client replaced is being cancelled) and
-// returns the context of the new prompt; end releases it.
-func (l *live) begin(ctx context.Context) (context.Context, error) {
-	select {
-	case l.turn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	l.mu.Lock()
-	l.cancel = cancel
-	l.mu.Unlock()
-	return ctx, nil
-}
-
-func (l *live) end() {
-	l.mu.Lock()
-	if l.cancel != nil {
-		l.cancel()
-		l.cancel = nil
-	}
-	l.mu.Unlock()
-	<-l.turn
-}
-
-// stop cancels the running prompt, if any.
-func (l *live) stop() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.cancel != nil {
-		l.cancel()
-	}
+	return notice
 }
 
 // Serve runs the agent on in and out until the client disconnects or ctx ends.
@@ -158,8 +103,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	h := &host.Host{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe}
-	s := &server{opts: opts, host: h, log: opts.Logger, ctx: ctx, wire: newWire(out), sessions: map[string]*live{}}
+	r := &runner.Runner{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe, Logger: opts.Logger}
+	s := &server{opts: opts, runner: r, log: opts.Logger, ctx: ctx, wire: newWire(out)}
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
 	// handler runs before it.
 	ready := make(chan struct{})
@@ -170,18 +115,9 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
-	s.closeAll()
+	r.CancelAll()
+	r.CloseAll()
 	return nil
-}
-
-func (s *server) closeAll() {
-	s.mu.Lock()
-	all := s.sessions
-	s.sessions = map[string]*live{}
-	s.mu.Unlock()
-	for _, l := range all {
-		l.close()
-	}
 }
 
 // gatedReader reads from r once ready is closed.
@@ -193,19 +129,6 @@ type gatedReader struct {
 func (g gatedReader) Read(p []byte) (int, error) {
 	<-g.ready
 	return g.r.Read(p)
-}
-
-// close stops the session and what it started; a session that failed half-way has no agent.
-func (l *live) close() {
-	if l.s != nil {
-		l.s.Close()
-	}
-	if l.log != nil {
-		_ = l.log.Close()
-	}
-	for _, c := range l.closers {
-		_ = c()
-	}
 }
 
 // Initialize answers the capabilities: sessions can be loaded, prompts take text and embedded
@@ -240,11 +163,9 @@ func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk
 }
 
 // session returns an open session, or the error an unknown one gets.
-func (s *server) session(id sdk.SessionId) (*live, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	l, ok := s.sessions[string(id)]
-	if !ok {
+func (s *server) session(id sdk.SessionId) (*runner.Live, error) {
+	l := s.runner.Lookup(string(id))
+	if l == nil {
 		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id)})
 	}
 	return l, nil
@@ -280,24 +201,24 @@ func absDir(cwd string) (string, error) {
 }
 
 // spec is what every session of this connection gets, with the MCP servers the client passes
-// (started by the host).
-func (s *server) spec(id string, l *live, given []sdk.McpServer) (host.Spec, error) {
-	spec := host.Spec{
-		Workspace: l.cwd, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
+// (started by the runner, closed with the session).
+func (s *server) spec(id, ws string, given []sdk.McpServer) (runner.Spec, error) {
+	spec := runner.Spec{
+		Workspace: ws, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
 		ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
-		Logger: s.log, Overlay: s.overlay(id, l.cwd), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,
+		Logger: s.log, Overlay: s.overlay(id, ws), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,
 	}
-	m, err := s.withMCP(id, l, given)
+	m, err := s.withMCP(id, ws, given)
 	if m != nil {
-		spec.External = m
+		spec.External, spec.OwnExternal = m, true
 	}
 	return spec, err
 }
 
-// hostError words what the host could not do as ACP errors.
-func hostError(err error) error {
-	var me host.ModelError
+// runnerError words what the runner could not do as ACP errors.
+func runnerError(err error) error {
+	var me runner.ModelError
 	switch {
 	case errors.As(err, &me):
 		return sdk.NewInternalError(map[string]any{"error": fmt.Sprintf("model unavailable: %v", me.Err)})
@@ -314,21 +235,19 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		return sdk.NewSessionResponse{}, err
 	}
 	id := agent.NewID(timeNow())
-	l := newLive(ws)
-	spec, err := s.spec(id, l, p.McpServers)
+	spec, err := s.spec(id, ws, p.McpServers)
 	if err != nil {
-		l.close()
+		closeMCP(spec)
 		return sdk.NewSessionResponse{}, err
 	}
-	o, err := s.host.New(ctx, spec)
-	if err != nil {
-		l.close() // the MCP servers
-		return sdk.NewSessionResponse{}, hostError(err)
-	}
-	l.attach(o)
 	// The client learns the id from the response: what the session says before waits for it.
 	s.wire.expect(id)
-	s.add(id, l)
+	l, err := s.runner.Open(ctx, spec) // closes the MCP servers if it fails
+	if err != nil {
+		s.wire.forget(id)
+		return sdk.NewSessionResponse{}, runnerError(err)
+	}
+	s.runner.Release(l) // ACP closes a session only when asked: no use to count
 	s.afterSetup(id, l)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
@@ -348,36 +267,33 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	if _, err := s.session(p.SessionId); err == nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": fmt.Sprintf("session %s is already open", id)})
 	}
-	l := newLive(ws)
-	spec, err := s.spec(id, l, p.McpServers)
+	spec, err := s.spec(id, ws, p.McpServers)
 	if err != nil {
-		l.close()
+		closeMCP(spec)
 		return sdk.LoadSessionResponse{}, err
 	}
-	o, err := s.host.Resume(ctx, id, spec)
+	l, err := s.runner.Resume(ctx, id, spec) // closes the MCP servers if it fails
 	switch {
 	case errors.Is(err, journal.ErrNotFound):
-		l.close()
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("no saved session %q for %s", id, ws)})
 	case err != nil:
-		l.close()
-		var me host.ModelError
+		var me runner.ModelError
 		if errors.As(err, &me) {
-			return sdk.LoadSessionResponse{}, hostError(err)
+			return sdk.LoadSessionResponse{}, runnerError(err)
 		}
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
 	}
-	l.attach(o)
-	s.add(id, l)
-	s.replay(ctx, id, l.s.Transcript())
+	s.runner.Release(l)
+	s.replay(ctx, id, l.Transcript())
 	s.afterSetup(id, l)
 	return sdk.LoadSessionResponse{}, nil
 }
 
-func (s *server) add(id string, l *live) {
-	s.mu.Lock()
-	s.sessions[id] = l
-	s.mu.Unlock()
+// closeMCP closes the MCP servers of a spec the runner never got.
+func closeMCP(spec runner.Spec) {
+	if spec.External != nil {
+		_ = spec.External.Close()
+	}
 }
 
 // Cancel is handled by the connection, which cancels the prompt's context; a turn then ends
@@ -385,19 +301,16 @@ func (s *server) add(id string, l *live) {
 func (s *server) Cancel(context.Context, sdk.CancelNotification) error { return nil }
 
 // CloseSession closes an open session; it stays saved, and session/load reopens it.
-func (s *server) CloseSession(_ context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	l, err := s.session(p.SessionId)
-	if err != nil {
+func (s *server) CloseSession(ctx context.Context, p sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+	// Closing cancels the running prompt, as ACP asks, and waits for it to end.
+	err := s.runner.Close(ctx, string(p.SessionId))
+	if errors.Is(err, runner.ErrNotOpen) {
+		_, err := s.session(p.SessionId)
 		return sdk.CloseSessionResponse{}, err
 	}
-	s.mu.Lock()
-	delete(s.sessions, string(p.SessionId))
-	s.mu.Unlock()
-	// Closing cancels the running prompt, as ACP asks, and waits for it to end.
-	l.stop()
-	l.turn <- struct{}{}
-	defer func() { <-l.turn }()
-	l.close()
+	if err != nil {
+		s.log.Warn("session log not closed cleanly: its last records may be lost", "session", p.SessionId, "error", err)
+	}
 	return sdk.CloseSessionResponse{}, nil
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -48,19 +49,19 @@ func usage(u agent.Usage) sdk.SessionUpdate {
 // afterSetup follows session/new and session/load: the sandbox notice, the slash commands, the
 // usage and the MCP servers that did not start. Those of a new session wait in the wire for the
 // response that names it; those of a loaded session go before its response, as its replay does.
-func (s *server) afterSetup(id string, l *live) {
-	if l.notice != "" {
-		s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+l.notice+"]\n")) })
+func (s *server) afterSetup(id string, l *runner.Live) {
+	if notice := sandboxNotice(l.Sandbox); notice != "" {
+		s.sandboxNotice.Do(func() { s.send(s.ctx, id, sdk.UpdateAgentMessageText("[Reprise: "+notice+"]\n")) })
 	}
 	s.send(s.ctx, id, sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 		SessionUpdate:     "available_commands_update",
 		AvailableCommands: availableCommands(),
 	}})
-	s.send(s.ctx, id, usage(l.s.Usage()))
-	if l.mcp == nil {
+	s.send(s.ctx, id, usage(l.Usage()))
+	if l.External == nil {
 		return
 	}
-	for _, st := range l.mcp.Servers() {
+	for _, st := range l.External.Servers() {
 		if st.State == mcp.StateFailed {
 			s.send(s.ctx, id, sdk.UpdateAgentMessageText(fmt.Sprintf("[MCP server %q did not start: %s]\n", st.Name, st.Error)))
 		}
@@ -111,7 +112,7 @@ func toolContent(t *agent.ToolEvent) []sdk.ToolCallContent {
 }
 
 // event turns one agent event into session/updates.
-func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) {
+func (s *server) event(ctx context.Context, id string, l *runner.Live, ev agent.Event) {
 	switch ev.Type {
 	case agent.EventText:
 		s.send(ctx, id, sdk.UpdateAgentMessageText(ev.Text))
@@ -120,7 +121,7 @@ func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) 
 	case agent.EventToolCall:
 		t := ev.Tool
 		s.send(ctx, id, sdk.StartToolCall(sdk.ToolCallId(t.ID), t.Title, sdk.WithStartKind(kindOf(t.Kind)),
-			sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(t.Args), sdk.WithStartLocations(locations(l.cwd, t))))
+			sdk.WithStartStatus(sdk.ToolCallStatusInProgress), sdk.WithStartRawInput(t.Args), sdk.WithStartLocations(locations(l.Workspace, t))))
 	case agent.EventToolUpdate:
 		t := ev.Tool
 		if t.Live != nil {
@@ -138,7 +139,7 @@ func (s *server) event(ctx context.Context, id string, l *live, ev agent.Event) 
 		if c := toolContent(t); c != nil {
 			opts = append(opts, sdk.WithUpdateContent(c))
 		}
-		if loc := locations(l.cwd, t); loc != nil {
+		if loc := locations(l.Workspace, t); loc != nil {
 			opts = append(opts, sdk.WithUpdateLocations(loc))
 		}
 		s.send(ctx, id, sdk.UpdateToolCall(sdk.ToolCallId(t.ID), opts...))

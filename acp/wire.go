@@ -33,6 +33,13 @@ func (w *wire) expect(id string) {
 	w.pending[id] = nil
 }
 
+// forget drops id and what waits for it: the session was not made.
+func (w *wire) forget(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.pending, id)
+}
+
 // hold keeps n for later when its session is pending, and reports whether it did.
 func (w *wire) hold(n sdk.SessionNotification) bool {
 	w.mu.Lock()

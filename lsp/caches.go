@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/runner"
 )
 
 // sweepCaches deletes, in the background, the explicit caches that sessions of this workspace left
@@ -20,20 +20,12 @@ func (s *server) sweepCaches() {
 	s.spawn(func() { // ends with the sweep: bounded by a minute and by the connection
 		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 		defer cancel()
-		deleted, err := s.sessions.host.SweepCaches(ctx, host.Spec{Workspace: s.root, Model: c.model, Logger: s.log}, s.sessions.isOpen)
-		if me := (host.ModelError{}); errors.As(err, &me) {
+		deleted, err := s.sessions.runner.SweepCaches(ctx, runner.Spec{Workspace: s.root, Model: c.model, Logger: s.log}, s.sessions.isOpen)
+		if me := (runner.ModelError{}); errors.As(err, &me) {
 			s.log.Debug("explicit caches not swept: no model client", "error", err)
 		}
 		if s.onSweep != nil {
 			s.onSweep(deleted, err)
 		}
 	})
-}
-
-// isOpen tells whether session id is open on this connection.
-func (ss *sessionSet) isOpen(id string) bool {
-	ss.mu.Lock()
-	defer ss.mu.Unlock()
-	_, ok := ss.byID[id]
-	return ok
 }

@@ -10,6 +10,7 @@ import (
 	"go.lsp.dev/protocol"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/runner"
 )
 
 // changes answers reprise.changes: the files the agent changed from a turn on, with bounded diffs.
@@ -26,11 +27,11 @@ func (s *server) changes(a ChangesArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	cs, err := l.s.Changes(turn)
+	cs, err := l.Changes(turn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CommandChanges, err)
 	}
-	return changesResult{SessionID: l.s.ID(), Turn: turn, Files: fileChangesOf(s.root, cs)}, nil
+	return changesResult{SessionID: l.ID(), Turn: turn, Files: fileChangesOf(s.root, cs)}, nil
 }
 
 // keep answers reprise.keep: the files are recorded kept in their turn, for a reopened chat.
@@ -48,7 +49,7 @@ func (s *server) keep(a KeepArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	kept, err := l.s.Keep(a.Turn, a.Paths)
+	kept, err := l.Keep(a.Turn, a.Paths)
 	if err != nil {
 		return nil, restoreError(CommandKeep, err)
 	}
@@ -57,7 +58,7 @@ func (s *server) keep(a KeepArgs) (any, error) {
 
 // restorePaths answers reprise.restore with paths: each file is restored or refused on its own.
 // A call that restores nothing is an error, so that an editor undoing one file shows why.
-func restorePaths(l *live, a RestoreArgs) (any, error) {
+func restorePaths(l *runner.Live, a RestoreArgs) (any, error) {
 	if len(*a.Paths) == 0 {
 		return nil, invalidParams("%s: paths is empty; omit it to restore every file", CommandRestore)
 	}
@@ -66,7 +67,7 @@ func restorePaths(l *live, a RestoreArgs) (any, error) {
 			return nil, invalidParams("%s: paths must not hold an empty path", CommandRestore)
 		}
 	}
-	restored, refused, err := l.s.RestorePaths(a.Turn, *a.Paths)
+	restored, refused, err := l.RestorePaths(a.Turn, *a.Paths)
 	if err != nil {
 		return nil, restoreError(CommandRestore, err)
 	}
@@ -105,15 +106,15 @@ func (s *server) changeActions(uri string) []protocol.CodeAction {
 	defer s.sessions.release(l)
 	// Paths only: a code action request comes with every cursor move, and diffing each changed
 	// file for it would cost what reprise.changes costs.
-	paths := l.s.ChangedPaths(1)
+	paths := l.ChangedPaths(1)
 	if len(paths) == 0 {
 		return nil
 	}
 	var out []protocol.CodeAction
 	if rel, inside := s.docs.rel(uri); inside && slices.Contains(paths, rel) {
-		out = append(out, commandAction(undoFileTitle, CommandUndoFile, UndoFileArgs{SessionID: l.s.ID(), Path: rel}))
+		out = append(out, commandAction(undoFileTitle, CommandUndoFile, UndoFileArgs{SessionID: l.ID(), Path: rel}))
 	}
-	return append(out, commandAction(showChangesTitle, CommandShowChanges, SessionArgs{SessionID: l.s.ID()}))
+	return append(out, commandAction(showChangesTitle, CommandShowChanges, SessionArgs{SessionID: l.ID()}))
 }
 
 // undoFile answers reprise.undoFile: the file is restored to before the agent's first change to
@@ -127,7 +128,7 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	restored, refused, err := l.s.RestorePaths(1, []string{a.Path})
+	restored, refused, err := l.RestorePaths(1, []string{a.Path})
 	switch {
 	case err != nil:
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))
@@ -146,8 +147,8 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 
 // showChanges answers reprise.showChanges: the files changed since the session began, one a line
 // with their state and counts, shown with window/showMessage and returned as text.
-func (s *server) showChanges(l *live) (any, error) {
-	cs, err := l.s.Changes(1)
+func (s *server) showChanges(l *runner.Live) (any, error) {
+	cs, err := l.Changes(1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CommandShowChanges, err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"go.lsp.dev/protocol"
 
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -335,7 +336,7 @@ func utf16Len(r rune) int {
 }
 
 // showContext shows the /context view as a message and returns it.
-func (s *server) showContext(l *live) contextResult {
+func (s *server) showContext(l *runner.Live) contextResult {
 	r := s.contextReport(l)
 	s.showMessage(protocol.MessageTypeInfo, r.Text)
 	return r

@@ -8,6 +8,7 @@ import (
 
 	"go.lsp.dev/jsonrpc2"
 
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -27,11 +28,11 @@ type command struct {
 // the order the server announces them (TestCommandTableMatchesAnnounced).
 var commands = map[string]command{
 	CommandAsk: {run: args(true, (*server).ask)},
-	CommandCancel: {run: withSession(func(s *server, ctx context.Context, l *live) (any, error) {
+	CommandCancel: {run: withSession(func(s *server, ctx context.Context, l *runner.Live) (any, error) {
 		return map[string]bool{"cancelled": s.sessions.cancelTurn(ctx, l)}, nil
 	})},
 	CommandCompact: {run: args(false, (*server).compact)}, // every field optional: some clients send {} back as null
-	CommandContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.contextReport(l), nil })},
+	CommandContext: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.contextReport(l), nil })},
 	CommandCheckpoints: {run: args(false, func(s *server, _ context.Context, a SessionArgs) (any, error) {
 		return s.checkpointList(a)
 	})},
@@ -43,18 +44,18 @@ var commands = map[string]command{
 	CommandChanges:        {run: args(false, func(s *server, _ context.Context, a ChangesArgs) (any, error) { return s.changes(a) })},
 	CommandUndoFile:       {run: args(true, func(s *server, _ context.Context, a UndoFileArgs) (any, error) { return s.undoFile(a) })},
 	CommandKeep:           {run: args(true, func(s *server, _ context.Context, a KeepArgs) (any, error) { return s.keep(a) })},
-	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showChanges(l) })},
+	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
-	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
-		return historyResult{SessionID: l.s.ID(), Entries: historyOf(s.root, l.s.Transcript()), Pins: contextwin.PinInfos(l.s.Pins())}, nil
+	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
+		return historyResult{SessionID: l.ID(), Entries: historyOf(s.root, l.Transcript()), Pins: contextwin.PinInfos(l.Pins())}, nil
 	})},
-	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) { return s.showContext(l), nil })},
+	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.showContext(l), nil })},
 	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},
 	CommandModels:      {run: args(false, (*server).models), anyWorkspace: true},
 	CommandPin:         {run: args(true, (*server).pin)},
 	CommandUnpin:       {run: args(true, (*server).unpin)},
-	CommandPins: {run: withSession(func(s *server, _ context.Context, l *live) (any, error) {
-		return pinsResult{Pins: contextwin.PinInfos(l.s.Pins())}, nil
+	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
+		return pinsResult{Pins: contextwin.PinInfos(l.Pins())}, nil
 	})},
 }
 
@@ -71,7 +72,7 @@ func args[A any, R any](required bool, fn func(*server, context.Context, A) (R, 
 
 // withSession adapts a handler of one session, {sessionId?} (empty: the current one), held in
 // use while it runs.
-func withSession(fn func(*server, context.Context, *live) (any, error)) handler {
+func withSession(fn func(*server, context.Context, *runner.Live) (any, error)) handler {
 	return func(s *server, ctx context.Context, name string, raw json.RawMessage) (any, error) {
 		l, err := s.sessionArg(name, raw)
 		if err != nil {

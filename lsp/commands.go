@@ -89,8 +89,8 @@ func (s *server) newSession(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	s.emitUsage(l.s.ID(), l.s.Usage())
-	return SessionResult{SessionID: l.s.ID()}, nil
+	s.emitUsage(l.ID(), l.Usage())
+	return SessionResult{SessionID: l.ID()}, nil
 }
 
 // resume answers reprise.resume: a saved session loaded and made current.
@@ -103,8 +103,8 @@ func (s *server) resume(ctx context.Context, a SessionArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	s.emitUsage(l.s.ID(), l.s.Usage())
-	return SessionResult{SessionID: l.s.ID()}, nil
+	s.emitUsage(l.ID(), l.Usage())
+	return SessionResult{SessionID: l.ID()}, nil
 }
 
 // restore answers reprise.restore: the files as they were before a turn, all or some.
@@ -120,7 +120,7 @@ func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
 	if a.Paths != nil {
 		return restorePaths(l, a)
 	}
-	paths, err := l.s.RestoreFiles(a.Turn)
+	paths, err := l.RestoreFiles(a.Turn)
 	if err != nil {
 		return nil, err
 	}
@@ -128,8 +128,8 @@ func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
 }
 
 // undoCompaction answers reprise.undoCompaction: the last compaction taken back.
-func (s *server) undoCompaction(ctx context.Context, l *live) (any, error) {
-	out, err := runner.Do(ctx, l.s, runner.Verb{Kind: runner.UndoCompaction}, s.verbEvents(l.s.ID()))
+func (s *server) undoCompaction(ctx context.Context, l *runner.Live) (any, error) {
+	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.UndoCompaction}, s.verbEvents(l.ID()))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func decodeArg(command string, raw json.RawMessage, v any, required bool) error 
 
 // sessionArg reads {sessionId} (empty means the current session) and returns that session in
 // use: the caller releases it.
-func (s *server) sessionArg(command string, arg json.RawMessage) (*live, error) {
+func (s *server) sessionArg(command string, arg json.RawMessage) (*runner.Live, error) {
 	var a SessionArgs
 	if err := decodeArg(command, arg, &a, false); err != nil {
 		return nil, err
@@ -193,7 +193,7 @@ func (s *server) ask(ctx context.Context, a AskArgs) (any, error) {
 	if strings.TrimSpace(a.Text) == "" {
 		return nil, invalidParams("%s: text is required", CommandAsk)
 	}
-	var l *live
+	var l *runner.Live
 	var err error
 	if a.SessionID != "" {
 		l, err = s.sessions.use(a.SessionID)
@@ -207,7 +207,7 @@ func (s *server) ask(ctx context.Context, a AskArgs) (any, error) {
 	if err := s.sessions.startTurn(l, a.Text); err != nil {
 		return nil, err
 	}
-	return SessionResult{SessionID: l.s.ID()}, nil
+	return SessionResult{SessionID: l.ID()}, nil
 }
 
 // compact runs a manual compaction with work-done progress; cancelling the progress or the
@@ -221,14 +221,14 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tok := s.createProgress("Reprise: compacting", "starting", 0, true, cancel)
-	if split, ok := contextwin.SplitPoint(l.s.History(), l.s.Context().Policy.KeepRecentTurns); ok {
+	if split, ok := contextwin.SplitPoint(l.History(), l.Context().Policy.KeepRecentTurns); ok {
 		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
 	}
-	out, err := runner.Do(cctx, l.s, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.s.ID()))
+	out, err := runner.Do(cctx, l.Session, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.ID()))
 	switch {
 	case errors.Is(err, contextwin.ErrNothingToCompact):
 		tok.end("nothing to compact")
-		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "nothing to compact: session %s has no turns older than the %d kept verbatim", l.s.ID(), l.s.Context().Policy.KeepRecentTurns)
+		return nil, jsonrpc2.Errorf(jsonrpc2.InvalidRequest, "nothing to compact: session %s has no turns older than the %d kept verbatim", l.ID(), l.Context().Policy.KeepRecentTurns)
 	case err != nil && cctx.Err() != nil:
 		tok.end("cancelled: the history is unchanged")
 		return nil, jsonrpc2.NewError(CodeRequestCancelled, "compaction cancelled: the history is unchanged")
@@ -251,7 +251,7 @@ func (s *server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, erro
 	l, err := s.sessions.use(id)
 	if err == nil {
 		defer s.sessions.release(l)
-		return l.s.Checkpoints(), l.s.ID(), nil
+		return l.Checkpoints(), l.ID(), nil
 	}
 	if id == "" || s.sessions.store == nil {
 		return nil, "", err

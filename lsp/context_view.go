@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/reprise-dev/reprise/agent/mcp"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // contextReport is the /context view of a session, structured and as text.
-func (s *server) contextReport(l *live) contextResult {
-	r := l.s.Context()
+func (s *server) contextReport(l *runner.Live) contextResult {
+	r := l.Context()
 	p := r.Policy
 	out := contextResult{
 		contextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
@@ -28,12 +28,12 @@ func (s *server) contextReport(l *live) contextResult {
 		Status:             wire(statusNames, r.Status),
 		FixedTokens:        r.FixedTokens,
 		Largest:            []largeItem{},
-		MCP:                mcpShares(l.mcp),
+		MCP:                mcpShares(l.External),
 		Pins:               contextwin.PinInfos(r.Pins),
 		PinnedTokens:       contextwin.PinnedTokens(r.Pins),
 	}
 	for _, it := range r.Largest {
-		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.s.Stale(it.Path)})
+		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.Stale(it.Path)})
 	}
 	out.Text = renderContext(out)
 	return out
@@ -134,7 +134,7 @@ func plural(n int, one, many string) string {
 }
 
 // mcpShares lists what each MCP server's declared tools cost a session, in declaration order.
-func mcpShares(m *mcp.Manager) []mcpShare {
+func mcpShares(m runner.External) []mcpShare {
 	out := []mcpShare{}
 	if m == nil {
 		return out

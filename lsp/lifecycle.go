@@ -58,10 +58,9 @@ func (s *server) initialize(raw json.RawMessage) (any, error) {
 	s.docs.root = root
 	home, _ := os.UserHomeDir()
 	s.roots.set(root, home)
-	s.sessions.host = s.newHost()
-	if st, err := s.sessions.host.Store(root); err != nil {
+	if st, err := s.sessions.runner.Store(root); err != nil {
 		s.pendingWarnings = append(s.pendingWarnings, "sessions will not be saved: "+err.Error())
-		s.sessions.host.StateHome = "" // the sessions work, unsaved
+		s.sessions.runner.StateHome = "" // the sessions work, unsaved (no session is open yet)
 	} else {
 		s.sessions.store = st
 	}
@@ -184,7 +183,7 @@ func (s *server) shutdown() any {
 	s.life.mu.Lock()
 	s.life.shutdown = true
 	s.life.mu.Unlock()
-	s.sessions.cancelAll()
+	s.sessions.runner.CancelAll()
 	return nil
 }
 

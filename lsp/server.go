@@ -43,7 +43,7 @@ type Options struct {
 	Logger *slog.Logger
 	// NoWatch turns the workspace watcher off (tests that do not need it).
 	NoWatch bool
-	// Observe, when set, sees the options of every session opened (host.Host.Observe).
+	// Observe, when set, sees the options of every session opened (runner.Runner.Observe).
 	Observe func(agent.Options)
 	// DefaultModel is used until a setting names another.
 	DefaultModel string
@@ -177,10 +177,10 @@ func (s *server) stop() {
 	s.spawnMu.Lock()
 	s.stopping = true
 	s.spawnMu.Unlock()
-	s.sessions.cancelAll()
+	s.sessions.runner.CancelAll()
 	s.cancel()
 	s.wg.Wait()
-	s.sessions.closeAll()
+	s.sessions.runner.CloseAll()
 	s.mcp.closeAll()
 }
 

@@ -28,7 +28,7 @@ func (s *server) watch() {
 func (s *server) polledFiles() []string {
 	files := slices.Clone(agent.InstructionFiles)
 	for _, l := range s.sessions.all() {
-		files = append(files, l.s.SeenFiles()...)
+		files = append(files, l.SeenFiles()...)
 	}
 	slices.Sort(files)
 	return slices.Compact(files)
@@ -49,10 +49,10 @@ func (s *server) filesChanged(changes []watch.Change) {
 		return slices.Contains(agent.InstructionFiles, path.Clean(p))
 	})
 	for _, l := range s.sessions.all() {
-		l.s.FilesChanged(paths)
+		l.FilesChanged(paths)
 		if instructions {
-			l.s.ReloadInstructions()
-			s.emitUsage(l.s.ID(), l.s.Usage())
+			l.ReloadInstructions()
+			s.emitUsage(l.ID(), l.Usage())
 		}
 	}
 }

@@ -91,11 +91,8 @@ var ErrNotFound = errors.New("no such session")
 
 // Resume loads session id and opens its log for appending. A second process gets ErrLocked.
 func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
-	if !validID(id) {
+	if !st.Saved(id) {
 		return nil, nil, fmt.Errorf("%w: %q", ErrNotFound, id)
-	}
-	if _, err := os.Stat(filepath.Join(st.Dir(id), "events.jsonl")); err != nil {
-		return nil, nil, fmt.Errorf("%w: %s", ErrNotFound, id)
 	}
 	l, err := openLog(st.Dir(id))
 	if err != nil {
@@ -107,6 +104,15 @@ func (st *Store) Resume(id string) (*Log, *Snapshot, error) {
 	}
 	l.summarize(snap)
 	return l, snap, nil
+}
+
+// Saved tells whether id is a valid id with a log here.
+func (st *Store) Saved(id string) bool {
+	if !validID(id) {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(st.Dir(id), "events.jsonl"))
+	return err == nil
 }
 
 // Idle tells whether session id is saved here and no process has it open: its lock is free.

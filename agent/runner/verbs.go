@@ -1,11 +1,10 @@
-// Package runner is what the front-ends (LSP, ACP, the CLI) share below their protocols: the
-// verbs a user applies to a session outside a turn, each written once, each telling what it did
-// as the agent's own events (a compaction's states, the usage after it), which every front-end
-// renders as it renders a turn's. A front-end decodes its command into a Verb and renders; it
-// never builds an agent.CompactionEvent or re-reads the usage after an operation itself.
-//
-// It is the first part of the runner of issue 33 (one host for every session): the live sessions
-// by id, one turn at a time and cancel move here next.
+// Package runner is what the front-ends (LSP, ACP, the CLI) share below their protocols. A
+// Runner opens, resumes and hosts the sessions of a process by id: the session cap, one turn at
+// a time, cancel, the MCP servers' lifetime and the session stores are written here once. The
+// verbs a user applies to a session outside a turn are written here once too, each telling what
+// it did as the agent's own events (a compaction's states, the usage after it), which every
+// front-end renders as it renders a turn's: a front-end decodes its command into a Verb and
+// renders; it never builds an agent.CompactionEvent or re-reads the usage after an operation.
 package runner
 
 import (

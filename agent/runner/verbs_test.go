@@ -3,25 +3,20 @@ package runner
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/host"
-	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 	"github.com/reprise-dev/reprise/contextwin"
 )
-
-func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 
 const summary = "**Objective:**\nanswer\n**Files read and what mattered:**\nnone\n**Modifications made:**\nnone\n**Last tests:**\nnone\n**Hypotheses ruled out:**\nnone\n**Remaining work:**\nnone"
 
 // open runs turns user turns in a new session against the fake model (the real genai client),
 // which then answers summaries with summary.
-func open(t *testing.T, turns int, extra ...geminitest.Turn) (*host.Open, *geminitest.Server) {
+func open(t *testing.T, turns int, extra ...geminitest.Turn) (*Live, *geminitest.Server) {
 	t.Helper()
 	script := geminitest.Script{}
 	for range turns {
@@ -30,7 +25,7 @@ func open(t *testing.T, turns int, extra ...geminitest.Turn) (*host.Open, *gemin
 	script.Turns = append(script.Turns, extra...)
 	srv := geminitest.New(script)
 	t.Cleanup(srv.Close)
-	h := &host.Host{Models: func(ctx context.Context, name string) (agent.Model, int, error) {
+	h := &Runner{Models: func(ctx context.Context, name string) (agent.Model, int, error) {
 		c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: srv.URL(), Model: name})
 		if err != nil {
 			return nil, 0, err
@@ -38,11 +33,11 @@ func open(t *testing.T, turns int, extra ...geminitest.Turn) (*host.Open, *gemin
 		limit, err := c.InputTokenLimit(ctx)
 		return c, limit, err
 	}}
-	o, err := h.New(t.Context(), host.Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
+	o, err := h.Open(t.Context(), Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { o.Close() })
+	t.Cleanup(func() { h.Close(context.Background(), o.ID()) })
 	for range turns {
 		for _, err := range o.Run(t.Context(), "a question") {
 			if err != nil {

@@ -16,7 +16,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
-	"github.com/reprise-dev/reprise/agent/host"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/cmd/reprise/demo"
@@ -163,7 +163,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 		return contextwin.Totals{}, nil, err
 	}
 	defer closeAll()
-	end, err := printRun(ctx, s.Session, demo.Task, stdout, verbose)
+	end, err := printRun(ctx, s, demo.Task, stdout, verbose)
 	if err != nil {
 		return contextwin.Totals{}, nil, err
 	}
@@ -176,7 +176,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // scriptedSession starts a session, at budget, on a workspace that workspace writes under dir,
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
-func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, tweaks ...func(*contextwin.Policy)) (s *host.Open, closeAll func(), err error) {
+func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, nil, err
@@ -195,10 +195,10 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	for _, t := range tweaks {
 		t(&policy)
 	}
-	h := &host.Host{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(context.Context, string) (agent.Model, int, error) {
+	h := &runner.Runner{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(context.Context, string) (agent.Model, int, error) {
 		return client, contextwin.DefaultInputTokenLimit, nil
 	}}
-	s, err = h.New(ctx, host.Spec{
+	s, err = h.Open(ctx, runner.Spec{
 		Workspace: ws, Model: client.Model(), ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true,
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.
@@ -210,7 +210,7 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	}
 	return s, func() {
 		// The demo's log is a temporary directory's, removed with it.
-		_ = s.Close()
+		_ = h.Close(context.WithoutCancel(ctx), s.ID())
 		srv.Close()
 	}, nil
 }

@@ -17,9 +17,9 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
-	"github.com/reprise-dev/reprise/agent/host"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/roots"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -221,7 +221,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if f.yes {
 		approver = allowAll{out: stderr}
 	}
-	spec := host.Spec{
+	spec := runner.Spec{
 		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel, ContextPolicy: f.policy, Prices: prices,
 		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
 		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths, ReadPaths: f.readPaths,
@@ -261,7 +261,7 @@ func runModel(ctx context.Context, f runFlags, getenv func(string) string, stder
 
 // runSession opens the session (or resumes --resume), says what its sandbox cannot do here, runs
 // the task and prints its table. A new session whose first model call failed is not kept.
-func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, client *gemini.Client, limit int, stdout, stderr io.Writer, getenv func(string) string) error {
+func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, client *gemini.Client, limit int, stdout, stderr io.Writer, getenv func(string) string) error {
 	home, err := stateHome(getenv)
 	if err != nil {
 		return err
@@ -275,14 +275,14 @@ func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, cl
 		c, l, err := runModel(ctx, other, getenv, stderr)
 		return c, l, err
 	}
-	h := &host.Host{StateHome: home, Now: timeNow, Observe: observeSessions, Models: models}
+	h := &runner.Runner{StateHome: home, Now: timeNow, Observe: observeSessions, Models: models}
 	s, err := openSession(ctx, h, spec, f.resume)
 	if err != nil {
 		return err
 	}
 	discard := false
 	defer func() {
-		if err := s.Close(); err != nil {
+		if err := h.Close(context.WithoutCancel(ctx), s.ID()); err != nil {
 			fmt.Fprintln(stderr, "reprise: warning: the session log may lack the last records:", err)
 		}
 		if discard && s.Log != nil {
@@ -302,7 +302,7 @@ func runSession(ctx context.Context, spec host.Spec, f runFlags, task string, cl
 		return err
 	}
 	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
-	end, err := printRun(ctx, s.Session, task, stdout, f.verbose)
+	end, err := printRun(ctx, s, task, stdout, f.verbose)
 	discard = f.resume == "" && (end == nil || end.Calls == 0)
 	if err != nil {
 		return shortErr{err}
@@ -401,12 +401,12 @@ func homeDir(getenv func(string) string) string {
 	return getenv("HOME")
 }
 
-// openSession opens a session through the host, or with resume set reopens a saved one.
-func openSession(ctx context.Context, h *host.Host, spec host.Spec, resume string) (*host.Open, error) {
+// openSession opens a session through the runner, or with resume set reopens a saved one.
+func openSession(ctx context.Context, h *runner.Runner, spec runner.Spec, resume string) (*runner.Live, error) {
 	if resume != "" {
 		return h.Resume(ctx, resume, spec)
 	}
-	return h.New(ctx, spec)
+	return h.Open(ctx, spec)
 }
 
 // compactionModelUsage and compactionTierUsage document --compaction-model and --compaction-tier
@@ -453,7 +453,7 @@ func loadPrices(path string) (contextwin.PriceTable, error) {
 }
 
 // printRun runs one turn and prints its table and closing line.
-func printRun(ctx context.Context, s *agent.Session, task string, stdout io.Writer, verbose bool) (*agent.TurnEnd, error) {
+func printRun(ctx context.Context, s *runner.Live, task string, stdout io.Writer, verbose bool) (*agent.TurnEnd, error) {
 	r := s.Context()
 	fmt.Fprintf(stdout, "fixed prompt sent with every call: %d tokens (system %d, instructions %d, tools %d)\n",
 		r.FixedTokens, r.Breakdown.SystemPrompt, r.Breakdown.CustomInstructions, r.Breakdown.Tools)

@@ -1,4 +1,4 @@
-package host
+package runner
 
 import (
 	"context"
@@ -49,11 +49,13 @@ func readingTurns() []geminitest.Turn {
 }
 
 // crashedSession runs a session that makes an explicit cache, then ends as a crash would: its log
-// closed (its lock freed), its cache not deleted. It returns the session's id.
-func crashedSession(t *testing.T, h *Host, srv *geminitest.Server, spec Spec) string {
+// closed (its lock freed), its cache not deleted, in another process (a runner of its own). It
+// returns the session's id.
+func crashedSession(t *testing.T, h *Runner, srv *geminitest.Server, spec Spec) string {
 	t.Helper()
 	srv.Append(readingTurns()...)
-	o, err := h.New(t.Context(), spec)
+	other := &Runner{StateHome: h.StateHome, Models: h.Models}
+	o, err := other.Open(t.Context(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +124,7 @@ func TestResumeDeletesTheCachesACrashLeft(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer o.Close()
+	defer h.Close(context.Background(), o.ID())
 	want := slices.Sorted(slices.Values(others))
 	if got := liveCaches(t, srv); !slices.Equal(got, want) {
 		t.Errorf("caches alive after the resume: %q, want only %q", got, want)
@@ -140,11 +142,11 @@ func TestSweepDeletesWhatEndedSessionsLeft(t *testing.T) {
 	others := othersCaches(t, srv)
 	crashed := crashedSession(t, h, srv, spec)
 	srv.Append(readingTurns()...)
-	open, err := h.New(t.Context(), spec) // open in this process: its log holds its lock
+	open, err := h.Open(t.Context(), spec) // open in this process: its log holds its lock
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer open.Close()
+	defer h.Close(context.Background(), open.ID())
 	for _, err := range open.Run(t.Context(), "read the eight files") {
 		if err != nil {
 			t.Fatal(err)

@@ -1,8 +1,8 @@
-// Package host opens, resumes and closes sessions for the three front-ends: the LSP server, the
-// ACP server and the CLI. It is the one place that builds agent.Options, opens a workspace's
-// session store, creates or resumes the session log and starts the MCP servers, so that the
-// front-ends, thin adapters over it, cannot drift apart: the same settings give the same session.
-package host
+package runner
+
+// Opening a session: the one place that builds agent.Options, opens a workspace's session store,
+// creates or resumes the session log and starts the MCP servers, so that the front-ends cannot
+// drift apart: the same settings give the same session.
 
 import (
 	"cmp"
@@ -18,6 +18,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/cmdpolicy"
 	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -25,9 +26,9 @@ import (
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
-// Host opens sessions. Its fields are set once, before the first use; it is then safe for
-// concurrent use.
-type Host struct {
+// Runner hosts the sessions of a process. Its exported fields are set once, before the first
+// use; it is then safe for concurrent use.
+type Runner struct {
 	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace
 	// (journal.WorkspaceDir). Empty: sessions are not saved, and large tool outputs go to a
 	// temporary directory.
@@ -39,9 +40,17 @@ type Host struct {
 	// Observe, when set, sees the options of every session opened, before it starts: tests
 	// compare what the front-ends ask for.
 	Observe func(agent.Options)
+	// MaxSessions caps the sessions open at once (each holds a log, its lock and its history):
+	// at the cap, opening one closes the least recently used idle session, which stays saved.
+	// 0: no cap.
+	MaxSessions int
+	// Logger logs what the runner does on its own (a session closed at the cap); nil: nothing.
+	Logger *slog.Logger
 
-	mu     sync.Mutex // guards stores
-	stores map[string]*journal.Store
+	storesMu sync.Mutex // guards stores
+	stores   map[string]*journal.Store
+
+	live liveSet
 }
 
 // Spec is one session as a front-end asks for it: the user's settings, checked.
@@ -68,9 +77,12 @@ type Spec struct {
 	Overlay         func(rel string) (string, bool)
 	Guard           func(rel string) error
 	Logger          *slog.Logger
-	// External are the MCP servers, started by the host with the request's context before the
+	// External are the MCP servers, started by the runner with the request's context before the
 	// session declares their tools. Nil: none.
 	External External
+	// OwnExternal closes External with the session (ACP: the servers a client passes are the
+	// session's); false: the front-end shares it between sessions and closes it.
+	OwnExternal bool
 	// Lazy writes the session to disk with its first turn, not when it is opened: an editor
 	// that opens sessions it never uses leaves no directories behind.
 	Lazy bool
@@ -81,22 +93,14 @@ type Spec struct {
 	CompactionModel string
 }
 
-// External is an MCP manager: tools the session declares once they are started.
+// External is an MCP manager: tools the session declares once they are started, and what they
+// cost in every request for the context views.
 type External interface {
 	tools.External
 	Start(ctx context.Context) error
-}
-
-// Open is a session opened by the host, with what its front-end keeps beside it.
-type Open struct {
-	*agent.Session
-	Log      *journal.Log      // nil when not saved
-	Sandbox  *sandbox.Sandbox  // the commands' sandbox, for the front-end's notices
-	Commands *cmdpolicy.Policy // the command policy: "Always allow" adds to it
-	Model    string            // the model name the session runs
-	Created  time.Time
-	Title    string   // a resumed session's, from its log
-	Warnings []string // what a damaged log lost, on resume
+	Close() error
+	Servers() []mcp.ServerStatus
+	CatalogTokens() int
 }
 
 // ModelError is a failure to build the model client (no key, a retired model): the front-ends
@@ -109,71 +113,71 @@ func (e ModelError) Unwrap() error { return e.Err }
 // ErrNotSaved says that a session cannot be resumed: sessions are not saved.
 var ErrNotSaved = errors.New("sessions are not saved (no state home)")
 
-func (h *Host) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
 	}
 	return time.Now()
 }
 
 // Store is the session store of a workspace, opened once per host; nil without a state home.
-func (h *Host) Store(workspace string) (*journal.Store, error) {
-	if h.StateHome == "" {
+func (r *Runner) Store(workspace string) (*journal.Store, error) {
+	if r.StateHome == "" {
 		return nil, nil
 	}
-	dir := journal.WorkspaceDir(h.StateHome, workspace)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if st, ok := h.stores[dir]; ok {
+	dir := journal.WorkspaceDir(r.StateHome, workspace)
+	r.storesMu.Lock()
+	defer r.storesMu.Unlock()
+	if st, ok := r.stores[dir]; ok {
 		return st, nil
 	}
 	st, err := journal.OpenStore(dir)
 	if err != nil {
 		return nil, err
 	}
-	if h.stores == nil {
-		h.stores = map[string]*journal.Store{}
+	if r.stores == nil {
+		r.stores = map[string]*journal.Store{}
 	}
-	h.stores[dir] = st
+	r.stores[dir] = st
 	return st, nil
 }
 
-// New opens a new session.
-func (h *Host) New(ctx context.Context, spec Spec) (*Open, error) {
-	st, err := h.Store(spec.Workspace)
+// create opens a new session, not yet hosted.
+func (r *Runner) create(ctx context.Context, spec Spec) (*Live, error) {
+	st, err := r.Store(spec.Workspace)
 	if err != nil {
 		return nil, err
 	}
 	id := spec.ID
 	if id == "" {
-		id = agent.NewID(h.now())
+		id = agent.NewID(r.now())
 	}
-	o, opts, err := h.prepare(ctx, id, spec.Model, spec)
+	l, opts, err := r.prepare(ctx, id, spec.Model, spec)
 	if err != nil {
 		return nil, err
 	}
-	o.Created = h.now()
+	l.Created = r.now()
 	if st != nil {
-		meta := journal.Meta{ID: id, Workspace: spec.Workspace, Model: o.Model, Created: o.Created}
+		meta := journal.Meta{ID: id, Workspace: spec.Workspace, Model: l.Model, Created: l.Created}
 		create := st.Create
 		if spec.Lazy {
 			create = st.New
 		}
-		if o.Log, err = create(meta); err != nil {
-			return nil, err
+		if l.Log, err = create(meta); err != nil {
+			return nil, errors.Join(err, l.closeExternal())
 		}
-		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), o.Log, o.Log
+		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), l.Log, l.Log
 	}
-	h.observe(opts)
-	if o.Session, err = agent.New(opts); err != nil {
-		return nil, errors.Join(fmt.Errorf("new session: %w", err), o.closeLog())
+	r.observe(opts)
+	if l.Session, err = agent.New(opts); err != nil {
+		return nil, errors.Join(fmt.Errorf("new session: %w", err), l.close())
 	}
-	return o, nil
+	return l, nil
 }
 
-// Resume reopens a saved session (one a crash left too) with its own model.
-func (h *Host) Resume(ctx context.Context, id string, spec Spec) (*Open, error) {
-	st, err := h.Store(spec.Workspace)
+// load reopens a saved session (one a crash left too) with its own model, not yet hosted.
+func (r *Runner) load(ctx context.Context, id string, spec Spec) (*Live, error) {
+	st, err := r.Store(spec.Workspace)
 	if err != nil {
 		return nil, err
 	}
@@ -188,35 +192,35 @@ func (h *Host) Resume(ctx context.Context, id string, spec Spec) (*Open, error) 
 	if model == "" {
 		model = spec.Model
 	}
-	o, opts, err := h.prepare(ctx, id, model, spec)
+	l, opts, err := r.prepare(ctx, id, model, spec)
 	if err != nil {
 		return nil, errors.Join(err, log.Close())
 	}
-	o.Log, o.Warnings, o.Created, o.Title = log, snap.Warnings, snap.Meta.Created, snap.Title
+	l.Log, l.Warnings, l.Created, l.title = log, snap.Warnings, snap.Meta.Created, snap.Title
 	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
-	h.observe(opts)
-	if o.Session, err = agent.Resume(opts, snap); err != nil {
-		return nil, errors.Join(err, o.closeLog())
+	r.observe(opts)
+	if l.Session, err = agent.Resume(opts, snap); err != nil {
+		return nil, errors.Join(err, l.close())
 	}
 	// A crash leaves the session's explicit caches billing storage until their TTL ends. One list
 	// call finds them, when the log says the session had some or it may make them.
-	if len(snap.Caches) > 0 || o.Session.Context().Policy.ExplicitCache {
-		deleted, err := o.Session.DropLeftCaches(ctx)
+	if len(snap.Caches) > 0 || l.Session.Context().Policy.ExplicitCache {
+		deleted, err := l.Session.DropLeftCaches(ctx)
 		logCaches(spec.Logger, "explicit caches a crash left deleted", id, deleted, err)
 	}
-	return o, nil
+	return l, nil
 }
 
 // SweepCaches deletes the explicit caches that sessions of spec's workspace left alive (a crash
 // ends a session without deleting its cache) and that no process has open now, besides those
 // open says this one has; a server calls it when it starts. Caches whose display names name no
 // session of this workspace are left alone. It returns the names deleted.
-func (h *Host) SweepCaches(ctx context.Context, spec Spec, open func(id string) bool) ([]string, error) {
-	st, err := h.Store(spec.Workspace)
+func (r *Runner) SweepCaches(ctx context.Context, spec Spec, open func(id string) bool) ([]string, error) {
+	st, err := r.Store(spec.Workspace)
 	if st == nil || err != nil {
 		return nil, err
 	}
-	client, _, err := h.Models(ctx, cmp.Or(spec.Model, catalog.Builtin().DefaultModel()))
+	client, _, err := r.Models(ctx, cmp.Or(spec.Model, catalog.Builtin().DefaultModel()))
 	if err != nil {
 		return nil, ModelError{err}
 	}
@@ -244,35 +248,38 @@ func logCaches(l *slog.Logger, msg, session string, deleted []string, err error)
 }
 
 // prepare builds the model client, starts the MCP servers and builds the options of session id.
-func (h *Host) prepare(ctx context.Context, id, model string, spec Spec) (*Open, agent.Options, error) {
-	client, limit, err := h.Models(ctx, model)
+func (r *Runner) prepare(ctx context.Context, id, model string, spec Spec) (*Live, agent.Options, error) {
+	l := &Live{
+		Model: model, Commands: commandPolicy(spec), Workspace: spec.Workspace,
+		External: spec.External, ownExternal: spec.OwnExternal, set: &r.live,
+	}
+	client, limit, err := r.Models(ctx, model)
 	if err != nil {
-		return nil, agent.Options{}, ModelError{err}
+		return nil, agent.Options{}, errors.Join(ModelError{err}, l.closeExternal())
 	}
 	if spec.External != nil {
 		if err := spec.External.Start(ctx); err != nil {
-			return nil, agent.Options{}, err
+			return nil, agent.Options{}, errors.Join(err, l.closeExternal())
 		}
 	}
-	o := &Open{Model: model, Commands: commandPolicy(spec)}
 	opts := Options(id, model, spec)
-	opts.Model, opts.InputTokenLimit, opts.Commands = client, limit, o.Commands
-	o.Sandbox = opts.Sandbox
+	opts.Model, opts.InputTokenLimit, opts.Commands = client, limit, l.Commands
+	l.Sandbox = opts.Sandbox
 	if err := spec.checkThinking(model, &opts); err != nil && spec.Logger != nil {
 		// A resumed session's model may not take the level set since: its default.
 		spec.Logger.Warn("thinking setting not applied", "session", id, "error", err)
 	}
-	if err := h.compactionModel(ctx, id, model, spec, &opts); err != nil {
-		return nil, agent.Options{}, err
+	if err := r.compactionModel(ctx, id, model, spec, &opts); err != nil {
+		return nil, agent.Options{}, errors.Join(err, l.closeExternal())
 	}
-	return o, opts, nil
+	return l, opts, nil
 }
 
 // compactionModel builds the client of the compactionModel setting into opts, when it names
 // another model than the session's: a model the API does not serve fails the session as the
 // session's own would. Its thinking is the setting resolved for it, or its default when it does
 // not take that level: a summary is no reason to refuse a session.
-func (h *Host) compactionModel(ctx context.Context, id, model string, spec Spec, opts *agent.Options) error {
+func (r *Runner) compactionModel(ctx context.Context, id, model string, spec Spec, opts *agent.Options) error {
 	cat := spec.Catalog
 	if cat == nil {
 		cat = catalog.Builtin()
@@ -281,7 +288,7 @@ func (h *Host) compactionModel(ctx context.Context, id, model string, spec Spec,
 	if name == "" || cat.Same(name, model) {
 		return nil
 	}
-	client, _, err := h.Models(ctx, name)
+	client, _, err := r.Models(ctx, name)
 	if err != nil {
 		return ModelError{fmt.Errorf("compactionModel %s: %w", name, err)}
 	}
@@ -350,24 +357,8 @@ func commandPolicy(spec Spec) *cmdpolicy.Policy {
 	return p
 }
 
-func (h *Host) observe(opts agent.Options) {
-	if h.Observe != nil {
-		h.Observe(opts)
+func (r *Runner) observe(opts agent.Options) {
+	if r.Observe != nil {
+		r.Observe(opts)
 	}
-}
-
-// Close stops the session's background work and closes its log; an error means the log's last
-// records may be lost. The MCP servers are the front-end's: several sessions may share them.
-func (o *Open) Close() error {
-	if o.Session != nil {
-		o.Session.Close() // deletes its explicit cache too
-	}
-	return o.closeLog()
-}
-
-func (o *Open) closeLog() error {
-	if o.Log == nil {
-		return nil
-	}
-	return o.Log.Close()
 }

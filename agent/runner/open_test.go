@@ -1,4 +1,4 @@
-package host
+package runner
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox/sandboxtest"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
@@ -24,7 +25,12 @@ func TestMain(m *testing.M) { os.Exit(sandboxtest.Main(m)) }
 type fakeMCP struct {
 	startCtx context.Context
 	declared bool
+	closed   int
 }
+
+func (f *fakeMCP) Close() error                { f.closed++; return nil }
+func (f *fakeMCP) Servers() []mcp.ServerStatus { return nil }
+func (f *fakeMCP) CatalogTokens() int          { return 0 }
 
 func (f *fakeMCP) Start(ctx context.Context) error { f.startCtx = ctx; return ctx.Err() }
 func (f *fakeMCP) Declarations() []*genai.FunctionDeclaration {
@@ -36,8 +42,8 @@ func (f *fakeMCP) Lookup(string, map[string]any) (tools.ExternalTool, bool) {
 }
 func (f *fakeMCP) Call(context.Context, string, map[string]any) (string, bool) { return "", true }
 
-func newHost(t *testing.T, srv *geminitest.Server, home string) *Host {
-	return &Host{StateHome: home, Models: func(ctx context.Context, name string) (agent.Model, int, error) {
+func newHost(t *testing.T, srv *geminitest.Server, home string) *Runner {
+	return &Runner{StateHome: home, Models: func(ctx context.Context, name string) (agent.Model, int, error) {
 		c, err := gemini.New(ctx, gemini.Config{APIKey: "k", BaseURL: srv.URL(), Model: name})
 		if err != nil {
 			return nil, 0, err
@@ -58,7 +64,7 @@ func TestHostOpensAndResumes(t *testing.T) {
 	ext := &fakeMCP{}
 	type key struct{}
 	ctx := context.WithValue(t.Context(), key{}, "request")
-	o, err := h.New(ctx, Spec{Workspace: ws, Model: "gemini-4-argon", Thinking: "high", Lazy: true, External: ext})
+	o, err := h.Open(ctx, Spec{Workspace: ws, Model: "gemini-4-argon", Thinking: "high", Lazy: true, External: ext})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +80,7 @@ func TestHostOpensAndResumes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := o.Close(); err != nil {
+	if err := h.Close(t.Context(), o.ID()); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(dir); err != nil {
@@ -84,7 +90,7 @@ func TestHostOpensAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close()
+	defer h.Close(context.Background(), r.ID())
 	if r.Model != "gemini-4-argon" || r.Context().Model != "gemini-4-argon" {
 		t.Errorf("resumed on %s, want the saved gemini-4-argon", r.Model)
 	}
@@ -98,7 +104,7 @@ func TestHostErrors(t *testing.T) {
 	h := newHost(t, srv, t.TempDir())
 	h.Models = func(context.Context, string) (agent.Model, int, error) { return nil, 0, gemini.ErrNoAPIKey }
 	var me ModelError
-	if _, err := h.New(t.Context(), Spec{Workspace: t.TempDir()}); !errors.As(err, &me) || !errors.Is(err, gemini.ErrNoAPIKey) {
+	if _, err := h.Open(t.Context(), Spec{Workspace: t.TempDir()}); !errors.As(err, &me) || !errors.Is(err, gemini.ErrNoAPIKey) {
 		t.Errorf("no key: %v, want a ModelError", err)
 	}
 	h = newHost(t, srv, t.TempDir())
@@ -106,11 +112,11 @@ func TestHostErrors(t *testing.T) {
 		t.Errorf("unknown session: %v", err)
 	}
 	unsaved := newHost(t, srv, "")
-	o, err := unsaved.New(t.Context(), Spec{Workspace: t.TempDir()})
+	o, err := unsaved.Open(t.Context(), Spec{Workspace: t.TempDir()})
 	if err != nil || o.Log != nil {
 		t.Fatalf("unsaved: %v, log %v", err, o.Log)
 	}
-	_ = o.Close()
+	unsaved.Close(t.Context(), o.ID())
 	if _, err := unsaved.Resume(t.Context(), o.ID(), Spec{Workspace: t.TempDir()}); !errors.Is(err, ErrNotSaved) {
 		t.Errorf("resume without a state home: %v", err)
 	}

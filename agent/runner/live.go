@@ -1,0 +1,307 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
+	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+)
+
+// Live is a session the runner hosts, with what its front-end reads beside it. Its exported
+// fields are set when it opens and not changed after.
+type Live struct {
+	*agent.Session
+	Workspace string
+	Log       *journal.Log      // nil when not saved
+	Sandbox   *sandbox.Sandbox  // the commands' sandbox, for the front-end's notices
+	Commands  *cmdpolicy.Policy // the command policy: "Always allow" adds to it
+	Model     string            // the model name the session runs
+	Created   time.Time
+	Warnings  []string // what a damaged log lost, on resume
+	External  External // the MCP servers whose tools the session declared; nil: none
+
+	ownExternal bool     // External is closed with the session
+	set         *liveSet // the runner's, which hosts it
+
+	// Guarded by the runner's live.mu.
+	title   string
+	cancel  context.CancelFunc // the running turn's; nil when none runs
+	done    chan struct{}      // closed when the last turn has wholly ended
+	users   int                // front-end calls using the session now: it is not closed under them
+	touched time.Time          // when a front-end last used it
+}
+
+// liveSet is the runner's hosted sessions by id.
+type liveSet struct {
+	mu       sync.Mutex
+	byID     map[string]*Live
+	admitted int // sessions being opened, counted against the cap
+}
+
+// Errors of the live sessions, which the front-ends word in their protocol.
+var (
+	// ErrNotOpen: no hosted session has this id (it may be saved: Resume reopens it).
+	ErrNotOpen = errors.New("session not open")
+	// ErrBusy: the session is running a turn.
+	ErrBusy = errors.New("session is running a turn")
+)
+
+// FullError: the cap of open sessions is reached and every one is busy.
+type FullError struct{ Limit int }
+
+func (e FullError) Error() string {
+	return fmt.Sprintf("too many open sessions: all %d are busy", e.Limit)
+}
+
+// Open opens a new session and hosts it; the caller uses it until it calls Release.
+func (r *Runner) Open(ctx context.Context, spec Spec) (*Live, error) {
+	if err := r.admit(); err != nil {
+		return nil, err
+	}
+	l, err := r.create(ctx, spec)
+	if err != nil {
+		r.unadmit()
+		return nil, err
+	}
+	r.add(l)
+	return l, nil
+}
+
+// Resume returns the hosted session id, or reopens it from disk with spec; the caller uses it
+// until it calls Release.
+func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error) {
+	if l, err := r.Use(id); err == nil {
+		return l, nil
+	}
+	// Checked before admit, which may close another session to make room.
+	st, err := r.Store(spec.Workspace)
+	switch {
+	case err != nil:
+		return nil, err
+	case st == nil:
+		return nil, ErrNotSaved
+	case !st.Saved(id):
+		return nil, fmt.Errorf("%w: %q", journal.ErrNotFound, id)
+	}
+	if err := r.admit(); err != nil {
+		return nil, err
+	}
+	l, err := r.load(ctx, id, spec)
+	if err != nil {
+		r.unadmit()
+		return nil, err
+	}
+	r.add(l)
+	return l, nil
+}
+
+// Use returns the hosted session id, which is not closed to make room for another until the
+// caller calls Release.
+func (r *Runner) Use(id string) (*Live, error) {
+	ls := &r.live
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	l, ok := ls.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrNotOpen, id)
+	}
+	l.users++
+	l.touched = r.now()
+	return l, nil
+}
+
+// Lookup returns the hosted session id, or nil; it does not hold it open.
+func (r *Runner) Lookup(id string) *Live {
+	r.live.mu.Lock()
+	defer r.live.mu.Unlock()
+	return r.live.byID[id]
+}
+
+// Release ends a use begun by Open, Resume or Use.
+func (r *Runner) Release(l *Live) {
+	r.live.mu.Lock()
+	l.users--
+	r.live.mu.Unlock()
+}
+
+// Close closes the hosted session id: its running turn is cancelled and waited for (or ctx
+// ends), then the session and its log are closed; it stays saved. ErrNotOpen: not hosted; any
+// other error means the log's last records may be lost.
+func (r *Runner) Close(ctx context.Context, id string) error {
+	ls := &r.live
+	ls.mu.Lock()
+	l, ok := ls.byID[id]
+	delete(ls.byID, id)
+	ls.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrNotOpen, id)
+	}
+	r.Cancel(l)
+	// Holding the slot, no turn a front-end got l for before it left the set can start.
+	if t, err := r.Start(ctx, l, true); err == nil {
+		defer t.End()
+	}
+	return l.close()
+}
+
+// CloseAll closes every hosted session once its turn is done (at the end of a connection:
+// cancel the turns first).
+func (r *Runner) CloseAll() {
+	ls := &r.live
+	ls.mu.Lock()
+	all := ls.byID
+	ls.byID = nil
+	ls.mu.Unlock()
+	for _, l := range all {
+		r.closeLive(l)
+	}
+}
+
+// List returns the hosted sessions, in no order.
+func (r *Runner) List() []*Live {
+	ls := &r.live
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	out := make([]*Live, 0, len(ls.byID))
+	for _, l := range ls.byID {
+		out = append(out, l)
+	}
+	return out
+}
+
+// Title is the session's title: its log's, or its first request's first line.
+func (r *Runner) Title(l *Live) string {
+	r.live.mu.Lock()
+	defer r.live.mu.Unlock()
+	return l.title
+}
+
+// Running reports whether l runs a turn.
+func (r *Runner) Running(l *Live) bool {
+	r.live.mu.Lock()
+	defer r.live.mu.Unlock()
+	return l.cancel != nil
+}
+
+// add hosts l, admitted before, in use by the caller.
+func (r *Runner) add(l *Live) {
+	ls := &r.live
+	ls.mu.Lock()
+	ls.admitted--
+	l.users++
+	l.touched = r.now()
+	if ls.byID == nil {
+		ls.byID = map[string]*Live{}
+	}
+	ls.byID[l.ID()] = l
+	ls.mu.Unlock()
+}
+
+// admit makes room for one more session. At the cap it closes the least recently active idle
+// session, which stays saved; if every one is busy (a turn running, or a front-end using it) the
+// new one is refused. The caller then calls add, or unadmit on failure.
+func (r *Runner) admit() error {
+	ls := &r.live
+	limit := r.MaxSessions
+	ls.mu.Lock()
+	var victim *Live
+	if limit > 0 && len(ls.byID)+ls.admitted >= limit {
+		for _, l := range ls.byID {
+			if !l.busy() && (victim == nil || l.activity().Before(victim.activity())) {
+				victim = l
+			}
+		}
+		if victim == nil {
+			ls.mu.Unlock()
+			return FullError{Limit: limit}
+		}
+		delete(ls.byID, victim.ID())
+	}
+	ls.admitted++
+	ls.mu.Unlock()
+	if victim != nil {
+		if r.Logger != nil {
+			r.Logger.Info("session closed to stay under the limit of open sessions; resuming it reopens it",
+				"session", victim.ID(), "limit", limit)
+		}
+		r.closeLive(victim)
+	}
+	return nil
+}
+
+func (r *Runner) unadmit() {
+	r.live.mu.Lock()
+	r.live.admitted--
+	r.live.mu.Unlock()
+}
+
+// busy reports whether l must stay open: a turn is running or ending, or a front-end uses it.
+// The set's lock must be held.
+func (l *Live) busy() bool {
+	if l.cancel != nil || l.users > 0 {
+		return true
+	}
+	if l.done != nil {
+		select {
+		case <-l.done:
+		default:
+			return true // the turn is still finishing after turn_end
+		}
+	}
+	return false
+}
+
+// activity is when l was last used, by a turn or by a front-end (a session just resumed has an
+// old LastActivity). The set's lock must be held.
+func (l *Live) activity() time.Time {
+	if a := l.LastActivity(); a.After(l.touched) {
+		return a
+	}
+	return l.touched
+}
+
+// closeLive stops l's background work and closes its log, which frees its lock for a later
+// resume, and its MCP servers when they are its own.
+func (r *Runner) closeLive(l *Live) {
+	if err := l.close(); err != nil && r.Logger != nil {
+		r.Logger.Warn("session not closed cleanly: its log's last records may be lost", "session", l.ID(), "error", err)
+	}
+}
+
+// close closes what l holds; an error means the log's last records may be lost.
+func (l *Live) close() error {
+	if l.Session != nil {
+		l.Session.Close() // deletes its explicit cache too
+	}
+	var err error
+	if l.Log != nil {
+		err = l.Log.Close()
+	}
+	return errors.Join(err, l.closeExternal())
+}
+
+func (l *Live) closeExternal() error {
+	if l.External == nil || !l.ownExternal {
+		return nil
+	}
+	return l.External.Close()
+}
+
+// titleOf makes a session title from its first request.
+func titleOf(text string) string {
+	line := strings.TrimSpace(text)
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	if r := []rune(line); len(r) > 60 {
+		line = string(r[:59]) + "…"
+	}
+	return line
+}
