@@ -20,8 +20,8 @@ import (
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
-// TestACPNewSessionUpdatesFollowResponse: the updates a new session starts with (its commands,
-// its usage) are written after the session/new response, the only place the client learns the
+// TestACPNewSessionUpdatesFollowResponse: the updates a new session starts with (its usage, told
+// by the runner as it opens, then its commands) are written after the session/new response, the only place the client learns the
 // session's id from; before it, a client drops them as updates of an unknown session.
 func TestACPNewSessionUpdatesFollowResponse(t *testing.T) {
 	model := geminitest.New(geminitest.Script{})
@@ -68,11 +68,11 @@ func TestACPNewSessionUpdatesFollowResponse(t *testing.T) {
 		} else {
 			got = append(got, m.Params.Update.Kind)
 		}
-		if m.Params.Update.Kind == "usage_update" { // the last update of the setup
+		if m.Params.Update.Kind == "available_commands_update" { // the last update of the setup
 			break
 		}
 	}
-	want := []string{"response 1", "response 2", "available_commands_update", "usage_update"}
+	want := []string{"response 1", "response 2", "usage_update", "available_commands_update"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("messages (-want +got):\n%s", diff)
 	}

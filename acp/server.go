@@ -105,6 +105,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	defer cancel()
 	r := &runner.Runner{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe, Logger: opts.Logger}
 	s := &server{opts: opts, runner: r, log: opts.Logger, ctx: ctx, wire: newWire(out)}
+	r.Events = func(id string, ev agent.Event) { s.verbEvents(s.ctx, id)(ev) }
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
 	// handler runs before it.
 	ready := make(chan struct{})

@@ -46,8 +46,8 @@ func usage(u agent.Usage) sdk.SessionUpdate {
 	return sdk.SessionUpdate{UsageUpdate: up}
 }
 
-// afterSetup follows session/new and session/load: the sandbox notice, the slash commands, the
-// usage and the MCP servers that did not start. Those of a new session wait in the wire for the
+// afterSetup follows session/new and session/load: the sandbox notice, the slash commands and
+// the MCP servers that did not start (the runner tells the usage). Those of a new session wait in the wire for the
 // response that names it; those of a loaded session go before its response, as its replay does.
 func (s *server) afterSetup(id string, l *runner.Live) {
 	if notice := sandboxNotice(l.Sandbox); notice != "" {
@@ -57,7 +57,6 @@ func (s *server) afterSetup(id string, l *runner.Live) {
 		SessionUpdate:     "available_commands_update",
 		AvailableCommands: availableCommands(),
 	}})
-	s.send(s.ctx, id, usage(l.Usage()))
 	if l.External == nil {
 		return
 	}

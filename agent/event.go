@@ -187,4 +187,8 @@ type Usage struct {
 	// Decision says, past compactAt, what the harness decided about the context and why, in
 	// dollars: cleared, summarizing, or waiting because neither pays yet. Empty below it.
 	Decision string `json:"decision,omitempty"`
+	// CompactAt and BlockAt are the session's own thresholds, fractions of Size: the meter
+	// marks them without asking the front-end's settings.
+	CompactAt float64 `json:"compactAt"`
+	BlockAt   float64 `json:"blockAt"`
 }

@@ -113,5 +113,7 @@ func (s *Session) usage() Usage {
 		Compactions: compactions,
 		CostUnknown: !f.totals.CostKnown() || !f.priced,
 		Decision:    decision,
+		CompactAt:   p.CompactAt,
+		BlockAt:     p.BlockAt,
 	}
 }

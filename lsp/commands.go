@@ -89,7 +89,6 @@ func (s *server) newSession(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	s.emitUsage(l.ID(), l.Usage())
 	return SessionResult{SessionID: l.ID()}, nil
 }
 
@@ -103,7 +102,6 @@ func (s *server) resume(ctx context.Context, a SessionArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	s.emitUsage(l.ID(), l.Usage())
 	return SessionResult{SessionID: l.ID()}, nil
 }
 

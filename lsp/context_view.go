@@ -12,9 +12,8 @@ import (
 // contextReport is the /context view of a session, structured and as text.
 func (s *server) contextReport(l *runner.Live) contextResult {
 	r := l.Context()
-	p := r.Policy
 	out := contextResult{
-		contextUsageParams: usageParams(r.SessionID, r.Usage, p.CompactAt, p.BlockAt),
+		contextUsageParams: usageParams(r.SessionID, r.Usage),
 		Model:              r.Model,
 		ServedModel:        r.ServedModel,
 		CompactionModel:    r.CompactionModel,

@@ -30,14 +30,11 @@ func (s *server) newTurnOutput(sessionID string) *turnOutput {
 	return &turnOutput{srv: s, sessionID: sessionID, rich: s.client.reprise}
 }
 
-// begin opens the plain client's progress meter with the current usage.
+// begin opens the plain client's progress meter with the current usage; a rich client gets the
+// turn's own usage event.
 func (o *turnOutput) begin(u agent.Usage) {
 	o.usage = u
-	if o.rich {
-		o.srv.emitUsage(o.sessionID, u)
-		return
-	}
-	if o.srv.client.progress {
+	if !o.rich && o.srv.client.progress {
 		o.token = o.srv.createProgress("Reprise", meterText(u), percentOf(u), false, nil)
 	}
 }
@@ -169,11 +166,10 @@ func (s *server) emitUsage(sessionID string, u agent.Usage) {
 	if !s.client.reprise {
 		return
 	}
-	p := s.cfg.get().policy
-	s.notify(MethodContextUsage, usageParams(sessionID, u, p.CompactAt, p.BlockAt))
+	s.notify(MethodContextUsage, usageParams(sessionID, u))
 }
 
-func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) contextUsageParams {
+func usageParams(sessionID string, u agent.Usage) contextUsageParams {
 	var hits *contextwin.CacheHits
 	if h, ok := u.Totals.Cache(); ok {
 		hits = &h
@@ -188,8 +184,8 @@ func usageParams(sessionID string, u agent.Usage, compactAt, blockAt float64) co
 		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
 		Cache:      hits,
 		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions, Decision: u.Decision},
-		CompactAt:  compactAt,
-		BlockAt:    blockAt,
+		CompactAt:  u.CompactAt,
+		BlockAt:    u.BlockAt,
 	}
 }
 

@@ -72,9 +72,9 @@ func (s *server) unpin(ctx context.Context, a UnpinArgs) (any, error) {
 	return pinsResult{Pins: out.Pins}, nil
 }
 
-// verbEvents renders the events of a verb (agent/runner) after an operation: the pins as a
-// "pins" session update, the usage, a compaction once done (its start is the command's progress,
-// its failure the command's error).
+// verbEvents renders what happens to a session outside its turns (agent/runner's verbs and its
+// Events): the pins as a "pins" session update, the usage, a compaction once done (its start is
+// the command's progress, its failure the command's error).
 func (s *server) verbEvents(sessionID string) func(agent.Event) {
 	return func(ev agent.Event) {
 		switch {

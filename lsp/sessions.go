@@ -34,6 +34,7 @@ func newSessionSet(srv *server) *sessionSet {
 	ss.runner = &runner.Runner{
 		StateHome: srv.opts.StateHome, Models: ss.models.get, Observe: srv.opts.Observe,
 		MaxSessions: srv.opts.limits.MaxSessions, Logger: srv.log,
+		Events: func(id string, ev agent.Event) { srv.verbEvents(id)(ev) },
 	}
 	return ss
 }
@@ -245,18 +246,7 @@ func (ss *sessionSet) list() []SessionInfo {
 // all returns every open session.
 func (ss *sessionSet) all() []*runner.Live { return ss.runner.List() }
 
-// applyConfig gives every session the new settings and re-emits its usage.
+// applyConfig gives every session the new settings; the runner tells their usage.
 func (ss *sessionSet) applyConfig(c config) {
-	sb := ss.srv.sandbox(c) // one for all: it holds no state of a session
-	for _, l := range ss.all() {
-		if err := l.SetPolicy(c.policy); err != nil {
-			ss.srv.log.Warn("settings not applied", "session", l.ID(), "error", err)
-			continue
-		}
-		l.SetSandbox(sb)
-		for _, a := range c.allow {
-			l.Commands.AllowPattern(a)
-		}
-		ss.srv.emitUsage(l.ID(), l.Usage())
-	}
+	ss.runner.Reconfigure(runner.Settings{Policy: c.policy, Sandbox: ss.srv.sandbox(c), Allow: c.allow})
 }

@@ -48,11 +48,5 @@ func (s *server) filesChanged(changes []watch.Change) {
 	instructions := rescan || slices.ContainsFunc(paths, func(p string) bool {
 		return slices.Contains(agent.InstructionFiles, path.Clean(p))
 	})
-	for _, l := range s.sessions.all() {
-		l.FilesChanged(paths)
-		if instructions {
-			l.ReloadInstructions()
-			s.emitUsage(l.ID(), l.Usage())
-		}
-	}
+	s.sessions.runner.FilesChanged(paths, instructions)
 }

@@ -71,6 +71,7 @@ func (r *Runner) Open(ctx context.Context, spec Spec) (*Live, error) {
 		return nil, err
 	}
 	r.add(l)
+	r.tellUsage(l)
 	return l, nil
 }
 
@@ -78,6 +79,7 @@ func (r *Runner) Open(ctx context.Context, spec Spec) (*Live, error) {
 // until it calls Release.
 func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error) {
 	if l, err := r.Use(id); err == nil {
+		r.tellUsage(l)
 		return l, nil
 	}
 	// Checked before admit, which may close another session to make room.
@@ -99,6 +101,7 @@ func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error
 		return nil, err
 	}
 	r.add(l)
+	r.tellUsage(l)
 	return l, nil
 }
 

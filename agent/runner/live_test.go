@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // hanging is a model turn that answers only after an hour: the turn runs until it is cancelled.
@@ -249,4 +252,46 @@ func ids(r *Runner) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestEventsBetweenTurns: the runner tells a session's usage, with the session's own thresholds,
+// when it opens, when it resumes, after new settings and after its instructions change; nothing
+// for a change to other files.
+func TestEventsBetweenTurns(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{})
+	defer srv.Close()
+	r := newHost(t, srv, t.TempDir())
+	var told []string
+	r.Events = func(id string, ev agent.Event) {
+		if ev.Type == agent.EventUsage {
+			told = append(told, fmt.Sprintf("%s %.2f/%.2f", id[len(id)-6:], ev.Usage.CompactAt, ev.Usage.BlockAt))
+		}
+	}
+	ws := t.TempDir()
+	p := contextwin.DefaultPolicy()
+	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", ContextPolicy: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.CloseAll()
+	short := l.ID()[len(l.ID())-6:]
+	p.CompactAt, p.BlockAt = 0.6, 0.9
+	r.Reconfigure(Settings{Policy: p})
+	r.FilesChanged([]string{"main.go"}, false)
+	if err := os.WriteFile(filepath.Join(ws, "AGENTS.md"), []byte("Answer in French."), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r.FilesChanged([]string{"AGENTS.md"}, true)
+	d := contextwin.DefaultPolicy()
+	want := []string{
+		fmt.Sprintf("%s %.2f/%.2f", short, d.CompactAt, d.BlockAt),
+		short + " 0.60/0.90",
+		short + " 0.60/0.90",
+	}
+	if !slices.Equal(told, want) {
+		t.Errorf("usage told: %q, want %q", told, want)
+	}
+	if l.Context().Breakdown.CustomInstructions == 0 {
+		t.Error("the changed instructions were not read again")
+	}
 }

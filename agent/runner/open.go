@@ -46,6 +46,10 @@ type Runner struct {
 	MaxSessions int
 	// Logger logs what the runner does on its own (a session closed at the cap); nil: nothing.
 	Logger *slog.Logger
+	// Events, when set, gets what happens to a hosted session outside its turns: its usage once
+	// it opens or resumes, and after Reconfigure or FilesChanged. A front-end renders them as it
+	// renders a turn's; it never reads the usage back itself after an operation.
+	Events func(id string, ev agent.Event)
 
 	storesMu sync.Mutex // guards stores
 	stores   map[string]*journal.Store

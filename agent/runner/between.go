@@ -1,0 +1,64 @@
+package runner
+
+import (
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// What happens to the hosted sessions between their turns, told through Runner.Events.
+
+// tell gives ev, about l, to the front-end's sink.
+func (r *Runner) tell(l *Live, ev agent.Event) {
+	if r.Events != nil {
+		r.Events(l.ID(), ev)
+	}
+}
+
+func (r *Runner) tellUsage(l *Live) {
+	u := l.Usage()
+	r.tell(l, agent.Event{Type: agent.EventUsage, Usage: &u})
+}
+
+// Settings are what a front-end may change in its open sessions while they run: the context
+// policy, the commands' sandbox (one for all: it holds no state of a session), and patterns added
+// to the command allowlist.
+type Settings struct {
+	Policy  contextwin.Policy
+	Sandbox *sandbox.Sandbox
+	Allow   []string
+}
+
+// Reconfigure gives every hosted session the settings c and tells its usage, whose size and
+// thresholds may have changed. A session whose policy is refused keeps its settings; the
+// refusal is logged.
+func (r *Runner) Reconfigure(c Settings) {
+	for _, l := range r.List() {
+		if err := l.SetPolicy(c.Policy); err != nil {
+			if r.Logger != nil {
+				r.Logger.Warn("settings not applied", "session", l.ID(), "error", err)
+			}
+			continue
+		}
+		if c.Sandbox != nil {
+			l.SetSandbox(c.Sandbox)
+		}
+		for _, a := range c.Allow {
+			l.Commands.AllowPattern(a)
+		}
+		r.tellUsage(l)
+	}
+}
+
+// FilesChanged tells every hosted session that paths (workspace-relative) changed on disk;
+// with instructions, the workspace's instruction files are among them: they are read again,
+// and the usage, whose fixed part changed, is told.
+func (r *Runner) FilesChanged(paths []string, instructions bool) {
+	for _, l := range r.List() {
+		l.Session.FilesChanged(paths)
+		if instructions {
+			l.ReloadInstructions()
+			r.tellUsage(l)
+		}
+	}
+}
