@@ -70,9 +70,11 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(out.Before), contextwin.Kilo(out.After), cp.N, cp.Title))
 		}
 	case "context":
-		say(contextMarkdown(l.Context()))
+		out, _ := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Context}, render) // never fails
+		say(contextMarkdown(out.Report))
 	case "checkpoints":
-		say(checkpointsMarkdown(l.Checkpoints(), arg))
+		out, _ := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Checkpoints}, render) // never fails
+		say(checkpointsMarkdown(out.Checkpoints, arg))
 	case "restore":
 		turn := l.Turns() // the last turn
 		if arg != "" {
@@ -83,7 +85,8 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 			}
 			turn = n
 		}
-		restored, err := l.RestoreFiles(turn)
+		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: turn}, render)
+		restored := out.Files
 		switch {
 		case err != nil:
 			say(fmt.Sprintf("Nothing restored: %v", err))

@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,16 +50,16 @@ func (s *server) keep(a KeepArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	kept, err := l.Keep(a.Turn, a.Paths)
+	out, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Keep, Turn: a.Turn, Paths: a.Paths}, nil)
 	if err != nil {
 		return nil, restoreError(CommandKeep, err)
 	}
-	return keepResult{Kept: kept}, nil
+	return keepResult{Kept: out.Files}, nil
 }
 
 // restorePaths answers reprise.restore with paths: each file is restored or refused on its own.
 // A call that restores nothing is an error, so that an editor undoing one file shows why.
-func restorePaths(l *runner.Live, a RestoreArgs) (any, error) {
+func restorePaths(ctx context.Context, l *runner.Live, a RestoreArgs) (any, error) {
 	if len(*a.Paths) == 0 {
 		return nil, invalidParams("%s: paths is empty; omit it to restore every file", CommandRestore)
 	}
@@ -67,10 +68,11 @@ func restorePaths(l *runner.Live, a RestoreArgs) (any, error) {
 			return nil, invalidParams("%s: paths must not hold an empty path", CommandRestore)
 		}
 	}
-	restored, refused, err := l.RestorePaths(a.Turn, *a.Paths)
+	did, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: a.Turn, Paths: *a.Paths}, nil)
 	if err != nil {
 		return nil, restoreError(CommandRestore, err)
 	}
+	restored, refused := did.Files, did.Refused
 	out := restoreResult{Restored: restored}
 	if out.Restored == nil {
 		out.Restored = []string{}
@@ -128,7 +130,8 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	restored, refused, err := l.RestorePaths(1, []string{a.Path})
+	did, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Restore, Turn: 1, Paths: []string{a.Path}}, nil)
+	restored, refused := did.Files, did.Refused
 	switch {
 	case err != nil:
 		s.showMessage(protocol.MessageTypeWarning, fmt.Sprintf("Reprise: %s not undone: %v", a.Path, err))

@@ -106,7 +106,7 @@ func (s *server) resume(ctx context.Context, a SessionArgs) (any, error) {
 }
 
 // restore answers reprise.restore: the files as they were before a turn, all or some.
-func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
+func (s *server) restore(ctx context.Context, a RestoreArgs) (any, error) {
 	if a.Turn < 1 {
 		return nil, invalidParams("%s: turn must be a turn number (1 or more)", CommandRestore)
 	}
@@ -116,13 +116,13 @@ func (s *server) restore(_ context.Context, a RestoreArgs) (any, error) {
 	}
 	defer s.sessions.release(l)
 	if a.Paths != nil {
-		return restorePaths(l, a)
+		return restorePaths(ctx, l, a)
 	}
-	paths, err := l.RestoreFiles(a.Turn)
+	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: a.Turn}, nil)
 	if err != nil {
 		return nil, err
 	}
-	return restoreResult{Restored: paths}, nil
+	return restoreResult{Restored: out.Files}, nil
 }
 
 // undoCompaction answers reprise.undoCompaction: the last compaction taken back.
@@ -249,7 +249,8 @@ func (s *server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, erro
 	l, err := s.sessions.use(id)
 	if err == nil {
 		defer s.sessions.release(l)
-		return l.Checkpoints(), l.ID(), nil
+		out, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Checkpoints}, nil)
+		return out.Checkpoints, l.ID(), err
 	}
 	if id == "" || s.sessions.store == nil {
 		return nil, "", err

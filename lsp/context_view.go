@@ -1,6 +1,7 @@
 package lsp
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 
 // contextReport is the /context view of a session, structured and as text.
 func (s *server) contextReport(l *runner.Live) contextResult {
-	r := l.Context()
+	did, _ := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Context}, nil) // never fails
+	r := did.Report
 	out := contextResult{
 		contextUsageParams: usageParams(r.SessionID, r.Usage),
 		Model:              r.Model,

@@ -29,6 +29,15 @@ const (
 	Pin Kind = "pin"
 	// Unpin removes the pin Verb.PinID.
 	Unpin Kind = "unpin"
+	// Restore puts the files the agent changed from Verb.Turn on back as they were before it:
+	// all of them, or Verb.Paths (each restored or refused on its own).
+	Restore Kind = "restore"
+	// Keep records Verb.Paths, changed in Verb.Turn, as kept by the user.
+	Keep Kind = "keep"
+	// Context reports the session's context: the window by category, the largest items, totals.
+	Context Kind = "context"
+	// Checkpoints lists the session's checkpoints.
+	Checkpoints Kind = "checkpoints"
 )
 
 // Verb is one operation on a session outside a turn.
@@ -37,6 +46,8 @@ type Verb struct {
 	Focus string           // Compact: what the summary must keep ("" for none)
 	Pin   agent.PinRequest // Pin
 	PinID string           // Unpin
+	Turn  int              // Restore, Keep: a turn number, 1 or more
+	Paths []string         // Restore (nil: every file), Keep: workspace-relative or absolute
 }
 
 // Outcome is what a verb did, for the front-end's answer.
@@ -46,7 +57,15 @@ type Outcome struct {
 	After      int
 	Pin        contextwin.PinInfo   // the pin made (Pin)
 	Pins       []contextwin.PinInfo // all of them after (Pin, Unpin)
+	Files      []string             // the files restored (Restore) or kept (Keep)
+	Refused    []agent.Refusal      // the paths Restore did not restore, and why
+	Report     agent.Report         // Context
+	// Checkpoints are the session's (Checkpoints).
+	Checkpoints []contextwin.Checkpoint
 }
+
+// ErrBadTurn: a verb's turn is not a turn number.
+var ErrBadTurn = errors.New("turn must be a turn number (1 or more)")
 
 // ErrUnknownVerb is returned for a Kind the table does not hold.
 var ErrUnknownVerb = errors.New("unknown verb")
@@ -57,15 +76,26 @@ var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit fu
 	UndoCompaction: undoCompaction,
 	Pin:            pin,
 	Unpin:          unpin,
+	Restore:        restore,
+	Keep:           keep,
+	Context: func(_ context.Context, s *agent.Session, _ Verb, _ func(agent.Event)) (Outcome, error) {
+		return Outcome{Report: s.Context()}, nil
+	},
+	Checkpoints: func(_ context.Context, s *agent.Session, _ Verb, _ func(agent.Event)) (Outcome, error) {
+		return Outcome{Checkpoints: s.Checkpoints()}, nil
+	},
 }
 
 // Do applies v to s. What happens is told to emit as it happens, in order, from the caller's
-// goroutine; the error says why the verb did nothing (contextwin.ErrNothingToCompact, ctx's
-// error when it was cancelled, the agent's refusal).
+// goroutine (nil: not told); the error says why the verb did nothing (ErrBadTurn,
+// contextwin.ErrNothingToCompact, ctx's error when it was cancelled, the agent's refusal).
 func Do(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
 	f, ok := verbs[v.Kind]
 	if !ok {
 		return Outcome{}, fmt.Errorf("%w %q", ErrUnknownVerb, v.Kind)
+	}
+	if emit == nil {
+		emit = func(agent.Event) {}
 	}
 	return f(ctx, s, v, emit)
 }
@@ -138,4 +168,27 @@ func pinsChanged(s *agent.Session, before int, emit func(agent.Event)) Outcome {
 	after := s.Usage()
 	emit(agent.Event{Type: agent.EventUsage, Usage: &after})
 	return Outcome{Before: before, After: after.Used, Pins: pins}
+}
+
+// restore puts the files back as they were before v.Turn: every file the agent changed from it
+// on, or v.Paths, each restored or refused on its own. The conversation is unchanged.
+func restore(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (Outcome, error) {
+	if v.Turn < 1 {
+		return Outcome{}, ErrBadTurn
+	}
+	if v.Paths == nil {
+		files, err := s.RestoreFiles(v.Turn)
+		return Outcome{Files: files}, err
+	}
+	files, refused, err := s.RestorePaths(v.Turn, v.Paths)
+	return Outcome{Files: files, Refused: refused}, err
+}
+
+// keep records v.Paths as kept in v.Turn, for a chat reopened later.
+func keep(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (Outcome, error) {
+	if v.Turn < 1 {
+		return Outcome{}, ErrBadTurn
+	}
+	files, err := s.Keep(v.Turn, v.Paths)
+	return Outcome{Files: files}, err
 }

@@ -3,6 +3,9 @@ package runner
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -194,5 +197,88 @@ func TestPinAndUnpin(t *testing.T) {
 	}
 	if _, err := Do(t.Context(), o.Session, Verb{Kind: Unpin, PinID: out.Pin.ID}, func(agent.Event) {}); err == nil {
 		t.Error("unpinning twice succeeded")
+	}
+}
+
+// TestRestoreKeepContextCheckpoints: the file verbs restore every file the agent changed from a
+// turn, or some of them each on its own (a path it never changed is refused), keep a file, and
+// refuse a turn that is not one; the report and the checkpoints are the session's.
+func TestRestoreKeepContextCheckpoints(t *testing.T) {
+	edit := func(path, old, new string) geminitest.Turn {
+		return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{
+			Name: "edit_file", Args: map[string]any{"path": path, "old": old, "new": new}}}}}
+	}
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		edit("a.txt", "one", "two"), edit("b.txt", "uno", "dos"), edit("c.txt", "eins", "zwei"),
+		{Parts: []geminitest.Part{{Text: "done"}}},
+	}})
+	defer srv.Close()
+	r := newHost(t, srv, t.TempDir())
+	ws := t.TempDir()
+	for name, text := range map[string]string{"a.txt": "one\n", "b.txt": "uno\n", "c.txt": "eins\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.CloseAll()
+	for _, err := range l.Run(t.Context(), "translate the three files") {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(ws, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	if read("a.txt") != "two" || read("b.txt") != "dos" || read("c.txt") != "zwei" {
+		t.Fatalf("the agent's edits did not land: %s %s %s", read("a.txt"), read("b.txt"), read("c.txt"))
+	}
+	for _, v := range []Verb{{Kind: Restore}, {Kind: Keep, Paths: []string{"a.txt"}}} {
+		if _, err := Do(t.Context(), l.Session, v, nil); !errors.Is(err, ErrBadTurn) {
+			t.Errorf("%s with no turn: %v, want ErrBadTurn", v.Kind, err)
+		}
+	}
+	out, err := Do(t.Context(), l.Session, Verb{Kind: Keep, Turn: 1, Paths: []string{"c.txt"}}, nil)
+	if err != nil || !slices.Equal(out.Files, []string{"c.txt"}) {
+		t.Errorf("keep: %v %v", out.Files, err)
+	}
+	if _, err := Do(t.Context(), l.Session, Verb{Kind: Restore, Turn: 1, Paths: []string{"a.txt", "never.txt"}}, nil); !errors.Is(err, agent.ErrNotChanged) {
+		t.Errorf("restore of a path the agent never changed: %v, want agent.ErrNotChanged", err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "b.txt"), []byte("mine\n"), 0o644); err != nil { // the user's edit
+		t.Fatal(err)
+	}
+	out, err = Do(t.Context(), l.Session, Verb{Kind: Restore, Turn: 1, Paths: []string{"a.txt", "b.txt"}}, nil)
+	if err != nil || !slices.Equal(out.Files, []string{"a.txt"}) || len(out.Refused) != 1 || out.Refused[0].Path != "b.txt" {
+		t.Errorf("restore of some paths: restored %v, refused %+v, %v", out.Files, out.Refused, err)
+	}
+	if read("a.txt") != "one" || read("b.txt") != "mine" {
+		t.Errorf("after restoring a.txt: a %q, b %q", read("a.txt"), read("b.txt"))
+	}
+	// Every file: refused whole while the user's edit is there, then restored once it is gone.
+	if out, err := Do(t.Context(), l.Session, Verb{Kind: Restore, Turn: 1}, nil); err == nil || read("c.txt") != "zwei" {
+		t.Errorf("restore of every file over the user's edit: %v %v, c %q", out.Files, err, read("c.txt"))
+	}
+	if err := os.WriteFile(filepath.Join(ws, "b.txt"), []byte("dos\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = Do(t.Context(), l.Session, Verb{Kind: Restore, Turn: 1}, nil)
+	if err != nil || !slices.Contains(out.Files, "c.txt") || read("c.txt") != "eins" || read("b.txt") != "uno" {
+		t.Errorf("restore of every file: %v %v, b %q, c %q", out.Files, err, read("b.txt"), read("c.txt"))
+	}
+	out, err = Do(t.Context(), l.Session, Verb{Kind: Context}, nil)
+	if err != nil || out.Report.SessionID != l.ID() || out.Report.Turns != 1 || out.Report.Calls != 4 {
+		t.Errorf("context: %s, %d turns, %d calls, %v", out.Report.SessionID, out.Report.Turns, out.Report.Calls, err)
+	}
+	out, err = Do(t.Context(), l.Session, Verb{Kind: Checkpoints}, nil)
+	if err != nil || len(out.Checkpoints) != 0 {
+		t.Errorf("checkpoints of an uncompacted session: %v %v", out.Checkpoints, err)
 	}
 }

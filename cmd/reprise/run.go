@@ -556,11 +556,12 @@ var timeNow = time.Now
 // is a command-line mistake (exit 2), as a bad flag value is.
 func pinAll(ctx context.Context, s *agent.Session, f runFlags, stderr io.Writer) error {
 	pin := func(flag, arg string, r agent.PinRequest) error {
-		p, err := s.Pin(ctx, r)
+		out, err := runner.Do(ctx, s, runner.Verb{Kind: runner.Pin, Pin: r}, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "reprise run: --%s %s: %v\n", flag, arg, err)
 			return errUsage
 		}
+		p := out.Pin
 		fmt.Fprintf(stderr, "reprise: pinned %s %s (%s tokens)\n", p.ID, p.Label, contextwin.Kilo(p.Tokens))
 		return nil
 	}
