@@ -57,7 +57,7 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 	render := s.verbEvents(ctx, id)
 	switch name {
 	case "compact":
-		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Compact, Focus: arg}, render)
 		switch {
 		case errors.Is(err, contextwin.ErrNothingToCompact):
 			say("Nothing to compact: the conversation is shorter than the turns kept verbatim.")
@@ -70,10 +70,10 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 			say(fmt.Sprintf("Compacted %s → %s tokens. Checkpoint %d: %s.", contextwin.Kilo(out.Before), contextwin.Kilo(out.After), cp.N, cp.Title))
 		}
 	case "context":
-		out, _ := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Context}, render) // never fails
+		out, _ := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Context}, render) // never fails
 		say(contextMarkdown(out.Report))
 	case "checkpoints":
-		out, _ := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Checkpoints}, render) // never fails
+		out, _ := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Checkpoints}, render) // never fails
 		say(checkpointsMarkdown(out.Checkpoints, arg))
 	case "restore":
 		turn := l.Turns() // the last turn
@@ -85,7 +85,7 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 			}
 			turn = n
 		}
-		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: turn}, render)
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Restore, Turn: turn}, render)
 		restored := out.Files
 		switch {
 		case err != nil:
@@ -96,9 +96,9 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 			say(fmt.Sprintf("Restored to before turn %d: %s.", turn, strings.Join(restored, ", ")))
 		}
 	case "pin":
-		say(pinCommand(ctx, l, arg, render))
+		say(s.pinCommand(ctx, l, arg, render))
 	case "undo-compaction":
-		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.UndoCompaction}, render)
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.UndoCompaction}, render)
 		if err != nil {
 			say("Nothing undone: " + err.Error())
 			break

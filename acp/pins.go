@@ -53,7 +53,7 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 	render := s.verbEvents(ctx, p.SessionID)
 	switch method {
 	case MethodPin:
-		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: p.Kind, Path: p.Path, Text: p.Text, Turn: p.Turn}}, render)
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: p.Kind, Path: p.Path, Text: p.Text, Turn: p.Turn}}, render)
 		if err != nil {
 			return nil, pinFailure(method, err)
 		}
@@ -62,7 +62,7 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 		if p.ID == "" {
 			return nil, invalid("%s: id is required", method)
 		}
-		out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Unpin, PinID: p.ID}, render)
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Unpin, PinID: p.ID}, render)
 		if err != nil {
 			return nil, pinFailure(method, err)
 		}
@@ -86,7 +86,7 @@ func pinFailure(method string, err error) error {
 
 // pinCommand runs "/pin ARG": a path that names a file of the workspace pins the file, anything
 // else pins the text.
-func pinCommand(ctx context.Context, l *runner.Live, arg string, render func(agent.Event)) string {
+func (s *server) pinCommand(ctx context.Context, l *runner.Live, arg string, render func(agent.Event)) string {
 	if arg == "" {
 		return "/pin takes a file of the workspace or a text to keep in every prompt."
 	}
@@ -98,7 +98,7 @@ func pinCommand(ctx context.Context, l *runner.Live, arg string, render func(age
 	if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
 		req = agent.PinRequest{Kind: contextwin.PinFile, Path: arg}
 	}
-	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Pin, Pin: req}, render)
+	out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Pin, Pin: req}, render)
 	if err != nil {
 		return "Not pinned: " + err.Error()
 	}

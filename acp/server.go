@@ -55,6 +55,8 @@ type Options struct {
 	MaxTurnRequests int
 	// Observe, when set, sees the options of every session opened (runner.Runner.Observe).
 	Observe func(agent.Options)
+	// ObserveEvents, when set, sees every event a session tells (runner.Runner.ObserveEvents).
+	ObserveEvents func(id string, ev agent.Event)
 	// AllowBroadWorkspace lets a session's cwd be a directory roots.Broad judges too broad (/, the
 	// home directory, a system directory): the user said so when configuring the agent
 	// (--allow-broad-workspace). Without it, session/new and session/load refuse such a cwd.
@@ -103,7 +105,8 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r := &runner.Runner{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe, Logger: opts.Logger}
+	r := &runner.Runner{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe, Logger: opts.Logger,
+		ObserveEvents: opts.ObserveEvents}
 	s := &server{opts: opts, runner: r, log: opts.Logger, ctx: ctx, wire: newWire(out)}
 	r.Events = func(id string, ev agent.Event) { s.verbEvents(s.ctx, id)(ev) }
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no

@@ -50,7 +50,7 @@ func (s *server) keep(a KeepArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	out, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Keep, Turn: a.Turn, Paths: a.Paths}, nil)
+	out, err := s.sessions.runner.Do(context.Background(), l, runner.Verb{Kind: runner.Keep, Turn: a.Turn, Paths: a.Paths}, nil)
 	if err != nil {
 		return nil, restoreError(CommandKeep, err)
 	}
@@ -59,7 +59,7 @@ func (s *server) keep(a KeepArgs) (any, error) {
 
 // restorePaths answers reprise.restore with paths: each file is restored or refused on its own.
 // A call that restores nothing is an error, so that an editor undoing one file shows why.
-func restorePaths(ctx context.Context, l *runner.Live, a RestoreArgs) (any, error) {
+func (s *server) restorePaths(ctx context.Context, l *runner.Live, a RestoreArgs) (any, error) {
 	if len(*a.Paths) == 0 {
 		return nil, invalidParams("%s: paths is empty; omit it to restore every file", CommandRestore)
 	}
@@ -68,7 +68,7 @@ func restorePaths(ctx context.Context, l *runner.Live, a RestoreArgs) (any, erro
 			return nil, invalidParams("%s: paths must not hold an empty path", CommandRestore)
 		}
 	}
-	did, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: a.Turn, Paths: *a.Paths}, nil)
+	did, err := s.sessions.runner.Do(ctx, l, runner.Verb{Kind: runner.Restore, Turn: a.Turn, Paths: *a.Paths}, nil)
 	if err != nil {
 		return nil, restoreError(CommandRestore, err)
 	}
@@ -130,7 +130,7 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	did, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Restore, Turn: 1, Paths: []string{a.Path}}, nil)
+	did, err := s.sessions.runner.Do(context.Background(), l, runner.Verb{Kind: runner.Restore, Turn: 1, Paths: []string{a.Path}}, nil)
 	restored, refused := did.Files, did.Refused
 	switch {
 	case err != nil:

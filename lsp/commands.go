@@ -116,9 +116,9 @@ func (s *server) restore(ctx context.Context, a RestoreArgs) (any, error) {
 	}
 	defer s.sessions.release(l)
 	if a.Paths != nil {
-		return restorePaths(ctx, l, a)
+		return s.restorePaths(ctx, l, a)
 	}
-	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Restore, Turn: a.Turn}, nil)
+	out, err := s.sessions.runner.Do(ctx, l, runner.Verb{Kind: runner.Restore, Turn: a.Turn}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +127,7 @@ func (s *server) restore(ctx context.Context, a RestoreArgs) (any, error) {
 
 // undoCompaction answers reprise.undoCompaction: the last compaction taken back.
 func (s *server) undoCompaction(ctx context.Context, l *runner.Live) (any, error) {
-	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.UndoCompaction}, s.verbEvents(l.ID()))
+	out, err := s.sessions.runner.Do(ctx, l, runner.Verb{Kind: runner.UndoCompaction}, s.verbEvents(l.ID()))
 	if err != nil {
 		return nil, err
 	}
@@ -222,7 +222,7 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	if split, ok := contextwin.SplitPoint(l.History(), l.Context().Policy.KeepRecentTurns); ok {
 		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
 	}
-	out, err := runner.Do(cctx, l.Session, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.ID()))
+	out, err := s.sessions.runner.Do(cctx, l, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.ID()))
 	switch {
 	case errors.Is(err, contextwin.ErrNothingToCompact):
 		tok.end("nothing to compact")
@@ -249,7 +249,7 @@ func (s *server) checkpointsOf(id string) ([]contextwin.Checkpoint, string, erro
 	l, err := s.sessions.use(id)
 	if err == nil {
 		defer s.sessions.release(l)
-		out, err := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Checkpoints}, nil)
+		out, err := s.sessions.runner.Do(context.Background(), l, runner.Verb{Kind: runner.Checkpoints}, nil)
 		return out.Checkpoints, l.ID(), err
 	}
 	if id == "" || s.sessions.store == nil {

@@ -12,7 +12,7 @@ import (
 
 // contextReport is the /context view of a session, structured and as text.
 func (s *server) contextReport(l *runner.Live) contextResult {
-	did, _ := runner.Do(context.Background(), l.Session, runner.Verb{Kind: runner.Context}, nil) // never fails
+	did, _ := s.sessions.runner.Do(context.Background(), l, runner.Verb{Kind: runner.Context}, nil) // never fails
 	r := did.Report
 	out := contextResult{
 		contextUsageParams: usageParams(r.SessionID, r.Usage),

@@ -48,7 +48,7 @@ func (s *server) pin(ctx context.Context, a PinArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: a.Kind, Path: a.Path, Text: a.Text, Turn: a.Turn}}, s.verbEvents(l.ID()))
+	out, err := s.sessions.runner.Do(ctx, l, runner.Verb{Kind: runner.Pin, Pin: agent.PinRequest{Kind: a.Kind, Path: a.Path, Text: a.Text, Turn: a.Turn}}, s.verbEvents(l.ID()))
 	if err != nil {
 		return nil, pinFailure(CommandPin, err)
 	}
@@ -65,7 +65,7 @@ func (s *server) unpin(ctx context.Context, a UnpinArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	out, err := runner.Do(ctx, l.Session, runner.Verb{Kind: runner.Unpin, PinID: a.ID}, s.verbEvents(l.ID()))
+	out, err := s.sessions.runner.Do(ctx, l, runner.Verb{Kind: runner.Unpin, PinID: a.ID}, s.verbEvents(l.ID()))
 	if err != nil {
 		return nil, pinFailure(CommandUnpin, err)
 	}

@@ -45,6 +45,8 @@ type Options struct {
 	NoWatch bool
 	// Observe, when set, sees the options of every session opened (runner.Runner.Observe).
 	Observe func(agent.Options)
+	// ObserveEvents, when set, sees every event a session tells (runner.Runner.ObserveEvents).
+	ObserveEvents func(id string, ev agent.Event)
 	// DefaultModel is used until a setting names another.
 	DefaultModel string
 	// Warnings found before the editor connected (a model endpoint that is not Google's) are

@@ -32,7 +32,7 @@ type sessionSet struct {
 func newSessionSet(srv *server) *sessionSet {
 	ss := &sessionSet{srv: srv, models: newModelCache(srv.opts.NewModel)}
 	ss.runner = &runner.Runner{
-		StateHome: srv.opts.StateHome, Models: ss.models.get, Observe: srv.opts.Observe,
+		StateHome: srv.opts.StateHome, Models: ss.models.get, Observe: srv.opts.Observe, ObserveEvents: srv.opts.ObserveEvents,
 		MaxSessions: srv.opts.limits.MaxSessions, Logger: srv.log,
 		Events: func(id string, ev agent.Event) { srv.verbEvents(id)(ev) },
 	}

@@ -10,6 +10,7 @@ import (
 
 // tell gives ev, about l, to the front-end's sink.
 func (r *Runner) tell(l *Live, ev agent.Event) {
+	r.observeEvent(l, ev)
 	if r.Events != nil {
 		r.Events(l.ID(), ev)
 	}
@@ -60,5 +61,11 @@ func (r *Runner) FilesChanged(paths []string, instructions bool) {
 			l.ReloadInstructions()
 			r.tellUsage(l)
 		}
+	}
+}
+
+func (r *Runner) observeEvent(l *Live, ev agent.Event) {
+	if r.ObserveEvents != nil {
+		r.ObserveEvents(l.ID(), ev)
 	}
 }

@@ -27,8 +27,8 @@ type Live struct {
 	Warnings  []string // what a damaged log lost, on resume
 	External  External // the MCP servers whose tools the session declared; nil: none
 
-	ownExternal bool     // External is closed with the session
-	set         *liveSet // the runner's, which hosts it
+	ownExternal bool    // External is closed with the session
+	r           *Runner // which hosts it
 
 	// Guarded by the runner's live.mu.
 	title   string

@@ -46,6 +46,10 @@ type Runner struct {
 	MaxSessions int
 	// Logger logs what the runner does on its own (a session closed at the cap); nil: nothing.
 	Logger *slog.Logger
+	// ObserveEvents, when set, sees every event a hosted session tells its front-end (a turn's, a
+	// verb's, and those between turns) before the front-end renders it: tests compare what the
+	// front-ends are told.
+	ObserveEvents func(id string, ev agent.Event)
 	// Events, when set, gets what happens to a hosted session outside its turns: its usage once
 	// it opens or resumes, and after Reconfigure or FilesChanged. A front-end renders them as it
 	// renders a turn's; it never reads the usage back itself after an operation.
@@ -255,7 +259,7 @@ func logCaches(l *slog.Logger, msg, session string, deleted []string, err error)
 func (r *Runner) prepare(ctx context.Context, id, model string, spec Spec) (*Live, agent.Options, error) {
 	l := &Live{
 		Model: model, Commands: commandPolicy(spec), Workspace: spec.Workspace,
-		External: spec.External, ownExternal: spec.OwnExternal, set: &r.live,
+		External: spec.External, ownExternal: spec.OwnExternal, r: r,
 	}
 	client, limit, err := r.Models(ctx, model)
 	if err != nil {

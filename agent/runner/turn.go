@@ -11,7 +11,7 @@ import (
 // Turn is a session's turn slot, held from Start to End: one at a time per session. What holds
 // it is a model turn (Run) or a verb the front-end runs as one (ACP's slash commands).
 type Turn struct {
-	ls     *liveSet
+	r      *Runner
 	l      *Live
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -23,10 +23,7 @@ type Turn struct {
 // running makes it fail with ErrBusy; with wait, it waits instead for that turn to have wholly
 // ended (a prompt the client replaced is being cancelled), or for ctx.
 func (r *Runner) Start(ctx context.Context, l *Live, wait bool) (*Turn, error) {
-	return r.live.start(ctx, l, wait)
-}
-
-func (ls *liveSet) start(ctx context.Context, l *Live, wait bool) (*Turn, error) {
+	ls := &r.live
 	for {
 		ls.mu.Lock()
 		done := l.done
@@ -45,7 +42,7 @@ func (ls *liveSet) start(ctx context.Context, l *Live, wait bool) (*Turn, error)
 	}
 	defer ls.mu.Unlock()
 	tctx, cancel := context.WithCancel(ctx)
-	t := &Turn{ls: ls, l: l, ctx: tctx, cancel: cancel, done: make(chan struct{})}
+	t := &Turn{r: r, l: l, ctx: tctx, cancel: cancel, done: make(chan struct{})}
 	l.cancel, l.done = cancel, t.done
 	return t, nil
 }
@@ -66,7 +63,7 @@ func (t *Turn) Context() context.Context { return t.ctx }
 // when its turn_end is yielded, so that a front-end that hears of it can start the next turn at
 // once. A session without a title takes text's first line as it.
 func (t *Turn) Run(text string) iter.Seq2[agent.Event, error] {
-	ls := t.ls
+	ls := &t.r.live
 	ls.mu.Lock()
 	if t.l.title == "" {
 		t.l.title = titleOf(text)
@@ -76,6 +73,9 @@ func (t *Turn) Run(text string) iter.Seq2[agent.Event, error] {
 		for ev, err := range t.l.Session.Run(t.ctx, text) {
 			if err == nil && ev.Type == agent.EventTurnEnd {
 				t.idle()
+			}
+			if err == nil {
+				t.r.observeEvent(t.l, ev)
 			}
 			if !yield(ev, err) {
 				return
@@ -95,7 +95,7 @@ func (t *Turn) End() {
 
 // idle marks the session as running no turn, unless another turn has begun since.
 func (t *Turn) idle() {
-	ls := t.ls
+	ls := &t.r.live
 	ls.mu.Lock()
 	if t.l.done == t.done {
 		t.l.cancel = nil
@@ -107,7 +107,7 @@ func (t *Turn) idle() {
 // one runs already. It hides the agent's Run, which knows nothing of the runner.
 func (l *Live) Run(ctx context.Context, text string) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
-		t, err := l.set.start(ctx, l, false)
+		t, err := l.r.Start(ctx, l, false)
 		if err != nil {
 			yield(agent.Event{}, err)
 			return

@@ -86,6 +86,16 @@ var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit fu
 	},
 }
 
+// Do applies v to the hosted session l, as the package's Do, telling its events to emit.
+func (r *Runner) Do(ctx context.Context, l *Live, v Verb, emit func(agent.Event)) (Outcome, error) {
+	return Do(ctx, l.Session, v, func(ev agent.Event) {
+		r.observeEvent(l, ev)
+		if emit != nil {
+			emit(ev)
+		}
+	})
+}
+
 // Do applies v to s. What happens is told to emit as it happens, in order, from the caller's
 // goroutine (nil: not told); the error says why the verb did nothing (ErrBadTurn,
 // contextwin.ErrNothingToCompact, ctx's error when it was cancelled, the agent's refusal).

@@ -88,6 +88,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Thinking:            *thinkingFlag,
 		CompactionModel:     *compactionModel,
 		Observe:             observeSessions,
+		ObserveEvents:       observeEvents,
 		MaxTurnRequests:     *maxTurn,
 		Allow:               allow,
 		Sandbox:             sandbox.Config{Mode: mode, AllowNetwork: *network, HidePaths: hide, ReadPaths: read},

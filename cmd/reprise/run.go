@@ -275,7 +275,7 @@ func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, 
 		c, l, err := runModel(ctx, other, getenv, stderr)
 		return c, l, err
 	}
-	h := &runner.Runner{StateHome: home, Now: timeNow, Observe: observeSessions, Models: models}
+	h := &runner.Runner{StateHome: home, Now: timeNow, Observe: observeSessions, ObserveEvents: observeEvents, Models: models}
 	s, err := openSession(ctx, h, spec, f.resume)
 	if err != nil {
 		return err
@@ -297,7 +297,7 @@ func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, 
 		fmt.Fprintln(stderr, "reprise: warning:", w)
 	}
 	sandboxNotes(s.Sandbox, f.verbose, stderr)
-	if err := pinAll(ctx, s.Session, f, stderr); err != nil {
+	if err := pinAll(ctx, h, s, f, stderr); err != nil {
 		discard = f.resume == ""
 		return err
 	}
@@ -554,9 +554,9 @@ var timeNow = time.Now
 
 // pinAll pins what --pin and --pin-text name before the task runs. A file that cannot be pinned
 // is a command-line mistake (exit 2), as a bad flag value is.
-func pinAll(ctx context.Context, s *agent.Session, f runFlags, stderr io.Writer) error {
+func pinAll(ctx context.Context, h *runner.Runner, s *runner.Live, f runFlags, stderr io.Writer) error {
 	pin := func(flag, arg string, r agent.PinRequest) error {
-		out, err := runner.Do(ctx, s, runner.Verb{Kind: runner.Pin, Pin: r}, nil)
+		out, err := h.Do(ctx, s, runner.Verb{Kind: runner.Pin, Pin: r}, nil)
 		if err != nil {
 			fmt.Fprintf(stderr, "reprise run: --%s %s: %v\n", flag, arg, err)
 			return errUsage

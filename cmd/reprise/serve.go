@@ -54,16 +54,17 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		closer = io.NopCloser(nil)
 	}
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
-		Version:      currentBuild().Version,
-		NewModel:     geminiFactory(getenv, logger),
-		ListModels:   modelLister(getenv),
-		Observe:      observeSessions,
-		StateHome:    home,
-		ConfigHome:   configHome(getenv),
-		UserSettings: userSettingsFile(getenv),
-		Logger:       logger,
-		DefaultModel: catalog.Builtin().DefaultModel(),
-		Warnings:     warnings,
+		Version:       currentBuild().Version,
+		NewModel:      geminiFactory(getenv, logger),
+		ListModels:    modelLister(getenv),
+		Observe:       observeSessions,
+		ObserveEvents: observeEvents,
+		StateHome:     home,
+		ConfigHome:    configHome(getenv),
+		UserSettings:  userSettingsFile(getenv),
+		Logger:        logger,
+		DefaultModel:  catalog.Builtin().DefaultModel(),
+		Warnings:      warnings,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return errExit1
@@ -96,6 +97,10 @@ func modelLister(getenv func(string) string) func(ctx context.Context, refresh b
 // observeSessions sees the options of every session any command opens: tests compare what the
 // front-ends ask for from the same settings. Nil outside tests.
 var observeSessions func(agent.Options)
+
+// observeEvents sees every event any command's sessions tell their front-end: tests compare
+// what the front-ends are told.
+var observeEvents func(id string, ev agent.Event)
 
 // errExit1 makes the process exit 1 without printing anything more.
 var errExit1 = errors.New("exit 1")
