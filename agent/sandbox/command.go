@@ -24,9 +24,10 @@ type Cmd struct {
 	// started finishes Start where the process must exist before it may run: Windows puts the
 	// suspended process in its job, then resumes it. Nil elsewhere.
 	started func() error
-	// ended runs once the command has exited, or failed to start, where no supervisor does its
-	// work: it kills whatever the command left running. killed reports whether Cancel killed the
-	// command itself, which Windows's exit status cannot tell. Nil on Linux.
+	// ended runs once the command has exited, or failed to start: it kills whatever the command
+	// left running where no supervisor does that work (Windows, macOS), or where the supervisor
+	// was killed before it could (Linux). killed reports whether Cancel killed the command
+	// itself, which Windows's exit status cannot tell.
 	ended func() (killed bool)
 }
 

@@ -3,6 +3,8 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -327,4 +329,66 @@ func TestMemoryCgroup(t *testing.T) {
 		t.Errorf("%+v %q, want the memory bound met", st, out)
 	}
 	noCgroupLeft(t, parent)
+}
+
+// TestKilledSupervisorLeavesNothing: a supervisor killed outright (WaitDelay's backstop, when a
+// fork bomb keeps it busy) cannot kill its command's tree; the server then kills what is left in
+// the command's cgroups and removes them: no process of the command outlives Wait, not even
+// setsid'd ones, and no cgroup is left.
+func TestKilledSupervisorLeavesNothing(t *testing.T) {
+	parent, err := pidsParent()
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("no pids cgroup here for this user: the supervisor's own kill is the bound")
+	}
+	ws := t.TempDir()
+	for name, sb := range limitModes(ws, Limits{Processes: 64}) {
+		t.Run(name, func(t *testing.T) {
+			_ = os.Remove(filepath.Join(ws, "started"))
+			c, err := sb.Command(t.Context(), Unasked, "/bin/sh", "-c", "for i in 1 2 3; do setsid sleep 300 & done; touch started; wait")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Dir, c.WaitDelay = ws, 2*time.Second
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(parent, "reprise-"+strconv.Itoa(c.Process.Pid))
+			var tree []int
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
+					if tree = tasks(dir); len(tree) >= 4 {
+						break
+					}
+				}
+			}
+			if len(tree) < 4 {
+				t.Fatalf("the command's tree is not in its group %s: %v", dir, tree)
+			}
+			if err := c.Process.Kill(); err != nil { // the supervisor, not the command
+				t.Fatal(err)
+			}
+			if _, err := c.Wait(); err != nil {
+				t.Fatal(err)
+			}
+			for _, pid := range tree {
+				if alive(pid) {
+					t.Errorf("process %d of the command outlived its killed supervisor", pid)
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
+			}
+			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cgroup %s left: %v", dir, err)
+			}
+		})
+	}
+}
+
+// alive reports whether pid runs (a zombie waiting for its reaper does not).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, after, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
 }

@@ -44,7 +44,14 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 		}
 		return err
 	}
-	return &Cmd{Cmd: cmd, status: r, report: w}, nil
+	c := &Cmd{Cmd: cmd, status: r, report: w}
+	c.ended = func() bool { // the supervisor is reaped: what it could not kill goes now
+		if cmd.Process != nil {
+			sweepGroups(cmd.Process.Pid)
+		}
+		return false
+	}
+	return c, nil
 }
 
 // supervise is the supervisor's main: it runs the command in a new session as a child

@@ -1,0 +1,78 @@
+package sandbox
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A supervisor kills its command's tree before it exits. One killed outright (WaitDelay's
+// backstop, when a fork bomb keeps it busy past the delay) cannot: its orphans go to init, and a
+// bomb held at the pids bound would spin there for ever. Its cgroups still hold them, named
+// after it, so the server, which reaps the supervisor, kills what is left in them and removes
+// them.
+
+// sweepGroups kills every process left in the cgroups of the supervisor pid, then removes the
+// groups. Nothing is done for a supervisor that cleaned up (its groups are gone).
+func sweepGroups(pid int) {
+	for _, controller := range []string{"pids", "memory"} {
+		parent, _, err := controllerParent(controller)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Join(parent, "reprise-"+strconv.Itoa(pid))
+		if _, err := os.Stat(dir); err != nil {
+			continue
+		}
+		killGroup(dir)
+		removeCgroup(dir)
+	}
+}
+
+// killGroup kills the tasks of cgroup dir until none is left, or for at most ten seconds (a task
+// in uninterruptible sleep dies when it wakes). New forks are refused first where the group has
+// a pids bound, so that a fork bomb cannot outrun the kills.
+func killGroup(dir string) {
+	if os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0) == nil { // cgroup v2, Linux 5.14
+		waitEmpty(dir, 10*time.Second)
+		return
+	}
+	_ = os.WriteFile(filepath.Join(dir, "pids.max"), []byte("0"), 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		pids := tasks(dir)
+		if len(pids) == 0 {
+			return
+		}
+		for _, p := range pids {
+			_ = unix.Kill(p, unix.SIGKILL)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitEmpty waits until cgroup dir has no task, or for d.
+func waitEmpty(dir string, d time.Duration) {
+	for deadline := time.Now().Add(d); time.Now().Before(deadline) && len(tasks(dir)) > 0; {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// tasks are the processes in cgroup dir.
+func tasks(dir string) []int {
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.Fields(string(b)) {
+		if p, err := strconv.Atoi(f); err == nil && p > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
