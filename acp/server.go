@@ -208,10 +208,13 @@ func absDir(cwd string) (string, error) {
 // (started by the runner, closed with the session).
 func (s *server) spec(id, ws string, given []sdk.McpServer) (runner.Spec, error) {
 	spec := runner.Spec{
-		Workspace: ws, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
-		ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
-		Secrets: s.opts.Secrets, Approver: approver{srv: s, sessionID: id}, Stream: true,
-		Logger: s.log, Overlay: s.overlay(id, ws), ID: id, MaxTurnRequests: s.opts.MaxTurnRequests,
+		Config: agent.Config{
+			ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Secrets: s.opts.Secrets,
+			Approver: approver{srv: s, sessionID: id}, Stream: true, MaxTurnRequests: s.opts.MaxTurnRequests,
+			Logger: s.log, Overlay: s.overlay(id, ws),
+		},
+		ID: id, Workspace: ws, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
+		Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 	}
 	m, err := s.withMCP(id, ws, given)
 	if m != nil {

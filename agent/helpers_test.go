@@ -113,21 +113,23 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		policy.KeepToolResults = true
 	}
 	opts := Options{
+		Config: Config{
+			Prices:        o.prices,
+			Catalog:       cat,
+			ContextPolicy: policy,
+			Approver:      o.approver,
+			Secrets:       o.secrets,
+			Stream:        o.stream,
+		},
 		Workspace:       ws,
 		Model:           client,
 		ModelName:       client.Model(),
-		Prices:          o.prices,
-		Catalog:         cat,
 		Now:             o.now,
 		Thinking:        o.thinking,
 		InputTokenLimit: o.limit,
-		ContextPolicy:   policy,
-		Approver:        o.approver,
 		Commands:        o.commands,
 		Sandbox:         o.sandbox,
-		Secrets:         o.secrets,
 		StateDir:        t.TempDir(),
-		Stream:          o.stream,
 		External:        o.external,
 		MCPGrants:       o.grants,
 	}

@@ -41,7 +41,7 @@ func resumeFrom(t *testing.T, f *fixture, st *journal.Store, log *journal.Log) *
 	}
 	t.Cleanup(func() { log2.Close() })
 	client, _ := gemini.New(t.Context(), gemini.Config{APIKey: "k", BaseURL: f.srv.URL(), BaseDelay: time.Millisecond})
-	s, err := Resume(Options{Workspace: f.ws, Model: client, ModelName: "gemini-2.5-flash", ContextPolicy: f.s.opts.ContextPolicy, StateDir: t.TempDir(), Journal: log2, Blobs: log2}, snap)
+	s, err := Resume(Options{Workspace: f.ws, Model: client, ModelName: "gemini-2.5-flash", Config: Config{ContextPolicy: f.s.opts.ContextPolicy}, StateDir: t.TempDir(), Journal: log2, Blobs: log2}, snap)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -139,7 +139,7 @@ func startAndRun(ctx context.Context, ws string, log *slog.Logger) (string, erro
 	if err != nil {
 		return "", err
 	}
-	s, err := New(Options{Workspace: ws, Model: client, ModelName: client.Model(), Logger: log})
+	s, err := New(Options{Workspace: ws, Model: client, ModelName: client.Model(), Config: Config{Logger: log}})
 	if err != nil {
 		return "", err
 	}

@@ -34,20 +34,38 @@ type Model interface {
 	Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error]
 }
 
-// Options configure a session. Workspace and Model are required.
-type Options struct {
-	ID              string
-	Workspace       string // absolute
-	Model           Model
-	ModelName       string
-	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
+// Config is what a front-end gives a session as it is: the public half of Options, which
+// runner.Spec carries unchanged. A new setting that needs no building (no client, no policy
+// compiled from it) is added here and in the front-ends' settings readers, nowhere else.
+type Config struct {
 	// ContextPolicy is the context window policy (budget, compaction thresholds, caps); the zero
 	// value is contextwin.DefaultPolicy().
 	ContextPolicy contextwin.Policy
 	// Catalog is the model catalogue, the user's models setting applied; nil = catalog.Builtin().
 	Catalog *catalog.Catalog
 	// Prices override the catalogue's (the --prices file, the prices setting); nil = none.
-	Prices contextwin.PriceTable
+	Prices   contextwin.PriceTable
+	Approver tools.Approver // nil = refuse what the policy does not allow
+	// Secrets are redacted from everything that reaches the model or the journal; nil = the
+	// credentials of the process environment (secret.FromEnv(os.Getenv)).
+	Secrets         *secret.Redactor
+	Stream          bool
+	MaxTurnRequests int // model calls per user turn; 0 = DefaultMaxTurnRequests
+	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
+	Overlay func(rel string) (string, bool)
+	Guard   func(rel string) error
+	Logger  *slog.Logger
+}
+
+// Options configure a session: the front-end's Config, and what the runner builds from the
+// rest of its settings. Workspace and Model are required.
+type Options struct {
+	Config
+	ID              string
+	Workspace       string // absolute
+	Model           Model
+	ModelName       string
+	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
 	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
 	// model's default). Catalog.Thinking resolves the user's setting into it.
 	Thinking catalog.ThinkingChoice
@@ -60,20 +78,10 @@ type Options struct {
 	CompactionThinking  catalog.ThinkingChoice
 
 	Commands *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
-	Approver tools.Approver    // nil = refuse what the policy does not allow
 	// Sandbox confines the commands; nil = the default sandbox for Workspace.
-	Sandbox *sandbox.Sandbox
-	// Secrets are redacted from everything that reaches the model or the journal; nil = the
-	// credentials of the process environment (secret.FromEnv(os.Getenv)).
-	Secrets         *secret.Redactor
-	StateDir        string // the session's directory; large outputs go to StateDir/tool-outputs
-	Stream          bool
-	MaxTurnRequests int // model calls per user turn; 0 = DefaultMaxTurnRequests
-	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
-	Overlay func(rel string) (string, bool)
-	Guard   func(rel string) error
-	Logger  *slog.Logger
-	Now     func() time.Time
+	Sandbox  *sandbox.Sandbox
+	StateDir string // the session's directory; large outputs go to StateDir/tool-outputs
+	Now      func() time.Time
 	// After is the timer of the background work that waits (keeping an explicit cache alive while
 	// idle); nil = time.After. Tests give one on a simulated clock.
 	After func(time.Duration) <-chan time.Time

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/runner"
 )
 
@@ -20,7 +21,7 @@ func (s *server) sweepCaches() {
 	s.spawn(func() { // ends with the sweep: bounded by a minute and by the connection
 		ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 		defer cancel()
-		deleted, err := s.sessions.runner.SweepCaches(ctx, runner.Spec{Workspace: s.root, Model: c.model, Logger: s.log}, s.sessions.isOpen)
+		deleted, err := s.sessions.runner.SweepCaches(ctx, runner.Spec{Workspace: s.root, Model: c.model, Config: agent.Config{Logger: s.log}}, s.sessions.isOpen)
 		if me := (runner.ModelError{}); errors.As(err, &me) {
 			s.log.Debug("explicit caches not swept: no model client", "error", err)
 		}

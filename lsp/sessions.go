@@ -63,11 +63,13 @@ func (ss *sessionSet) create(ctx context.Context) (*runner.Live, error) {
 func (ss *sessionSet) spec(ctx context.Context, id string, c config) runner.Spec {
 	srv := ss.srv
 	spec := runner.Spec{
+		Config: agent.Config{
+			ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Secrets: srv.secrets,
+			Approver: approver{srv: srv, sessionID: id}, Stream: true, MaxTurnRequests: c.maxTurnRequests,
+			Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger,
+		},
 		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking, CompactionModel: c.compactionModel,
-		ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Allow: c.allow,
-		Sandbox: c.sandboxConfig(srv.root), Secrets: srv.secrets, Approver: approver{srv: srv, sessionID: id},
-		Stream: true, Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Lazy: true,
-		MaxTurnRequests: c.maxTurnRequests,
+		Allow: c.allow, Sandbox: c.sandboxConfig(srv.root), Lazy: true,
 	}
 	if m := srv.mcp.external(ctx, c); m != nil {
 		spec.External = m

@@ -36,7 +36,7 @@ func cachingSpec(t *testing.T, ws string) Spec {
 	}
 	p := contextwin.DefaultPolicy()
 	p.ContextBudget, p.ExplicitCache = 200_000, true
-	return Spec{Workspace: ws, Model: "gemini-3.8-flash", ContextPolicy: p, Catalog: cat}
+	return Spec{Workspace: ws, Model: "gemini-3.8-flash", Config: agent.Config{ContextPolicy: p, Catalog: cat}}
 }
 
 // readingTurns read the eight files of cachingSpec, then answer.

@@ -269,7 +269,7 @@ func TestEventsBetweenTurns(t *testing.T) {
 	}
 	ws := t.TempDir()
 	p := contextwin.DefaultPolicy()
-	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", ContextPolicy: p})
+	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", Config: agent.Config{ContextPolicy: p}})
 	if err != nil {
 		t.Fatal(err)
 	}

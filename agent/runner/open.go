@@ -20,9 +20,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
-	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
-	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
@@ -61,30 +59,23 @@ type Runner struct {
 	live liveSet
 }
 
-// Spec is one session as a front-end asks for it: the user's settings, checked.
+// Spec is one session as a front-end asks for it: the user's settings, checked. Its Config
+// goes to the session as it is; the rest is what the runner builds from (a model client, a
+// command policy, a sandbox, MCP servers).
 type Spec struct {
+	agent.Config
 	// ID is a new session's id when the front-end needs it before the session exists (to
-	// address its notices); empty: the host makes one.
-	ID            string
-	Workspace     string // absolute
-	Model         string // a resumed session keeps the model it was saved with
-	Thinking      string // catalog.Auto ("" too) or a level, checked against the model
-	ContextPolicy contextwin.Policy
-	Prices        contextwin.PriceTable
-	Catalog       *catalog.Catalog // nil: the built-in one
+	// address its notices); empty: the runner makes one.
+	ID        string
+	Workspace string // absolute
+	Model     string // a resumed session keeps the model it was saved with
+	Thinking  string // catalog.Auto ("" too) or a level, checked against the model
 	// Allow is the command allowlist; Yes allows every command the policy does not refuse
 	// outright (--yes).
-	Allow           []string
-	Yes             bool
-	Sandbox         sandbox.Config // its Workspace is the spec's
-	Secrets         *secret.Redactor
-	Approver        tools.Approver
-	MCPGrants       []string // MCP tools allowed without asking (--allow-mcp)
-	Stream          bool
-	MaxTurnRequests int // 0: agent's default
-	Overlay         func(rel string) (string, bool)
-	Guard           func(rel string) error
-	Logger          *slog.Logger
+	Allow     []string
+	Yes       bool
+	Sandbox   sandbox.Config // its Workspace is the spec's
+	MCPGrants []string       // MCP tools allowed without asking (--allow-mcp)
 	// External are the MCP servers, started by the runner with the request's context before the
 	// session declares their tools. Nil: none.
 	External External
@@ -315,22 +306,13 @@ func Options(id, model string, spec Spec) agent.Options {
 	sb := spec.Sandbox
 	sb.Workspace = spec.Workspace
 	opts := agent.Options{
-		ID:              id,
-		Workspace:       spec.Workspace,
-		ModelName:       model,
-		ContextPolicy:   spec.ContextPolicy,
-		Prices:          spec.Prices,
-		Catalog:         spec.Catalog,
-		Approver:        spec.Approver,
-		Sandbox:         sandbox.New(sb),
-		Secrets:         spec.Secrets,
-		StateDir:        filepath.Join(os.TempDir(), "reprise-"+id),
-		Stream:          spec.Stream,
-		MaxTurnRequests: spec.MaxTurnRequests,
-		Overlay:         spec.Overlay,
-		Guard:           spec.Guard,
-		Logger:          spec.Logger,
-		MCPGrants:       tools.NewMCPGrants(spec.MCPGrants),
+		Config:    spec.Config,
+		ID:        id,
+		Workspace: spec.Workspace,
+		ModelName: model,
+		Sandbox:   sandbox.New(sb),
+		StateDir:  filepath.Join(os.TempDir(), "reprise-"+id),
+		MCPGrants: tools.NewMCPGrants(spec.MCPGrants),
 	}
 	if spec.External != nil {
 		opts.External = spec.External

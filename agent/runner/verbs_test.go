@@ -36,7 +36,7 @@ func open(t *testing.T, turns int, extra ...geminitest.Turn) (*Live, *geminitest
 		limit, err := c.InputTokenLimit(ctx)
 		return c, limit, err
 	}}
-	o, err := h.Open(t.Context(), Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
+	o, err := h.Open(t.Context(), Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash", Config: agent.Config{ContextPolicy: contextwin.DefaultPolicy()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +220,7 @@ func TestRestoreKeepContextCheckpoints(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", ContextPolicy: contextwin.DefaultPolicy()})
+	l, err := r.Open(t.Context(), Spec{Workspace: ws, Model: "gemini-3.8-flash", Config: agent.Config{ContextPolicy: contextwin.DefaultPolicy()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -199,7 +199,8 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 		return client, contextwin.DefaultInputTokenLimit, nil
 	}}
 	s, err = h.Open(ctx, runner.Spec{
-		Workspace: ws, Model: client.Model(), ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true,
+		Config:    agent.Config{ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true},
+		Workspace: ws, Model: client.Model(),
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.
 		Sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},

@@ -222,11 +222,14 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		approver = allowAll{out: stderr}
 	}
 	spec := runner.Spec{
-		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel, ContextPolicy: f.policy, Prices: prices,
-		Allow: f.allow, Yes: f.yes, Approver: approver, Stream: f.stream, MCPGrants: f.allowMCP, MaxTurnRequests: f.maxTurnRequests,
+		Config: agent.Config{
+			ContextPolicy: f.policy, Prices: prices, Approver: approver, Stream: f.stream, MaxTurnRequests: f.maxTurnRequests,
+			Secrets: secret.FromEnv(getenv, f.hidePaths...),
+		},
+		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel,
+		Allow: f.allow, Yes: f.yes, MCPGrants: f.allowMCP,
 		Sandbox: sandbox.Config{Mode: sandbox.Mode(f.sandbox), AllowNetwork: f.allowNetwork, HidePaths: f.hidePaths, ReadPaths: f.readPaths,
 			MaxMemory: int64(f.maxMemory)},
-		Secrets: secret.FromEnv(getenv, f.hidePaths...),
 	}
 	if servers != nil {
 		spec.External = servers
