@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -40,10 +41,24 @@ type cacheStore interface {
 }
 
 // cachingModel is the session's model with explicit caching in front of it.
+// cacheView is what the explicit cache reads of its session: a few facts, the billing it
+// charges, and the conversation it snapshots; not the session, whose turn loop it knows nothing of.
+type cacheView struct {
+	id, model string
+	now       func() time.Time
+	after     func(time.Duration) <-chan time.Time // nil: time.After
+	logger    *slog.Logger
+	policy    func() contextwin.Policy
+	idleSince func() time.Time
+	journal   func(journal.Record)
+	bill      *billing
+	conv      *conversation
+}
+
 type cachingModel struct {
 	inner Model
 	store cacheStore
-	s     *Session
+	s     cacheView
 
 	mu      sync.Mutex // guards everything below
 	cur     *heldCache // the cache in use, nil when none
@@ -130,7 +145,7 @@ func (m *cachingModel) Generate(ctx context.Context, req *gemini.Request) iter.S
 func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini.CacheRef {
 	// What the last request sent, now the head of this one; read before m.mu, which record
 	// takes under conv.mu.
-	c := &m.s.conv
+	c := m.s.conv
 	c.mu.Lock()
 	prefix, held := c.last.prompt, slices.Clone(c.last.history)
 	c.mu.Unlock()
@@ -140,12 +155,12 @@ func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini
 		m.dropLocked(ctx)
 		return nil
 	}
-	model := m.s.opts.ModelName
+	model := m.s.model
 	if mod, ok := m.s.bill.pricing.Catalog.Lookup(model); ok && !mod.ExplicitCaching {
 		m.stopLocked(fmt.Sprintf("%s has no explicit caching: the session goes on with implicit caching", model))
 		return nil
 	}
-	now := m.s.opts.Now()
+	now := m.s.now()
 	if m.cur != nil && !m.cur.Expires.After(now) {
 		// Expired by the session's clock, after an idle gap: an end foreseen, not a failure.
 		m.dropLocked(ctx)
@@ -172,7 +187,7 @@ func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini
 // (hold: it holds an older part of req), and returns it; nil when it does not pay or fails.
 // m.mu must be held.
 func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, prefix int, held []*genai.Content, hold bool) *gemini.CacheRef {
-	model := m.s.opts.ModelName
+	model := m.s.model
 	f := m.s.bill.figures()
 	hits, measured := f.totals.Cache()
 	if !measured || f.calls < explicitMinCalls || len(held) == 0 || len(held) >= len(req.Contents) {
@@ -186,7 +201,7 @@ func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, pr
 			return nil
 		}
 	}
-	prices, _ := m.s.bill.pricing.At(model, m.s.opts.Now(), prefix)
+	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
 	full := contextwin.CacheCase{Prefix: prefix, HitRate: hits.HitRate, Reads: explicitReads, TTL: explicitTTL, Prices: prices}
 	saving := full.Saving()
 	if hold {
@@ -199,7 +214,7 @@ func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, pr
 	if saving <= full.Cost() {
 		return nil
 	}
-	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: CacheDisplayName(m.s.opts.ID)}
+	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: CacheDisplayName(m.s.id)}
 	made, err := m.store.CreateCache(ctx, spec)
 	if err != nil {
 		switch gemini.CacheFailureOf(err) {
@@ -244,7 +259,7 @@ func (m *cachingModel) dropLocked(ctx context.Context) {
 	}
 	if err := m.store.DeleteCache(context.WithoutCancel(ctx), m.cur.Name); err != nil {
 		// Not journaled as deleted: a resume looks for it again.
-		m.s.opts.Logger.Warn("explicit cache not deleted: it expires with its TTL", "session", m.s.opts.ID, "cache", m.cur.Name, "error", err)
+		m.s.logger.Warn("explicit cache not deleted: it expires with its TTL", "session", m.s.id, "cache", m.cur.Name, "error", err)
 	} else {
 		m.journalCache(journal.CacheDeleted, m.cur.Cache, 0, true)
 	}
@@ -260,7 +275,7 @@ func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) bool
 	if err != nil {
 		return false
 	}
-	cost, priced := m.s.bill.cacheStorage(m.s.opts.ModelName, cur.Tokens, exp.Sub(cur.Expires))
+	cost, priced := m.s.bill.cacheStorage(m.s.model, cur.Tokens, exp.Sub(cur.Expires))
 	cur.Expires = exp
 	m.journalCache(journal.CacheExtended, cur.Cache, cost, priced)
 	return true

@@ -78,7 +78,7 @@ func (m *cachingModel) keeperDone() <-chan struct{} {
 // keep extends the cache step by step until keepStep says to stop or ctx ends.
 func (m *cachingModel) keep(ctx context.Context, done chan struct{}) {
 	defer close(done)
-	after := m.s.opts.After
+	after := m.s.after
 	if after == nil {
 		after = time.After
 	}
@@ -105,11 +105,11 @@ func (m *cachingModel) keepStep(ctx context.Context) (time.Duration, bool) {
 	}
 	// What the next request would start with, read before m.mu (no lock is held while another
 	// is taken).
-	c := &m.s.conv
+	c := m.s.conv
 	c.mu.Lock()
 	system, tools, history := c.prompt.text, c.prompt.decls, slices.Clone(c.history)
 	c.mu.Unlock()
-	idleSince, now := m.s.LastActivity(), m.s.opts.Now()
+	idleSince, now := m.s.idleSince(), m.s.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	cur := m.cur
@@ -120,7 +120,7 @@ func (m *cachingModel) keepStep(ctx context.Context) (time.Duration, bool) {
 		m.dropLocked(ctx) // a compaction or an undo while idle: the next call cannot read it
 		return 0, false
 	}
-	prices, _ := m.s.bill.pricing.At(m.s.opts.ModelName, now, cur.Tokens)
+	prices, _ := m.s.bill.pricing.At(m.s.model, now, cur.Tokens)
 	horizon := idleSince.Add(contextwin.IdleKeep(prices))
 	if !cur.Expires.Before(horizon) {
 		return 0, false // it lives to the horizon: let it end there

@@ -216,7 +216,11 @@ func (s *Session) init() *Session {
 	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
 	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
 	if store, ok := opts.Model.(cacheStore); ok {
-		s.caching = &cachingModel{inner: opts.Model, store: store, s: s}
+		view := cacheView{
+			id: opts.ID, model: opts.ModelName, now: opts.Now, after: opts.After, logger: opts.Logger,
+			policy: s.policy, idleSince: s.LastActivity, journal: s.journal, bill: &s.bill, conv: &s.conv,
+		}
+		s.caching = &cachingModel{inner: opts.Model, store: store, s: view}
 		s.opts.Model = s.caching
 	}
 	return s

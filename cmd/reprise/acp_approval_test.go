@@ -75,19 +75,9 @@ func TestAttackACPPermissionSpoofing(t *testing.T) {
 			}})
 			defer srv.Close()
 			vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir(), "REPRISE_CONFIG_HOME": t.TempDir()})
-			agentIn, clientOut := io.Pipe()
-			clientIn, agentOut := io.Pipe()
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan struct{})
-			go func() { // ends when the connection closes or ctx is cancelled
-				defer close(done)
-				run(ctx, []string{"acp"}, agentIn, agentOut, io.Discard, vars)
-				agentOut.Close()
-			}()
-			defer func() { cancel(); clientOut.Close(); <-done }()
+			ctx := t.Context()
 			c := &permissionClient{}
-			conn := sdk.NewClientSideConnection(c, clientOut, clientIn)
-			conn.SetLogger(slog.New(slog.DiscardHandler))
+			conn := acpClient(t, c, []string{"acp"}, vars)
 			if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 				t.Fatal(err)
 			}
@@ -119,4 +109,23 @@ func TestAttackACPPermissionSpoofing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// acpClient runs `reprise acp` with args over pipes, client as its editor; the agent stops when
+// the test ends.
+func acpClient(t *testing.T, client sdk.Client, args []string, vars func(string) string) *sdk.ClientSideConnection {
+	t.Helper()
+	agentIn, clientOut := io.Pipe()
+	clientIn, agentOut := io.Pipe()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { // ends when the connection closes or ctx is cancelled
+		defer close(done)
+		run(ctx, args, agentIn, agentOut, io.Discard, vars)
+		agentOut.Close()
+	}()
+	t.Cleanup(func() { cancel(); clientOut.Close(); <-done })
+	conn := sdk.NewClientSideConnection(client, clientOut, clientIn)
+	conn.SetLogger(slog.New(slog.DiscardHandler))
+	return conn
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -124,18 +123,7 @@ func TestFrontEndsTellTheSameEvents(t *testing.T) {
 
 	as("acp")
 	srv.Append(turn...)
-	agentIn, clientOut := io.Pipe()
-	clientIn, agentOut := io.Pipe()
-	actx, acancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { // ends when the connection closes or actx is cancelled
-		defer close(done)
-		run(actx, []string{"acp"}, agentIn, agentOut, io.Discard, vars)
-		agentOut.Close()
-	}()
-	defer func() { acancel(); clientOut.Close(); <-done }()
-	conn := sdk.NewClientSideConnection(&permissionClient{}, clientOut, clientIn)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := acpClient(t, &permissionClient{}, []string{"acp"}, vars)
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -102,19 +101,8 @@ func TestFrontEndsOpenTheSameSession(t *testing.T) {
 	}
 
 	as("acp")
-	agentIn, clientOut := io.Pipe()
-	clientIn, agentOut := io.Pipe()
-	actx, acancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() { // ends when the connection closes or actx is cancelled
-		defer close(done)
-		run(actx, []string{"acp", "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget), "--allow", "make",
-			"--allow-network", "--hide-path", hidden, "--max-turn-requests", "120", "--compaction-model", compactionModel, "--compaction-tier", "flex"}, agentIn, agentOut, io.Discard, vars)
-		agentOut.Close()
-	}()
-	defer func() { acancel(); clientOut.Close(); <-done }()
-	conn := sdk.NewClientSideConnection(&permissionClient{}, clientOut, clientIn)
-	conn.SetLogger(slog.New(slog.DiscardHandler))
+	conn := acpClient(t, &permissionClient{}, []string{"acp", "--model", model, "--thinking", "low", "--budget", fmt.Sprint(budget), "--allow", "make",
+		"--allow-network", "--hide-path", hidden, "--max-turn-requests", "120", "--compaction-model", compactionModel, "--compaction-tier", "flex"}, vars)
 	if _, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
