@@ -53,7 +53,8 @@ var (
 	ErrBusy = errors.New("session is running a turn")
 )
 
-// FullError: the cap of open sessions is reached and every one is busy.
+// FullError is the refusal of a new session when the cap of open sessions is reached and every
+// one is busy.
 type FullError struct{ Limit int }
 
 func (e FullError) Error() string {

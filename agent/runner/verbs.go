@@ -64,7 +64,7 @@ type Outcome struct {
 	Checkpoints []contextwin.Checkpoint
 }
 
-// ErrBadTurn: a verb's turn is not a turn number.
+// ErrBadTurn is returned when a verb's turn is not a turn number.
 var ErrBadTurn = errors.New("turn must be a turn number (1 or more)")
 
 // ErrUnknownVerb is returned for a Kind the table does not hold.
