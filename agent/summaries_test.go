@@ -128,7 +128,9 @@ func flexScenario(o fixtureOpts, extra ...geminitest.Turn) (fixtureOpts, []gemin
 }
 
 // TestFlexBackgroundSummary: a background summary asks for Flex, is served on Flex and billed at
-// half the price the same tokens cost on the standard tier, by the fake as by the session.
+// half the price the same tokens cost on the standard tier, by the fake as by the session. On a
+// loaded machine the turn may reach blockAt before the background summary lands: the summary the
+// agent then waits for asks the standard tier, and only then.
 func TestFlexBackgroundSummary(t *testing.T) {
 	o, turns := flexScenario(fixtureOpts{journal: true})
 	f := newFixture(t, o, turns...)
@@ -136,12 +138,21 @@ func TestFlexBackgroundSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	waited := slices.ContainsFunc(ofType(evs, EventCompaction), func(ev Event) bool { return ev.Compaction.State == CompactionBlocking })
 	sums := summaryRequests(f.srv)
 	if len(sums) == 0 {
 		t.Fatalf("no summary: %v", types(evs))
 	}
-	for _, r := range sums {
-		if r.Tier != "flex" || r.ServedTier != catalog.TierFlex || r.Usage == nil {
+	flex := 0
+	for i, r := range sums {
+		if r.Tier != "flex" {
+			if i == 0 || !waited || r.ServedTier != catalog.TierStandard {
+				t.Fatalf("summary %d asked %q, served %q (the agent waited: %v)", i+1, r.Tier, r.ServedTier, waited)
+			}
+			continue
+		}
+		flex++
+		if r.ServedTier != catalog.TierFlex || r.Usage == nil {
 			t.Fatalf("summary asked %q, served %q", r.Tier, r.ServedTier)
 		}
 		standard, _ := contextwin.Pricing{}.At(r.Model, f.s.opts.Now(), r.Usage.Prompt)
@@ -152,12 +163,12 @@ func TestFlexBackgroundSummary(t *testing.T) {
 	}
 	noDiscount := contextwin.Prices{Input: 1, CachedInput: 1, Output: 0}
 	for _, r := range summaryRecords(t, f.state) {
-		if r.Tier != catalog.TierFlex || math.Abs(r.Cost-r.Usage.Cost(noDiscount)/2) > 1e-12 {
+		if r.Tier == catalog.TierFlex && math.Abs(r.Cost-r.Usage.Cost(noDiscount)/2) > 1e-12 || r.Tier != catalog.TierFlex && !waited {
 			t.Errorf("summary record on %q at $%g, want Flex at half of $%g", r.Tier, r.Cost, r.Usage.Cost(noDiscount))
 		}
 	}
-	if s := f.s.Totals().Summaries; s.Flex != len(sums) || s.Calls != len(sums) {
-		t.Errorf("summaries %+v, want %d on Flex", s, len(sums))
+	if s := f.s.Totals().Summaries; s.Flex != flex || s.Calls != len(sums) {
+		t.Errorf("summaries %+v, want %d of %d on Flex", s, flex, len(sums))
 	}
 	if w := ofType(evs, EventWarning); len(w) != 0 {
 		t.Errorf("warnings %v", w)
