@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -42,12 +43,33 @@ var belowCacheMinimum = map[string]map[int]float64{
 	"tests": {5000: 1.45},
 }
 
+// costPlays is what of scenario sc the cost tests play: with REPRISE_LONG_TESTS=1 (scripts/test,
+// CI) every scenario at every budget, its summaries on time and late; else, so that a plain
+// `go test ./...` stays well within Go's default timeout on two loaded cores, the bug fix at its
+// budgets and the investigation at the default budget, summaries on time. false: skip sc.
+func costPlays(sc scenarios.Scenario) (budgets []int, delays []time.Duration, ok bool) {
+	if os.Getenv(longTestsEnv) == "1" {
+		return sc.Budgets, []time.Duration{0, 300 * time.Millisecond}, true
+	}
+	switch sc.Name {
+	case "bugfix":
+		return sc.Budgets, []time.Duration{0}, true
+	case "investigation":
+		return []int{contextwin.DefaultPolicy().ContextBudget}, []time.Duration{0}, true
+	}
+	return nil, nil, false
+}
+
 func TestCompactionPaysForItself(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays 4 scenarios at 12 budgets, twice")
 	}
 	blockAt := contextwin.DefaultPolicy().BlockAt
 	for _, sc := range scenarios.All() {
+		budgets, delays, ok := costPlays(sc)
+		if !ok {
+			continue
+		}
 		t.Run(sc.Name, func(t *testing.T) {
 			base, err := playScenario(t.Context(), sc, noCompaction, t.TempDir(), 0)
 			if err != nil {
@@ -60,8 +82,8 @@ func TestCompactionPaysForItself(t *testing.T) {
 				base.Calls, base.MaxPrompt, base.Totals.InputTokens, base.Totals.CachedTokens, base.Totals.OutputTokens, base.Totals.Cost)
 			ideal := idealSchedule(t, base)
 			t.Logf("best schedule of clearings to the cache minimum: $%.5f = %.2f× uncompacted", ideal, ideal/base.Totals.Cost)
-			for _, budget := range sc.Budgets {
-				for _, delay := range []time.Duration{0, 300 * time.Millisecond} {
+			for _, budget := range budgets {
+				for _, delay := range delays {
 					r, err := playScenario(t.Context(), sc, budget, t.TempDir(), delay)
 					if err != nil {
 						t.Fatal(err)
