@@ -45,8 +45,8 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 		return err
 	}
 	c := &Cmd{Cmd: cmd, status: r, report: w}
-	c.ended = func() bool { // the supervisor is reaped: what it could not kill goes now
-		if cmd.Process != nil {
+	c.ended = func() bool { // the supervisor is reaped; one killed before its cleanup leaves work
+		if st := cmd.ProcessState; st != nil && !st.Exited() {
 			sweepGroups(cmd.Process.Pid)
 		}
 		return false
