@@ -29,6 +29,9 @@ type Cmd struct {
 	// was killed before it could (Linux). killed reports whether Cancel killed the command
 	// itself, which Windows's exit status cannot tell.
 	ended func() (killed bool)
+	// limitHit: ended found that the command met its process bound, which the supervisor killed
+	// before its report would have said (Linux).
+	limitHit bool
 }
 
 // Status is how the command (not its supervisor) ended.
@@ -119,7 +122,9 @@ func (c *Cmd) Wait() (Status, error) {
 			return st, nil
 		}
 	}
-	return processStatus(c.ProcessState), nil
+	st := processStatus(c.ProcessState)
+	st.ProcessLimit = st.ProcessLimit || c.limitHit
+	return st, nil
 }
 
 // Command prepares argv to run under the sandbox. Cancelling ctx ends the command and everything

@@ -392,3 +392,42 @@ func alive(pid int) bool {
 	_, after, _ := strings.Cut(string(b), ") ")
 	return !strings.HasPrefix(after, "Z") && !strings.HasPrefix(after, "X")
 }
+
+// TestKilledSupervisorStillTellsTheLimit: a fork bomb at the pids bound whose supervisor is killed
+// before it reports still ends with ProcessLimit, read from its group as the group is swept.
+func TestKilledSupervisorStillTellsTheLimit(t *testing.T) {
+	parent, err := pidsParent()
+	if err != nil || os.Getuid() != 0 {
+		t.Skip("no pids cgroup here for this user")
+	}
+	ws := t.TempDir()
+	for name, sb := range limitModes(ws, Limits{Processes: 32}) {
+		t.Run(name, func(t *testing.T) {
+			c, err := sb.Command(t.Context(), Unasked, "/bin/sh", "-c", "b() { b & b & wait; }; b")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Dir, c.WaitDelay = ws, 2*time.Second
+			if err := c.Start(); err != nil {
+				t.Fatal(err)
+			}
+			g := &pidsGroup{dir: filepath.Join(parent, "reprise-"+strconv.Itoa(c.Process.Pid))}
+			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !g.hit(); {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if !g.hit() {
+				t.Fatal("the bomb never met the bound")
+			}
+			if err := c.Process.Kill(); err != nil { // the supervisor
+				t.Fatal(err)
+			}
+			st, err := c.Wait()
+			if err != nil || !st.ProcessLimit {
+				t.Errorf("status %+v, %v: want the process bound told", st, err)
+			}
+			if _, err := os.Stat(g.dir); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cgroup %s left: %v", g.dir, err)
+			}
+		})
+	}
+}

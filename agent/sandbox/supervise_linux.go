@@ -47,7 +47,7 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	c := &Cmd{Cmd: cmd, status: r, report: w}
 	c.ended = func() bool { // the supervisor is reaped; one killed before its cleanup leaves work
 		if st := cmd.ProcessState; st != nil && !st.Exited() {
-			sweepGroups(cmd.Process.Pid)
+			c.limitHit = sweepGroups(cmd.Process.Pid)
 		}
 		return false
 	}

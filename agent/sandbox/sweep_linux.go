@@ -17,8 +17,10 @@ import (
 // them.
 
 // sweepGroups kills every process left in the cgroups of the supervisor pid, then removes the
-// groups. Nothing is done for a supervisor that cleaned up (its groups are gone).
-func sweepGroups(pid int) {
+// groups, and reports whether a fork was refused at the pids bound: the report the supervisor
+// could not write would have said so. Nothing is done for a supervisor that cleaned up (its
+// groups are gone).
+func sweepGroups(pid int) (limitHit bool) {
 	for _, controller := range []string{"pids", "memory"} {
 		parent, _, err := controllerParent(controller)
 		if err != nil {
@@ -28,9 +30,13 @@ func sweepGroups(pid int) {
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
+		if controller == "pids" {
+			limitHit = (&pidsGroup{dir: dir}).hit()
+		}
 		killGroup(dir)
 		removeCgroup(dir)
 	}
+	return limitHit
 }
 
 // killGroup kills the tasks of cgroup dir until none is left, or for at most ten seconds (a task
