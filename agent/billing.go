@@ -211,8 +211,8 @@ func (b *billing) pricedLocked() bool {
 }
 
 // thinking is what every request of the session sends about thinking.
-func (s *Session) thinking() gemini.Thinking {
-	t := s.opts.Thinking
+func (o *Options) thinking() gemini.Thinking {
+	t := o.Thinking
 	return gemini.Thinking{Level: t.Level, Budget: t.Budget}
 }
 

@@ -78,7 +78,7 @@ func (s *Session) Changes(turn int) ([]FileChange, error) {
 	defer root.Close()
 	out := []FileChange{}
 	for _, rel := range paths {
-		c, ok := s.change(root, first[rel])
+		c, ok := s.opts.change(root, first[rel])
 		if !ok {
 			continue
 		}
@@ -92,16 +92,16 @@ func (s *Session) Changes(turn int) ([]FileChange, error) {
 }
 
 // change compares one restore point with the file now; false when neither exists.
-func (s *Session) change(root *os.Root, p journal.RestorePoint) (FileChange, bool) {
+func (o *Options) change(root *os.Root, p journal.RestorePoint) (FileChange, bool) {
 	c := FileChange{Path: p.Path, Turn: p.Turn, State: ChangeModified}
 	var old []byte
 	oldBig := false
 	if p.Existed {
-		if s.opts.Blobs == nil {
+		if o.Blobs == nil {
 			c.Note = "the content before the change was not kept"
 			return c, true
 		}
-		b, err := s.opts.Blobs.ReadBlob(p.Blob)
+		b, err := o.Blobs.ReadBlob(p.Blob)
 		if err != nil {
 			c.Note = fmt.Sprintf("the content before the change cannot be read: %v", err)
 			return c, true
@@ -190,7 +190,7 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 	}
 	var want []string
 	for _, given := range paths {
-		rel, err := s.relPath(given)
+		rel, err := s.opts.relPath(given)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -237,10 +237,10 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 
 // relPath turns a path given by an editor into the workspace-relative slash form restore points
 // use.
-func (s *Session) relPath(given string) (string, error) {
+func (o *Options) relPath(given string) (string, error) {
 	p := filepath.FromSlash(given)
 	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(s.opts.Workspace, p)
+		r, err := filepath.Rel(o.Workspace, p)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", given, ErrOutside)
 		}
@@ -255,8 +255,8 @@ func (s *Session) relPath(given string) (string, error) {
 
 // diffOf turns a tool's edit into the event's bounded diff, with secrets masked as in the rest of
 // the event.
-func (s *Session) diffOf(e *tools.Edit) *Diff {
-	d := &Diff{Path: filepath.Join(s.opts.Workspace, filepath.FromSlash(e.Path))}
+func (o *Options) diffOf(e *tools.Edit) *Diff {
+	d := &Diff{Path: filepath.Join(o.Workspace, filepath.FromSlash(e.Path))}
 	switch {
 	case len(e.Old) > MaxEditDiffBytes || len(e.New) > MaxEditDiffBytes:
 		d.Note = fmt.Sprintf("%s is over %d KiB: the diff is not sent with the edit (reprise.changes gives it, bounded)", e.Path, MaxEditDiffBytes>>10)
@@ -266,9 +266,9 @@ func (s *Session) diffOf(e *tools.Edit) *Diff {
 		return d
 	}
 	if e.Existed {
-		old := s.opts.Secrets.String(string(e.Old))
+		old := o.Secrets.String(string(e.Old))
 		d.OldText = &old
 	}
-	d.NewText = s.opts.Secrets.String(string(e.New))
+	d.NewText = o.Secrets.String(string(e.New))
 	return d
 }

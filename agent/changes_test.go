@@ -160,7 +160,7 @@ func TestDiffOf(t *testing.T) {
 		{"binary", tools.Edit{Path: "a.txt", Old: []byte("a"), New: []byte("\x00"), Existed: true},
 			Diff{Path: filepath.Join(f.ws, "a.txt"), Note: "a.txt is a binary file"}},
 	} {
-		if d := cmp.Diff(&tc.want, f.s.diffOf(&tc.edit)); d != "" {
+		if d := cmp.Diff(&tc.want, f.s.opts.diffOf(&tc.edit)); d != "" {
 			t.Errorf("%s (-want +got):\n%s", tc.name, d)
 		}
 	}

@@ -51,7 +51,7 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 	before, _ := c.ledger.Used()
 	return contextwin.PlanClearing(items, contextwin.ClearInput{
 		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
-		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.horizon(calls), Prices: f.prices, MustFree: mustFree,
+		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.opts.horizon(calls), Prices: f.prices, MustFree: mustFree,
 		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	})
 }
@@ -124,7 +124,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
 	// for the summary's length: under it, every call would pay the prompt in full.
 	if sum, ok := s.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
-		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.horizon(calls))
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls))
 		if saving-cost > plan.Net() {
 			e.summary = &sum
 		}
@@ -137,14 +137,14 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 func (s *Session) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
 	cp := s.clearLocked(e.plan)
 	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
-		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.horizon(calls), e.plan.Saving)
+		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.opts.horizon(calls), e.plan.Saving)
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
 // either way, in dollars. s.compactor.mu and s.conv.mu must be held.
 func (s *Session) firstTierLocked(f planFacts, calls, used, window int) (*contextwin.Checkpoint, string) {
 	plan, ok := s.clearOrSummarize(f, calls, used, window)
-	h := s.horizon(calls)
+	h := s.opts.horizon(calls)
 	if ok {
 		cp := s.clearLocked(plan)
 		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
@@ -172,7 +172,7 @@ func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contex
 		return clear, ok
 	}
 	if sum, ok := s.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
-		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.horizon(calls)) // at blockAt: waited for, standard
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls)) // at blockAt: waited for, standard
 		if saving-cost > clear.Net() {
 			return contextwin.ClearPlan{}, false
 		}
@@ -186,8 +186,8 @@ const stubTokens = 60
 // horizon is how many calls a decision taken now is weighed over: a turn that has made calls
 // calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out
 // of four; and no more than its limit leaves. Never less than the next call and one more.
-func (s *Session) horizon(calls int) int {
-	return max(min(calls/3, s.opts.MaxTurnRequests-calls), 2)
+func (o *Options) horizon(calls int) int {
+	return max(min(calls/3, o.MaxTurnRequests-calls), 2)
 }
 
 // liveResults counts the function responses of m that are not cleared yet.
@@ -297,7 +297,7 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	}
 	c.checkpoints = append(c.checkpoints, cp)
 	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
+	s.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
 	return cp
 }
 
@@ -337,9 +337,9 @@ func saveWhole(dir, name, text string) string {
 
 // saveRequest saves a user request too long for the head whole to the session's tool outputs,
 // named by its content (the same request saved twice is one file), and says how to read it.
-func (s *Session) saveRequest(text string) string {
+func (o *Options) saveRequest(text string) string {
 	sum := sha256.Sum256([]byte(text))
-	return saveWhole(filepath.Join(s.opts.StateDir, "tool-outputs"), "request-"+hex.EncodeToString(sum[:6]), text)
+	return saveWhole(filepath.Join(o.StateDir, "tool-outputs"), "request-"+hex.EncodeToString(sum[:6]), text)
 }
 
 func safeName(s string) string {

@@ -131,7 +131,7 @@ func (s *Session) canCompactLocked() bool {
 // s.compactor.mu and s.conv.mu must be held.
 func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts, background bool) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	route := s.route(f, background)
+	route := s.opts.route(f, background)
 	maxInput := s.opts.InputTokenLimit
 	if route.cold {
 		maxInput = min(maxInput, s.opts.Catalog.InputLimit(route.name))
@@ -150,7 +150,7 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		MaxInputTokens:  maxInput * 3 / 4,
 		MergeAbove:      s.mergeAbove(f.policy),
 		Estimator:       &est,
-		SaveRequest:     s.saveRequest,
+		SaveRequest:     s.opts.saveRequest,
 		StandAlone:      route.cold,
 	}
 	if note != "" && plan.Split > 1 {
@@ -176,7 +176,7 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 // to: a tenth of the window. Appending keeps the head's prefix cached; merging keeps the head
 // small.
 func (s *Session) mergeAbove(p contextwin.Policy) int {
-	return s.window(p) / 10
+	return s.opts.window(p) / 10
 }
 
 // planLocked estimates the compaction that would be done now (see contextwin.PlanCompaction): the
@@ -204,7 +204,7 @@ func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
 		MinCached:       f.cacheMin,
 		KeepRecentTurns: f.policy.KeepRecentTurns,
-		Target:          int(f.policy.CompactAt * float64(s.window(f.policy))),
+		Target:          int(f.policy.CompactAt * float64(s.opts.window(f.policy))),
 		Floor:           floor,
 		Growth:          growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	}
@@ -227,8 +227,8 @@ func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 // Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of four; and no more
 // than its limit leaves. A wrong guess costs one summary call: the compaction at blockAt would
 // have come anyway, or not at all.
-func (s *Session) worth(f planFacts, plan contextwin.Plan, calls int) bool {
-	horizon := min(calls/3, s.opts.MaxTurnRequests-calls)
+func (o *Options) worth(f planFacts, plan contextwin.Plan, calls int) bool {
+	horizon := min(calls/3, o.MaxTurnRequests-calls)
 	saving, cost := plan.Worth(f.prices, f.summary, f.cached, horizon)
 	return saving > cost
 }
@@ -331,10 +331,10 @@ func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state c
 	}
 	c.checkpoints = append(c.checkpoints, cp)
 	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{
+	s.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{
 		Head: h[0], Split: res.Split, Blocks: res.Blocks, Checkpoint: cp,
 	}})
-	return cp, p.Check(after, s.window(p)) != contextwin.Block
+	return cp, p.Check(after, s.opts.window(p)) != contextwin.Block
 }
 
 // handoff is the message that ends a session whose compactions no longer free enough room: the
@@ -345,7 +345,7 @@ func (s *Session) handoff(p contextwin.Policy, noProgress int) string {
 	s.conv.mu.Unlock()
 	return fmt.Sprintf("\n\nStopped: %d compactions in a row left the context above %g × %d tokens, so compacting again would not help. "+
 		"Even the last turn kept verbatim is too large for the budget. Raise contextBudget, "+
-		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, s.window(p), contextwin.JoinSummaries(blocks))
+		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, s.opts.window(p), contextwin.JoinSummaries(blocks))
 }
 
 func (s *Session) currentJob() *compactionJob {

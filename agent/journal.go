@@ -22,24 +22,24 @@ type Blobs interface {
 }
 
 // journal appends a record; a failure to save is logged, never fatal to the turn.
-func (s *Session) journal(r journal.Record) {
-	if s.opts.Journal == nil {
+func (o *Options) journal(r journal.Record) {
+	if o.Journal == nil {
 		return
 	}
 	if r.Time.IsZero() {
-		r.Time = s.opts.Now()
+		r.Time = o.Now()
 	}
-	if err := s.opts.Journal.Append(r); err != nil {
-		s.opts.Logger.Warn("session not saved", "session", s.opts.ID, "error", err)
+	if err := o.Journal.Append(r); err != nil {
+		o.Logger.Warn("session not saved", "session", o.ID, "error", err)
 	}
 }
 
-func (s *Session) sync() {
-	if s.opts.Journal == nil {
+func (o *Options) sync() {
+	if o.Journal == nil {
 		return
 	}
-	if err := s.opts.Journal.Sync(); err != nil {
-		s.opts.Logger.Warn("session not synced", "session", s.opts.ID, "error", err)
+	if err := o.Journal.Sync(); err != nil {
+		o.Logger.Warn("session not synced", "session", o.ID, "error", err)
 	}
 }
 

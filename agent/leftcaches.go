@@ -79,7 +79,7 @@ func (s *Session) DropLeftCaches(ctx context.Context) ([]string, error) {
 		return id == s.opts.ID && (m.cur == nil || m.cur.Name != name)
 	})
 	for _, name := range deleted {
-		s.journal(journal.Record{Kind: journal.KindCache, Cache: &journal.CacheEvent{Op: journal.CacheDeleted, Name: name}})
+		s.opts.journal(journal.Record{Kind: journal.KindCache, Cache: &journal.CacheEvent{Op: journal.CacheDeleted, Name: name}})
 	}
 	return deleted, err
 }

@@ -68,13 +68,13 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 		s.conv.task = text
 	}
 	s.conv.turns++
-	s.journal(journal.Record{Kind: journal.KindTurnStart, Turn: s.conv.turns, Text: text})
+	s.opts.journal(journal.Record{Kind: journal.KindTurnStart, Turn: s.conv.turns, Text: text})
 	s.appendLocked(&genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: text}}})
 	s.conv.mu.Unlock()
 	s.loop.touch(s.opts.Now())
 	u := s.usage()
 	p := s.policy()
-	warnings := s.bill.turnWarnings(p, s.window(p))
+	warnings := s.bill.turnWarnings(p, s.opts.window(p))
 	em.send(Event{Type: EventUsage, Usage: &u})
 	for _, w := range warnings {
 		em.send(Event{Type: EventWarning, Text: w})
@@ -145,7 +145,7 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 		end.Err = s.opts.Secrets.String(err.Error())
 	}
 	end.Changes = s.endTurn(reason, end.Err, f.calls)
-	s.sync()
+	s.opts.sync()
 	// Before the session is idle, so that the next turn, which stops it, cannot begin first.
 	s.caching.startKeeper()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
@@ -205,7 +205,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	s.conv.mu.Lock()
 	defer s.conv.mu.Unlock()
 	used, _ := s.conv.ledger.Used()
-	window := s.window(f.policy)
+	window := s.opts.window(f.policy)
 	th := f.policy.Check(used, window)
 	// The first tier: old tool results cleared, when that pays; a summary only when it is not
 	// enough. What was decided, and why, is kept for the meter.
@@ -228,7 +228,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 		}
 	}
 	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
-		if plan, ok := s.planLocked(f, 0); ok && (th == contextwin.Block || s.worth(f, plan, calls)) {
+		if plan, ok := s.planLocked(f, 0); ok && (th == contextwin.Block || s.opts.worth(f, plan, calls)) {
 			note := s.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
 			k.decision, started = "summarizing the oldest turns: "+note, true
 		} else if !ok {
@@ -271,7 +271,7 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 		Tools:    s.conv.prompt.decls,
 		Contents: slices.Clone(s.conv.history),
 		Stream:   s.opts.Stream,
-		Thinking: s.thinking(),
+		Thinking: s.opts.thinking(),
 	}
 	s.conv.mu.Unlock()
 	if announced {
@@ -353,7 +353,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	if resp.Tier != "" && resp.Tier != catalog.TierStandard { // the loop asks for none: only an unexpected one is worth the bytes
 		rec.Tier = resp.Tier
 	}
-	s.journal(rec)
+	s.opts.journal(rec)
 	s.appendLocked(content)
 	if u.Prompt > 0 && u.Candidates > 0 {
 		s.conv.ledger.Extend(u.Candidates) // thoughts are not sent back, candidates are
@@ -390,7 +390,7 @@ func (s *Session) appendLocked(c *genai.Content) {
 	cv.history = append(cv.history, c)
 	cv.ledger.Append(c)
 	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns, Calls: s.bill.callCount()})
-	s.journal(appendRecord(c))
+	s.opts.journal(appendRecord(c))
 }
 
 func (s *Session) sendUsage(em *emitter) {

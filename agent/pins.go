@@ -53,7 +53,7 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 			return p, pinError(`text is required for a "message" pin`)
 		}
 		if len([]rune(text)) > contextwin.RequestCap {
-			text = contextwin.CapText(text, contextwin.RequestCap, "message", s.saveRequest(text))
+			text = contextwin.CapText(text, contextwin.RequestCap, "message", s.opts.saveRequest(text))
 		}
 		p.Text, p.Label = text, contextwin.PinLabel(text)
 	case contextwin.PinFile:
@@ -77,7 +77,7 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 	p.Tokens = c.ledger.Estimator.Tokens(contextwin.EstimateText(p.Render()))
 	c.pins = append(c.pins, p)
 	c.pending = append(c.pending, p.ID)
-	s.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
+	s.opts.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
 	return p, nil
 }
 
@@ -93,7 +93,7 @@ func (s *Session) Unpin(id string) error {
 	}
 	c.pins = slices.Delete(c.pins, i, i+1)
 	c.pending = slices.DeleteFunc(c.pending, func(x string) bool { return x == id })
-	s.journal(journal.Record{Kind: journal.KindUnpin, Text: id})
+	s.opts.journal(journal.Record{Kind: journal.KindUnpin, Text: id})
 	return nil
 }
 
@@ -113,7 +113,7 @@ var secretFiles = []string{".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx",
 // unsaved buffer first, binary refused, secrets masked), capped to contextwin.PinFileCap
 // characters. Secrets files, hidden and ignored paths are refused.
 func (s *Session) readPinned(ctx context.Context, given string) (rel, body string, err error) {
-	rel, err = s.pinnablePath(given)
+	rel, err = s.opts.pinnablePath(given)
 	if err != nil {
 		return "", "", err
 	}
@@ -130,8 +130,8 @@ func (s *Session) readPinned(ctx context.Context, given string) (rel, body strin
 }
 
 // pinnablePath is given as a workspace-relative, slash-separated path, or why it cannot be pinned.
-func (s *Session) pinnablePath(given string) (string, error) {
-	ws := filepath.Clean(s.opts.Workspace)
+func (o *Options) pinnablePath(given string) (string, error) {
+	ws := filepath.Clean(o.Workspace)
 	p := filepath.FromSlash(given)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(ws, p)
@@ -205,7 +205,7 @@ func (s *Session) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
 		fence(&p)
 		p.Tokens = c.ledger.Estimator.Tokens(contextwin.EstimateText(p.Render()))
 		c.pins[i] = p
-		s.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
+		s.opts.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
 	}
 	c.pending = nil
 	return slices.Clone(c.pins)

@@ -101,7 +101,7 @@ func (s *Session) usage() Usage {
 	fixed := c.prompt.fixed(&c.ledger.Estimator)
 	compactions := len(c.checkpoints)
 	c.mu.Unlock()
-	window := s.window(p)
+	window := s.opts.window(p)
 	return Usage{
 		Used:        used,
 		Size:        window,

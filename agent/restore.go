@@ -30,7 +30,7 @@ func (s *Session) recordChange(rel string, prev []byte, existed bool) {
 		rp.Blob = name
 	}
 	s.files.addPoint(rp)
-	s.journal(journal.Record{Kind: journal.KindRestorePoint, Turn: turn, RestorePoint: &rp})
+	s.opts.journal(journal.Record{Kind: journal.KindRestorePoint, Turn: turn, RestorePoint: &rp})
 }
 
 // ErrUserChanged is returned by RestoreFiles when files changed since the agent last wrote them.
@@ -107,9 +107,9 @@ func (s *Session) forget(turn int, paths []string) {
 	r := &journal.Restored{Turn: turn, Paths: paths}
 	s.conv.mu.Lock()
 	s.conv.transcript = append(s.conv.transcript, journal.Entry{Restored: r, Turn: s.conv.turns})
-	s.journal(journal.Record{Kind: journal.KindRestore, Restored: r})
+	s.opts.journal(journal.Record{Kind: journal.KindRestore, Restored: r})
 	s.conv.mu.Unlock()
-	s.sync()
+	s.opts.sync()
 }
 
 // putBack restores one file through root, with the tools' atomic write: a symlink swapped in

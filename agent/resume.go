@@ -73,11 +73,11 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	}
 	if snap.Closed != nil {
 		c.transcript = append(c.transcript, journal.Entry{Content: snap.Closed, Turn: c.turns})
-		s.journal(appendRecord(snap.Closed))
+		s.opts.journal(appendRecord(snap.Closed))
 	}
 	if snap.Interrupted {
 		s.endTurn(StopCancelled, "", b.calls)
-		s.sync()
+		s.opts.sync()
 	}
 	return s, nil
 }
@@ -132,7 +132,7 @@ func (s *Session) answerUnanswered(u *journal.Unanswered, closed *genai.Content)
 // call (its restore point, or what the agent last left there), or not.
 func (s *Session) fileCallAnswer(root *os.Root, u *journal.Unanswered, fc *genai.FunctionCall) string {
 	arg, _ := fc.Args["path"].(string)
-	rel, ok := s.workspaceRel(arg)
+	rel, ok := s.opts.workspaceRel(arg)
 	if !ok {
 		return answerNotRun
 	}
@@ -180,12 +180,12 @@ func (s *Session) fileCallAnswer(root *os.Root, u *journal.Unanswered, fc *genai
 
 // workspaceRel is a tool's path argument as the restore points name it: workspace-relative,
 // slash-separated; false for one outside the workspace.
-func (s *Session) workspaceRel(p string) (string, bool) {
+func (o *Options) workspaceRel(p string) (string, bool) {
 	if p == "" {
 		return "", false
 	}
 	if filepath.IsAbs(p) {
-		r, err := filepath.Rel(s.opts.Workspace, p)
+		r, err := filepath.Rel(o.Workspace, p)
 		if err != nil {
 			return "", false
 		}

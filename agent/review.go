@@ -40,7 +40,7 @@ type ChangeRow struct {
 func (s *Session) Keep(turn int, paths []string) ([]string, error) {
 	var rels []string
 	for _, given := range paths {
-		rel, err := s.relPath(given)
+		rel, err := s.opts.relPath(given)
 		if err != nil {
 			return nil, err
 		}
@@ -62,9 +62,9 @@ func (s *Session) Keep(turn int, paths []string) ([]string, error) {
 func (s *Session) review(r journal.Review) {
 	s.conv.mu.Lock()
 	s.conv.transcript = append(s.conv.transcript, journal.Entry{Review: &r, Turn: s.conv.turns})
-	s.journal(journal.Record{Kind: journal.KindReview, Review: &r})
+	s.opts.journal(journal.Record{Kind: journal.KindReview, Review: &r})
 	s.conv.mu.Unlock()
-	s.sync()
+	s.opts.sync()
 }
 
 // endTurn saves the end of the turn with the files it changed, in the journal and the transcript,
@@ -79,7 +79,7 @@ func (s *Session) endTurn(reason StopReason, errText string, calls int) []FileCh
 	end := &journal.TurnEnd{StopReason: string(reason), Error: errText, Calls: calls, Changes: saved}
 	s.conv.mu.Lock()
 	s.conv.transcript = append(s.conv.transcript, journal.Entry{End: end, Turn: s.conv.turns})
-	s.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: end.StopReason, Error: errText, Changes: saved})
+	s.opts.journal(journal.Record{Kind: journal.KindTurnEnd, StopReason: end.StopReason, Error: errText, Changes: saved})
 	s.conv.mu.Unlock()
 	return changes
 }
@@ -103,45 +103,45 @@ func (s *Session) turnChanges(turn int) []FileChange {
 
 // keepEdit saves the texts of an edit's diff as blobs (inline when the session keeps none), for
 // Transcript to give the diff back.
-func (s *Session) keepEdit(rel string, d *Diff) *journal.Edit {
+func (o *Options) keepEdit(rel string, d *Diff) *journal.Edit {
 	e := &journal.Edit{Path: rel, Note: d.Note}
 	switch {
 	case d.Note != "":
 		return e
-	case s.opts.Blobs == nil:
+	case o.Blobs == nil:
 		text := d.NewText
 		e.OldText, e.NewText = d.OldText, &text
 		return e
 	}
 	var err error
 	if d.OldText != nil {
-		e.Old, err = s.opts.Blobs.SaveText([]byte(*d.OldText))
+		e.Old, err = o.Blobs.SaveText([]byte(*d.OldText))
 	}
 	if err == nil {
-		e.New, err = s.opts.Blobs.SaveText([]byte(d.NewText))
+		e.New, err = o.Blobs.SaveText([]byte(d.NewText))
 	}
 	if err != nil {
-		s.opts.Logger.Warn("an edit's texts were not saved", "path", rel, "error", err)
+		o.Logger.Warn("an edit's texts were not saved", "path", rel, "error", err)
 		return &journal.Edit{Path: rel, Note: fmt.Sprintf("the diff of %s was not saved: %v", rel, err)}
 	}
 	return e
 }
 
 // editDiff is the diff an edit showed, from what keepEdit saved.
-func (s *Session) editDiff(e *journal.Edit) *Diff {
-	d := &Diff{Path: filepath.Join(s.opts.Workspace, filepath.FromSlash(e.Path)), Note: e.Note}
+func (o *Options) editDiff(e *journal.Edit) *Diff {
+	d := &Diff{Path: filepath.Join(o.Workspace, filepath.FromSlash(e.Path)), Note: e.Note}
 	switch {
 	case e.Note != "":
 		return d
 	case e.NewText != nil:
 		d.OldText, d.NewText = e.OldText, *e.NewText
 		return d
-	case s.opts.Blobs == nil:
+	case o.Blobs == nil:
 		d.Note = "the diff of " + e.Path + " was not kept"
 		return d
 	}
 	read := func(name string) (string, error) {
-		b, err := s.opts.Blobs.ReadBlob(name)
+		b, err := o.Blobs.ReadBlob(name)
 		return string(b), err
 	}
 	text, err := read(e.New)

@@ -36,12 +36,12 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 			hashes := map[string]string{}
 			for _, rel := range res.Changed {
 				s.remember(rel)
-				if h, ok := s.fileHash(rel); ok {
+				if h, ok := s.opts.fileHash(rel); ok {
 					hashes[rel] = hex.EncodeToString([]byte(h))
 				}
 			}
-			s.journal(journal.Record{Kind: journal.KindWrote, Hashes: hashes})
-			s.sync() // a crash now must not lose the record of a change on disk
+			s.opts.journal(journal.Record{Kind: journal.KindWrote, Hashes: hashes})
+			s.opts.sync() // a crash now must not lose the record of a change on disk
 		}
 		if fc.Name == "read_file" && !res.IsError && res.Path != "" {
 			s.remember(res.Path)
@@ -51,7 +51,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		if res.IsError {
 			done.Status = ToolFailed
 		} else if res.Edit != nil {
-			done.Diff = s.diffOf(res.Edit)
+			done.Diff = s.opts.diffOf(res.Edit)
 		}
 		s.noteTool(&done, res.Edit)
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
@@ -70,11 +70,11 @@ func (s *Session) noteTool(t *ToolEvent, e *tools.Edit) {
 	}
 	rec := &journal.Tool{Call: t.ID, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
 	if t.Diff != nil && e != nil {
-		rec.Edit = s.keepEdit(e.Path, t.Diff)
+		rec.Edit = s.opts.keepEdit(e.Path, t.Diff)
 	}
 	s.conv.mu.Lock()
 	s.conv.transcript = append(s.conv.transcript, journal.Entry{Tool: rec, Turn: s.conv.turns})
-	s.journal(journal.Record{Kind: journal.KindTool, Tool: rec})
+	s.opts.journal(journal.Record{Kind: journal.KindTool, Tool: rec})
 	s.conv.mu.Unlock()
 }
 
@@ -94,7 +94,7 @@ func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
 	case "run_command":
 		if v, ok := contextwin.ExtractVerdict(res.Output); ok {
 			s.files.setVerdict(v)
-			s.journal(journal.Record{Kind: journal.KindVerdict, Verdict: v})
+			s.opts.journal(journal.Record{Kind: journal.KindVerdict, Verdict: v})
 		}
 	case "read_file":
 		if res.Path == "" || res.IsError {

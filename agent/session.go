@@ -218,7 +218,7 @@ func (s *Session) init() *Session {
 	if store, ok := opts.Model.(cacheStore); ok {
 		view := cacheView{
 			id: opts.ID, model: opts.ModelName, now: opts.Now, after: opts.After, logger: opts.Logger,
-			policy: s.policy, idleSince: s.LastActivity, journal: s.journal, bill: &s.bill, conv: &s.conv,
+			policy: s.policy, idleSince: s.LastActivity, journal: s.opts.journal, bill: &s.bill, conv: &s.conv,
 		}
 		s.caching = &cachingModel{inner: opts.Model, store: store, s: view}
 		s.opts.Model = s.caching
@@ -267,10 +267,10 @@ func (s *Session) Turns() int {
 }
 
 // Window is the effective context budget.
-func (s *Session) Window() int { return s.window(s.policy()) }
+func (s *Session) Window() int { return s.opts.window(s.policy()) }
 
 // window is the effective context budget under policy p.
-func (s *Session) window(p contextwin.Policy) int { return p.Window(s.opts.InputTokenLimit) }
+func (o *Options) window(p contextwin.Policy) int { return p.Window(o.InputTokenLimit) }
 
 // SetPolicy applies new context settings from the next model call on.
 func (s *Session) SetPolicy(p contextwin.Policy) error {
@@ -281,7 +281,7 @@ func (s *Session) SetPolicy(p contextwin.Policy) error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.policy != p { // journaled under the lock: the last record is the policy in force
-		s.journal(journal.Record{Kind: journal.KindSettings, Policy: &p})
+		s.opts.journal(journal.Record{Kind: journal.KindSettings, Policy: &p})
 	}
 	st.policy = p
 	env := *st.env

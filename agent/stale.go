@@ -18,8 +18,8 @@ import (
 
 // fileHash hashes rel through an os.Root on the workspace (hashFile); false when it cannot be
 // read as a regular file there.
-func (s *Session) fileHash(rel string) (string, bool) {
-	root, err := os.OpenRoot(s.opts.Workspace)
+func (o *Options) fileHash(rel string) (string, bool) {
+	root, err := os.OpenRoot(o.Workspace)
 	if err != nil {
 		return "", false
 	}
@@ -34,7 +34,7 @@ func (s *Session) SeenFiles() []string { return s.files.seenFiles() }
 
 // remember hashes rel as the agent just read or wrote it.
 func (s *Session) remember(rel string) {
-	h, ok := s.fileHash(rel)
+	h, ok := s.opts.fileHash(rel)
 	if !ok {
 		return
 	}
@@ -45,7 +45,7 @@ func (s *Session) remember(rel string) {
 // agent has read and whose content is no longer what it saw become stale.
 func (s *Session) FilesChanged(paths []string) {
 	for rel, hash := range s.files.seenHashes(paths) {
-		now, ok := s.fileHash(rel)
+		now, ok := s.opts.fileHash(rel)
 		if ok && now == hash {
 			continue
 		}
@@ -88,6 +88,6 @@ func (s *Session) addNotesLocked(notes ...string) bool {
 	m := &genai.Content{Role: last.Role, Parts: parts}
 	c.history[len(c.history)-1] = m
 	c.ledger.Replace(len(c.history)-1, m)
-	s.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})
+	s.opts.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})
 	return true
 }

@@ -39,11 +39,11 @@ func (s *Session) summaryTarget(p contextwin.Policy) (name string, cold, flexOK 
 
 // route is where the summaries of a compaction planned with f go. Only a background one may ask
 // for Flex: Flex answers in minutes, and a summary the agent waits for must not.
-func (s *Session) route(f planFacts, background bool) summaryRoute {
-	r := summaryRoute{model: s.opts.Model, name: s.opts.ModelName, thinking: s.thinking(), flex: background && f.flexOK}
+func (o *Options) route(f planFacts, background bool) summaryRoute {
+	r := summaryRoute{model: o.Model, name: o.ModelName, thinking: o.thinking(), flex: background && f.flexOK}
 	if f.cold {
-		t := s.opts.CompactionThinking
-		r.model, r.name, r.thinking, r.cold = s.opts.CompactionModel, f.summaryModel, gemini.Thinking{Level: t.Level, Budget: t.Budget}, true
+		t := o.CompactionThinking
+		r.model, r.name, r.thinking, r.cold = o.CompactionModel, f.summaryModel, gemini.Thinking{Level: t.Level, Budget: t.Budget}, true
 	}
 	return r
 }
@@ -107,7 +107,7 @@ func (s *Session) summaryCall(ctx context.Context, route summaryRoute, sr contex
 		served := cmp.Or(ch.Done.ModelVersion, route.name)
 		servedTier := cmp.Or(ch.Done.Tier, tier)
 		cost, priced := s.bill.summary(served, servedTier, cu)
-		s.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
+		s.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
 		var b strings.Builder
 		if ch.Done.Content != nil {
 			for _, p := range ch.Done.Content.Parts {

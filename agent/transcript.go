@@ -142,7 +142,7 @@ func (b *transcriptBuilder) tool(t *journal.Tool) {
 	e := &b.out[idx]
 	e.SavedPath, e.Omitted, e.Refused = t.SavedPath, t.Omitted, t.Refused
 	if t.Edit != nil {
-		e.Diff = b.s.editDiff(t.Edit)
+		e.Diff = b.s.opts.editDiff(t.Edit)
 	}
 }
 

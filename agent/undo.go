@@ -36,7 +36,7 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	l.SetFixed(c.prompt.estimate())
 	l.Reset(h)
 	used, _ := l.Used()
-	window := s.window(p)
+	window := s.opts.window(p)
 	if limit := int(p.CompactAt * float64(window)); used > limit {
 		return contextwin.Checkpoint{}, fmt.Errorf("%w: the history before it is about %d tokens, over compactAt × budget = %d; it would be compacted again at once (raise contextBudget to undo it)", ErrCannotUndo, used, limit)
 	}
@@ -46,7 +46,7 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	c.ledger.Reset(h)
 	c.blocks = f.Blocks
 	c.checkpoints = c.checkpoints[:len(c.checkpoints)-1]
-	s.journal(journal.Record{Kind: journal.KindUndo})
+	s.opts.journal(journal.Record{Kind: journal.KindUndo})
 	s.repinLocked() // a pin the undone head alone held goes in again at the next call
 	return cp, nil
 }
