@@ -76,7 +76,7 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 		out, _ := s.runner.Do(ctx, l, runner.Verb{Kind: runner.Checkpoints}, render) // never fails
 		say(checkpointsMarkdown(out.Checkpoints, arg))
 	case "restore":
-		turn := l.Turns() // the last turn
+		turn := l.Conversation().Turns() // the last turn
 		if arg != "" {
 			n, err := strconv.Atoi(arg)
 			if err != nil || n < 1 {

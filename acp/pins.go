@@ -68,7 +68,7 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 		}
 		return map[string]any{"pins": out.Pins}, nil
 	}
-	return map[string]any{"pins": contextwin.PinInfos(l.Pins())}, nil
+	return map[string]any{"pins": contextwin.PinInfos(l.Conversation().Pins())}, nil
 }
 
 func invalid(format string, a ...any) error {

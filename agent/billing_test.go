@@ -78,8 +78,8 @@ func TestUnknownModelCostIsUnknown(t *testing.T) {
 		!strings.Contains(err.Error(), "maxCostUSD 0") {
 		t.Errorf("error %v, want the dollar cap refused with the way out", err)
 	}
-	if end := lastEnd(t, evs); end.StopReason != StopError || len(mainRequests(capped.srv)) != 0 || len(capped.s.History()) != 0 {
-		t.Errorf("turn end %+v after %d requests and %d messages, want an error before any", end, len(mainRequests(capped.srv)), len(capped.s.History()))
+	if end := lastEnd(t, evs); end.StopReason != StopError || len(mainRequests(capped.srv)) != 0 || len(capped.s.Conversation().History()) != 0 {
+		t.Errorf("turn end %+v after %d requests and %d messages, want an error before any", end, len(mainRequests(capped.srv)), len(capped.s.Conversation().History()))
 	}
 
 	priced := newFixture(t, fixtureOpts{model: "gemini-9-experimental", policy: p, prices: contextwin.PriceTable{"gemini-9-experimental": {Input: 1, CachedInput: 0.1, Output: 10}}},

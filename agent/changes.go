@@ -230,7 +230,7 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 		s.forget(turn, restored)
 	}
 	for _, r := range refused { // the reason stays with the file's row in a reopened chat
-		s.review(journal.Review{Turn: turn, Paths: []string{r.Path}, State: journal.ReviewRefused, Reason: r.Reason})
+		s.conv.review(journal.Review{Turn: turn, Paths: []string{r.Path}, State: journal.ReviewRefused, Reason: r.Reason})
 	}
 	return restored, refused, nil
 }

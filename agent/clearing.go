@@ -27,8 +27,7 @@ const recallAbove = 1000
 // clearPlanLocked plans the first tier now: the old results to clear, oldest first, in the batch
 // that gains the most over the calls expected to follow. The results of the turns kept verbatim
 // and those the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
-	c := &s.conv
+func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
 	keepFrom, ok := contextwin.SplitPoint(c.history, f.policy.KeepRecentTurns)
 	if !ok || f.policy.KeepToolResults {
 		return contextwin.ClearPlan{}, false
@@ -36,7 +35,7 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 	est := c.ledger.Estimator
 	msgs := c.messageTokens()
 	inUse := inUse(c.history, f.state.FilesModified)
-	pinned := s.pinnedReadsLocked()
+	pinned := c.pinnedReadsLocked()
 	var items []contextwin.ClearItem
 	for i := 1; i < len(c.history); i++ {
 		n := liveResults(c.history[i])
@@ -51,14 +50,14 @@ func (s *Session) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.
 	before, _ := c.ledger.Used()
 	return contextwin.PlanClearing(items, contextwin.ClearInput{
 		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
-		Cached: f.cached, MinCached: f.cacheMin, Horizon: s.opts.horizon(calls), Prices: f.prices, MustFree: mustFree,
+		Cached: f.cached, MinCached: f.cacheMin, Horizon: c.opts.horizon(calls), Prices: f.prices, MustFree: mustFree,
 		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	})
 }
 
 // messageTokens is the estimated tokens of each message of the history, head first. c.mu must be
 // held.
-func (c *conversation) messageTokens() []int {
+func (c *Conversation) messageTokens() []int {
 	est := c.ledger.Estimator
 	msgs := make([]int, len(c.history))
 	for i := range c.history {
@@ -109,7 +108,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 	if used < earlyFrom*f.cacheMin {
 		return earlyClear{}, false
 	}
-	plan, _ := s.clearPlanLocked(f, calls, 0)
+	plan, _ := s.conv.clearPlanLocked(f, calls, 0)
 	if len(plan.Indexes) == 0 {
 		return earlyClear{}, false
 	}
@@ -123,7 +122,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 	}
 	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
 	// for the summary's length: under it, every call would pay the prompt in full.
-	if sum, ok := s.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
+	if sum, ok := s.conv.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
 		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls))
 		if saving-cost > plan.Net() {
 			e.summary = &sum
@@ -135,7 +134,7 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 // clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
 // held.
 func (s *Session) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
-	cp := s.clearLocked(e.plan)
+	cp := s.conv.clearLocked(e.plan)
 	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
 		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.opts.horizon(calls), e.plan.Saving)
 }
@@ -146,7 +145,7 @@ func (s *Session) firstTierLocked(f planFacts, calls, used, window int) (*contex
 	plan, ok := s.clearOrSummarize(f, calls, used, window)
 	h := s.opts.horizon(calls)
 	if ok {
-		cp := s.clearLocked(plan)
+		cp := s.conv.clearLocked(plan)
 		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
 			cp.Cleared, plan.Freed, plan.Cost, h, plan.Saving)
 	}
@@ -167,11 +166,11 @@ func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contex
 	if f.policy.Check(used, window) == contextwin.Block {
 		mustFree = used - int(f.policy.BlockAt*float64(window)) + 1
 	}
-	clear, ok := s.clearPlanLocked(f, calls, mustFree)
+	clear, ok := s.conv.clearPlanLocked(f, calls, mustFree)
 	if !ok || mustFree == 0 {
 		return clear, ok
 	}
-	if sum, ok := s.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
+	if sum, ok := s.conv.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
 		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls)) // at blockAt: waited for, standard
 		if saving-cost > clear.Net() {
 			return contextwin.ClearPlan{}, false
@@ -254,10 +253,9 @@ func callsAnswered(history []*genai.Content, i int) []*genai.FunctionCall {
 
 // clearLocked clears the results plan names and records it as a checkpoint. s.compactor.mu and
 // s.conv.mu must be held.
-func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
-	c := &s.conv
+func (c *Conversation) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 	before, _ := c.ledger.Used()
-	spill := filepath.Join(s.opts.StateDir, "tool-outputs")
+	spill := filepath.Join(c.opts.StateDir, "tool-outputs")
 	seq := 0
 	h := contextwin.ClearResults(c.history, plan.Indexes, func(fr *genai.FunctionResponse) string {
 		seq++
@@ -292,12 +290,12 @@ func (s *Session) clearLocked(plan contextwin.ClearPlan) contextwin.Checkpoint {
 		Replaced:     len(plan.Indexes),
 		TokensBefore: before,
 		TokensAfter:  after,
-		Time:         s.opts.Now(),
+		Time:         c.opts.Now(),
 		Cleared:      n,
 	}
 	c.checkpoints = append(c.checkpoints, cp)
 	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
+	c.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{Checkpoint: cp, Blocks: c.blocks, Cleared: cleared}})
 	return cp
 }
 

@@ -56,7 +56,7 @@ func TestClearingFirst(t *testing.T) {
 	if !decided {
 		t.Error("no usage says the results were cleared, and why")
 	}
-	h := f.s.History()
+	h := f.s.Conversation().History()
 	keepFrom, _ := contextwin.SplitPoint(h, p.KeepRecentTurns)
 	stubs := 0
 	for i, m := range h {
@@ -94,13 +94,13 @@ func TestClearingFirst(t *testing.T) {
 	}
 
 	s := resumeFrom(t, f, st, log)
-	if diff := cmp.Diff(f.s.History(), s.History()); diff != "" {
+	if diff := cmp.Diff(f.s.Conversation().History(), s.Conversation().History()); diff != "" {
 		t.Errorf("resumed history differs (-live +resumed):\n%s", diff)
 	}
-	if len(s.Checkpoints()) != len(f.s.Checkpoints()) || s.Checkpoints()[0].Cleared == 0 {
-		t.Errorf("resumed checkpoints %+v", s.Checkpoints())
+	if len(s.Conversation().Checkpoints()) != len(f.s.Conversation().Checkpoints()) || s.Conversation().Checkpoints()[0].Cleared == 0 {
+		t.Errorf("resumed checkpoints %+v", s.Conversation().Checkpoints())
 	}
-	before := len(s.Checkpoints())
+	before := len(s.Conversation().Checkpoints())
 	wide := p
 	wide.ContextBudget = 40000
 	if err := s.SetPolicy(wide); err != nil {
@@ -109,11 +109,11 @@ func TestClearingFirst(t *testing.T) {
 	if _, err := s.UndoCompaction(); err != nil {
 		t.Fatalf("undo: %v", err)
 	}
-	if len(s.Checkpoints()) != before-1 {
-		t.Errorf("undo left %d checkpoints", len(s.Checkpoints()))
+	if len(s.Conversation().Checkpoints()) != before-1 {
+		t.Errorf("undo left %d checkpoints", len(s.Conversation().Checkpoints()))
 	}
 	if before == 1 {
-		for _, m := range s.History() {
+		for _, m := range s.Conversation().History() {
 			for _, part := range m.Parts {
 				if contextwin.IsCleared(part.FunctionResponse) {
 					t.Fatal("a stub is left after the clearing was undone")
@@ -176,7 +176,7 @@ func TestNoSummaries(t *testing.T) {
 		t.Errorf("%d summary calls with summaries off", n)
 	}
 	cleared, blocked := 0, false
-	for _, cp := range f.s.Checkpoints() {
+	for _, cp := range f.s.Conversation().Checkpoints() {
 		if cp.Cleared == 0 {
 			t.Errorf("checkpoint %d is a summary", cp.N)
 		}
@@ -253,7 +253,7 @@ func TestSummaryInPlaceOfAClearing(t *testing.T) {
 	clearingOnly, _ := readNotes(t, p, 150, 6)
 	p.NoSummaries = false
 	summarized := 0
-	for _, cp := range f.s.Checkpoints() {
+	for _, cp := range f.s.Conversation().Checkpoints() {
 		if cp.Cleared > 0 {
 			continue
 		}
@@ -263,7 +263,7 @@ func TestSummaryInPlaceOfAClearing(t *testing.T) {
 		}
 	}
 	if summarized == 0 || summaries(f.srv) == 0 {
-		t.Fatalf("no summary took a clearing's place: checkpoints %+v", f.s.Checkpoints())
+		t.Fatalf("no summary took a clearing's place: checkpoints %+v", f.s.Conversation().Checkpoints())
 	}
 	why := false
 	for _, e := range ofType(evs, EventUsage) {

@@ -148,7 +148,7 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		KeepRecentTurns: plan.Keep,
 		Focus:           focus,
 		MaxInputTokens:  maxInput * 3 / 4,
-		MergeAbove:      s.mergeAbove(f.policy),
+		MergeAbove:      s.opts.mergeAbove(f.policy),
 		Estimator:       &est,
 		SaveRequest:     s.opts.saveRequest,
 		StandAlone:      route.cold,
@@ -175,15 +175,14 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 // mergeAbove is the size past which the head's summaries are merged into one rather than added
 // to: a tenth of the window. Appending keeps the head's prefix cached; merging keeps the head
 // small.
-func (s *Session) mergeAbove(p contextwin.Policy) int {
-	return s.opts.window(p) / 10
+func (o *Options) mergeAbove(p contextwin.Policy) int {
+	return o.window(p) / 10
 }
 
 // planLocked estimates the compaction that would be done now (see contextwin.PlanCompaction): the
 // turns kept adapt so that the prompt after it is under compactAt × budget when possible, and at
 // least floor tokens (0: no floor). s.conv.mu must be held.
-func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
-	c := &s.conv
+func (c *Conversation) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 	est := c.ledger.Estimator
 	msgs := c.messageTokens()
 	before, _ := c.ledger.Used()
@@ -195,7 +194,7 @@ func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 	}
 	headKept := est.Tokens(contextwin.EstimateText(c.task))
 	newHead := headKept + summaryOut + est.Tokens(contextwin.EstimateText(f.state.Render())) + contextwin.PinnedTokens(c.pins)
-	if !contextwin.MergesBlocks(c.blocks, &est, s.mergeAbove(f.policy)) {
+	if !contextwin.MergesBlocks(c.blocks, &est, c.opts.mergeAbove(f.policy)) {
 		headKept += blocks
 		newHead += blocks
 	}
@@ -204,13 +203,13 @@ func (s *Session) planLocked(f planFacts, floor int) (contextwin.Plan, bool) {
 		HeadKept: headKept, NewHead: newHead, SummaryOutput: summaryOut,
 		MinCached:       f.cacheMin,
 		KeepRecentTurns: f.policy.KeepRecentTurns,
-		Target:          int(f.policy.CompactAt * float64(s.opts.window(f.policy))),
+		Target:          int(f.policy.CompactAt * float64(c.opts.window(f.policy))),
 		Floor:           floor,
 		Growth:          growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	}
 	if f.cold {
-		in.Cold, in.Rendered = true, s.renderedTokensLocked(&est)
-		if contextwin.MergesBlocks(c.blocks, &est, s.mergeAbove(f.policy)) {
+		in.Cold, in.Rendered = true, c.renderedTokensLocked(&est)
+		if contextwin.MergesBlocks(c.blocks, &est, c.opts.mergeAbove(f.policy)) {
 			in.Merged = blocks
 		}
 	}
@@ -265,7 +264,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	case job.err != nil:
 		ev.State = CompactionCancelled
 	default:
-		cp, progress := s.installLocked(job, p, state, pins)
+		cp, progress := s.conv.installLocked(job, p, state, pins)
 		ev.State, ev.Checkpoint = CompactionDone, &cp
 		// A compaction that leaves the prompt where the next call must wait for another one made
 		// no progress; one under blockAt leaves room to go on.
@@ -291,7 +290,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 		em.send(Event{Type: EventCompaction, Compaction: ev})
 		em.send(Event{Type: EventUsage, Usage: &u})
 		if stop != "" {
-			em.send(Event{Type: EventText, Text: s.handoff(p, noProgress)})
+			em.send(Event{Type: EventText, Text: s.conv.handoff(p, noProgress)})
 		}
 	}
 	return stop
@@ -299,10 +298,9 @@ func (s *Session) applyJob(em *emitter) StopReason {
 
 // installLocked swaps the history and records the checkpoint. It tells whether the compaction
 // left the prompt under blockAt. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state contextwin.State, fresh []contextwin.Pin) (contextwin.Checkpoint, bool) {
-	c := &s.conv
+func (c *Conversation) installLocked(job *compactionJob, p contextwin.Policy, state contextwin.State, fresh []contextwin.Pin) (contextwin.Checkpoint, bool) {
 	res := job.res
-	head := contextwin.HeadContent(c.task, res.Blocks, state, s.headPinsLocked(fresh))
+	head := contextwin.HeadContent(c.task, res.Blocks, state, c.headPinsLocked(fresh))
 	undo := journal.UndoFrame{Before: c.history, Blocks: c.blocks}
 	h := journal.Compact(c.history, head, res.Split)
 	c.history = h
@@ -324,28 +322,28 @@ func (s *Session) installLocked(job *compactionJob, p contextwin.Policy, state c
 		TokensBefore: job.before,
 		TokensAfter:  after,
 		Fallback:     res.Fallback,
-		Time:         s.opts.Now(),
+		Time:         c.opts.Now(),
 	}
 	if cp.Title == "" {
 		cp.Title = fmt.Sprintf("Compaction %d", cp.N)
 	}
 	c.checkpoints = append(c.checkpoints, cp)
 	c.transcript = append(c.transcript, journal.Entry{Checkpoint: &cp, Turn: c.turns})
-	s.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{
+	c.opts.journal(journal.Record{Kind: journal.KindCompaction, Compaction: &journal.Compaction{
 		Head: h[0], Split: res.Split, Blocks: res.Blocks, Checkpoint: cp,
 	}})
-	return cp, p.Check(after, s.opts.window(p)) != contextwin.Block
+	return cp, p.Check(after, c.opts.window(p)) != contextwin.Block
 }
 
 // handoff is the message that ends a session whose compactions no longer free enough room: the
 // last noProgress did not.
-func (s *Session) handoff(p contextwin.Policy, noProgress int) string {
-	s.conv.mu.Lock()
-	blocks := s.conv.blocks
-	s.conv.mu.Unlock()
+func (c *Conversation) handoff(p contextwin.Policy, noProgress int) string {
+	c.mu.Lock()
+	blocks := c.blocks
+	c.mu.Unlock()
 	return fmt.Sprintf("\n\nStopped: %d compactions in a row left the context above %g × %d tokens, so compacting again would not help. "+
 		"Even the last turn kept verbatim is too large for the budget. Raise contextBudget, "+
-		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, s.opts.window(p), contextwin.JoinSummaries(blocks))
+		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, c.opts.window(p), contextwin.JoinSummaries(blocks))
 }
 
 func (s *Session) currentJob() *compactionJob {
@@ -415,7 +413,7 @@ func (s *Session) startManual(ctx context.Context, focus string) *compactionJob 
 	}
 	s.conv.mu.Lock()
 	defer s.conv.mu.Unlock()
-	plan, ok := s.planLocked(f, 0)
+	plan, ok := s.conv.planLocked(f, 0)
 	if !ok {
 		plan.Keep = f.policy.KeepRecentTurns
 	}

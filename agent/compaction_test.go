@@ -74,11 +74,11 @@ func TestBackgroundCompaction(t *testing.T) {
 	if !overlapped {
 		t.Errorf("no model call ran while the compaction did: %v", types(evs))
 	}
-	cps := f.s.Checkpoints()
+	cps := f.s.Conversation().Checkpoints()
 	if len(cps) == 0 || cps[0].N != 1 || cps[0].Title != "Read the notes" || cps[0].TokensAfter >= cps[0].TokensBefore || cps[0].Fallback != "" {
 		t.Fatalf("checkpoints = %+v", cps)
 	}
-	h := f.s.History()
+	h := f.s.Conversation().History()
 	head := firstText(h[0])
 	for _, want := range []string{"Read every note.", "[Summary of the first", "take precedence over this summary", "**State held by the harness**", summaryText} {
 		contains(t, head, want)
@@ -186,13 +186,13 @@ func TestSummarizerFailureFallsBack(t *testing.T) {
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
-	cps := f.s.Checkpoints()
+	cps := f.s.Conversation().Checkpoints()
 	if len(cps) == 0 {
 		t.Fatal("no compaction")
 	}
 	contains(t, cps[0].Fallback, "summary refused")
 	contains(t, cps[0].Summary, "read_file notes/0.txt")
-	contains(t, firstText(f.s.History()[0]), "State held by the harness")
+	contains(t, firstText(f.s.Conversation().History()[0]), "State held by the harness")
 }
 
 func TestManualCompaction(t *testing.T) {
@@ -201,7 +201,7 @@ func TestManualCompaction(t *testing.T) {
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
-	before := len(f.s.History())
+	before := len(f.s.Conversation().History())
 	cp, err := f.s.Compact(t.Context(), "keep the note numbers")
 	if err != nil {
 		t.Fatal(err)
@@ -209,7 +209,7 @@ func TestManualCompaction(t *testing.T) {
 	if cp.N != 1 || cp.Trigger != "manual" || cp.Focus != "keep the note numbers" || cp.Replaced != before-1-5 {
 		t.Errorf("checkpoint = %+v (history had %d messages)", cp, before)
 	}
-	if got := len(f.s.History()); got != 1+5 {
+	if got := len(f.s.Conversation().History()); got != 1+5 {
 		t.Errorf("history after = %d messages, want head + 3 kept turns (5 messages)", got)
 	}
 	reqs := f.srv.Requests()
@@ -238,14 +238,14 @@ func TestManualCompactionCancelled(t *testing.T) {
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
-	before := f.s.History()
+	before := f.s.Conversation().History()
 	ctx, cancel := context.WithCancel(t.Context())
 	f.s.opts.Model = cancellingModel{Model: f.s.opts.Model, cancel: cancel}
 	_, err := f.s.Compact(ctx, "")
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
-	after := f.s.History()
+	after := f.s.Conversation().History()
 	if len(after) != len(before) {
 		t.Fatalf("history changed: %d → %d messages", len(before), len(after))
 	}
@@ -254,7 +254,7 @@ func TestManualCompactionCancelled(t *testing.T) {
 			t.Errorf("message %d changed", i)
 		}
 	}
-	if len(f.s.Checkpoints()) != 0 {
+	if len(f.s.Conversation().Checkpoints()) != 0 {
 		t.Error("a cancelled compaction left a checkpoint")
 	}
 }
@@ -279,7 +279,7 @@ func TestLoopGuard(t *testing.T) {
 	if end.StopReason != StopCompactionLimit {
 		t.Fatalf("stop = %s, want %s", end.StopReason, StopCompactionLimit)
 	}
-	if n := len(f.s.Checkpoints()); n != p.MaxCompactionsWithoutProgress {
+	if n := len(f.s.Conversation().Checkpoints()); n != p.MaxCompactionsWithoutProgress {
 		t.Errorf("%d compactions, want %d", n, p.MaxCompactionsWithoutProgress)
 	}
 	var text strings.Builder
@@ -339,7 +339,7 @@ func TestHeadStatesEditedFiles(t *testing.T) {
 	if _, err := f.run(t.Context(), "Set X and Y to 2."); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.s.Checkpoints()) == 0 {
+	if len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Fatal("no compaction happened")
 	}
 	var head string

@@ -9,13 +9,15 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// conversation is what the next request sends (the system prompt and the live history) and how it
+// Conversation is what the next request sends (the system prompt and the live history) and how it
 // came to be: the task, the head's summaries, the ledger that counts it, the transcript, the
 // checkpoints and the frames that undo them. They are one part because a compaction, its undo and
 // an appended message each change several of them at once, and the journal records each change
 // while mu is held, so that records which name a position in the history (append, amend,
 // compaction, undo, a call's usage) are saved in the order they were applied.
-type conversation struct {
+type Conversation struct {
+	opts *Options // the session's, read-only
+
 	mu          sync.Mutex // guards everything below; taken after compactor.mu, never before
 	prompt      systemPrompt
 	history     []*genai.Content
@@ -36,14 +38,14 @@ type conversation struct {
 }
 
 // turn returns the number of the turn running, or of the last one.
-func (c *conversation) turn() int {
+func (c *Conversation) turn() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.turns
 }
 
 // compactions is how many compactions the history holds.
-func (c *conversation) compactions() int {
+func (c *Conversation) compactions() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.checkpoints)

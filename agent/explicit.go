@@ -52,7 +52,7 @@ type cacheView struct {
 	idleSince func() time.Time
 	journal   func(journal.Record)
 	bill      *billing
-	conv      *conversation
+	conv      *Conversation
 }
 
 type cachingModel struct {

@@ -45,14 +45,14 @@ func TestUserInstructionsSurviveCompactions(t *testing.T) {
 			t.Fatal(err)
 		}
 		if i == 0 {
-			before = len(f.s.Checkpoints())
+			before = len(f.s.Conversation().Checkpoints())
 		}
 	}
-	cps := f.s.Checkpoints()
+	cps := f.s.Conversation().Checkpoints()
 	if after := len(cps) - before; after < 3 {
 		t.Fatalf("%d compactions, want at least 3 after the constraint (checkpoints %d)", after, len(cps))
 	}
-	head := contextwin.HeadText(f.s.History()[0])
+	head := contextwin.HeadText(f.s.Conversation().History()[0])
 	if !strings.Contains(head, "- "+constraint+" Now read six more notes.") {
 		t.Errorf("the head lost the user's constraint:\n%s", head)
 	}

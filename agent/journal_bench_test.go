@@ -75,8 +75,8 @@ func BenchmarkResume10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if len(s.History()) < 6000 {
-			b.Fatalf("history of %d messages", len(s.History()))
+		if len(s.Conversation().History()) < 6000 {
+			b.Fatalf("history of %d messages", len(s.Conversation().History()))
 		}
 		log.Close()
 	}

@@ -68,7 +68,7 @@ func TestTornAndGarbledLogs(t *testing.T) {
 	if len(snap.Warnings) != 2 || !strings.Contains(snap.Warnings[0], "garbled") || !strings.Contains(snap.Warnings[1], "torn") {
 		t.Errorf("warnings = %q", snap.Warnings)
 	}
-	if diff := cmp.Diff(f.s.History(), snap.History); diff != "" {
+	if diff := cmp.Diff(f.s.Conversation().History(), snap.History); diff != "" {
 		t.Errorf("history after skipping bad lines (-want +got):\n%s", diff)
 	}
 	// Appending after a torn line starts a fresh line.

@@ -228,7 +228,7 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 		}
 	}
 	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
-		if plan, ok := s.planLocked(f, 0); ok && (th == contextwin.Block || s.opts.worth(f, plan, calls)) {
+		if plan, ok := s.conv.planLocked(f, 0); ok && (th == contextwin.Block || s.opts.worth(f, plan, calls)) {
 			note := s.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
 			k.decision, started = "summarizing the oldest turns: "+note, true
 		} else if !ok {
@@ -264,8 +264,8 @@ func thresholdNote(p contextwin.Policy, used, window int) string {
 func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
 	stale := s.files.toAnnounce()
 	s.conv.mu.Lock()
-	announced := s.announceStaleLocked(stale)
-	s.announcePinsLocked()
+	announced := s.conv.announceStaleLocked(stale)
+	s.conv.announcePinsLocked()
 	req := &gemini.Request{
 		System:   s.conv.prompt.text,
 		Tools:    s.conv.prompt.decls,

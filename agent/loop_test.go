@@ -218,7 +218,7 @@ func TestCancelMidTool(t *testing.T) {
 	if end := lastEnd(t, evs); end.StopReason != StopCancelled {
 		t.Fatalf("stop = %s, want cancelled", end.StopReason)
 	}
-	h := f.s.History()
+	h := f.s.Conversation().History()
 	last := h[len(h)-1]
 	if len(last.Parts) != 1 || last.Parts[0].FunctionResponse == nil {
 		t.Fatalf("the call has no response in the history: %+v", last)

@@ -83,25 +83,24 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 
 // Unpin removes a pin. The history keeps what the model was shown; the next compaction's head
 // leaves it out.
-func (s *Session) Unpin(id string) error {
-	c := &s.conv
+func (c *Conversation) Unpin(id string) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := slices.IndexFunc(c.pins, func(p contextwin.Pin) bool { return p.ID == id })
 	if i < 0 {
-		return pinError("no pin %q in session %s", id, s.opts.ID)
+		return pinError("no pin %q in session %s", id, c.opts.ID)
 	}
 	c.pins = slices.Delete(c.pins, i, i+1)
 	c.pending = slices.DeleteFunc(c.pending, func(x string) bool { return x == id })
-	s.opts.journal(journal.Record{Kind: journal.KindUnpin, Text: id})
+	c.opts.journal(journal.Record{Kind: journal.KindUnpin, Text: id})
 	return nil
 }
 
 // Pins returns the session's pins, in the order they were pinned.
-func (s *Session) Pins() []contextwin.Pin {
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	return slices.Clone(s.conv.pins)
+func (c *Conversation) Pins() []contextwin.Pin {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.pins)
 }
 
 // secretFiles are names of files that hold credentials: never pinned, whatever read_file would
@@ -161,15 +160,14 @@ func (o *Options) pinnablePath(given string) (string, error) {
 
 // announcePinsLocked adds the pins not yet in the history to the last user message (see
 // announceStaleLocked), and tells whether it did. s.conv.mu must be held.
-func (s *Session) announcePinsLocked() bool {
-	c := &s.conv
+func (c *Conversation) announcePinsLocked() bool {
 	var notes []string
 	for _, id := range c.pending {
 		if i := slices.IndexFunc(c.pins, func(p contextwin.Pin) bool { return p.ID == id }); i >= 0 {
 			notes = append(notes, c.pins[i].Render())
 		}
 	}
-	if len(notes) == 0 || !s.addNotesLocked(notes...) {
+	if len(notes) == 0 || !c.addNotesLocked(notes...) {
 		return false
 	}
 	c.pending = nil
@@ -179,7 +177,7 @@ func (s *Session) announcePinsLocked() bool {
 // freshPins reads the pinned files again for a new head, without a lock held: the model gets
 // each file as it is now. A file that can no longer be read keeps its last content.
 func (s *Session) freshPins() []contextwin.Pin {
-	pins := s.Pins()
+	pins := s.conv.Pins()
 	for i, p := range pins {
 		if p.Kind != contextwin.PinFile {
 			continue
@@ -194,8 +192,7 @@ func (s *Session) freshPins() []contextwin.Pin {
 // headPinsLocked are the pins the new head restates: those still pinned, each as fresh read
 // (those pinned since fresh was read as they are). Pins whose file changed are journaled again,
 // and none is pending any more. s.conv.mu must be held.
-func (s *Session) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
-	c := &s.conv
+func (c *Conversation) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
 	for i, p := range c.pins {
 		j := slices.IndexFunc(fresh, func(f contextwin.Pin) bool { return f.ID == p.ID })
 		if j < 0 || fresh[j].Text == p.Text {
@@ -205,7 +202,7 @@ func (s *Session) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
 		fence(&p)
 		p.Tokens = c.ledger.Estimator.Tokens(contextwin.EstimateText(p.Render()))
 		c.pins[i] = p
-		s.opts.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
+		c.opts.journal(journal.Record{Kind: journal.KindPin, Pin: &p})
 	}
 	c.pending = nil
 	return slices.Clone(c.pins)
@@ -213,8 +210,7 @@ func (s *Session) headPinsLocked(fresh []contextwin.Pin) []contextwin.Pin {
 
 // repinLocked marks pending the pins the history no longer holds (after an undo, or on resume),
 // so that the next call adds them again. s.conv.mu must be held.
-func (s *Session) repinLocked() {
-	c := &s.conv
+func (c *Conversation) repinLocked() {
 	held := map[string]bool{}
 	for _, m := range c.history {
 		if m == nil || m.Role != genai.RoleUser {
@@ -238,8 +234,7 @@ func (s *Session) repinLocked() {
 
 // pinnedReads marks the messages holding a read_file result of a pinned file: a clearing keeps
 // them. s.conv.mu must be held.
-func (s *Session) pinnedReadsLocked() map[int]bool {
-	c := &s.conv
+func (c *Conversation) pinnedReadsLocked() map[int]bool {
 	paths := map[string]bool{}
 	for _, p := range c.pins {
 		if p.Kind == contextwin.PinFile {
@@ -257,7 +252,7 @@ func (s *Session) pinnedReadsLocked() map[int]bool {
 				continue
 			}
 			if filepath.IsAbs(p) {
-				if r, ok := fspath.Within(filepath.Clean(s.opts.Workspace), filepath.Clean(p)); ok {
+				if r, ok := fspath.Within(filepath.Clean(c.opts.Workspace), filepath.Clean(p)); ok {
 					p = r
 				}
 			}

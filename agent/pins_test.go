@@ -68,7 +68,7 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cps := f.s.Checkpoints()
+	cps := f.s.Conversation().Checkpoints()
 	var cleared, summarized int
 	for _, cp := range cps {
 		if cp.Cleared > 0 {
@@ -100,7 +100,7 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 			}
 		}
 	}
-	head := contextwin.HeadText(f.s.History()[0])
+	head := contextwin.HeadText(f.s.Conversation().History()[0])
 	if !strings.Contains(head, "Version two of the pinned file.") || strings.Contains(head, "Version one") {
 		t.Errorf("the head does not hold the pinned file as it is now:\n%s", head)
 	}
@@ -125,9 +125,9 @@ func TestPinsSurviveClearingsAndCompactions(t *testing.T) {
 		t.Errorf("after the undo, the pins are not in the request")
 	}
 	// Resume: the same pins, and the next pin is p3.
-	want := f.s.Pins()
+	want := f.s.Conversation().Pins()
 	s2 := resumeFrom(t, f, st, log)
-	if diff := cmp.Diff(s2.Pins(), want); diff != "" {
+	if diff := cmp.Diff(s2.Conversation().Pins(), want); diff != "" {
 		t.Errorf("resumed pins (-got +want):\n%s", diff)
 	}
 	if p3, err := s2.Pin(t.Context(), PinRequest{Kind: contextwin.PinMessage, Text: "third"}); err != nil || p3.ID != "p3" {
@@ -181,14 +181,14 @@ func TestPinRefusals(t *testing.T) {
 			t.Errorf("Pin(%+v) = %v, want a PinError with %q", tt.req, err, tt.want)
 		}
 	}
-	if err := f.s.Unpin("p9"); err == nil || !strings.Contains(err.Error(), `no pin "p9"`) {
+	if err := f.s.Conversation().Unpin("p9"); err == nil || !strings.Contains(err.Error(), `no pin "p9"`) {
 		t.Errorf("Unpin(p9) = %v", err)
 	}
 	p, err := f.s.Pin(t.Context(), PinRequest{Kind: "file", Path: "ok.txt"})
 	if err != nil || p.ID != "p1" {
 		t.Fatalf("%+v %v", p, err)
 	}
-	if err := f.s.Unpin("p1"); err != nil || len(f.s.Pins()) != 0 {
-		t.Errorf("Unpin(p1) = %v, pins %v", err, f.s.Pins())
+	if err := f.s.Conversation().Unpin("p1"); err != nil || len(f.s.Conversation().Pins()) != 0 {
+		t.Errorf("Unpin(p1) = %v, pins %v", err, f.s.Conversation().Pins())
 	}
 }

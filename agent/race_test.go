@@ -113,9 +113,9 @@ func TestReadersDuringCompactingTurn(t *testing.T) {
 	}
 	loop(func() error {
 		_ = f.s.Context()
-		_, _, _, _, _ = f.s.Usage(), f.s.History(), f.s.Checkpoints(), f.s.State(), f.s.Totals()
+		_, _, _, _, _ = f.s.Usage(), f.s.Conversation().History(), f.s.Conversation().Checkpoints(), f.s.State(), f.s.Totals()
 		_, _, _, _ = f.s.Transcript(), f.s.ChangedPaths(1), f.s.SeenFiles(), f.s.Stale("big.txt")
-		_, _, _ = f.s.Window(), f.s.LastActivity(), f.s.Turns()
+		_, _, _ = f.s.Window(), f.s.LastActivity(), f.s.Conversation().Turns()
 		f.s.FilesChanged([]string{"notes/0.txt", "big.txt"})
 		_, _ = f.s.UndoCompaction() // refused while the turn runs
 		_, err := f.s.Changes(1)
@@ -128,7 +128,7 @@ func TestReadersDuringCompactingTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(f.s.Checkpoints()) == 0 {
+	if len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Error("the turn did not compact: the test no longer covers a compaction")
 	}
 }

@@ -51,7 +51,7 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	for i := range c.pins {
 		fence(&c.pins[i])
 	}
-	s.repinLocked()
+	s.conv.repinLocked()
 	b := &s.bill
 	b.totals, b.calls, b.lastPrompt = snap.Totals, snap.Calls, snap.LastPrompt
 	b.capped = b.totals.Capped(s.opts.ContextPolicy)

@@ -36,7 +36,7 @@ func (j *dyingJournal) Sync() error { return j.log.Sync() }
 // lastAnswer is the error the resumed history gives the n-th call of its last message.
 func lastAnswer(t *testing.T, s *Session, n int) string {
 	t.Helper()
-	h := s.History()
+	h := s.Conversation().History()
 	parts := h[len(h)-1].Parts
 	if n >= len(parts) || parts[n].FunctionResponse == nil {
 		t.Fatalf("the resumed history does not end with answers: %+v", h[len(h)-1])

@@ -26,14 +26,14 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	if _, err := f.run(t.Context(), "Now edit note 0."); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.s.Checkpoints()) == 0 {
+	if len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Fatal("no compaction to persist")
 	}
 	s := resumeFrom(t, f, st, log)
-	if diff := cmp.Diff(f.s.History(), s.History()); diff != "" {
+	if diff := cmp.Diff(f.s.Conversation().History(), s.Conversation().History()); diff != "" {
 		t.Errorf("resumed history differs (-live +resumed):\n%s", diff)
 	}
-	if diff := cmp.Diff(f.s.Checkpoints(), s.Checkpoints(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
+	if diff := cmp.Diff(f.s.Conversation().Checkpoints(), s.Conversation().Checkpoints(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("checkpoints differ:\n%s", diff)
 	}
 	if a, b := f.s.Totals(), s.Totals(); a.InputTokens != b.InputTokens || a.OutputTokens != b.OutputTokens || a.Calls != b.Calls || abs(a.Cost-b.Cost) > 1e-9 {
@@ -65,7 +65,7 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	}
 	// Checkpoint files for people to read.
 	files, _ := filepath.Glob(filepath.Join(st.Dir(f.s.ID()), "checkpoints", "*.md"))
-	if len(files) != len(f.s.Checkpoints()) || !strings.HasSuffix(files[0], "001-read-the-notes.md") {
+	if len(files) != len(f.s.Conversation().Checkpoints()) || !strings.HasSuffix(files[0], "001-read-the-notes.md") {
 		t.Errorf("checkpoint files = %v", files)
 	}
 	// Private files.

@@ -53,18 +53,18 @@ func (s *Session) Keep(turn int, paths []string) ([]string, error) {
 	}
 	slices.Sort(rels)
 	if len(rels) > 0 {
-		s.review(journal.Review{Turn: turn, Paths: rels, State: journal.ReviewKept})
+		s.conv.review(journal.Review{Turn: turn, Paths: rels, State: journal.ReviewKept})
 	}
 	return rels, nil
 }
 
 // review saves what became of files a turn changed, in the journal and the transcript.
-func (s *Session) review(r journal.Review) {
-	s.conv.mu.Lock()
-	s.conv.transcript = append(s.conv.transcript, journal.Entry{Review: &r, Turn: s.conv.turns})
-	s.opts.journal(journal.Record{Kind: journal.KindReview, Review: &r})
-	s.conv.mu.Unlock()
-	s.opts.sync()
+func (c *Conversation) review(r journal.Review) {
+	c.mu.Lock()
+	c.transcript = append(c.transcript, journal.Entry{Review: &r, Turn: c.turns})
+	c.opts.journal(journal.Record{Kind: journal.KindReview, Review: &r})
+	c.mu.Unlock()
+	c.opts.sync()
 }
 
 // endTurn saves the end of the turn with the files it changed, in the journal and the transcript,

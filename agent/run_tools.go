@@ -53,7 +53,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		} else if res.Edit != nil {
 			done.Diff = s.opts.diffOf(res.Edit)
 		}
-		s.noteTool(&done, res.Edit)
+		s.conv.noteTool(&done, res.Edit)
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
 		parts = append(parts, responsePart(fc, res.Output, res.IsError))
 	}
@@ -64,18 +64,18 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 
 // noteTool saves what a call showed the user beyond its response (a saved output, a refusal, an
 // edit's diff), in the journal and the transcript, for a reopened chat to show it too.
-func (s *Session) noteTool(t *ToolEvent, e *tools.Edit) {
+func (c *Conversation) noteTool(t *ToolEvent, e *tools.Edit) {
 	if t.SavedPath == "" && t.Omitted == 0 && !t.Refused && t.Diff == nil {
 		return
 	}
 	rec := &journal.Tool{Call: t.ID, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
 	if t.Diff != nil && e != nil {
-		rec.Edit = s.opts.keepEdit(e.Path, t.Diff)
+		rec.Edit = c.opts.keepEdit(e.Path, t.Diff)
 	}
-	s.conv.mu.Lock()
-	s.conv.transcript = append(s.conv.transcript, journal.Entry{Tool: rec, Turn: s.conv.turns})
-	s.opts.journal(journal.Record{Kind: journal.KindTool, Tool: rec})
-	s.conv.mu.Unlock()
+	c.mu.Lock()
+	c.transcript = append(c.transcript, journal.Entry{Tool: rec, Turn: c.turns})
+	c.opts.journal(journal.Record{Kind: journal.KindTool, Tool: rec})
+	c.mu.Unlock()
 }
 
 // responsePart answers a call with the same id and name.

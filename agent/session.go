@@ -125,7 +125,7 @@ type Session struct {
 	// force are in settings).
 	opts      Options
 	settings  settings
-	conv      conversation
+	conv      Conversation
 	files     tracker
 	bill      billing
 	compactor compactor
@@ -198,6 +198,7 @@ func New(opts Options) (*Session, error) {
 		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
 	}
 	s := &Session{opts: opts}
+	s.conv.opts, s.files.opts = &s.opts, &s.opts
 	s.files.readPaths = map[string]int{}
 	s.loop.lastActivity = opts.Now()
 	return s.init(), nil
@@ -256,14 +257,18 @@ func (s *Session) newEnv() *tools.Env {
 	}
 }
 
+// Conversation is what the session sends the model and how it came to be: its history, pins
+// and checkpoints.
+func (s *Session) Conversation() *Conversation { return &s.conv }
+
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }
 
 // Turns is the number of user turns since the session began: the last turn's number.
-func (s *Session) Turns() int {
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	return s.conv.turns
+func (c *Conversation) Turns() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.turns
 }
 
 // Window is the effective context budget.
@@ -302,26 +307,26 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 }
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
-func (s *Session) ReloadInstructions() {
-	prompt := buildSystemPrompt(s.opts.Workspace, s.opts.Secrets.String(loadInstructions(s.opts.Workspace, s.opts.Logger)), s.opts.External)
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	s.conv.prompt = prompt
-	s.conv.ledger.SetFixed(prompt.estimate())
+func (c *Conversation) ReloadInstructions() {
+	prompt := buildSystemPrompt(c.opts.Workspace, c.opts.Secrets.String(loadInstructions(c.opts.Workspace, c.opts.Logger)), c.opts.External)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.prompt = prompt
+	c.ledger.SetFixed(prompt.estimate())
 }
 
 // History returns a copy of the live history, as the next call will send it.
-func (s *Session) History() []*genai.Content {
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	return slices.Clone(s.conv.history)
+func (c *Conversation) History() []*genai.Content {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.history)
 }
 
 // Checkpoints returns the compactions so far, oldest first.
-func (s *Session) Checkpoints() []contextwin.Checkpoint {
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	return slices.Clone(s.conv.checkpoints)
+func (c *Conversation) Checkpoints() []contextwin.Checkpoint {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.checkpoints)
 }
 
 // State returns what the harness holds: files modified, last test verdict.

@@ -61,18 +61,17 @@ func (s *Session) Stale(rel string) bool {
 // announceStaleLocked adds a note about paths, files changed on disk, to the last user message,
 // so the model does not rely on a stale read. It tells whether it did: the caller then tells the
 // tracker they were announced, once per change. s.conv.mu must be held.
-func (s *Session) announceStaleLocked(paths []string) bool {
+func (c *Conversation) announceStaleLocked(paths []string) bool {
 	if len(paths) == 0 {
 		return false
 	}
-	return s.addNotesLocked(fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(paths, ", ")))
+	return c.addNotesLocked(fmt.Sprintf("[Note from the harness: these files changed on disk after you read them: %s. Read them again before relying on their content.]", strings.Join(paths, ", ")))
 }
 
 // addNotesLocked adds text parts to the last message when it is the user's: the one the next call
 // sends for the first time, after any function responses it holds, so a call is never separated
 // from its response. It tells whether it did. s.conv.mu must be held.
-func (s *Session) addNotesLocked(notes ...string) bool {
-	c := &s.conv
+func (c *Conversation) addNotesLocked(notes ...string) bool {
 	if len(c.history) == 0 {
 		return false
 	}
@@ -88,6 +87,6 @@ func (s *Session) addNotesLocked(notes ...string) bool {
 	m := &genai.Content{Role: last.Role, Parts: parts}
 	c.history[len(c.history)-1] = m
 	c.ledger.Replace(len(c.history)-1, m)
-	s.opts.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})
+	c.opts.journal(journal.Record{Kind: journal.KindAmend, Index: len(c.history) - 1, Content: m})
 	return true
 }

@@ -123,9 +123,9 @@ func (s *Session) summaryCall(ctx context.Context, route summaryRoute, sr contex
 
 // renderedTokensLocked are the tokens of each message as a stand-alone summary renders it (tool
 // outputs cut), for planning a summary on another model. s.conv.mu must be held.
-func (s *Session) renderedTokensLocked(est *contextwin.Estimator) []int {
-	out := make([]int, len(s.conv.history))
-	for i, m := range s.conv.history {
+func (c *Conversation) renderedTokensLocked(est *contextwin.Estimator) []int {
+	out := make([]int, len(c.history))
+	for i, m := range c.history {
 		if m != nil {
 			out[i] = est.Tokens(contextwin.EstimateText(contextwin.RenderMessage(m)))
 		}

@@ -49,7 +49,7 @@ func TestSummaryOnCompactionModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	sums := summaryRequests(f.srv)
-	if len(sums) == 0 || len(f.s.Checkpoints()) == 0 {
+	if len(sums) == 0 || len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Fatalf("no summary: %v", types(evs))
 	}
 	var billed float64
@@ -198,7 +198,7 @@ func TestFlexShedFallsBackOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	sums := summaryRequests(f.srv)
-	if len(sums) < 2 || len(f.s.Checkpoints()) == 0 {
+	if len(sums) < 2 || len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Fatalf("%d summary requests: %v", len(sums), types(evs))
 	}
 	for i := 0; i+1 < len(sums); i += 2 {
@@ -214,7 +214,7 @@ func TestFlexShedFallsBackOnce(t *testing.T) {
 	if len(warnings) != 1 || !strings.Contains(warnings[0].Text, "Flex capacity was shed") || !strings.Contains(warnings[0].Text, "429") {
 		t.Errorf("warnings %+v: want one, saying Flex was shed", warnings)
 	}
-	if cp := f.s.Checkpoints()[0]; cp.Fallback != "" {
+	if cp := f.s.Conversation().Checkpoints()[0]; cp.Fallback != "" {
 		t.Errorf("the summary fell back to the deterministic one: %s", cp.Fallback)
 	}
 	for _, r := range summaryRecords(t, f.state) {
@@ -240,8 +240,8 @@ func TestFlexSummaryOutlivesItsTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	job := f.s.currentJob()
-	if job == nil || len(f.s.Checkpoints()) != 0 {
-		t.Fatalf("the turn waited for its Flex summary: job %v, checkpoints %d, %v", job != nil, len(f.s.Checkpoints()), types(evs))
+	if job == nil || len(f.s.Conversation().Checkpoints()) != 0 {
+		t.Fatalf("the turn waited for its Flex summary: job %v, checkpoints %d, %v", job != nil, len(f.s.Conversation().Checkpoints()), types(evs))
 	}
 	<-job.done // between turns, the summary comes back
 	evs, err = f.run(t.Context(), "Anything else?")
@@ -252,8 +252,8 @@ func TestFlexSummaryOutlivesItsTurn(t *testing.T) {
 	if len(sums) != 1 || sums[0].Tier != "flex" || sums[0].ServedTier != catalog.TierFlex || sums[0].Usage == nil {
 		t.Fatalf("summary requests %+v: want one, served on Flex", sums)
 	}
-	if len(f.s.Checkpoints()) != 1 {
-		t.Errorf("checkpoints %+v: the summary did not land at the next turn", f.s.Checkpoints())
+	if len(f.s.Conversation().Checkpoints()) != 1 {
+		t.Errorf("checkpoints %+v: the summary did not land at the next turn", f.s.Conversation().Checkpoints())
 	}
 	done := ofType(evs, EventCompaction)
 	if len(done) == 0 || done[0].Compaction.State != CompactionDone {
@@ -291,8 +291,8 @@ func TestFlexSummaryCompactWaitsFor(t *testing.T) {
 		}
 		t.Fatalf("summary requests %d: want the Flex one given up, then a standard one, then /compact's", len(sums))
 	}
-	if len(f.s.Checkpoints()) != 2 {
-		t.Errorf("checkpoints %+v", f.s.Checkpoints())
+	if len(f.s.Conversation().Checkpoints()) != 2 {
+		t.Errorf("checkpoints %+v", f.s.Conversation().Checkpoints())
 	}
 	if s := f.s.Totals().Summaries; s.Flex != 0 || s.Calls != 2 {
 		t.Errorf("summaries %+v, want 2 on the standard tier", s)
@@ -314,7 +314,7 @@ func TestPlanWeighsTheSummaryModel(t *testing.T) {
 		}
 		facts = f.s.planFacts()
 		f.s.conv.mu.Lock()
-		plans[model], _ = f.s.planLocked(facts, 0)
+		plans[model], _ = f.s.conv.planLocked(facts, 0)
 		f.s.conv.mu.Unlock()
 	}
 	warm, cold := plans[""], plans["gemini-3.1-flash-lite"]

@@ -13,6 +13,8 @@ import (
 // changed and their restore points, the files it read and what they held, those changed on disk
 // since, and the last test verdict. Its methods take mu and no other lock.
 type tracker struct {
+	opts *Options // the session's, read-only
+
 	mu            sync.Mutex // guards everything below
 	modified      []string   // sorted
 	verdict       string

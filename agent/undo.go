@@ -47,6 +47,6 @@ func (s *Session) UndoCompaction() (contextwin.Checkpoint, error) {
 	c.blocks = f.Blocks
 	c.checkpoints = c.checkpoints[:len(c.checkpoints)-1]
 	s.opts.journal(journal.Record{Kind: journal.KindUndo})
-	s.repinLocked() // a pin the undone head alone held goes in again at the next call
+	s.conv.repinLocked() // a pin the undone head alone held goes in again at the next call
 	return cp, nil
 }

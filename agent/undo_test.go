@@ -16,7 +16,7 @@ func TestUndoCompaction(t *testing.T) {
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
-	before := f.s.History()
+	before := f.s.Conversation().History()
 	if _, err := f.s.Compact(t.Context(), ""); err != nil {
 		t.Fatal(err)
 	}
@@ -24,10 +24,10 @@ func TestUndoCompaction(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cp.N != 1 || len(f.s.Checkpoints()) != 0 {
-		t.Errorf("undone %+v, checkpoints left %d", cp, len(f.s.Checkpoints()))
+	if cp.N != 1 || len(f.s.Conversation().Checkpoints()) != 0 {
+		t.Errorf("undone %+v, checkpoints left %d", cp, len(f.s.Conversation().Checkpoints()))
 	}
-	if diff := cmp.Diff(before, f.s.History()); diff != "" {
+	if diff := cmp.Diff(before, f.s.Conversation().History()); diff != "" {
 		t.Errorf("history after undo (-want +got):\n%s", diff)
 	}
 	if _, err := f.s.UndoCompaction(); !errors.Is(err, ErrCannotUndo) {
@@ -35,7 +35,7 @@ func TestUndoCompaction(t *testing.T) {
 	}
 	// The undo is in the log.
 	s := resumeFrom(t, f, st, log)
-	if diff := cmp.Diff(before, s.History()); diff != "" {
+	if diff := cmp.Diff(before, s.Conversation().History()); diff != "" {
 		t.Errorf("resumed after undo (-want +got):\n%s", diff)
 	}
 }
@@ -46,7 +46,7 @@ func TestUndoRefusedOverBudget(t *testing.T) {
 	turns := append(readTurns(8), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
 	f, _, _ := saved(t, fixtureOpts{policy: p, files: notes(8, 2000)}, turns...)
 	f.run(t.Context(), "Read every note.")
-	if len(f.s.Checkpoints()) == 0 {
+	if len(f.s.Conversation().Checkpoints()) == 0 {
 		t.Fatal("no compaction")
 	}
 	_, err := f.s.UndoCompaction()

@@ -47,7 +47,7 @@ var commands = map[string]command{
 	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
 	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
-		return historyResult{SessionID: l.ID(), Entries: historyOf(s.root, l.Transcript()), Pins: contextwin.PinInfos(l.Pins())}, nil
+		return historyResult{SessionID: l.ID(), Entries: historyOf(s.root, l.Transcript()), Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},
 	CommandShowContext: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.showContext(l), nil })},
 	CommandMCP:         {run: noArgs(func(s *server, _ context.Context) (any, error) { return s.mcp.status(), nil }), anyWorkspace: true},
@@ -55,7 +55,7 @@ var commands = map[string]command{
 	CommandPin:         {run: args(true, (*server).pin)},
 	CommandUnpin:       {run: args(true, (*server).unpin)},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
-		return pinsResult{Pins: contextwin.PinInfos(l.Pins())}, nil
+		return pinsResult{Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},
 }
 

@@ -219,7 +219,7 @@ func (s *server) compact(ctx context.Context, a compactArgs) (any, error) {
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	tok := s.createProgress("Reprise: compacting", "starting", 0, true, cancel)
-	if split, ok := contextwin.SplitPoint(l.History(), l.Context().Policy.KeepRecentTurns); ok {
+	if split, ok := contextwin.SplitPoint(l.Conversation().History(), l.Context().Policy.KeepRecentTurns); ok {
 		tok.report(fmt.Sprintf("summarizing %d messages", split-1), 10)
 	}
 	out, err := s.sessions.runner.Do(cctx, l, runner.Verb{Kind: runner.Compact, Focus: a.Focus}, s.verbEvents(l.ID()))

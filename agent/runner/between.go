@@ -58,7 +58,7 @@ func (r *Runner) FilesChanged(paths []string, instructions bool) {
 	for _, l := range r.List() {
 		l.Session.FilesChanged(paths)
 		if instructions {
-			l.ReloadInstructions()
+			l.Conversation().ReloadInstructions()
 			r.tellUsage(l)
 		}
 	}

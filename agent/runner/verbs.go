@@ -82,7 +82,7 @@ var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit fu
 		return Outcome{Report: s.Context()}, nil
 	},
 	Checkpoints: func(_ context.Context, s *agent.Session, _ Verb, _ func(agent.Event)) (Outcome, error) {
-		return Outcome{Checkpoints: s.Checkpoints()}, nil
+		return Outcome{Checkpoints: s.Conversation().Checkpoints()}, nil
 	},
 }
 
@@ -165,7 +165,7 @@ func pin(ctx context.Context, s *agent.Session, v Verb, emit func(agent.Event)) 
 // unpin removes the pin v.PinID, then tells the pins and the usage after.
 func unpin(_ context.Context, s *agent.Session, v Verb, emit func(agent.Event)) (Outcome, error) {
 	before := s.Usage().Used
-	if err := s.Unpin(v.PinID); err != nil {
+	if err := s.Conversation().Unpin(v.PinID); err != nil {
 		return Outcome{Before: before, After: before}, err
 	}
 	return pinsChanged(s, before, emit), nil
@@ -173,7 +173,7 @@ func unpin(_ context.Context, s *agent.Session, v Verb, emit func(agent.Event)) 
 
 // pinsChanged tells the session's pins and its usage.
 func pinsChanged(s *agent.Session, before int, emit func(agent.Event)) Outcome {
-	pins := contextwin.PinInfos(s.Pins())
+	pins := contextwin.PinInfos(s.Conversation().Pins())
 	emit(agent.Event{Type: agent.EventPins, Pins: pins})
 	after := s.Usage()
 	emit(agent.Event{Type: agent.EventUsage, Usage: &after})

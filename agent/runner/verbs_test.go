@@ -153,8 +153,8 @@ func TestCompactIsCancelled(t *testing.T) {
 	if want := []string{"compaction:running", "compaction:cancelled"}; !same(states(*evs), want) || (*evs)[1].Compaction.Note != "the history is unchanged" {
 		t.Errorf("events %v (%+v), want %v", states(*evs), (*evs)[len(*evs)-1].Compaction, want)
 	}
-	if o.Usage().Used != used || len(o.Checkpoints()) != 0 {
-		t.Errorf("the history changed: %d → %d tokens, %d checkpoints", used, o.Usage().Used, len(o.Checkpoints()))
+	if o.Usage().Used != used || len(o.Conversation().Checkpoints()) != 0 {
+		t.Errorf("the history changed: %d → %d tokens, %d checkpoints", used, o.Usage().Used, len(o.Conversation().Checkpoints()))
 	}
 }
 

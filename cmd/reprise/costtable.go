@@ -82,8 +82,8 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 			run.Totals = ev.End.Totals
 		}
 	}
-	run.Compactions = len(s.Checkpoints())
-	for _, cp := range s.Checkpoints() {
+	run.Compactions = len(s.Conversation().Checkpoints())
+	for _, cp := range s.Conversation().Checkpoints() {
 		if cp.Cleared > 0 {
 			run.Clearings++
 		}

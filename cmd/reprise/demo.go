@@ -82,17 +82,17 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 // showCheckpoints shows what the model saw after the session's last checkpoint: the new head of
 // a compaction, or one of the stubs a clearing left.
 func showCheckpoints(w io.Writer, s *agent.Session) {
-	cps := s.Checkpoints()
+	cps := s.Conversation().Checkpoints()
 	if len(cps) == 0 {
 		return
 	}
 	last := cps[len(cps)-1]
 	if last.Cleared == 0 {
 		fmt.Fprintf(w, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", last.N, last.Title)
-		fmt.Fprintln(w, indent(contextwin.HeadText(s.History()[0]), "  │ "))
+		fmt.Fprintln(w, indent(contextwin.HeadText(s.Conversation().History()[0]), "  │ "))
 		return
 	}
-	for _, m := range s.History() {
+	for _, m := range s.Conversation().History() {
 		for _, p := range m.Parts {
 			if p.FunctionResponse != nil && contextwin.IsCleared(p.FunctionResponse) {
 				fmt.Fprintf(w, "\nCheckpoint %d «%s», %s → %s tokens, with no model call. What the model reads in place of an old result:\n",
