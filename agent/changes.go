@@ -60,25 +60,20 @@ var ErrNotChanged = errors.New("not changed by the agent")
 // ErrOutside is returned for a path outside the workspace.
 var ErrOutside = errors.New("outside the workspace")
 
-// ChangedPaths returns, sorted, the files the agent changed from turn on, without reading them:
-// what an editor asks on every code action request. A file created and since removed is still
-// listed, unlike in Changes.
-func (s *Session) ChangedPaths(turn int) []string { return s.files.changedPaths(turn) }
-
 // Changes returns the files the agent changed from turn on (1: since the session began), each
 // compared from before that turn to the disk now: the same span reprise.restore of that turn
 // undoes, so what a reviewer sees is what an undo puts back. Files created and since removed are
 // left out: there is nothing to show or to undo.
-func (s *Session) Changes(turn int) ([]FileChange, error) {
-	first, paths, seen := s.files.pointsFrom(turn)
-	root, err := os.OpenRoot(s.opts.Workspace)
+func (t *Tracker) Changes(turn int) ([]FileChange, error) {
+	first, paths, seen := t.pointsFrom(turn)
+	root, err := os.OpenRoot(t.opts.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
 	}
 	defer root.Close()
 	out := []FileChange{}
 	for _, rel := range paths {
-		c, ok := s.opts.change(root, first[rel])
+		c, ok := t.opts.change(root, first[rel])
 		if !ok {
 			continue
 		}

@@ -27,7 +27,7 @@ func twoEdits(t *testing.T, files map[string]string) *fixture {
 
 func TestChanges(t *testing.T) {
 	f := twoEdits(t, map[string]string{"a.txt": "one\ntwo\nthree\n"})
-	got, err := f.s.Changes(1)
+	got, err := f.s.Files().Changes(1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,23 +42,23 @@ func TestChanges(t *testing.T) {
 	}
 	// A user edit afterwards is shown, and flagged.
 	os.Remove(filepath.Join(f.ws, "b.txt"))
-	got, _ = f.s.Changes(1)
+	got, _ = f.s.Files().Changes(1)
 	if len(got) != 1 || got[0].Path != "a.txt" {
 		t.Errorf("after removing the created file: %+v, want only a.txt", got)
 	}
 	os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("one\nTWO\nthree\nuser\n"), 0o644)
-	got, _ = f.s.Changes(1)
+	got, _ = f.s.Files().Changes(1)
 	if len(got) != 1 || !got[0].UserChanged || got[0].Added != 2 {
 		t.Errorf("after a user edit: %+v, want a.txt user-changed with +2", got)
 	}
-	if got, _ := f.s.Changes(2); len(got) != 0 {
+	if got, _ := f.s.Files().Changes(2); len(got) != 0 {
 		t.Errorf("Changes(2) = %+v, want none", got)
 	}
 	// The paths alone, read from the restore points: the removed b.txt is still among them.
-	if got := f.s.ChangedPaths(1); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
+	if got := f.s.Files().ChangedPaths(1); !slices.Equal(got, []string{"a.txt", "b.txt"}) {
 		t.Errorf("ChangedPaths(1) = %q, want a.txt and b.txt", got)
 	}
-	if got := f.s.ChangedPaths(2); len(got) != 0 {
+	if got := f.s.Files().ChangedPaths(2); len(got) != 0 {
 		t.Errorf("ChangedPaths(2) = %q, want none", got)
 	}
 }
@@ -73,7 +73,7 @@ func TestChangesBounded(t *testing.T) {
 		callTurn("write_file", map[string]any{"path": "bin.dat", "content": "b\x00two"}, ""), textTurn("ok"),
 	)
 	f.run(t.Context(), "edit")
-	got, err := f.s.Changes(1)
+	got, err := f.s.Files().Changes(1)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Changes = %+v, %v", got, err)
 	}
@@ -115,10 +115,10 @@ func TestRestorePaths(t *testing.T) {
 	if read("a.txt") != "one\ntwo\nthree\n" || read("b.txt") != "new\n" {
 		t.Errorf("a=%q b=%q, want a restored and b kept", read("a.txt"), read("b.txt"))
 	}
-	if got, _ := f.s.Changes(1); len(got) != 1 || got[0].Path != "b.txt" {
+	if got, _ := f.s.Files().Changes(1); len(got) != 1 || got[0].Path != "b.txt" {
 		t.Errorf("changes after restoring a.txt: %+v, want only b.txt", got)
 	}
-	if d := cmp.Diff([]string{"b.txt"}, f.s.State().FilesModified); d != "" {
+	if d := cmp.Diff([]string{"b.txt"}, f.s.files.State().FilesModified); d != "" {
 		t.Errorf("files modified (-want +got):\n%s", d)
 	}
 	if _, _, err := f.s.RestorePaths(1, []string{"a.txt"}); !errors.Is(err, ErrNotChanged) {
@@ -171,7 +171,7 @@ func ptr(s string) *string { return &s }
 func TestChangesDeleted(t *testing.T) {
 	f := twoEdits(t, map[string]string{"a.txt": "one\ntwo\n"})
 	os.Remove(filepath.Join(f.ws, "a.txt"))
-	got, err := f.s.Changes(1)
+	got, err := f.s.Files().Changes(1)
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Changes = %+v, %v", got, err)
 	}

@@ -111,7 +111,7 @@ type planFacts struct {
 }
 
 func (s *Session) planFacts() planFacts {
-	f := planFacts{policy: s.policy(), state: s.files.state()}
+	f := planFacts{policy: s.policy(), state: s.files.State()}
 	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
 	f.summaryModel, f.cold, f.flexOK = s.summaryTarget(f.policy)
 	f.summary = s.bill.summaryPrices(f.summaryModel)
@@ -238,7 +238,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	p := s.policy()
 	// The head states the harness's state as it is now, not as it was when the summary began:
 	// edits made while the summarizer ran are part of it.
-	state := s.files.state()
+	state := s.files.State()
 	pins := s.freshPins() // read before the locks: files are read again for the new head
 	k := &s.compactor
 	k.mu.Lock()

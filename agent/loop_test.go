@@ -84,7 +84,7 @@ func TestFullTurnWithTools(t *testing.T) {
 			if end.Totals.InputTokens != sum || sum == 0 {
 				t.Errorf("totals input %d, want the sum of reported prompts %d", end.Totals.InputTokens, sum)
 			}
-			if got := f.s.State().FilesModified; !cmp.Equal(got, []string{"calc.go"}) {
+			if got := f.s.files.State().FilesModified; !cmp.Equal(got, []string{"calc.go"}) {
 				t.Errorf("files modified = %v, want [calc.go]", got)
 			}
 			u := ofType(evs, EventUsage)
@@ -288,16 +288,16 @@ func TestStaleFilesAreAnnounced(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The agent's own edit is no change behind its back; the user's edit of a.txt is.
-	f.s.FilesChanged([]string{"b.txt"})
-	if f.s.Stale("b.txt") {
+	f.s.Files().FilesChanged([]string{"b.txt"})
+	if f.s.Files().Stale("b.txt") {
 		t.Error("the agent's own edit marked b.txt stale")
 	}
 	if err := os.WriteFile(filepath.Join(f.ws, "a.txt"), []byte("uno\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.s.FilesChanged([]string{"a.txt", "unknown.txt"})
-	if !f.s.Stale("a.txt") || f.s.Stale("unknown.txt") {
-		t.Fatalf("stale: a.txt %v, unknown.txt %v", f.s.Stale("a.txt"), f.s.Stale("unknown.txt"))
+	f.s.Files().FilesChanged([]string{"a.txt", "unknown.txt"})
+	if !f.s.Files().Stale("a.txt") || f.s.Files().Stale("unknown.txt") {
+		t.Fatalf("stale: a.txt %v, unknown.txt %v", f.s.Files().Stale("a.txt"), f.s.Files().Stale("unknown.txt"))
 	}
 	if _, err := f.run(t.Context(), "go on"); err != nil {
 		t.Fatal(err)

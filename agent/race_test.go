@@ -113,12 +113,12 @@ func TestReadersDuringCompactingTurn(t *testing.T) {
 	}
 	loop(func() error {
 		_ = f.s.Context()
-		_, _, _, _, _ = f.s.Usage(), f.s.Conversation().History(), f.s.Conversation().Checkpoints(), f.s.State(), f.s.Totals()
-		_, _, _, _ = f.s.Transcript(), f.s.ChangedPaths(1), f.s.SeenFiles(), f.s.Stale("big.txt")
+		_, _, _, _, _ = f.s.Usage(), f.s.Conversation().History(), f.s.Conversation().Checkpoints(), f.s.files.State(), f.s.Totals()
+		_, _, _, _ = f.s.Transcript(), f.s.Files().ChangedPaths(1), f.s.Files().SeenFiles(), f.s.Files().Stale("big.txt")
 		_, _, _ = f.s.Window(), f.s.LastActivity(), f.s.Conversation().Turns()
-		f.s.FilesChanged([]string{"notes/0.txt", "big.txt"})
+		f.s.Files().FilesChanged([]string{"notes/0.txt", "big.txt"})
 		_, _ = f.s.UndoCompaction() // refused while the turn runs
-		_, err := f.s.Changes(1)
+		_, err := f.s.Files().Changes(1)
 		return err
 	})
 	loop(func() error { return f.s.SetPolicy(p) }) // the same policy: the turn goes as scripted

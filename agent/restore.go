@@ -102,7 +102,7 @@ func (s *Session) pointsFrom(turn int) (map[string]journal.RestorePoint, []strin
 func (s *Session) forget(turn int, paths []string) {
 	s.files.forget(turn, paths)
 	for _, rel := range paths {
-		s.remember(rel)
+		s.files.saw(rel)
 	}
 	r := &journal.Restored{Turn: turn, Paths: paths}
 	s.conv.mu.Lock()

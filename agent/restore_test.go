@@ -46,7 +46,7 @@ func TestRestoreFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(f.ws, "new.txt")); !os.IsNotExist(err) {
 		t.Error("new.txt, created in turn 2, still exists")
 	}
-	if diff := cmp.Diff([]string{"a.txt"}, s.State().FilesModified); diff != "" {
+	if diff := cmp.Diff([]string{"a.txt"}, s.files.State().FilesModified); diff != "" {
 		t.Errorf("files modified after restore (-want +got):\n%s", diff)
 	}
 	if _, err := s.RestoreFiles(1); err != nil || read("a.txt") != "one\n" {

@@ -42,7 +42,7 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	if a, b := f.s.Totals().Summaries, s.Totals().Summaries; a.Calls == 0 || a.Calls != b.Calls || a.InputTokens != b.InputTokens || abs(a.Cost-b.Cost) > 1e-9 {
 		t.Errorf("summaries: live %+v, resumed %+v", a, b)
 	}
-	if diff := cmp.Diff(f.s.State(), s.State()); diff != "" {
+	if diff := cmp.Diff(f.s.files.State(), s.files.State()); diff != "" {
 		t.Errorf("state differs:\n%s", diff)
 	}
 	// The transcript, compacted parts included, is the same after resuming.

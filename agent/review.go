@@ -71,7 +71,7 @@ func (c *Conversation) review(r journal.Review) {
 // and returns those files. errText is masked as everything else the editor and the disk get.
 func (s *Session) endTurn(reason StopReason, errText string, calls int) []FileChange {
 	turn := s.conv.turn()
-	changes := s.turnChanges(turn)
+	changes := s.files.turnChanges(turn)
 	saved := make([]journal.ChangedFile, 0, len(changes))
 	for _, c := range changes {
 		saved = append(saved, journal.ChangedFile{Path: c.Path, State: string(c.State), Added: c.Added, Removed: c.Removed, Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged})
@@ -85,10 +85,10 @@ func (s *Session) endTurn(reason StopReason, errText string, calls int) []FileCh
 }
 
 // turnChanges are the files turn changed, compared from before it to now, without their diffs.
-func (s *Session) turnChanges(turn int) []FileChange {
-	cs, err := s.Changes(turn)
+func (t *Tracker) turnChanges(turn int) []FileChange {
+	cs, err := t.Changes(turn)
 	if err != nil {
-		s.opts.Logger.Warn("the turn's changes are not listed", "session", s.opts.ID, "error", err)
+		t.opts.Logger.Warn("the turn's changes are not listed", "session", t.opts.ID, "error", err)
 		return nil
 	}
 	out := []FileChange{}

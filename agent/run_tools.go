@@ -35,7 +35,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		if len(res.Changed) > 0 {
 			hashes := map[string]string{}
 			for _, rel := range res.Changed {
-				s.remember(rel)
+				s.files.saw(rel)
 				if h, ok := s.opts.fileHash(rel); ok {
 					hashes[rel] = hex.EncodeToString([]byte(h))
 				}
@@ -44,7 +44,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 			s.opts.sync() // a crash now must not lose the record of a change on disk
 		}
 		if fc.Name == "read_file" && !res.IsError && res.Path != "" {
-			s.remember(res.Path)
+			s.files.saw(res.Path)
 		}
 		done := *ev
 		done.Status, done.Output, done.SavedPath, done.Omitted, done.Refused = ToolCompleted, res.Output, res.SavedPath, res.Omitted, res.Refused

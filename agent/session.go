@@ -126,7 +126,7 @@ type Session struct {
 	opts      Options
 	settings  settings
 	conv      Conversation
-	files     tracker
+	files     Tracker
 	bill      billing
 	compactor compactor
 	loop      turnLoop
@@ -261,6 +261,10 @@ func (s *Session) newEnv() *tools.Env {
 // and checkpoints.
 func (s *Session) Conversation() *Conversation { return &s.conv }
 
+// Files is what the harness holds of the workspace: the files the agent changed and read, those
+// changed on disk since, the last test verdict.
+func (s *Session) Files() *Tracker { return &s.files }
+
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }
 
@@ -328,9 +332,6 @@ func (c *Conversation) Checkpoints() []contextwin.Checkpoint {
 	defer c.mu.Unlock()
 	return slices.Clone(c.checkpoints)
 }
-
-// State returns what the harness holds: files modified, last test verdict.
-func (s *Session) State() contextwin.State { return s.files.state() }
 
 // Totals returns the session's cumulative figures.
 func (s *Session) Totals() contextwin.Totals {

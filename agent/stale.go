@@ -28,34 +28,25 @@ func (o *Options) fileHash(rel string) (string, bool) {
 	return h, err == nil
 }
 
-// SeenFiles are the workspace-relative files the agent has read or written, sorted: the ones
-// whose changes on disk matter to it.
-func (s *Session) SeenFiles() []string { return s.files.seenFiles() }
-
-// remember hashes rel as the agent just read or wrote it.
-func (s *Session) remember(rel string) {
-	h, ok := s.opts.fileHash(rel)
+// saw hashes rel as the agent just read or wrote it.
+func (t *Tracker) saw(rel string) {
+	h, ok := t.opts.fileHash(rel)
 	if !ok {
 		return
 	}
-	s.files.remember(rel, h)
+	t.remember(rel, h)
 }
 
 // FilesChanged tells the session that these workspace-relative files changed on disk. Those the
 // agent has read and whose content is no longer what it saw become stale.
-func (s *Session) FilesChanged(paths []string) {
-	for rel, hash := range s.files.seenHashes(paths) {
-		now, ok := s.opts.fileHash(rel)
+func (t *Tracker) FilesChanged(paths []string) {
+	for rel, hash := range t.seenHashes(paths) {
+		now, ok := t.opts.fileHash(rel)
 		if ok && now == hash {
 			continue
 		}
-		s.files.markStale(rel)
+		t.markStale(rel)
 	}
-}
-
-// Stale reports whether rel changed on disk since the agent read it.
-func (s *Session) Stale(rel string) bool {
-	return s.files.isStale(rel)
 }
 
 // announceStaleLocked adds a note about paths, files changed on disk, to the last user message,

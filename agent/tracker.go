@@ -9,10 +9,10 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
-// tracker is what the harness holds of the workspace, apart from the model: the files the agent
+// Tracker is what the harness holds of the workspace, apart from the model: the files the agent
 // changed and their restore points, the files it read and what they held, those changed on disk
 // since, and the last test verdict. Its methods take mu and no other lock.
-type tracker struct {
+type Tracker struct {
 	opts *Options // the session's, read-only
 
 	mu            sync.Mutex // guards everything below
@@ -26,22 +26,23 @@ type tracker struct {
 	restorePoints []journal.RestorePoint
 }
 
-// state is the harness's state as a compaction's head states it.
-func (t *tracker) state() contextwin.State {
+// State is what the harness holds as a compaction's head states it: the files modified, the
+// last test verdict.
+func (t *Tracker) State() contextwin.State {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return contextwin.State{FilesModified: slices.Clone(t.modified), LastVerdict: t.verdict}
 }
 
 // rereadCount is how many files were read again after a compaction.
-func (t *tracker) rereadCount() int {
+func (t *Tracker) rereadCount() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.rereads
 }
 
 // setVerdict records the last test verdict.
-func (t *tracker) setVerdict(v string) {
+func (t *Tracker) setVerdict(v string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.verdict = v
@@ -49,7 +50,7 @@ func (t *tracker) setVerdict(v string) {
 
 // noteRead records that the agent read path when the history held compactions compactions, and
 // counts a re-read of a file last read before one.
-func (t *tracker) noteRead(path string, compactions int) {
+func (t *Tracker) noteRead(path string, compactions int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if prev, ok := t.readPaths[path]; ok && prev < compactions {
@@ -59,7 +60,7 @@ func (t *tracker) noteRead(path string, compactions int) {
 }
 
 // rememberLocked records what the agent now knows of rel.
-func (t *tracker) rememberLocked(rel, hash string) {
+func (t *Tracker) rememberLocked(rel, hash string) {
 	if t.seen == nil {
 		t.seen = map[string]string{}
 	}
@@ -69,14 +70,14 @@ func (t *tracker) rememberLocked(rel, hash string) {
 }
 
 // remember records the hash of rel as the agent just read or wrote it.
-func (t *tracker) remember(rel, hash string) {
+func (t *Tracker) remember(rel, hash string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.rememberLocked(rel, hash)
 }
 
 // modify adds rel to the files modified and tells whether it already has a restore point for turn.
-func (t *tracker) modify(turn int, rel string) (hasPoint bool) {
+func (t *Tracker) modify(turn int, rel string) (hasPoint bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !slices.Contains(t.modified, rel) {
@@ -87,28 +88,30 @@ func (t *tracker) modify(turn int, rel string) (hasPoint bool) {
 }
 
 // addPoint keeps a restore point.
-func (t *tracker) addPoint(rp journal.RestorePoint) {
+func (t *Tracker) addPoint(rp journal.RestorePoint) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.restorePoints = append(t.restorePoints, rp)
 }
 
 // hasPoint tells whether rel has a restore point from turn.
-func (t *tracker) hasPoint(turn int, rel string) bool {
+func (t *Tracker) hasPoint(turn int, rel string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn && p.Path == rel })
 }
 
 // inTurn tells whether some file has a restore point from turn.
-func (t *tracker) inTurn(turn int) bool {
+func (t *Tracker) inTurn(turn int) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.ContainsFunc(t.restorePoints, func(p journal.RestorePoint) bool { return p.Turn == turn })
 }
 
-// changedPaths returns, sorted, the files with a restore point from turn on.
-func (t *tracker) changedPaths(turn int) []string {
+// ChangedPaths returns, sorted, the files the agent changed from turn on, without reading them:
+// what an editor asks on every code action request. A file created and since removed is still
+// listed, unlike in Changes.
+func (t *Tracker) ChangedPaths(turn int) []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var paths []string
@@ -123,7 +126,7 @@ func (t *tracker) changedPaths(turn int) []string {
 
 // pointsFrom returns the first restore point of each file changed from turn on (what restoring
 // that turn puts back), the files sorted, and the hashes of what the agent last saw of them.
-func (t *tracker) pointsFrom(turn int) (map[string]journal.RestorePoint, []string, map[string]string) {
+func (t *Tracker) pointsFrom(turn int) (map[string]journal.RestorePoint, []string, map[string]string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	first := map[string]journal.RestorePoint{}
@@ -148,7 +151,7 @@ func (t *tracker) pointsFrom(turn int) (map[string]journal.RestorePoint, []strin
 }
 
 // forget drops the restore points of paths from turn on, once they are put back.
-func (t *tracker) forget(turn int, paths []string) {
+func (t *Tracker) forget(turn int, paths []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.restorePoints = slices.DeleteFunc(t.restorePoints, func(p journal.RestorePoint) bool {
@@ -164,7 +167,7 @@ func (t *tracker) forget(turn int, paths []string) {
 }
 
 // seenHashes returns, of paths, those the agent has seen, with the hash of what it saw.
-func (t *tracker) seenHashes(paths []string) map[string]string {
+func (t *Tracker) seenHashes(paths []string) map[string]string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := map[string]string{}
@@ -177,7 +180,7 @@ func (t *tracker) seenHashes(paths []string) map[string]string {
 }
 
 // markStale records that rel changed on disk since the agent saw it.
-func (t *tracker) markStale(rel string) {
+func (t *Tracker) markStale(rel string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.stale == nil {
@@ -189,29 +192,30 @@ func (t *tracker) markStale(rel string) {
 	}
 }
 
-// isStale tells whether rel changed on disk since the agent saw it.
-func (t *tracker) isStale(rel string) bool {
+// Stale reports whether rel changed on disk since the agent read it.
+func (t *Tracker) Stale(rel string) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.stale[rel]
 }
 
 // toAnnounce returns, sorted, the stale files the model has not been told about.
-func (t *tracker) toAnnounce() []string {
+func (t *Tracker) toAnnounce() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Sorted(slices.Values(t.unannounced))
 }
 
 // announced records that the model was told about paths.
-func (t *tracker) announced(paths []string) {
+func (t *Tracker) announced(paths []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.unannounced = slices.DeleteFunc(t.unannounced, func(p string) bool { return slices.Contains(paths, p) })
 }
 
-// seenFiles returns the files the agent has seen, sorted.
-func (t *tracker) seenFiles() []string {
+// SeenFiles are the workspace-relative files the agent has read or written, sorted: the ones
+// whose changes on disk matter to it.
+func (t *Tracker) SeenFiles() []string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return slices.Sorted(maps.Keys(t.seen))

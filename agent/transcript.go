@@ -155,7 +155,7 @@ func (b *transcriptBuilder) end(turn int, t *journal.TurnEnd) {
 		rows = append(rows, ChangeRow{FileChange: FileChange{Path: c.Path, Turn: turn, State: ChangeState(c.State), Added: c.Added, Removed: c.Removed, Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged}, Review: ReviewPending})
 	}
 	if len(t.Changes) == 0 && b.s.files.inTurn(turn) {
-		for _, c := range b.s.turnChanges(turn) {
+		for _, c := range b.s.files.turnChanges(turn) {
 			rows = append(rows, ChangeRow{FileChange: c, Review: ReviewPending})
 		}
 	}

@@ -28,7 +28,7 @@ func (s *server) changes(a ChangesArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
-	cs, err := l.Changes(turn)
+	cs, err := l.Files().Changes(turn)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CommandChanges, err)
 	}
@@ -108,7 +108,7 @@ func (s *server) changeActions(uri string) []protocol.CodeAction {
 	defer s.sessions.release(l)
 	// Paths only: a code action request comes with every cursor move, and diffing each changed
 	// file for it would cost what reprise.changes costs.
-	paths := l.ChangedPaths(1)
+	paths := l.Files().ChangedPaths(1)
 	if len(paths) == 0 {
 		return nil
 	}
@@ -151,7 +151,7 @@ func (s *server) undoFile(a UndoFileArgs) (any, error) {
 // showChanges answers reprise.showChanges: the files changed since the session began, one a line
 // with their state and counts, shown with window/showMessage and returned as text.
 func (s *server) showChanges(l *runner.Live) (any, error) {
-	cs, err := l.Changes(1)
+	cs, err := l.Files().Changes(1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", CommandShowChanges, err)
 	}

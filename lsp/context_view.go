@@ -34,7 +34,7 @@ func (s *server) contextReport(l *runner.Live) contextResult {
 		PinnedTokens:       contextwin.PinnedTokens(r.Pins),
 	}
 	for _, it := range r.Largest {
-		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.Stale(it.Path)})
+		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.Files().Stale(it.Path)})
 	}
 	out.Text = renderContext(out)
 	return out

@@ -28,7 +28,7 @@ func (s *server) watch() {
 func (s *server) polledFiles() []string {
 	files := slices.Clone(agent.InstructionFiles)
 	for _, l := range s.sessions.all() {
-		files = append(files, l.SeenFiles()...)
+		files = append(files, l.Files().SeenFiles()...)
 	}
 	slices.Sort(files)
 	return slices.Compact(files)

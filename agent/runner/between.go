@@ -56,7 +56,7 @@ func (r *Runner) Reconfigure(c Settings) {
 // and the usage, whose fixed part changed, is told.
 func (r *Runner) FilesChanged(paths []string, instructions bool) {
 	for _, l := range r.List() {
-		l.Session.FilesChanged(paths)
+		l.Files().FilesChanged(paths)
 		if instructions {
 			l.Conversation().ReloadInstructions()
 			r.tellUsage(l)
