@@ -100,15 +100,14 @@ type earlyClear struct {
 // again at each call. When it is due, a summary is taken instead if it gains more over those
 // calls: the stubs and calls of cleared results pile up in a long session, and only a summary
 // frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
-	k := &s.compactor
-	if k.heldAt != len(s.conv.checkpoints) {
-		k.held, k.heldAt = 0, len(s.conv.checkpoints)
+func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
+	if k.heldAt != len(k.conv.checkpoints) {
+		k.held, k.heldAt = 0, len(k.conv.checkpoints)
 	}
 	if used < earlyFrom*f.cacheMin {
 		return earlyClear{}, false
 	}
-	plan, _ := s.conv.clearPlanLocked(f, calls, 0)
+	plan, _ := k.conv.clearPlanLocked(f, calls, 0)
 	if len(plan.Indexes) == 0 {
 		return earlyClear{}, false
 	}
@@ -117,13 +116,13 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 		return earlyClear{}, false
 	}
 	e := earlyClear{plan: plan, held: k.held}
-	if f.policy.NoSummaries || !s.canCompactLocked() || k.job != nil {
+	if f.policy.NoSummaries || !k.canCompactLocked() || k.job != nil {
 		return e, true
 	}
 	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
 	// for the summary's length: under it, every call would pay the prompt in full.
-	if sum, ok := s.conv.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
-		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls))
+	if sum, ok := k.conv.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls))
 		if saving-cost > plan.Net() {
 			e.summary = &sum
 		}
@@ -133,19 +132,19 @@ func (s *Session) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, boo
 
 // clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
 // held.
-func (s *Session) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
-	cp := s.conv.clearLocked(e.plan)
+func (k *compactor) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
+	cp := k.conv.clearLocked(e.plan)
 	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
-		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, s.opts.horizon(calls), e.plan.Saving)
+		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, k.opts.horizon(calls), e.plan.Saving)
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
 // either way, in dollars. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) firstTierLocked(f planFacts, calls, used, window int) (*contextwin.Checkpoint, string) {
-	plan, ok := s.clearOrSummarize(f, calls, used, window)
-	h := s.opts.horizon(calls)
+func (k *compactor) firstTierLocked(f planFacts, calls, used, window int) (*contextwin.Checkpoint, string) {
+	plan, ok := k.clearOrSummarize(f, calls, used, window)
+	h := k.opts.horizon(calls)
 	if ok {
-		cp := s.conv.clearLocked(plan)
+		cp := k.conv.clearLocked(plan)
 		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
 			cp.Cleared, plan.Freed, plan.Cost, h, plan.Saving)
 	}
@@ -161,17 +160,17 @@ func (s *Session) firstTierLocked(f planFacts, calls, used, window int) (*contex
 // clearing is taken when it pays for itself; at blockAt, where something must free room, the
 // clearing that frees enough is taken unless the summary would gain more. s.compactor.mu and
 // s.conv.mu must be held.
-func (s *Session) clearOrSummarize(f planFacts, calls, used, window int) (contextwin.ClearPlan, bool) {
+func (k *compactor) clearOrSummarize(f planFacts, calls, used, window int) (contextwin.ClearPlan, bool) {
 	mustFree := 0
 	if f.policy.Check(used, window) == contextwin.Block {
 		mustFree = used - int(f.policy.BlockAt*float64(window)) + 1
 	}
-	clear, ok := s.conv.clearPlanLocked(f, calls, mustFree)
+	clear, ok := k.conv.clearPlanLocked(f, calls, mustFree)
 	if !ok || mustFree == 0 {
 		return clear, ok
 	}
-	if sum, ok := s.conv.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
-		saving, cost := sum.Worth(f.prices, f.summary, f.cached, s.opts.horizon(calls)) // at blockAt: waited for, standard
+	if sum, ok := k.conv.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls)) // at blockAt: waited for, standard
 		if saving-cost > clear.Net() {
 			return contextwin.ClearPlan{}, false
 		}

@@ -65,6 +65,11 @@ type compactor struct {
 	// (another checkpoint starts the sum again). See contextwin.ClearPlan.Due.
 	held   float64
 	heldAt int
+
+	// The parts a compaction reads and changes, the session's; set by New.
+	conv *Conversation
+	bill *billing
+	opts *Options
 }
 
 // lastDecision is what the meter says of the compactor past compactAt.
@@ -113,7 +118,7 @@ type planFacts struct {
 func (s *Session) planFacts() planFacts {
 	f := planFacts{policy: s.policy(), state: s.files.State()}
 	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
-	f.summaryModel, f.cold, f.flexOK = s.summaryTarget(f.policy)
+	f.summaryModel, f.cold, f.flexOK = s.bill.summaryTarget(f.policy)
 	f.summary = s.bill.summaryPrices(f.summaryModel)
 	return f
 }
@@ -121,22 +126,22 @@ func (s *Session) planFacts() planFacts {
 // canCompactLocked tells whether an automatic compaction is worth starting: not when the last
 // attempt found nothing to compact and no model turn was added since. s.compactor.mu and
 // s.conv.mu must be held.
-func (s *Session) canCompactLocked() bool {
-	return s.compactor.skipAt == 0 || len(s.conv.history) > s.compactor.skipAt+1
+func (k *compactor) canCompactLocked() bool {
+	return k.skipAt == 0 || len(k.conv.history) > k.skipAt+1
 }
 
 // startJobLocked starts a compaction of the current history as plan cuts it. It runs on its own
 // context (a turn that ends does not stop it; a cancelled turn or Close does, through job.cancel).
 // background says nothing waits for it yet, so that its summary may ask for Flex.
 // s.compactor.mu and s.conv.mu must be held.
-func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts, background bool) {
+func (k *compactor) startJobLocked(ctx context.Context, trigger contextwin.Trigger, focus, note string, plan contextwin.Plan, f planFacts, background bool) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	route := s.opts.route(f, background)
-	maxInput := s.opts.InputTokenLimit
+	route := k.opts.route(f, background)
+	maxInput := k.opts.InputTokenLimit
 	if route.cold {
-		maxInput = min(maxInput, s.opts.Catalog.InputLimit(route.name))
+		maxInput = min(maxInput, k.opts.Catalog.InputLimit(route.name))
 	}
-	c := &s.conv
+	c := k.conv
 	used, _ := c.ledger.Used()
 	est := c.ledger.Estimator
 	req := contextwin.Request{
@@ -148,9 +153,9 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 		KeepRecentTurns: plan.Keep,
 		Focus:           focus,
 		MaxInputTokens:  maxInput * 3 / 4,
-		MergeAbove:      s.opts.mergeAbove(f.policy),
+		MergeAbove:      k.opts.mergeAbove(f.policy),
 		Estimator:       &est,
-		SaveRequest:     s.opts.saveRequest,
+		SaveRequest:     k.opts.saveRequest,
 		StandAlone:      route.cold,
 	}
 	if note != "" && plan.Split > 1 {
@@ -164,11 +169,11 @@ func (s *Session) startJobLocked(ctx context.Context, trigger contextwin.Trigger
 	}
 	job := &compactionJob{trigger: trigger, focus: focus, note: note, snapshot: len(req.History), before: used, cancel: cancel, done: make(chan struct{}), route: route}
 	job.urgent, job.hurry = context.WithCancel(jctx)
-	s.compactor.job = job
+	k.job = job
 	go func() { // ends when Compact returns: on completion or when job.cancel is called
 		defer close(job.done)
 		defer cancel()
-		job.res, job.err = contextwin.Compact(jctx, req, s.summarizer(job))
+		job.res, job.err = contextwin.Compact(jctx, req, k.summarizer(job))
 	}()
 }
 
@@ -346,15 +351,15 @@ func (c *Conversation) handoff(p contextwin.Policy, noProgress int) string {
 		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, c.opts.window(p), contextwin.JoinSummaries(blocks))
 }
 
-func (s *Session) currentJob() *compactionJob {
-	s.compactor.mu.Lock()
-	defer s.compactor.mu.Unlock()
-	return s.compactor.job
+func (k *compactor) currentJob() *compactionJob {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.job
 }
 
 // cancelJob stops a running compaction; the history stays as it was.
-func (s *Session) cancelJob() {
-	if job := s.currentJob(); job != nil {
+func (k *compactor) cancelJob() {
+	if job := k.currentJob(); job != nil {
 		job.cancel()
 	}
 }
@@ -367,7 +372,7 @@ var ErrNothingToCompact = contextwin.ErrNothingToCompact
 // unchanged. If a turn is running, the result is installed at the loop's next step, as a
 // background compaction would be.
 func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpoint, error) {
-	if job := s.currentJob(); job != nil {
+	if job := s.compactor.currentJob(); job != nil {
 		job.hurry() // the user waits for it now
 		select {
 		case <-job.done:
@@ -376,7 +381,7 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 		}
 		s.applyJob(nil)
 	}
-	job := s.startManual(ctx, focus)
+	job := s.compactor.startManual(ctx, focus, s.planFacts())
 	if job == nil { // a turn started one meanwhile: wait for that one instead
 		return s.Compact(ctx, focus)
 	}
@@ -402,22 +407,21 @@ func (s *Session) Compact(ctx context.Context, focus string) (contextwin.Checkpo
 	return job.checkpointFor(s), nil
 }
 
-// startManual starts the compaction Compact asked for and returns it; nil when one is running.
-func (s *Session) startManual(ctx context.Context, focus string) *compactionJob {
-	f := s.planFacts()
-	k := &s.compactor
+// startManual starts the compaction Compact asked for, planned with f, and returns it; nil when
+// one is running.
+func (k *compactor) startManual(ctx context.Context, focus string, f planFacts) *compactionJob {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.job != nil {
 		return nil
 	}
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	plan, ok := s.conv.planLocked(f, 0)
+	k.conv.mu.Lock()
+	defer k.conv.mu.Unlock()
+	plan, ok := k.conv.planLocked(f, 0)
 	if !ok {
 		plan.Keep = f.policy.KeepRecentTurns
 	}
-	s.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan, f, false)
+	k.startJobLocked(ctx, contextwin.TriggerManual, focus, "", plan, f, false)
 	return k.job
 }
 
@@ -437,7 +441,7 @@ func (j *compactionJob) checkpointFor(s *Session) contextwin.Checkpoint {
 // Close stops a running compaction and waits for it, then deletes the explicit cache the session
 // uses, so that it stops billing storage when the session ends, whichever front-end ends it.
 func (s *Session) Close() {
-	if job := s.currentJob(); job != nil {
+	if job := s.compactor.currentJob(); job != nil {
 		job.cancel()
 		<-job.done
 	}

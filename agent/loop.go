@@ -121,14 +121,14 @@ func (s *Session) turn(ctx context.Context, em *emitter, text string) (StopReaso
 // something comes to wait for it (blockAt, /compact).
 func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, err error) {
 	if reason == StopCancelled {
-		s.cancelJob()
+		s.compactor.cancelJob()
 	}
-	if job := s.currentJob(); job != nil && !job.onFlex() {
+	if job := s.compactor.currentJob(); job != nil && !job.onFlex() {
 		job.hurry() // the turn waits for it
 		select {
 		case <-job.done:
 		case <-ctx.Done():
-			s.cancelJob()
+			s.compactor.cancelJob()
 			<-job.done
 		}
 		s.applyJob(em)
@@ -168,7 +168,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 	if s.bill.overCap(f.policy) {
 		return StopCapped
 	}
-	job, wait, started, cleared := s.autoCompact(ctx, f, calls)
+	job, wait, started, cleared := s.compactor.autoCompact(ctx, f, calls)
 	if cleared != nil {
 		em.send(Event{Type: EventCompaction, Compaction: &CompactionEvent{State: CompactionDone, Trigger: contextwin.TriggerAuto, Checkpoint: cleared,
 			Note: fmt.Sprintf("%d tool results cleared, %d tokens freed; the model reads them again on demand", cleared.Cleared, cleared.TokensBefore-cleared.TokensAfter)}})
@@ -198,41 +198,40 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 // autoCompact starts a compaction when the prompt is past compactAt and one is due (see
 // beforeCall). It returns the compaction running, if any, whether the next call must wait for it,
 // and whether it started it.
-func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool, cleared *contextwin.Checkpoint) {
-	k := &s.compactor
+func (k *compactor) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool, cleared *contextwin.Checkpoint) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	s.conv.mu.Lock()
-	defer s.conv.mu.Unlock()
-	used, _ := s.conv.ledger.Used()
-	window := s.opts.window(f.policy)
+	k.conv.mu.Lock()
+	defer k.conv.mu.Unlock()
+	used, _ := k.conv.ledger.Used()
+	window := k.opts.window(f.policy)
 	th := f.policy.Check(used, window)
 	// The first tier: old tool results cleared, when that pays; a summary only when it is not
 	// enough. What was decided, and why, is kept for the meter.
 	if th == contextwin.Below {
 		k.decision = ""
-		e, due := s.earlyPlanLocked(f, calls, used)
+		e, due := k.earlyPlanLocked(f, calls, used)
 		switch {
 		case !due || k.job != nil:
 		case e.summary == nil:
-			cleared, k.decision = s.clearEarlyLocked(e, calls)
+			cleared, k.decision = k.clearEarlyLocked(e, calls)
 		default:
-			note := s.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
+			note := k.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
 			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
 		}
 	} else if k.job == nil {
-		cleared, k.decision = s.firstTierLocked(f, calls, used, window)
+		cleared, k.decision = k.firstTierLocked(f, calls, used, window)
 		if cleared != nil {
-			used, _ = s.conv.ledger.Used()
+			used, _ = k.conv.ledger.Used()
 			th = f.policy.Check(used, window)
 		}
 	}
-	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && s.canCompactLocked() {
-		if plan, ok := s.conv.planLocked(f, 0); ok && (th == contextwin.Block || s.opts.worth(f, plan, calls)) {
-			note := s.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
+	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && k.canCompactLocked() {
+		if plan, ok := k.conv.planLocked(f, 0); ok && (th == contextwin.Block || k.opts.worth(f, plan, calls)) {
+			note := k.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
 			k.decision, started = "summarizing the oldest turns: "+note, true
 		} else if !ok {
-			k.skipAt = len(s.conv.history)
+			k.skipAt = len(k.conv.history)
 		}
 	}
 	job = k.job
@@ -240,17 +239,17 @@ func (s *Session) autoCompact(ctx context.Context, f planFacts, calls int) (job 
 	// tools); the next call waits for it. Its summary takes about as long as that call, so the
 	// wait is short, and the saving starts at a known call instead of whenever it lands. Not one
 	// on Flex: it takes minutes, and the loop goes on until it lands or blockAt comes.
-	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == s.conv.turns && job.call < calls
+	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == k.conv.turns && job.call < calls
 	wait = job != nil && (th == contextwin.Block || overlapped)
 	return job, wait, started, cleared
 }
 
 // startAutoLocked starts an automatic compaction as plan cuts it, before the model call calls,
 // and returns its note. s.compactor.mu and s.conv.mu must be held.
-func (s *Session) startAutoLocked(ctx context.Context, f planFacts, plan contextwin.Plan, calls int, note string, background bool) string {
-	s.startJobLocked(ctx, contextwin.TriggerAuto, "", note, plan, f, background)
-	s.compactor.job.turn, s.compactor.job.call = s.conv.turns, calls
-	return s.compactor.job.note
+func (k *compactor) startAutoLocked(ctx context.Context, f planFacts, plan contextwin.Plan, calls int, note string, background bool) string {
+	k.startJobLocked(ctx, contextwin.TriggerAuto, "", note, plan, f, background)
+	k.job.turn, k.job.call = k.conv.turns, calls
+	return k.job.note
 }
 
 func thresholdNote(p contextwin.Policy, used, window int) string {

@@ -28,12 +28,12 @@ type summaryRoute struct {
 
 // summaryTarget is the summaries' model as planFacts reads it: its name, whether it is another
 // model than the session's, and whether the Flex setting applies to it.
-func (s *Session) summaryTarget(p contextwin.Policy) (name string, cold, flexOK bool) {
-	name = s.opts.ModelName
-	if s.bill.compaction != "" {
-		name, cold = s.bill.compaction, true
+func (b *billing) summaryTarget(p contextwin.Policy) (name string, cold, flexOK bool) {
+	name = b.asked
+	if b.compaction != "" {
+		name, cold = b.compaction, true
 	}
-	flexOK = p.CompactionTier == catalog.TierFlex && s.opts.Catalog.OffersFlex(name)
+	flexOK = p.CompactionTier == catalog.TierFlex && b.pricing.Catalog.OffersFlex(name)
 	return name, cold, flexOK
 }
 
@@ -49,9 +49,9 @@ func (o *Options) route(f planFacts, background bool) summaryRoute {
 }
 
 // summarizer is the Summarizer handed to contextwin for job.
-func (s *Session) summarizer(job *compactionJob) contextwin.Summarizer {
+func (k *compactor) summarizer(job *compactionJob) contextwin.Summarizer {
 	return func(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
-		return s.summarize(ctx, job, sr)
+		return k.summarize(ctx, job, sr)
 	}
 }
 
@@ -59,15 +59,15 @@ func (s *Session) summarizer(job *compactionJob) contextwin.Summarizer {
 // request, a failure, or the agent coming to wait for the job (urgent is cancelled) sends it and
 // every later call of the job to the standard tier, and job.fellBack says why, for the user.
 // The calls of one job are sequential, so fellBack needs no lock; it is read once job.done closes.
-func (s *Session) summarize(ctx context.Context, job *compactionJob, sr contextwin.SummaryRequest) (string, error) {
+func (k *compactor) summarize(ctx context.Context, job *compactionJob, sr contextwin.SummaryRequest) (string, error) {
 	if job.route.flex && job.fellBack == "" {
-		text, err := s.summaryCall(job.urgent, job.route, sr, catalog.TierFlex)
+		text, err := k.summaryCall(job.urgent, job.route, sr, catalog.TierFlex)
 		if err == nil || ctx.Err() != nil {
 			return text, err
 		}
 		job.fellBack = flexFallback(job.urgent.Err() != nil, err)
 	}
-	return s.summaryCall(ctx, job.route, sr, catalog.TierStandard)
+	return k.summaryCall(ctx, job.route, sr, catalog.TierStandard)
 }
 
 // flexFallback says why a summary asked on Flex was asked again on the standard tier.
@@ -88,12 +88,12 @@ func flexFallback(waited bool, err error) string {
 // agent's own system instruction and tool declarations, function calling off, so that its prefix
 // is the one the agent's calls cached. Its usage is billed to the session at the served model
 // and tier, and journaled with both.
-func (s *Session) summaryCall(ctx context.Context, route summaryRoute, sr contextwin.SummaryRequest, tier catalog.Tier) (string, error) {
+func (k *compactor) summaryCall(ctx context.Context, route summaryRoute, sr contextwin.SummaryRequest, tier catalog.Tier) (string, error) {
 	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: route.thinking, Tier: tier}
 	if sr.InContext {
-		s.conv.mu.Lock()
-		req.System, req.Tools, req.NoFunctionCalls = s.conv.prompt.text, s.conv.prompt.decls, true
-		s.conv.mu.Unlock()
+		k.conv.mu.Lock()
+		req.System, req.Tools, req.NoFunctionCalls = k.conv.prompt.text, k.conv.prompt.decls, true
+		k.conv.mu.Unlock()
 	}
 	for ch, err := range route.model.Generate(ctx, req) {
 		if err != nil {
@@ -106,8 +106,8 @@ func (s *Session) summaryCall(ctx context.Context, route summaryRoute, sr contex
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		served := cmp.Or(ch.Done.ModelVersion, route.name)
 		servedTier := cmp.Or(ch.Done.Tier, tier)
-		cost, priced := s.bill.summary(served, servedTier, cu)
-		s.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
+		cost, priced := k.bill.summary(served, servedTier, cu)
+		k.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
 		var b strings.Builder
 		if ch.Done.Content != nil {
 			for _, p := range ch.Done.Content.Parts {

@@ -239,7 +239,7 @@ func TestFlexSummaryOutlivesItsTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job := f.s.currentJob()
+	job := f.s.compactor.currentJob()
 	if job == nil || len(f.s.Conversation().Checkpoints()) != 0 {
 		t.Fatalf("the turn waited for its Flex summary: job %v, checkpoints %d, %v", job != nil, len(f.s.Conversation().Checkpoints()), types(evs))
 	}
@@ -277,7 +277,7 @@ func TestFlexSummaryCompactWaitsFor(t *testing.T) {
 	if _, err := f.run(t.Context(), "Read every note."); err != nil {
 		t.Fatal(err)
 	}
-	if f.s.currentJob() == nil {
+	if f.s.compactor.currentJob() == nil {
 		t.Fatal("no summary left running on Flex")
 	}
 	if _, err := f.s.Compact(t.Context(), ""); err != nil {
