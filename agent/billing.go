@@ -36,6 +36,13 @@ type billing struct {
 	capped     bool            // a turn ended at the token or cost cap: every turn ends at once
 }
 
+// sum is the session's cumulative figures.
+func (b *billing) sum() contextwin.Totals {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.totals
+}
+
 // summary bills one summary call served by model on tier, counting it among the totals and
 // apart (Totals.Summaries). It returns its cost, and false when model has no known price.
 func (b *billing) summary(model string, tier catalog.Tier, u contextwin.CallUsage) (float64, bool) {

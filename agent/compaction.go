@@ -449,7 +449,7 @@ func (s *Session) Close() {
 	// Bounded: a cache not deleted expires with its TTL anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s.DropCaches(ctx)
+	s.caching.Drop(ctx)
 	s.settings.mu.Lock()
 	sb := s.settings.env.Sandbox
 	s.settings.mu.Unlock()

@@ -40,7 +40,6 @@ type cacheStore interface {
 	DeleteCache(ctx context.Context, name string) error
 }
 
-// cachingModel is the session's model with explicit caching in front of it.
 // cacheView is what the explicit cache reads of its session: a few facts, the billing it
 // charges, and the conversation it snapshots; not the session, whose turn loop it knows nothing of.
 type cacheView struct {
@@ -55,7 +54,8 @@ type cacheView struct {
 	conv      *Conversation
 }
 
-type cachingModel struct {
+// ExplicitCache is the session's model with explicit caching in front of it.
+type ExplicitCache struct {
 	inner Model
 	store cacheStore
 	s     cacheView
@@ -103,7 +103,7 @@ func (c *heldCache) starts(system string, tools []*genai.FunctionDeclaration, co
 }
 
 // Generate calls the model, over the explicit cache when one holds the request's prefix.
-func (m *cachingModel) Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error] {
+func (m *ExplicitCache) Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error] {
 	if req.NoFunctionCalls || !m.s.policy().ExplicitCache {
 		return m.inner.Generate(ctx, req)
 	}
@@ -142,7 +142,7 @@ func (m *cachingModel) Generate(ctx context.Context, req *gemini.Request) iter.S
 
 // prepare returns the cache the request is to read, creating, replacing or extending it when that
 // pays; nil to send the request whole.
-func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini.CacheRef {
+func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemini.CacheRef {
 	// What the last request sent, now the head of this one; read before m.mu, which record
 	// takes under conv.mu.
 	c := m.s.conv
@@ -186,7 +186,7 @@ func (m *cachingModel) prepare(ctx context.Context, req *gemini.Request) *gemini
 // instruction and the tools), in a new explicit cache when that pays, replacing the one in use
 // (hold: it holds an older part of req), and returns it; nil when it does not pay or fails.
 // m.mu must be held.
-func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, prefix int, held []*genai.Content, hold bool) *gemini.CacheRef {
+func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, prefix int, held []*genai.Content, hold bool) *gemini.CacheRef {
 	model := m.s.model
 	f := m.s.bill.figures()
 	hits, measured := f.totals.Cache()
@@ -238,7 +238,7 @@ func (m *cachingModel) createLocked(ctx context.Context, req *gemini.Request, pr
 
 // gone forgets a cache the API no longer has; the first time, the next call may create another,
 // after that the session goes on with implicit caching.
-func (m *cachingModel) gone(name string) {
+func (m *ExplicitCache) gone(name string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur != nil && m.cur.Name == name {
@@ -253,7 +253,7 @@ func (m *cachingModel) gone(name string) {
 }
 
 // dropLocked deletes the cache in use, if any. m.mu must be held.
-func (m *cachingModel) dropLocked(ctx context.Context) {
+func (m *ExplicitCache) dropLocked(ctx context.Context) {
 	if m.cur == nil {
 		return
 	}
@@ -269,7 +269,7 @@ func (m *cachingModel) dropLocked(ctx context.Context) {
 // extendLocked gives the cache in use ttl more from now, and bills and journals the storage
 // added; on failure it stays as it was (a cache gone is found by the next request) and false is
 // returned. m.mu must be held.
-func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) bool {
+func (m *ExplicitCache) extendLocked(ctx context.Context, ttl time.Duration) bool {
 	cur := m.cur
 	exp, err := m.store.ExtendCache(ctx, cur.Name, ttl)
 	if err != nil {
@@ -283,7 +283,7 @@ func (m *cachingModel) extendLocked(ctx context.Context, ttl time.Duration) bool
 
 // journalCache saves what happened to cache c and what it cost, for a resumed session's totals
 // and for the caches a crash may have left.
-func (m *cachingModel) journalCache(op string, c gemini.Cache, cost float64, priced bool) {
+func (m *ExplicitCache) journalCache(op string, c gemini.Cache, cost float64, priced bool) {
 	ev := &journal.CacheEvent{Op: op, Name: c.Name}
 	switch op {
 	case journal.CacheCreated:
@@ -294,11 +294,11 @@ func (m *cachingModel) journalCache(op string, c gemini.Cache, cost float64, pri
 	m.s.journal(journal.Record{Kind: journal.KindCache, Cache: ev, Cost: cost, Unpriced: !priced})
 }
 
-// DropCaches deletes the explicit cache the session uses, if any: Close calls it, so that the
+// Drop deletes the explicit cache the session uses, if any: Close calls it, so that the
 // cache stops billing storage when the session ends (one left behind by a crash expires with its
-// TTL, explicitTTL, or is deleted when the session is resumed: DropLeftCaches).
-func (s *Session) DropCaches(ctx context.Context) {
-	if m := s.caching; m != nil {
+// TTL, explicitTTL, or is deleted when the session is resumed: DropLeft).
+func (m *ExplicitCache) Drop(ctx context.Context) {
+	if m != nil {
 		m.mu.Lock()
 		defer m.mu.Unlock()
 		m.dropLocked(ctx)
@@ -307,7 +307,7 @@ func (s *Session) DropCaches(ctx context.Context) {
 
 // stopLocked puts the session back on implicit caching for good, saying why once. m.mu must be
 // held.
-func (m *cachingModel) stopLocked(why string) {
+func (m *ExplicitCache) stopLocked(why string) {
 	if m.off == "" {
 		m.off = why
 		m.notes = append(m.notes, why)
@@ -315,20 +315,20 @@ func (m *cachingModel) stopLocked(why string) {
 }
 
 // noteLocked says text once per key. m.mu must be held.
-func (m *cachingModel) noteLocked(key, text string) {
+func (m *ExplicitCache) noteLocked(key, text string) {
 	if w := m.s.bill.warnOnce("explicit:"+key, text); w != "" {
 		m.notes = append(m.notes, w)
 	}
 }
 
-func (m *cachingModel) setRead(read bool) {
+func (m *ExplicitCache) setRead(read bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.read = read
 }
 
 // lastRead tells whether the last loop call read an explicit cache.
-func (m *cachingModel) lastRead() bool {
+func (m *ExplicitCache) lastRead() bool {
 	if m == nil {
 		return false
 	}
@@ -338,7 +338,7 @@ func (m *cachingModel) lastRead() bool {
 }
 
 // takeNotes returns what the user has not been told yet.
-func (m *cachingModel) takeNotes() []string {
+func (m *ExplicitCache) takeNotes() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	out := m.notes

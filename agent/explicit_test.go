@@ -90,7 +90,7 @@ func TestExplicitCacheWhenImplicitMisses(t *testing.T) {
 	if st.Live != 1 {
 		t.Errorf("%d caches live during the session, want 1", st.Live)
 	}
-	f.s.DropCaches(t.Context())
+	f.s.caching.Drop(t.Context())
 	if st := f.srv.ExplicitCaches(); st.Live != 0 {
 		t.Errorf("%d caches live after the session ended", st.Live)
 	}
@@ -224,8 +224,8 @@ func TestExplicitCacheCostsSurviveResume(t *testing.T) {
 	if _, err := f.run(t.Context(), "read f0 again"); err != nil {
 		t.Fatal(err)
 	}
-	live := f.s.Totals()
-	f.s.DropCaches(t.Context())
+	live := f.s.bill.sum()
+	f.s.caching.Drop(t.Context())
 	if live.CacheWriteTokens == 0 || f.srv.ExplicitCaches().Created == 0 {
 		t.Fatalf("no explicit cache was created: %+v", live)
 	}
@@ -249,7 +249,7 @@ func TestExplicitCacheCostsSurviveResume(t *testing.T) {
 		t.Errorf("journaled %d creations and %d extensions, want some of each", created, extended)
 	}
 	resumed := resumeFrom(t, f, st, log)
-	if diff := cmp.Diff(live, resumed.Totals(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
+	if diff := cmp.Diff(live, resumed.bill.sum(), cmpopts.EquateApprox(0, 1e-12)); diff != "" {
 		t.Errorf("totals (-live +resumed):\n%s", diff)
 	}
 }

@@ -26,7 +26,7 @@ type idleKeeper struct {
 }
 
 // startKeeper starts keeping the cache alive, if the policy asks it and a cache is in use.
-func (m *cachingModel) startKeeper() {
+func (m *ExplicitCache) startKeeper() {
 	if m == nil {
 		return
 	}
@@ -47,7 +47,7 @@ func (m *cachingModel) startKeeper() {
 }
 
 // stopKeeper stops the goroutine, if any, and waits for it. m.mu must not be held.
-func (m *cachingModel) stopKeeper() {
+func (m *ExplicitCache) stopKeeper() {
 	if m == nil {
 		return
 	}
@@ -63,7 +63,7 @@ func (m *cachingModel) stopKeeper() {
 }
 
 // keeperDone is closed when no goroutine keeps the cache alive (tests wait on it).
-func (m *cachingModel) keeperDone() <-chan struct{} {
+func (m *ExplicitCache) keeperDone() <-chan struct{} {
 	k := &m.keeper
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -76,7 +76,7 @@ func (m *cachingModel) keeperDone() <-chan struct{} {
 }
 
 // keep extends the cache step by step until keepStep says to stop or ctx ends.
-func (m *cachingModel) keep(ctx context.Context, done chan struct{}) {
+func (m *ExplicitCache) keep(ctx context.Context, done chan struct{}) {
 	defer close(done)
 	after := m.s.after
 	if after == nil {
@@ -99,7 +99,7 @@ func (m *cachingModel) keep(ctx context.Context, done chan struct{}) {
 // been idle for less than IdleKeep, up to that horizon. It returns how long to wait before the
 // next step; false when there is nothing more to keep: no cache, the horizon reached, the
 // prefix it holds rewritten meanwhile (it is deleted), or an extension refused.
-func (m *cachingModel) keepStep(ctx context.Context) (time.Duration, bool) {
+func (m *ExplicitCache) keepStep(ctx context.Context) (time.Duration, bool) {
 	if p := m.s.policy(); !p.ExplicitCache || !p.ExplicitCacheIdle {
 		return 0, false
 	}

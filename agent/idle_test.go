@@ -169,13 +169,13 @@ func TestIdleGapPastTheHorizon(t *testing.T) {
 	if _, err := f.run(t.Context(), "read the eight files"); err != nil {
 		t.Fatal(err)
 	}
-	before, stored := f.s.Totals(), f.srv.ExplicitCaches().TokenHours
+	before, stored := f.s.bill.sum(), f.srv.ExplicitCaches().TokenHours
 	tokens := f.s.caching.cur.Tokens
 	prices, _ := f.s.bill.pricing.At(f.s.opts.ModelName, f.srv.Now(), 0)
 	horizon := contextwin.IdleKeep(prices)
 	f.idle(t, 2*time.Hour)
 	st := f.srv.ExplicitCaches()
-	idleStorage, rebuild := f.s.Totals().Cost-before.Cost, float64(tokens)*prices.Input/1e6
+	idleStorage, rebuild := f.s.bill.sum().Cost-before.Cost, float64(tokens)*prices.Input/1e6
 	lived := time.Duration((st.TokenHours - stored) / float64(tokens) * float64(time.Hour))
 	t.Logf("idle 2 h, horizon %v: the cache lived %v of it, $%.6f of storage billed, one rebuild $%.6f", horizon, lived.Round(time.Second), idleStorage, rebuild)
 	if st.Live != 0 {

@@ -40,7 +40,7 @@ type cacheSweeper interface {
 // left by a session, given its id and the cache's name, and returns their names. A model without
 // explicit caches deletes nothing.
 func DeleteLeftCaches(ctx context.Context, model Model, left func(id, name string) bool) ([]string, error) {
-	if m, ok := model.(*cachingModel); ok {
+	if m, ok := model.(*ExplicitCache); ok {
 		model = m.inner
 	}
 	sw, ok := model.(cacheSweeper)
@@ -64,22 +64,21 @@ func DeleteLeftCaches(ctx context.Context, model Model, left func(id, name strin
 	return deleted, errors.Join(errs...)
 }
 
-// DropLeftCaches deletes the explicit caches an earlier run of this session left alive (a crash
+// DropLeft deletes the explicit caches an earlier run of this session left alive (a crash
 // ends a session without deleting them: each bills storage until its TTL ends), all those named
 // after it but the one it uses now, journals them deleted and returns their names. The host calls
 // it when it resumes the session.
-func (s *Session) DropLeftCaches(ctx context.Context) ([]string, error) {
-	m := s.caching
+func (m *ExplicitCache) DropLeft(ctx context.Context) ([]string, error) {
 	if m == nil {
 		return nil, nil
 	}
 	deleted, err := DeleteLeftCaches(ctx, m.inner, func(id, name string) bool {
 		m.mu.Lock()
 		defer m.mu.Unlock()
-		return id == s.opts.ID && (m.cur == nil || m.cur.Name != name)
+		return id == m.s.id && (m.cur == nil || m.cur.Name != name)
 	})
 	for _, name := range deleted {
-		s.opts.journal(journal.Record{Kind: journal.KindCache, Cache: &journal.CacheEvent{Op: journal.CacheDeleted, Name: name}})
+		m.s.journal(journal.Record{Kind: journal.KindCache, Cache: &journal.CacheEvent{Op: journal.CacheDeleted, Name: name}})
 	}
 	return deleted, err
 }

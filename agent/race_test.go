@@ -113,7 +113,7 @@ func TestReadersDuringCompactingTurn(t *testing.T) {
 	}
 	loop(func() error {
 		_ = f.s.Context()
-		_, _, _, _, _ = f.s.Usage(), f.s.Conversation().History(), f.s.Conversation().Checkpoints(), f.s.files.State(), f.s.Totals()
+		_, _, _, _, _ = f.s.Usage(), f.s.Conversation().History(), f.s.Conversation().Checkpoints(), f.s.files.State(), f.s.bill.sum()
 		_, _, _, _ = f.s.Transcript(), f.s.Files().ChangedPaths(1), f.s.Files().SeenFiles(), f.s.Files().Stale("big.txt")
 		_, _, _ = f.s.Window(), f.s.LastActivity(), f.s.Conversation().Turns()
 		f.s.Files().FilesChanged([]string{"notes/0.txt", "big.txt"})

@@ -36,10 +36,10 @@ func TestResumeRebuildsTheSession(t *testing.T) {
 	if diff := cmp.Diff(f.s.Conversation().Checkpoints(), s.Conversation().Checkpoints(), cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })); diff != "" {
 		t.Errorf("checkpoints differ:\n%s", diff)
 	}
-	if a, b := f.s.Totals(), s.Totals(); a.InputTokens != b.InputTokens || a.OutputTokens != b.OutputTokens || a.Calls != b.Calls || abs(a.Cost-b.Cost) > 1e-9 {
+	if a, b := f.s.bill.sum(), s.bill.sum(); a.InputTokens != b.InputTokens || a.OutputTokens != b.OutputTokens || a.Calls != b.Calls || abs(a.Cost-b.Cost) > 1e-9 {
 		t.Errorf("totals: live %+v, resumed %+v", a, b)
 	}
-	if a, b := f.s.Totals().Summaries, s.Totals().Summaries; a.Calls == 0 || a.Calls != b.Calls || a.InputTokens != b.InputTokens || abs(a.Cost-b.Cost) > 1e-9 {
+	if a, b := f.s.bill.sum().Summaries, s.bill.sum().Summaries; a.Calls == 0 || a.Calls != b.Calls || a.InputTokens != b.InputTokens || abs(a.Cost-b.Cost) > 1e-9 {
 		t.Errorf("summaries: live %+v, resumed %+v", a, b)
 	}
 	if diff := cmp.Diff(f.s.files.State(), s.files.State()); diff != "" {

@@ -130,7 +130,7 @@ type Session struct {
 	bill      billing
 	compactor compactor
 	loop      turnLoop
-	caching   *cachingModel // explicit caching in front of the model; nil when the model has none
+	caching   *ExplicitCache // explicit caching in front of the model; nil when the model has none
 }
 
 // settings are what may change in a session's options while it lives (SetPolicy, SetSandbox).
@@ -222,7 +222,7 @@ func (s *Session) init() *Session {
 			id: opts.ID, model: opts.ModelName, now: opts.Now, after: opts.After, logger: opts.Logger,
 			policy: s.policy, idleSince: s.LastActivity, journal: s.opts.journal, bill: &s.bill, conv: &s.conv,
 		}
-		s.caching = &cachingModel{inner: opts.Model, store: store, s: view}
+		s.caching = &ExplicitCache{inner: opts.Model, store: store, s: view}
 		s.opts.Model = s.caching
 	}
 	return s
@@ -265,6 +265,10 @@ func (s *Session) Conversation() *Conversation { return &s.conv }
 // Files is what the harness holds of the workspace: the files the agent changed and read, those
 // changed on disk since, the last test verdict.
 func (s *Session) Files() *Tracker { return &s.files }
+
+// ExplicitCache is the explicit cache in front of the session's model; nil when the model has
+// none (its methods take a nil receiver).
+func (s *Session) ExplicitCache() *ExplicitCache { return s.caching }
 
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }
@@ -332,13 +336,6 @@ func (c *Conversation) Checkpoints() []contextwin.Checkpoint {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.checkpoints)
-}
-
-// Totals returns the session's cumulative figures.
-func (s *Session) Totals() contextwin.Totals {
-	s.bill.mu.Lock()
-	defer s.bill.mu.Unlock()
-	return s.bill.totals
 }
 
 // LastActivity is when the session last started or ended a turn (its creation time before that).

@@ -68,7 +68,7 @@ func TestSummaryOnCompactionModel(t *testing.T) {
 			t.Errorf("a loop call went to %s", r.Model)
 		}
 	}
-	tot := f.s.Totals()
+	tot := f.s.bill.sum()
 	if math.Abs(tot.Summaries.Cost-billed) > 1e-12 || tot.Summaries.Calls != len(sums) || tot.Summaries.CachedTokens != 0 {
 		t.Errorf("summaries %+v, the API billed $%g for %d", tot.Summaries, billed, len(sums))
 	}
@@ -174,7 +174,7 @@ func TestFlexBackgroundSummary(t *testing.T) {
 			flex++
 		}
 	}
-	if s := f.s.Totals().Summaries; s.Flex != flex || s.Calls != len(records) || !waited && s.Flex != len(sums) {
+	if s := f.s.bill.sum().Summaries; s.Flex != flex || s.Calls != len(records) || !waited && s.Flex != len(sums) {
 		t.Errorf("summaries %+v, want %d of %d on Flex (%d asked)", s, flex, len(records), len(sums))
 	}
 	for _, w := range ofType(evs, EventWarning) {
@@ -222,7 +222,7 @@ func TestFlexShedFallsBackOnce(t *testing.T) {
 			t.Errorf("a summary billed on %q", r.Tier)
 		}
 	}
-	if s := f.s.Totals().Summaries; s.Flex != 0 || s.Calls != len(sums)/2 {
+	if s := f.s.bill.sum().Summaries; s.Flex != 0 || s.Calls != len(sums)/2 {
 		t.Errorf("summaries %+v", s)
 	}
 }
@@ -262,7 +262,7 @@ func TestFlexSummaryOutlivesItsTurn(t *testing.T) {
 	if w := ofType(evs, EventWarning); len(w) != 0 {
 		t.Errorf("warnings %+v", w)
 	}
-	if s := f.s.Totals().Summaries; s.Flex != 1 {
+	if s := f.s.bill.sum().Summaries; s.Flex != 1 {
 		t.Errorf("summaries %+v, want 1 on Flex", s)
 	}
 }
@@ -294,7 +294,7 @@ func TestFlexSummaryCompactWaitsFor(t *testing.T) {
 	if len(f.s.Conversation().Checkpoints()) != 2 {
 		t.Errorf("checkpoints %+v", f.s.Conversation().Checkpoints())
 	}
-	if s := f.s.Totals().Summaries; s.Flex != 0 || s.Calls != 2 {
+	if s := f.s.bill.sum().Summaries; s.Flex != 0 || s.Calls != 2 {
 		t.Errorf("summaries %+v, want 2 on the standard tier", s)
 	}
 }

@@ -204,7 +204,7 @@ func (r *Runner) load(ctx context.Context, id string, spec Spec) (*Live, error) 
 	// A crash leaves the session's explicit caches billing storage until their TTL ends. One list
 	// call finds them, when the log says the session had some or it may make them.
 	if len(snap.Caches) > 0 || l.Session.Context().Policy.ExplicitCache {
-		deleted, err := l.Session.DropLeftCaches(ctx)
+		deleted, err := l.ExplicitCache().DropLeft(ctx)
 		logCaches(spec.Logger, "explicit caches a crash left deleted", id, deleted, err)
 	}
 	return l, nil
