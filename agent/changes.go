@@ -202,6 +202,7 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 		return nil, nil, fmt.Errorf("restore: %w", err)
 	}
 	defer root.Close()
+	temps := s.settings.toolsEnv().Temps
 	for _, rel := range want {
 		if why := swapped(root, rel); why != "" {
 			refused = append(refused, Refusal{rel, fmt.Sprintf("%v: %s", ErrUnsafeRestore, why)})
@@ -212,7 +213,7 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 			refused = append(refused, Refusal{rel, "changed since the agent last wrote it; not restored, so that edit is kept"})
 			continue
 		}
-		if err := s.putBack(root, first[rel]); err != nil {
+		if err := putBack(root, s.opts.Blobs, temps, first[rel]); err != nil {
 			if escapes(err) {
 				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
 			}

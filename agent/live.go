@@ -19,7 +19,7 @@ const minLiveGap = LiveInterval * 9 / 10
 // runWatched runs one call. A command runs in a goroutine of its own while this one, the
 // turn's, sends its output so far as in-progress updates (the emitter is the turn goroutine's
 // alone). Those updates are for the UI: the model gets the Result, as an unwatched run's.
-func (s *Session) runWatched(ctx context.Context, em *emitter, env *tools.Env, call tools.Call, ev *ToolEvent) tools.Result {
+func runWatched(ctx context.Context, em *emitter, env *tools.Env, call tools.Call, ev *ToolEvent) tools.Result {
 	if call.Name != "run_command" || em.stopped {
 		return tools.Run(ctx, env, call)
 	}

@@ -60,7 +60,7 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 		if strings.TrimSpace(r.Path) == "" {
 			return p, pinError(`path is required for a "file" pin`)
 		}
-		rel, body, err := s.readPinned(ctx, r.Path)
+		rel, body, err := s.opts.readPinned(ctx, s.settings.toolsEnv(), r.Path)
 		if err != nil {
 			return p, err
 		}
@@ -110,13 +110,13 @@ var secretFiles = []string{".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx",
 
 // readPinned reads a file to pin as read_file reads it (confined to the workspace, an editor's
 // unsaved buffer first, binary refused, secrets masked), capped to contextwin.PinFileCap
-// characters. Secrets files, hidden and ignored paths are refused.
-func (s *Session) readPinned(ctx context.Context, given string) (rel, body string, err error) {
-	rel, err = s.opts.pinnablePath(given)
+// characters, through env (a copy, which it changes). Secrets files, hidden and ignored paths are
+// refused.
+func (o *Options) readPinned(ctx context.Context, env *tools.Env, given string) (rel, body string, err error) {
+	rel, err = o.pinnablePath(given)
 	if err != nil {
 		return "", "", err
 	}
-	env := s.settings.toolsEnv()
 	env.MaxOutputChars, env.LargeOutputBytes = contextwin.PinFileCap, math.MaxInt
 	res := tools.Run(ctx, env, tools.Call{Name: "read_file", Args: map[string]any{"path": rel}})
 	switch {
@@ -177,12 +177,12 @@ func (c *Conversation) announcePinsLocked() bool {
 // freshPins reads the pinned files again for a new head, without a lock held: the model gets
 // each file as it is now. A file that can no longer be read keeps its last content.
 func (s *Session) freshPins() []contextwin.Pin {
-	pins := s.conv.Pins()
+	pins, env := s.conv.Pins(), s.settings.toolsEnv()
 	for i, p := range pins {
 		if p.Kind != contextwin.PinFile {
 			continue
 		}
-		if _, body, err := s.readPinned(context.Background(), p.Path); err == nil {
+		if _, body, err := s.opts.readPinned(context.Background(), env, p.Path); err == nil {
 			pins[i].Text = body
 		}
 	}

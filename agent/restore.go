@@ -76,7 +76,7 @@ func (s *Session) RestoreFiles(turn int) ([]string, error) {
 		return nil, fmt.Errorf("%w: %s (nothing was restored)", ErrUserChanged, strings.Join(changed, ", "))
 	}
 	for _, rel := range paths {
-		if err := s.putBack(root, first[rel]); err != nil {
+		if err := putBack(root, s.opts.Blobs, s.settings.toolsEnv().Temps, first[rel]); err != nil {
 			if escapes(err) { // a symlink swapped in after the checks
 				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
 			}
@@ -112,9 +112,10 @@ func (s *Session) forget(turn int, paths []string) {
 	s.opts.sync()
 }
 
-// putBack restores one file through root, with the tools' atomic write: a symlink swapped in
-// after the checks is replaced or refused by root, never followed out.
-func (s *Session) putBack(root *os.Root, p journal.RestorePoint) error {
+// putBack restores one file through root from blobs, with the tools' atomic write (its temporary
+// files recorded in temps): a symlink swapped in after the checks is replaced or refused by root,
+// never followed out.
+func putBack(root *os.Root, blobs Blobs, temps *tools.Temps, p journal.RestorePoint) error {
 	rel := filepath.FromSlash(p.Path)
 	if !p.Existed {
 		if err := root.Remove(rel); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -122,10 +123,10 @@ func (s *Session) putBack(root *os.Root, p journal.RestorePoint) error {
 		}
 		return nil
 	}
-	if s.opts.Blobs == nil {
+	if blobs == nil {
 		return errors.New("no restore point content")
 	}
-	data, err := s.opts.Blobs.ReadBlob(p.Blob)
+	data, err := blobs.ReadBlob(p.Blob)
 	if err != nil {
 		return err
 	}
@@ -139,5 +140,5 @@ func (s *Session) putBack(root *os.Root, p journal.RestorePoint) error {
 	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
-	return tools.WriteAtomic(root, rel, data, mode, s.settings.toolsEnv().Temps)
+	return tools.WriteAtomic(root, rel, data, mode, temps)
 }

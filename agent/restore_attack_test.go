@@ -192,7 +192,7 @@ func TestPutBackNeverFollows(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer root.Close()
-			err = f.s.putBack(root, tt.point)
+			err = putBack(root, f.s.opts.Blobs, f.s.settings.toolsEnv().Temps, tt.point)
 			if (err != nil) != tt.wantErr {
 				t.Errorf("putBack: %v, want error %v", err, tt.wantErr)
 			}

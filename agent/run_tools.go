@@ -30,7 +30,7 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		em.send(Event{Type: EventToolCall, Tool: ev})
 		// A copy taken now: SetPolicy and SetSandbox may change the Env mid-turn.
 		env := s.settings.toolsEnv()
-		res := s.runWatched(ctx, em, env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args}, ev)
+		res := runWatched(ctx, em, env, tools.Call{ID: id, Name: fc.Name, Args: fc.Args}, ev)
 		s.noteResult(fc, res)
 		if len(res.Changed) > 0 {
 			hashes := map[string]string{}
