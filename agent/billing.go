@@ -380,3 +380,41 @@ func (b *billing) servedOtherLocked() string {
 	}
 	return b.served
 }
+
+// summaryTarget is the summaries' model as planFacts reads it: its name, whether it is another
+// model than the session's, and whether the Flex setting applies to it.
+func (b *billing) summaryTarget(p contextwin.Policy) (name string, cold, flexOK bool) {
+	name = b.asked
+	if b.compaction != "" {
+		name, cold = b.compaction, true
+	}
+	flexOK = p.CompactionTier == catalog.TierFlex && b.pricing.Catalog.OffersFlex(name)
+	return name, cold, flexOK
+}
+
+// summaryWarningsLocked are what the user hears once per session about the compactionModel and
+// compactionTier settings: a retired model, one without a known price (the summaries' cost is
+// unknown), Flex asked of a model the catalogue does not list on it. b.mu must be held.
+func (b *billing) summaryWarningsLocked(p contextwin.Policy, cat *catalog.Catalog) []string {
+	name := cmp.Or(b.compaction, b.asked)
+	var out []string
+	if b.compaction != "" {
+		if m, ok := cat.Lookup(name); ok && m.RetiredAt(b.now()) {
+			text := fmt.Sprintf("compactionModel %s was shut down on %s (model catalogue of %s)", name, m.Shutdown, cat.CurrentAsOf)
+			if m.Replacement != "" {
+				text += fmt.Sprintf("; use %s instead", m.Replacement)
+			}
+			out = append(out, b.warnOnceLocked("compaction:retired", text))
+		}
+		if _, ok := b.pricing.At(name, b.now(), 0); !ok {
+			out = append(out, b.warnOnceLocked("compaction:price", fmt.Sprintf(
+				"compactionModel %s has no known price: the summaries' cost is unknown (give it one with --prices or the prices setting)", name)))
+		}
+	}
+	if p.CompactionTier == catalog.TierFlex && !cat.OffersFlex(name) {
+		out = append(out, b.warnOnceLocked("compaction:flex", fmt.Sprintf(
+			"compactionTier flex: the model catalogue of %s does not list %s on the Flex tier, so its summaries use the standard tier "+
+				"(if it is offered, say so with the models setting: {%q: {\"flex\": true}})", cat.CurrentAsOf, name, name)))
+	}
+	return out
+}

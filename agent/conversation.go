@@ -50,3 +50,8 @@ func (c *Conversation) compactions() int {
 	defer c.mu.Unlock()
 	return len(c.checkpoints)
 }
+
+// appendRecord is the journal entry for a message appended to the history.
+func appendRecord(c *genai.Content) journal.Record {
+	return journal.Record{Kind: journal.KindAppend, Content: c}
+}

@@ -192,3 +192,30 @@ type Usage struct {
 	CompactAt float64 `json:"compactAt"`
 	BlockAt   float64 `json:"blockAt"`
 }
+
+// ChangeState is what happened to a file since its restore point.
+type ChangeState string
+
+// Change states.
+const (
+	ChangeModified ChangeState = "modified"
+	ChangeCreated  ChangeState = "created"
+	ChangeDeleted  ChangeState = "deleted"
+)
+
+// FileChange is one file the agent changed, compared from its restore point to the disk now.
+type FileChange struct {
+	Path    string // workspace-relative, slash-separated
+	Turn    int    // the turn of the restore point compared from
+	State   ChangeState
+	Added   int
+	Removed int
+	// Diff is the unified diff (a/path, b/path), empty when Note says why there is none.
+	Diff string
+	// Binary: one side is not text; Note then says so, and the counts are 0.
+	Binary bool
+	// Note says why Diff is empty (binary, too large) or incomplete.
+	Note string
+	// UserChanged: the file changed after the agent's last write; restoring it is refused.
+	UserChanged bool
+}

@@ -345,3 +345,16 @@ func (m *ExplicitCache) takeNotes() []string {
 	m.notes = nil
 	return out
 }
+
+// idleKeeper is the goroutine that keeps the cache alive while the session is idle: started
+// when a turn ends, stopped when the next begins or the session closes.
+type idleKeeper struct {
+	mu     sync.Mutex         // guards cancel and done
+	cancel context.CancelFunc // stops the goroutine; nil when none runs
+	done   chan struct{}      // closed when it has returned
+}
+
+// CacheDisplayName is the display name of session id's explicit caches.
+func CacheDisplayName(id string) string { return cachePrefix + id }
+
+const cachePrefix = "reprise "

@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/reprise-dev/reprise/contextwin"
@@ -16,14 +15,6 @@ import (
 // contextwin.IdleKeep (the storage then paid equals one rebuild), and no longer: the cache then
 // ends with its TTL. It is never more than explicitTTL ahead, so a crash while idle leaves it
 // billing for at most that long.
-
-// idleKeeper is the goroutine that keeps the cache alive while the session is idle: started
-// when a turn ends, stopped when the next begins or the session closes.
-type idleKeeper struct {
-	mu     sync.Mutex         // guards cancel and done
-	cancel context.CancelFunc // stops the goroutine; nil when none runs
-	done   chan struct{}      // closed when it has returned
-}
 
 // startKeeper starts keeping the cache alive, if the policy asks it and a cache is in use.
 func (m *ExplicitCache) startKeeper() {

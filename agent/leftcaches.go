@@ -15,11 +15,6 @@ import (
 // whose display name is not one of ours (another tool's, a session of another workspace) is never
 // touched.
 
-const cachePrefix = "reprise "
-
-// CacheDisplayName is the display name of session id's explicit caches.
-func CacheDisplayName(id string) string { return cachePrefix + id }
-
 // CacheOwner is the session a cache's display name names; false for a name that is not one of
 // Reprise's.
 func CacheOwner(display string) (string, bool) {

@@ -8,8 +8,6 @@ import (
 	"iter"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"google.golang.org/genai"
 
@@ -19,19 +17,6 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
-
-// emitter hands events to the consumer and remembers when it stopped listening.
-type emitter struct {
-	yield   func(Event, error) bool
-	stopped bool
-}
-
-func (e *emitter) send(ev Event) bool {
-	if !e.stopped && !e.yield(ev, nil) {
-		e.stopped = true
-	}
-	return !e.stopped
-}
 
 // Run performs one user turn: the model is called, its tool calls run, until it answers without
 // calling a tool, the turn budget or the session cap is reached, or ctx is cancelled. Every step is
@@ -195,70 +180,6 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 	return s.applyJob(em)
 }
 
-// autoCompact starts a compaction when the prompt is past compactAt and one is due (see
-// beforeCall). It returns the compaction running, if any, whether the next call must wait for it,
-// and whether it started it.
-func (k *compactor) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool, cleared *contextwin.Checkpoint) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.conv.mu.Lock()
-	defer k.conv.mu.Unlock()
-	used, _ := k.conv.ledger.Used()
-	window := k.opts.window(f.policy)
-	th := f.policy.Check(used, window)
-	// The first tier: old tool results cleared, when that pays; a summary only when it is not
-	// enough. What was decided, and why, is kept for the meter.
-	if th == contextwin.Below {
-		k.decision = ""
-		e, due := k.earlyPlanLocked(f, calls, used)
-		switch {
-		case !due || k.job != nil:
-		case e.summary == nil:
-			cleared, k.decision = k.clearEarlyLocked(e, calls)
-		default:
-			note := k.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
-			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
-		}
-	} else if k.job == nil {
-		cleared, k.decision = k.firstTierLocked(f, calls, used, window)
-		if cleared != nil {
-			used, _ = k.conv.ledger.Used()
-			th = f.policy.Check(used, window)
-		}
-	}
-	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && k.canCompactLocked() {
-		if plan, ok := k.conv.planLocked(f, 0); ok && (th == contextwin.Block || k.opts.worth(f, plan, calls)) {
-			note := k.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
-			k.decision, started = "summarizing the oldest turns: "+note, true
-		} else if !ok {
-			k.skipAt = len(k.conv.history)
-		}
-	}
-	job = k.job
-	// An early compaction overlaps one step (the model call it was started before, and its
-	// tools); the next call waits for it. Its summary takes about as long as that call, so the
-	// wait is short, and the saving starts at a known call instead of whenever it lands. Not one
-	// on Flex: it takes minutes, and the loop goes on until it lands or blockAt comes.
-	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == k.conv.turns && job.call < calls
-	wait = job != nil && (th == contextwin.Block || overlapped)
-	return job, wait, started, cleared
-}
-
-// startAutoLocked starts an automatic compaction as plan cuts it, before the model call calls,
-// and returns its note. s.compactor.mu and s.conv.mu must be held.
-func (k *compactor) startAutoLocked(ctx context.Context, f planFacts, plan contextwin.Plan, calls int, note string, background bool) string {
-	k.startJobLocked(ctx, contextwin.TriggerAuto, "", note, plan, f, background)
-	k.job.turn, k.job.call = k.conv.turns, calls
-	return k.job.note
-}
-
-func thresholdNote(p contextwin.Policy, used, window int) string {
-	if p.Check(used, window) == contextwin.Block {
-		return fmt.Sprintf("%d ≥ %g × %d", used, p.BlockAt, window)
-	}
-	return fmt.Sprintf("%d > %g × %d", used, p.CompactAt, window)
-}
-
 // call makes one model call over the current history, streaming its text as events.
 func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
 	stale := s.files.toAnnounce()
@@ -381,68 +302,7 @@ func describe(fc *genai.FunctionCall) (title, detail string) {
 	return title, ""
 }
 
-// appendLocked appends c to the history, its ledger, the transcript and the journal. s.conv.mu
-// must be held.
-func (s *Session) appendLocked(c *genai.Content) {
-	c = s.opts.Secrets.Content(c) // the same message when it holds no secret
-	cv := &s.conv
-	cv.history = append(cv.history, c)
-	cv.ledger.Append(c)
-	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns, Calls: s.bill.callCount()})
-	s.opts.journal(appendRecord(c))
-}
-
 func (s *Session) sendUsage(em *emitter) {
 	u := s.usage()
 	em.send(Event{Type: EventUsage, Usage: &u})
-}
-
-// turnLoop is the turn loop's own state. Its methods take mu and no other lock.
-type turnLoop struct {
-	mu           sync.Mutex // guards everything below
-	running      bool
-	generation   int // turns started; a turn's deferred cleanup acts only on its own
-	lastActivity time.Time
-}
-
-// begin marks a turn running and returns its generation; false when one already runs.
-func (l *turnLoop) begin() (int, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.running {
-		return 0, false
-	}
-	l.running = true
-	l.generation++
-	return l.generation, true
-}
-
-// end marks the session idle unless a turn started after the one of generation gen.
-func (l *turnLoop) end(gen int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.generation == gen {
-		l.running = false
-	}
-}
-
-// idle marks the session idle.
-func (l *turnLoop) idle() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.running = false
-}
-
-// touch records activity at t.
-func (l *turnLoop) touch(t time.Time) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.lastActivity = t
-}
-
-// isRunning tells whether a turn runs.
-func (l *turnLoop) isRunning() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.running
 }

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/journal"
@@ -141,4 +142,68 @@ func putBack(root *os.Root, blobs Blobs, temps *tools.Temps, p journal.RestorePo
 		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
 	}
 	return tools.WriteAtomic(root, rel, data, mode, temps)
+}
+
+// Refusal is a file a partial restore left alone, and why.
+type Refusal struct {
+	Path   string
+	Reason string
+}
+
+// RestorePaths puts back only the given files (workspace-relative or absolute) as they were before
+// turn. Unlike RestoreFiles, a file changed since the agent's last write, or no longer safe to
+// write, blocks only itself: it is refused with the reason and the others are restored, since the
+// user asked for each file by name. A path outside the workspace or not changed by the agent from
+// turn on fails the whole call before anything is touched (ErrOutside, ErrNotChanged).
+func (s *Session) RestorePaths(turn int, paths []string) (restored []string, refused []Refusal, err error) {
+	first, changed, seen, err := s.pointsFrom(turn)
+	if err != nil {
+		return nil, nil, err
+	}
+	var want []string
+	for _, given := range paths {
+		rel, err := s.opts.relPath(given)
+		if err != nil {
+			return nil, nil, err
+		}
+		if !slices.Contains(changed, rel) {
+			return nil, nil, fmt.Errorf("%s: %w from turn %d on", given, ErrNotChanged, turn)
+		}
+		if !slices.Contains(want, rel) {
+			want = append(want, rel)
+		}
+	}
+	slices.Sort(want)
+	root, err := os.OpenRoot(s.opts.Workspace)
+	if err != nil {
+		return nil, nil, fmt.Errorf("restore: %w", err)
+	}
+	defer root.Close()
+	temps := s.settings.toolsEnv().Temps
+	for _, rel := range want {
+		if why := swapped(root, rel); why != "" {
+			refused = append(refused, Refusal{rel, fmt.Sprintf("%v: %s", ErrUnsafeRestore, why)})
+			continue
+		}
+		h, err := hashFile(root, rel)
+		if w, known := seen[rel]; known && (err == nil && h != w || err != nil && w != "") {
+			refused = append(refused, Refusal{rel, "changed since the agent last wrote it; not restored, so that edit is kept"})
+			continue
+		}
+		if err := putBack(root, s.opts.Blobs, temps, first[rel]); err != nil {
+			if escapes(err) {
+				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
+			}
+			refused = append(refused, Refusal{rel, err.Error()})
+			continue
+		}
+		restored = append(restored, rel)
+	}
+	if len(restored) > 0 {
+		s.forget(turn, restored)
+	}
+	for _, r := range refused { // the reason stays with the file's row in a reopened chat
+		s.conv.review(journal.Review{Turn: turn, Paths: []string{r.Path}, State: journal.ReviewRefused, Reason: r.Reason})
+	}
+	return restored, refused, nil
 }

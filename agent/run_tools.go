@@ -103,3 +103,14 @@ func (s *Session) noteResult(fc *genai.FunctionCall, res tools.Result) {
 		s.files.noteRead(res.Path, s.conv.compactions())
 	}
 }
+
+// appendLocked appends c to the history, its ledger, the transcript and the journal. s.conv.mu
+// must be held.
+func (s *Session) appendLocked(c *genai.Content) {
+	c = s.opts.Secrets.Content(c) // the same message when it holds no secret
+	cv := &s.conv
+	cv.history = append(cv.history, c)
+	cv.ledger.Append(c)
+	cv.transcript = append(cv.transcript, journal.Entry{Content: c, Turn: cv.turns, Calls: s.bill.callCount()})
+	s.opts.journal(appendRecord(c))
+}

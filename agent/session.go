@@ -4,101 +4,20 @@
 package agent
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"iter"
-	"log/slog"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"google.golang.org/genai"
 
-	"github.com/reprise-dev/reprise/agent/cmdpolicy"
-	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/sandbox"
-	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
-	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
-
-// Model is what the loop needs from a model: one streamed or unary call.
-type Model interface {
-	Generate(ctx context.Context, req *gemini.Request) iter.Seq2[gemini.Chunk, error]
-}
-
-// Config is what a front-end gives a session as it is: the public half of Options, which
-// runner.Spec carries unchanged. A new setting that needs no building (no client, no policy
-// compiled from it) is added here and in the front-ends' settings readers, nowhere else.
-type Config struct {
-	// ContextPolicy is the context window policy (budget, compaction thresholds, caps); the zero
-	// value is contextwin.DefaultPolicy().
-	ContextPolicy contextwin.Policy
-	// Catalog is the model catalogue, the user's models setting applied; nil = catalog.Builtin().
-	Catalog *catalog.Catalog
-	// Prices override the catalogue's (the --prices file, the prices setting); nil = none.
-	Prices   contextwin.PriceTable
-	Approver tools.Approver // nil = refuse what the policy does not allow
-	// Secrets are redacted from everything that reaches the model or the journal; nil = the
-	// credentials of the process environment (secret.FromEnv(os.Getenv)).
-	Secrets         *secret.Redactor
-	Stream          bool
-	MaxTurnRequests int // model calls per user turn; 0 = DefaultMaxTurnRequests
-	// Overlay and Guard connect the tools to an editor's unsaved buffers (see tools.Env).
-	Overlay func(rel string) (string, bool)
-	Guard   func(rel string) error
-	Logger  *slog.Logger
-}
-
-// Options configure a session: the front-end's Config, and what the runner builds from the
-// rest of its settings. Workspace and Model are required.
-type Options struct {
-	Config
-	ID              string
-	Workspace       string // absolute
-	Model           Model
-	ModelName       string
-	InputTokenLimit int // the model's; 0 = contextwin.DefaultInputTokenLimit
-	// Thinking is sent with every request: a level, a budget (2.5 models) or, zero, nothing (the
-	// model's default). Catalog.Thinking resolves the user's setting into it.
-	Thinking catalog.ThinkingChoice
-	// CompactionModel, when set, is the model compaction summaries are asked of (the
-	// compactionModel setting): CompactionModelName is its name, CompactionThinking what its
-	// requests send. Nil, or the session's own model: summaries go to Model, where they reuse
-	// its cached prefix.
-	CompactionModel     Model
-	CompactionModelName string
-	CompactionThinking  catalog.ThinkingChoice
-
-	Commands *cmdpolicy.Policy // nil = cmdpolicy.New(nil, nil)
-	// Sandbox confines the commands; nil = the default sandbox for Workspace.
-	Sandbox  *sandbox.Sandbox
-	StateDir string // the session's directory; large outputs go to StateDir/tool-outputs
-	Now      func() time.Time
-	// After is the timer of the background work that waits (keeping an explicit cache alive while
-	// idle); nil = time.After. Tests give one on a simulated clock.
-	After func(time.Duration) <-chan time.Time
-	// Journal and Blobs save the session (a journal.Log); nil keeps it in memory only.
-	Journal Journal
-	Blobs   Blobs
-	// External holds the tools of the user's MCP servers, declared after the built-in ones and
-	// counted apart in the breakdown (MCP tools); nil = none.
-	External tools.External
-	// MCPGrants are the MCP tools that run without asking; nil = every one is asked.
-	MCPGrants *tools.MCPGrants
-}
-
-// DefaultMaxTurnRequests bounds the model calls of one user turn: long tasks routinely take a
-// hundred or more, and what protects against an agent going in circles is the loop guard, not
-// this cap.
-const DefaultMaxTurnRequests = 200
 
 // ErrBusy is returned when a turn is asked of a session that is already running one.
 var ErrBusy = errors.New("a turn is already running in this session")
@@ -156,108 +75,6 @@ func (st *settings) toolsEnv() *tools.Env {
 	return &env
 }
 
-// New starts a session. It reads the workspace's custom instructions once; Reload re-reads them.
-func New(opts Options) (*Session, error) {
-	if opts.Workspace == "" || opts.Model == nil {
-		return nil, errors.New("new session: a workspace and a model are required")
-	}
-	if !filepath.IsAbs(opts.Workspace) {
-		return nil, fmt.Errorf("new session: workspace %q is not absolute", opts.Workspace)
-	}
-	if opts.ContextPolicy == (contextwin.Policy{}) {
-		opts.ContextPolicy = contextwin.DefaultPolicy()
-	}
-	if err := opts.ContextPolicy.Validate(); err != nil {
-		return nil, fmt.Errorf("new session: %w", err)
-	}
-	if opts.Catalog == nil {
-		opts.Catalog = catalog.Builtin()
-	}
-	if opts.Commands == nil {
-		opts.Commands = cmdpolicy.New(nil, nil)
-	}
-	if opts.Secrets == nil {
-		opts.Secrets = secret.FromEnv(os.Getenv)
-	}
-	if opts.Sandbox == nil {
-		opts.Sandbox = sandbox.New(sandbox.Config{Workspace: opts.Workspace})
-	}
-	if opts.MaxTurnRequests == 0 {
-		opts.MaxTurnRequests = DefaultMaxTurnRequests
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
-	if opts.ID == "" {
-		opts.ID = NewID(opts.Now())
-	}
-	if opts.InputTokenLimit <= 0 {
-		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
-	}
-	s := &Session{opts: opts}
-	s.conv.opts, s.files.opts = &s.opts, &s.opts
-	s.compactor.conv, s.compactor.bill, s.compactor.opts = &s.conv, &s.bill, &s.opts
-	s.files.readPaths = map[string]int{}
-	s.loop.lastActivity = opts.Now()
-	return s.init(), nil
-}
-
-// init finishes New and Resume.
-func (s *Session) init() *Session {
-	opts := s.opts
-	s.bill.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
-	s.bill.asked, s.bill.now = opts.ModelName, opts.Now
-	if opts.CompactionModel != nil && !s.opts.Catalog.Same(opts.CompactionModelName, opts.ModelName) {
-		s.bill.compaction = opts.CompactionModelName
-	}
-	s.settings.policy = opts.ContextPolicy
-	s.settings.env = s.newEnv()
-	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
-	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
-	if store, ok := opts.Model.(cacheStore); ok {
-		view := cacheView{
-			id: opts.ID, model: opts.ModelName, now: opts.Now, after: opts.After, logger: opts.Logger,
-			policy: s.policy, idleSince: s.LastActivity, journal: s.opts.journal, bill: &s.bill, conv: &s.conv,
-		}
-		s.caching = &ExplicitCache{inner: opts.Model, store: store, s: view}
-		s.opts.Model = s.caching
-	}
-	return s
-}
-
-func (s *Session) newEnv() *tools.Env {
-	p := s.opts.ContextPolicy
-	var temps string
-	if s.opts.StateDir != "" {
-		temps = filepath.Join(s.opts.StateDir, journal.TempsDir)
-	}
-	// The session's own grants when none are given, so that "Always allow" holds for its rest.
-	grants := s.opts.MCPGrants
-	if grants == nil {
-		grants = tools.NewMCPGrants(nil)
-	}
-	return &tools.Env{
-		Workspace:        s.opts.Workspace,
-		Overlay:          s.opts.Overlay,
-		Guard:            s.opts.Guard,
-		BeforeChange:     s.recordChange,
-		Commands:         s.opts.Commands,
-		Approver:         s.opts.Approver,
-		Sandbox:          s.opts.Sandbox.ForSession(s.opts.ID),
-		Secrets:          s.opts.Secrets,
-		SpillDir:         filepath.Join(s.opts.StateDir, "tool-outputs"),
-		Temps:            tools.NewTemps(temps),
-		MaxOutputChars:   p.ToolOutputMaxChars,
-		LargeOutputBytes: p.LargeOutputThresholdBytes,
-		External:         s.opts.External,
-		MCPGrants:        grants,
-		WriteGrants:      &tools.WriteGrants{},
-	}
-}
-
 // Conversation is what the session sends the model and how it came to be: its history, pins
 // and checkpoints.
 func (s *Session) Conversation() *Conversation { return &s.conv }
@@ -282,9 +99,6 @@ func (c *Conversation) Turns() int {
 
 // Window is the effective context budget.
 func (s *Session) Window() int { return s.opts.window(s.policy()) }
-
-// window is the effective context budget under policy p.
-func (o *Options) window(p contextwin.Policy) int { return p.Window(o.InputTokenLimit) }
 
 // SetPolicy applies new context settings from the next model call on.
 func (s *Session) SetPolicy(p contextwin.Policy) error {
@@ -350,4 +164,54 @@ func NewID(t time.Time) string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	return t.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// turnLoop is the turn loop's own state. Its methods take mu and no other lock.
+type turnLoop struct {
+	mu           sync.Mutex // guards everything below
+	running      bool
+	generation   int // turns started; a turn's deferred cleanup acts only on its own
+	lastActivity time.Time
+}
+
+// begin marks a turn running and returns its generation; false when one already runs.
+func (l *turnLoop) begin() (int, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.running {
+		return 0, false
+	}
+	l.running = true
+	l.generation++
+	return l.generation, true
+}
+
+// end marks the session idle unless a turn started after the one of generation gen.
+func (l *turnLoop) end(gen int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.generation == gen {
+		l.running = false
+	}
+}
+
+// idle marks the session idle.
+func (l *turnLoop) idle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.running = false
+}
+
+// touch records activity at t.
+func (l *turnLoop) touch(t time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lastActivity = t
+}
+
+// isRunning tells whether a turn runs.
+func (l *turnLoop) isRunning() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running
 }

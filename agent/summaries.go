@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
@@ -12,6 +11,14 @@ import (
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
+
+// summaryCalls are what a compaction's summary calls use: the conversation's prompt, which an
+// in-context summary sends as the agent's own, the billing they are charged to, the journal.
+type summaryCalls struct {
+	conv *Conversation
+	bill *billing
+	opts *Options
+}
 
 // summaryRoute is where one compaction's summary calls go: the session's model, or the
 // compactionModel setting's; on the standard tier, or on Flex first.
@@ -26,17 +33,6 @@ type summaryRoute struct {
 	flex bool
 }
 
-// summaryTarget is the summaries' model as planFacts reads it: its name, whether it is another
-// model than the session's, and whether the Flex setting applies to it.
-func (b *billing) summaryTarget(p contextwin.Policy) (name string, cold, flexOK bool) {
-	name = b.asked
-	if b.compaction != "" {
-		name, cold = b.compaction, true
-	}
-	flexOK = p.CompactionTier == catalog.TierFlex && b.pricing.Catalog.OffersFlex(name)
-	return name, cold, flexOK
-}
-
 // route is where the summaries of a compaction planned with f go. Only a background one may ask
 // for Flex: Flex answers in minutes, and a summary the agent waits for must not.
 func (o *Options) route(f planFacts, background bool) summaryRoute {
@@ -49,9 +45,9 @@ func (o *Options) route(f planFacts, background bool) summaryRoute {
 }
 
 // summarizer is the Summarizer handed to contextwin for job.
-func (k *compactor) summarizer(job *compactionJob) contextwin.Summarizer {
+func (m summaryCalls) summarizer(job *compactionJob) contextwin.Summarizer {
 	return func(ctx context.Context, sr contextwin.SummaryRequest) (string, error) {
-		return k.summarize(ctx, job, sr)
+		return m.summarize(ctx, job, sr)
 	}
 }
 
@@ -59,15 +55,15 @@ func (k *compactor) summarizer(job *compactionJob) contextwin.Summarizer {
 // request, a failure, or the agent coming to wait for the job (urgent is cancelled) sends it and
 // every later call of the job to the standard tier, and job.fellBack says why, for the user.
 // The calls of one job are sequential, so fellBack needs no lock; it is read once job.done closes.
-func (k *compactor) summarize(ctx context.Context, job *compactionJob, sr contextwin.SummaryRequest) (string, error) {
+func (m summaryCalls) summarize(ctx context.Context, job *compactionJob, sr contextwin.SummaryRequest) (string, error) {
 	if job.route.flex && job.fellBack == "" {
-		text, err := k.summaryCall(job.urgent, job.route, sr, catalog.TierFlex)
+		text, err := m.summaryCall(job.urgent, job.route, sr, catalog.TierFlex)
 		if err == nil || ctx.Err() != nil {
 			return text, err
 		}
 		job.fellBack = flexFallback(job.urgent.Err() != nil, err)
 	}
-	return k.summaryCall(ctx, job.route, sr, catalog.TierStandard)
+	return m.summaryCall(ctx, job.route, sr, catalog.TierStandard)
 }
 
 // flexFallback says why a summary asked on Flex was asked again on the standard tier.
@@ -88,12 +84,12 @@ func flexFallback(waited bool, err error) string {
 // agent's own system instruction and tool declarations, function calling off, so that its prefix
 // is the one the agent's calls cached. Its usage is billed to the session at the served model
 // and tier, and journaled with both.
-func (k *compactor) summaryCall(ctx context.Context, route summaryRoute, sr contextwin.SummaryRequest, tier catalog.Tier) (string, error) {
+func (m summaryCalls) summaryCall(ctx context.Context, route summaryRoute, sr contextwin.SummaryRequest, tier catalog.Tier) (string, error) {
 	req := &gemini.Request{System: contextwin.SummaryInstruction, Contents: sr.Contents, Thinking: route.thinking, Tier: tier}
 	if sr.InContext {
-		k.conv.mu.Lock()
-		req.System, req.Tools, req.NoFunctionCalls = k.conv.prompt.text, k.conv.prompt.decls, true
-		k.conv.mu.Unlock()
+		m.conv.mu.Lock()
+		req.System, req.Tools, req.NoFunctionCalls = m.conv.prompt.text, m.conv.prompt.decls, true
+		m.conv.mu.Unlock()
 	}
 	for ch, err := range route.model.Generate(ctx, req) {
 		if err != nil {
@@ -106,8 +102,8 @@ func (k *compactor) summaryCall(ctx context.Context, route summaryRoute, sr cont
 		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		served := cmp.Or(ch.Done.ModelVersion, route.name)
 		servedTier := cmp.Or(ch.Done.Tier, tier)
-		cost, priced := k.bill.summary(served, servedTier, cu)
-		k.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
+		cost, priced := m.bill.summary(served, servedTier, cu)
+		m.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})
 		var b strings.Builder
 		if ch.Done.Content != nil {
 			for _, p := range ch.Done.Content.Parts {
@@ -121,41 +117,37 @@ func (k *compactor) summaryCall(ctx context.Context, route summaryRoute, sr cont
 	return "", errors.New("summarizer: no response")
 }
 
-// renderedTokensLocked are the tokens of each message as a stand-alone summary renders it (tool
-// outputs cut), for planning a summary on another model. s.conv.mu must be held.
-func (c *Conversation) renderedTokensLocked(est *contextwin.Estimator) []int {
-	out := make([]int, len(c.history))
-	for i, m := range c.history {
-		if m != nil {
-			out[i] = est.Tokens(contextwin.EstimateText(contextwin.RenderMessage(m)))
-		}
-	}
-	return out
+// compactionJob is one compaction running in the background over a snapshot of the history. The
+// session owns it: cancel stops it, done closes when its goroutine ends.
+type compactionJob struct {
+	trigger     contextwin.Trigger
+	focus, note string
+	snapshot    int // history length when it started; only appends happen meanwhile
+	turn, call  int // the turn and its model call before which an automatic one started
+	before      int // tokens used when it started
+	cancel      context.CancelFunc
+	done        chan struct{}
+	res         contextwin.Result
+	err         error
+	// route is where its summaries go. urgent is the context of a call on Flex: hurry cancels
+	// it when the agent comes to wait for the job, which sends the summary to the standard tier.
+	route  summaryRoute
+	urgent context.Context
+	hurry  context.CancelFunc
+	// fellBack says why a summary asked on Flex was asked again on the standard tier; written by
+	// the job's goroutine, read once done is closed.
+	fellBack string
 }
 
-// summaryWarningsLocked are what the user hears once per session about the compactionModel and
-// compactionTier settings: a retired model, one without a known price (the summaries' cost is
-// unknown), Flex asked of a model the catalogue does not list on it. b.mu must be held.
-func (b *billing) summaryWarningsLocked(p contextwin.Policy, cat *catalog.Catalog) []string {
-	name := cmp.Or(b.compaction, b.asked)
-	var out []string
-	if b.compaction != "" {
-		if m, ok := cat.Lookup(name); ok && m.RetiredAt(b.now()) {
-			text := fmt.Sprintf("compactionModel %s was shut down on %s (model catalogue of %s)", name, m.Shutdown, cat.CurrentAsOf)
-			if m.Replacement != "" {
-				text += fmt.Sprintf("; use %s instead", m.Replacement)
-			}
-			out = append(out, b.warnOnceLocked("compaction:retired", text))
-		}
-		if _, ok := b.pricing.At(name, b.now(), 0); !ok {
-			out = append(out, b.warnOnceLocked("compaction:price", fmt.Sprintf(
-				"compactionModel %s has no known price: the summaries' cost is unknown (give it one with --prices or the prices setting)", name)))
-		}
+// onFlex tells whether the job's summary is still asked on the Flex tier, unfinished: nothing has
+// come to wait for it, nothing shed it.
+func (j *compactionJob) onFlex() bool {
+	select {
+	case <-j.done:
+		return false
+	case <-j.urgent.Done():
+		return false
+	default:
+		return j.route.flex
 	}
-	if p.CompactionTier == catalog.TierFlex && !cat.OffersFlex(name) {
-		out = append(out, b.warnOnceLocked("compaction:flex", fmt.Sprintf(
-			"compactionTier flex: the model catalogue of %s does not list %s on the Flex tier, so its summaries use the standard tier "+
-				"(if it is offered, say so with the models setting: {%q: {\"flex\": true}})", cat.CurrentAsOf, name, name)))
-	}
-	return out
 }

@@ -1,0 +1,185 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// autoCompact starts a compaction when the prompt is past compactAt and one is due (see
+// beforeCall). It returns the compaction running, if any, whether the next call must wait for it,
+// and whether it started it.
+func (k *compactor) autoCompact(ctx context.Context, f planFacts, calls int) (job *compactionJob, wait, started bool, cleared *contextwin.Checkpoint) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.conv.mu.Lock()
+	defer k.conv.mu.Unlock()
+	used, _ := k.conv.ledger.Used()
+	window := k.opts.window(f.policy)
+	th := f.policy.Check(used, window)
+	// The first tier: old tool results cleared, when that pays; a summary only when it is not
+	// enough. What was decided, and why, is kept for the meter.
+	if th == contextwin.Below {
+		k.decision = ""
+		e, due := k.earlyPlanLocked(f, calls, used)
+		switch {
+		case !due || k.job != nil:
+		case e.summary == nil:
+			cleared, k.decision = k.clearEarlyLocked(e, calls)
+		default:
+			note := k.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
+			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
+		}
+	} else if k.job == nil {
+		cleared, k.decision = k.firstTierLocked(f, calls, used, window)
+		if cleared != nil {
+			used, _ = k.conv.ledger.Used()
+			th = f.policy.Check(used, window)
+		}
+	}
+	if th != contextwin.Below && k.job == nil && !f.policy.NoSummaries && k.canCompactLocked() {
+		if plan, ok := k.conv.planLocked(f, 0); ok && (th == contextwin.Block || k.opts.worth(f, plan, calls)) {
+			note := k.startAutoLocked(ctx, f, plan, calls, thresholdNote(f.policy, used, window), th != contextwin.Block)
+			k.decision, started = "summarizing the oldest turns: "+note, true
+		} else if !ok {
+			k.skipAt = len(k.conv.history)
+		}
+	}
+	job = k.job
+	// An early compaction overlaps one step (the model call it was started before, and its
+	// tools); the next call waits for it. Its summary takes about as long as that call, so the
+	// wait is short, and the saving starts at a known call instead of whenever it lands. Not one
+	// on Flex: it takes minutes, and the loop goes on until it lands or blockAt comes.
+	overlapped := job != nil && !job.route.flex && job.trigger == contextwin.TriggerAuto && job.turn == k.conv.turns && job.call < calls
+	wait = job != nil && (th == contextwin.Block || overlapped)
+	return job, wait, started, cleared
+}
+
+// startAutoLocked starts an automatic compaction as plan cuts it, before the model call calls,
+// and returns its note. s.compactor.mu and s.conv.mu must be held.
+func (k *compactor) startAutoLocked(ctx context.Context, f planFacts, plan contextwin.Plan, calls int, note string, background bool) string {
+	k.startJobLocked(ctx, contextwin.TriggerAuto, "", note, plan, f, background)
+	k.job.turn, k.job.call = k.conv.turns, calls
+	return k.job.note
+}
+
+func thresholdNote(p contextwin.Policy, used, window int) string {
+	if p.Check(used, window) == contextwin.Block {
+		return fmt.Sprintf("%d ≥ %g × %d", used, p.BlockAt, window)
+	}
+	return fmt.Sprintf("%d > %g × %d", used, p.CompactAt, window)
+}
+
+// worth tells whether compacting early, before the prompt reaches blockAt, pays for itself over
+// the calls expected to follow, its summary priced on the model it goes to (cold on another
+// one). A summary that will ask for Flex is still weighed at the standard tier's price: Flex is
+// best-effort and falls back to the standard tier when shed or waited for, and counting on its
+// discount made marginal compactions look worth it, which cost more over a session (reprise
+// bench, docs/decisions.md "Cheaper summaries"). Flex is a discount on a decision that pays
+// without it. The horizon is a cautious guess: a turn that has made calls calls makes, under a
+// Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out of four; and no more
+// than its limit leaves. A wrong guess costs one summary call: the compaction at blockAt would
+// have come anyway, or not at all.
+func (o *Options) worth(f planFacts, plan contextwin.Plan, calls int) bool {
+	horizon := min(calls/3, o.MaxTurnRequests-calls)
+	saving, cost := plan.Worth(f.prices, f.summary, f.cached, horizon)
+	return saving > cost
+}
+
+// earlyFrom is, in the model's cache minimums, the prompt from which results are cleared before
+// compactAt. Under it the prompt is small: clearing saves little in dollars, and each result the
+// model has to read again costs a call, which the plan does not weigh.
+const earlyFrom = 2
+
+// earlyClear is what to do before compactAt: nothing, clear (plan), or a summary in its place.
+type earlyClear struct {
+	plan    contextwin.ClearPlan
+	held    float64
+	summary *contextwin.Plan
+}
+
+// earlyPlanLocked decides whether old tool results are cleared before compactAt: once waiting
+// no longer pays (ClearPlan.Due), the results a clearing would free having cost, call after
+// call, as much as the rebuild of the prompt, and the clearing paying over the calls expected
+// to follow. Without it a long session keeps every result until compactAt and pays to read it
+// again at each call. When it is due, a summary is taken instead if it gains more over those
+// calls: the stubs and calls of cleared results pile up in a long session, and only a summary
+// frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu must be held.
+func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
+	if k.heldAt != len(k.conv.checkpoints) {
+		k.held, k.heldAt = 0, len(k.conv.checkpoints)
+	}
+	if used < earlyFrom*f.cacheMin {
+		return earlyClear{}, false
+	}
+	plan, _ := k.conv.clearPlanLocked(f, calls, 0)
+	if len(plan.Indexes) == 0 {
+		return earlyClear{}, false
+	}
+	k.held += max(plan.PerCall, 0)
+	if !plan.Due(k.held) {
+		return earlyClear{}, false
+	}
+	e := earlyClear{plan: plan, held: k.held}
+	if f.policy.NoSummaries || !k.canCompactLocked() || k.job != nil {
+		return e, true
+	}
+	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
+	// for the summary's length: under it, every call would pay the prompt in full.
+	if sum, ok := k.conv.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls))
+		if saving-cost > plan.Net() {
+			e.summary = &sum
+		}
+	}
+	return e, true
+}
+
+// clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
+// held.
+func (k *compactor) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
+	cp := k.conv.clearLocked(e.plan)
+	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
+		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, k.opts.horizon(calls), e.plan.Saving)
+}
+
+// firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
+// either way, in dollars. s.compactor.mu and s.conv.mu must be held.
+func (k *compactor) firstTierLocked(f planFacts, calls, used, window int) (*contextwin.Checkpoint, string) {
+	plan, ok := k.clearOrSummarize(f, calls, used, window)
+	h := k.opts.horizon(calls)
+	if ok {
+		cp := k.conv.clearLocked(plan)
+		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
+			cp.Cleared, plan.Freed, plan.Cost, h, plan.Saving)
+	}
+	blockAt := int(f.policy.BlockAt * float64(window))
+	if len(plan.Indexes) == 0 {
+		return nil, fmt.Sprintf("past compactAt, nothing old to clear; at blockAt (%d tokens) the oldest turns are summarized", blockAt)
+	}
+	return nil, fmt.Sprintf("past compactAt, waiting: clearing %d old tool results would cost $%.4f to rebuild the prompt and save $%.4f over the next %d calls; "+
+		"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(plan.Indexes), plan.Cost, plan.Saving, h, blockAt)
+}
+
+// clearOrSummarize chooses the first tier's plan, if any, over a summary. Past compactAt a
+// clearing is taken when it pays for itself; at blockAt, where something must free room, the
+// clearing that frees enough is taken unless the summary would gain more. s.compactor.mu and
+// s.conv.mu must be held.
+func (k *compactor) clearOrSummarize(f planFacts, calls, used, window int) (contextwin.ClearPlan, bool) {
+	mustFree := 0
+	if f.policy.Check(used, window) == contextwin.Block {
+		mustFree = used - int(f.policy.BlockAt*float64(window)) + 1
+	}
+	clear, ok := k.conv.clearPlanLocked(f, calls, mustFree)
+	if !ok || mustFree == 0 {
+		return clear, ok
+	}
+	if sum, ok := k.conv.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
+		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls)) // at blockAt: waited for, standard
+		if saving-cost > clear.Net() {
+			return contextwin.ClearPlan{}, false
+		}
+	}
+	return clear, true
+}
