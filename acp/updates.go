@@ -178,6 +178,10 @@ func (s *server) verbEvents(ctx context.Context, id string) func(agent.Event) {
 			s.compactionUpdate(ctx, id, ev.Compaction)
 		case agent.EventUsage:
 			s.send(ctx, id, usage(*ev.Usage))
+		case agent.EventWarning:
+			// Between turns ACP has no place for a notice: a message chunk would join the last
+			// reply. The log has it; the next turn's own warnings are shown in its reply.
+			s.log.Warn("session warning", "session", id, "warning", ev.Text)
 		}
 	}
 }

@@ -146,6 +146,7 @@ func (s *Session) Close() {
 		job.cancel()
 		<-job.done
 	}
+	s.landing.Wait()
 	s.caching.stopKeeper()
 	// Bounded: a cache not deleted expires with its TTL anyway.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -157,6 +158,28 @@ func (s *Session) Close() {
 	if err := sb.RemoveTemp(); err != nil {
 		s.opts.Logger.Warn("remove the session's temp dir", "session", s.opts.ID, "error", err)
 	}
+}
+
+// landBetween installs job, a background compaction left running by the turn that just ended, as
+// soon as it lands, and tells Between: the meter shows the room it freed before the user asks
+// again. Not when a turn has begun since (its first call installs it and tells it), nor when
+// the job was cancelled or failed (the next turn reports it).
+func (s *Session) landBetween(job *compactionJob) {
+	if s.opts.Between == nil {
+		return
+	}
+	s.landing.Add(1)
+	go func() { // ends when the job does: Close cancels it
+		defer s.landing.Done()
+		<-job.done
+		if job.err != nil && !errors.Is(job.err, contextwin.ErrNothingToCompact) || s.loop.isRunning() {
+			return
+		}
+		s.applyJob(&emitter{yield: func(ev Event, _ error) bool {
+			s.opts.Between(ev)
+			return true
+		}})
+	}()
 }
 
 // ErrCannotUndo explains why a compaction cannot be undone.

@@ -52,6 +52,7 @@ type cacheView struct {
 	journal   func(journal.Record)
 	bill      *billing
 	conv      *Conversation
+	between   func(Event) // Options.Between: the notes of the cache kept alive while idle
 }
 
 // ExplicitCache is the session's model with explicit caching in front of it.
@@ -168,7 +169,7 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
 		if m.cur.Expires.Sub(now) < explicitTTL/2 {
-			m.extendLocked(ctx, explicitTTL)
+			_ = m.extendLocked(ctx, explicitTTL)
 		}
 	} else if m.cur != nil {
 		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
@@ -269,16 +270,16 @@ func (m *ExplicitCache) dropLocked(ctx context.Context) {
 // extendLocked gives the cache in use ttl more from now, and bills and journals the storage
 // added; on failure it stays as it was (a cache gone is found by the next request) and false is
 // returned. m.mu must be held.
-func (m *ExplicitCache) extendLocked(ctx context.Context, ttl time.Duration) bool {
+func (m *ExplicitCache) extendLocked(ctx context.Context, ttl time.Duration) error {
 	cur := m.cur
 	exp, err := m.store.ExtendCache(ctx, cur.Name, ttl)
 	if err != nil {
-		return false
+		return err
 	}
 	cost, priced := m.s.bill.cacheStorage(m.s.model, cur.Tokens, exp.Sub(cur.Expires))
 	cur.Expires = exp
 	m.journalCache(journal.CacheExtended, cur.Cache, cost, priced)
-	return true
+	return nil
 }
 
 // journalCache saves what happened to cache c and what it cost, for a resumed session's totals

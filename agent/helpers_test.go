@@ -64,6 +64,7 @@ type fixtureOpts struct {
 	// compaction is the compactionModel setting: summaries go to this model, through its own
 	// client on the same fake ("" = the session's model).
 	compaction string
+	between    func(Event) // Options.Between
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -132,6 +133,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		StateDir:        t.TempDir(),
 		External:        o.external,
 		MCPGrants:       o.grants,
+		Between:         o.between,
 	}
 	if o.compaction != "" {
 		cc, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", Model: o.compaction, BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})

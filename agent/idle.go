@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"time"
 
@@ -75,6 +76,7 @@ func (m *ExplicitCache) keep(ctx context.Context, done chan struct{}) {
 	}
 	for {
 		wait, ok := m.keepStep(ctx)
+		m.tellIdleNotes()
 		if !ok {
 			return
 		}
@@ -83,6 +85,17 @@ func (m *ExplicitCache) keep(ctx context.Context, done chan struct{}) {
 			return
 		case <-after(wait):
 		}
+	}
+}
+
+// tellIdleNotes tells Between what the user has not been told yet, as warnings; without it, the
+// notes wait for the next call.
+func (m *ExplicitCache) tellIdleNotes() {
+	if m.s.between == nil {
+		return
+	}
+	for _, n := range m.takeNotes() {
+		m.s.between(Event{Type: EventWarning, Text: n})
 	}
 }
 
@@ -119,7 +132,10 @@ func (m *ExplicitCache) keepStep(ctx context.Context) (time.Duration, bool) {
 	if left := cur.Expires.Sub(now); left > explicitTTL/2 {
 		return left - explicitTTL/2, true
 	}
-	if !m.extendLocked(ctx, min(explicitTTL, horizon.Sub(now))) {
+	if err := m.extendLocked(ctx, min(explicitTTL, horizon.Sub(now))); err != nil {
+		if ctx.Err() == nil { // not a turn beginning
+			m.noteLocked("keep", fmt.Sprintf("the explicit cache could not be kept alive while the session is idle (%v): the next call builds it again, its prefix billed as input", err))
+		}
 		return 0, false
 	}
 	return max(cur.Expires.Sub(now)-explicitTTL/2, 0), cur.Expires.Before(horizon)

@@ -135,6 +135,9 @@ func (s *Session) finish(ctx context.Context, em *emitter, reason StopReason, er
 	s.caching.startKeeper()
 	// Idle before turn_end is sent: whoever hears it may compact, restore or ask at once.
 	s.loop.idle()
+	if job := s.compactor.currentJob(); job != nil {
+		s.landBetween(job) // left running on Flex
+	}
 	if em.send(Event{Type: EventTurnEnd, End: end}) && err != nil {
 		em.yield(Event{}, err)
 	}

@@ -81,7 +81,7 @@ func (s *Session) init() *Session {
 	if store, ok := opts.Model.(cacheStore); ok {
 		view := cacheView{
 			id: opts.ID, model: opts.ModelName, now: opts.Now, after: opts.After, logger: opts.Logger,
-			policy: s.policy, idleSince: s.LastActivity, journal: s.opts.journal, bill: &s.bill, conv: &s.conv,
+			policy: s.policy, idleSince: s.LastActivity, journal: s.opts.journal, bill: &s.bill, conv: &s.conv, between: opts.Between,
 		}
 		s.caching = &ExplicitCache{inner: opts.Model, store: store, s: view}
 		s.opts.Model = s.caching

@@ -80,6 +80,12 @@ type Options struct {
 	External tools.External
 	// MCPGrants are the MCP tools that run without asking; nil = every one is asked.
 	MCPGrants *tools.MCPGrants
+	// Between is told what happens to the session outside its turns: a background compaction
+	// that outlived its turn landing (its compaction and usage events), a note of the explicit
+	// cache kept alive while idle (a warning). Called from the session's own goroutines, no lock
+	// held. Nil: such a compaction lands at the next turn's first call, which tells it, and the
+	// notes wait for the next call.
+	Between func(Event)
 }
 
 // DefaultMaxTurnRequests bounds the model calls of one user turn: long tasks routinely take a

@@ -50,6 +50,7 @@ type Session struct {
 	compactor compactor
 	loop      turnLoop
 	caching   *ExplicitCache // explicit caching in front of the model; nil when the model has none
+	landing   sync.WaitGroup // compactions landing between turns (landBetween): Close waits for them
 }
 
 // settings are what may change in a session's options while it lives (SetPolicy, SetSandbox).

@@ -7,6 +7,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
+	"go.lsp.dev/protocol"
 )
 
 // PinArgs are reprise.pin's arguments. A file pin names Path; a message pin gives Text, and Turn when it is an
@@ -80,6 +81,9 @@ func (s *server) verbEvents(sessionID string) func(agent.Event) {
 		switch {
 		case ev.Type == agent.EventUsage:
 			s.emitUsage(sessionID, *ev.Usage)
+		case ev.Type == agent.EventWarning: // as a turn's: once per session, for every client
+			s.showMessage(protocol.MessageTypeWarning, "Reprise: "+ev.Text)
+			s.logMessage(protocol.MessageTypeWarning, "Reprise: "+ev.Text)
 		case !s.client.reprise:
 		case ev.Type == agent.EventPins:
 			pins := ev.Pins

@@ -9,10 +9,16 @@ import (
 // What happens to the hosted sessions between their turns, told through Runner.Events.
 
 // tell gives ev, about l, to the front-end's sink.
-func (r *Runner) tell(l *Live, ev agent.Event) {
-	r.observeEvent(l, ev)
+func (r *Runner) tell(l *Live, ev agent.Event) { r.tellID(l.ID(), ev) }
+
+// tellID gives ev, about session id, to the front-end's sink: what a session tells on its own
+// between turns (agent.Options.Between) comes this way too.
+func (r *Runner) tellID(id string, ev agent.Event) {
+	if r.ObserveEvents != nil {
+		r.ObserveEvents(id, ev)
+	}
 	if r.Events != nil {
-		r.Events(l.ID(), ev)
+		r.Events(id, ev)
 	}
 }
 

@@ -295,3 +295,35 @@ func TestEventsBetweenTurns(t *testing.T) {
 		t.Error("the changed instructions were not read again")
 	}
 }
+
+// TestSessionsTellBetweenTurns: what a session tells on its own between turns (a background
+// compaction landing, a note of its cache: agent.Options.Between) reaches the front-end's sink
+// and the observer under the session's id.
+func TestSessionsTellBetweenTurns(t *testing.T) {
+	srv := geminitest.New(geminitest.Script{})
+	defer srv.Close()
+	r := newHost(t, srv, t.TempDir())
+	var between func(agent.Event)
+	r.Observe = func(o agent.Options) { between = o.Between }
+	type told struct {
+		id  string
+		typ agent.EventType
+	}
+	var events, observed []told
+	r.Events = func(id string, ev agent.Event) { events = append(events, told{id, ev.Type}) }
+	r.ObserveEvents = func(id string, ev agent.Event) { observed = append(observed, told{id, ev.Type}) }
+	l, err := r.Open(t.Context(), Spec{Workspace: t.TempDir(), Model: "gemini-3.8-flash"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.CloseAll()
+	if between == nil {
+		t.Fatal("the session was opened without a Between sink")
+	}
+	events, observed = nil, nil
+	between(agent.Event{Type: agent.EventWarning, Text: "the explicit cache could not be kept alive"})
+	want := []told{{l.ID(), agent.EventWarning}}
+	if !slices.Equal(events, want) || !slices.Equal(observed, want) {
+		t.Errorf("told %v, observed %v; want %v", events, observed, want)
+	}
+}

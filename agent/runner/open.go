@@ -263,6 +263,7 @@ func (r *Runner) prepare(ctx context.Context, id, model string, spec Spec) (*Liv
 	}
 	opts := Options(id, model, spec)
 	opts.Model, opts.InputTokenLimit, opts.Commands = client, limit, l.Commands
+	opts.Between = func(ev agent.Event) { r.tellID(id, ev) }
 	l.Sandbox = opts.Sandbox
 	if err := spec.checkThinking(model, &opts); err != nil && spec.Logger != nil {
 		// A resumed session's model may not take the level set since: its default.

@@ -52,6 +52,8 @@ func (c Cache) validate() error {
 		return fmt.Errorf("cache deadZone from %d to %d is not a range of prompt sizes", c.DeadZone.From, c.DeadZone.To)
 	case c.Explicit.Create != nil && (c.Explicit.Create.Status < 400 || c.Explicit.Create.Status > 599):
 		return fmt.Errorf("cache explicit create fault status %d is not an HTTP error status", c.Explicit.Create.Status)
+	case c.Explicit.Extend != nil && (c.Explicit.Extend.Status < 400 || c.Explicit.Extend.Status > 599):
+		return fmt.Errorf("cache explicit extend fault status %d is not an HTTP error status", c.Explicit.Extend.Status)
 	}
 	return nil
 }

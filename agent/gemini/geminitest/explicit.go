@@ -21,6 +21,8 @@ import (
 type ExplicitFaults struct {
 	// Create, if set, answers every cache creation with this fault (a 429 for quota, say).
 	Create *Fault `json:"create,omitempty"`
+	// Extend, if set, answers every update of a cache's TTL with this fault.
+	Extend *Fault `json:"extend,omitempty"`
 }
 
 // defaultCacheTTL is the TTL of a cache created without one, as the API's.
@@ -144,6 +146,10 @@ func (s *Server) serveCaches(w http.ResponseWriter, r *http.Request, id string) 
 			c.deleted = now
 			writeJSON(w, http.StatusOK, map[string]any{})
 		case http.MethodPatch:
+			if f := s.explicitFaults.Extend; f != nil {
+				writeJSON(w, f.Status, errorBody(*f))
+				return
+			}
 			var upd struct {
 				TTL        string    `json:"ttl"`
 				ExpireTime time.Time `json:"expireTime"`
