@@ -110,7 +110,9 @@ func runnerError(err error) error {
 func (ss *sessionSet) release(l *runner.Live) { ss.runner.Release(l) }
 
 // use returns the open session with id, or the current one when id is empty; it is not closed
-// to make room for another until the caller calls release.
+// to make room for another until the caller calls release. A session the runner closed while
+// idle or at the cap is reopened, within the connection's context: the commands that use a
+// session have no request context of their own to give.
 func (ss *sessionSet) use(id string) (*runner.Live, error) {
 	ss.mu.Lock()
 	cur := ss.current
@@ -118,12 +120,14 @@ func (ss *sessionSet) use(id string) (*runner.Live, error) {
 	if id == "" && cur == "" {
 		return nil, errNoSession
 	}
-	l, err := ss.runner.Use(cmp.Or(id, cur))
+	l, err := ss.runner.Use(ss.srv.ctx, cmp.Or(id, cur))
 	switch {
 	case err == nil:
 		return l, nil
-	case id == "": // the current session was closed at the cap
-		return nil, errNoSession
+	case id == "" && (errors.Is(err, runner.ErrNotOpen) || errors.Is(err, journal.ErrNotFound)):
+		return nil, errNoSession // the current session is gone: its log was deleted
+	case !errors.Is(err, runner.ErrNotOpen): // it could not be reopened
+		return nil, runnerError(err)
 	case ss.saved(id):
 		return nil, invalidParams("session %s is not open (it is saved): reprise.resume reopens it", id)
 	}
@@ -140,7 +144,7 @@ func (ss *sessionSet) saved(id string) bool {
 // resume makes id the current session, loading it from disk if it is not open. The caller uses
 // it until it calls release.
 func (ss *sessionSet) resume(ctx context.Context, id string) (*runner.Live, error) {
-	if l, err := ss.runner.Use(id); err == nil {
+	if l, err := ss.runner.Use(ctx, id); err == nil {
 		ss.setCurrent(id)
 		return l, nil
 	}

@@ -37,24 +37,51 @@ type Settings struct {
 }
 
 // Reconfigure gives every hosted session the settings c and tells its usage, whose size and
-// thresholds may have changed. A session whose policy is refused keeps its settings; the
-// refusal is logged.
+// thresholds may have changed; a parked session gets them when it reopens. A session whose
+// policy is refused keeps its settings; the refusal is logged.
 func (r *Runner) Reconfigure(c Settings) {
-	for _, l := range r.List() {
-		if err := l.SetPolicy(c.Policy); err != nil {
-			if r.Logger != nil {
-				r.Logger.Warn("settings not applied", "session", l.ID(), "error", err)
-			}
-			continue
+	r.settingsMu.Lock()
+	ls := &r.live
+	ls.mu.Lock()
+	for _, p := range ls.parked {
+		p.settings = &c
+		for _, a := range c.Allow {
+			p.commands.AllowPattern(a)
 		}
-		if c.Sandbox != nil {
-			l.SetSandbox(c.Sandbox)
+	}
+	ls.mu.Unlock()
+	var told []*Live
+	for _, l := range r.List() {
+		if !r.applySettings(l, c) {
+			continue
 		}
 		for _, a := range c.Allow {
 			l.Commands.AllowPattern(a)
 		}
+		ls.mu.Lock()
+		l.settings = &c
+		ls.mu.Unlock()
+		told = append(told, l)
+	}
+	r.settingsMu.Unlock()
+	for _, l := range told {
 		r.tellUsage(l)
 	}
+}
+
+// applySettings gives l the policy and the sandbox of c, not its allowlist (the command policy
+// has it already when l reopens); false if the policy is refused.
+func (r *Runner) applySettings(l *Live, c Settings) bool {
+	if err := l.SetPolicy(c.Policy); err != nil {
+		if r.Logger != nil {
+			r.Logger.Warn("settings not applied", "session", l.ID(), "error", err)
+		}
+		return false
+	}
+	if c.Sandbox != nil {
+		l.SetSandbox(c.Sandbox)
+	}
+	return true
 }
 
 // FilesChanged tells every hosted session that paths (workspace-relative) changed on disk;

@@ -29,20 +29,25 @@ type Live struct {
 
 	ownExternal bool    // External is closed with the session
 	r           *Runner // which hosts it
+	spec        Spec    // what it was opened with: the runner reopens it from it once it closed it
 
 	// Guarded by the runner's live.mu.
-	title   string
-	cancel  context.CancelFunc // the running turn's; nil when none runs
-	done    chan struct{}      // closed when the last turn has wholly ended
-	users   int                // front-end calls using the session now: it is not closed under them
-	touched time.Time          // when a front-end last used it
+	settings *Settings // the last ones Reconfigure gave it; nil: its spec's
+	title    string
+	cancel   context.CancelFunc // the running turn's; nil when none runs
+	done     chan struct{}      // closed when the last turn has wholly ended
+	users    int                // front-end calls using the session now: it is not closed under them
+	touched  time.Time          // when a front-end last used it
 }
 
-// liveSet is the runner's hosted sessions by id.
+// liveSet is the runner's hosted sessions by id, and those it closed on its own, to reopen. An id
+// is in one of the maps at most.
 type liveSet struct {
-	mu       sync.Mutex
+	mu       sync.Mutex // guards the fields below and Live's unexported mutable fields
 	byID     map[string]*Live
-	admitted int // sessions being opened, counted against the cap
+	parked   map[string]*parked // closed while idle or at the cap: Use reopens them
+	parks    uint64             // how many sessions were parked, to forget the oldest first
+	admitted int                // sessions being opened, counted against the cap
 }
 
 // Errors of the live sessions, which the front-ends word in their protocol.
@@ -76,12 +81,17 @@ func (r *Runner) Open(ctx context.Context, spec Spec) (*Live, error) {
 	return l, nil
 }
 
-// Resume returns the hosted session id, or reopens it from disk with spec; the caller uses it
-// until it calls Release.
+// Resume returns the hosted session id, or reopens it from disk with spec (a session the runner
+// closed on its own too: the caller's spec is the settings in force); the caller uses it until it
+// calls Release.
 func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error) {
-	if l, err := r.Use(id); err == nil {
+	l, err := r.use(ctx, id, &spec)
+	switch {
+	case err == nil:
 		r.tellUsage(l)
 		return l, nil
+	case !errors.Is(err, ErrNotOpen):
+		return nil, err
 	}
 	// Checked before admit, which may close another session to make room.
 	st, err := r.Store(spec.Workspace)
@@ -96,7 +106,7 @@ func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error
 	if err := r.admit(); err != nil {
 		return nil, err
 	}
-	l, err := r.load(ctx, id, spec)
+	l, err = r.load(ctx, id, spec)
 	if err != nil {
 		r.unadmit()
 		return nil, err
@@ -107,18 +117,11 @@ func (r *Runner) Resume(ctx context.Context, id string, spec Spec) (*Live, error
 }
 
 // Use returns the hosted session id, which is not closed to make room for another until the
-// caller calls Release.
-func (r *Runner) Use(id string) (*Live, error) {
-	ls := &r.live
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	l, ok := ls.byID[id]
-	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrNotOpen, id)
-	}
-	l.users++
-	l.touched = r.now()
-	return l, nil
+// caller calls Release. A session the runner closed on its own (idle, or at the cap) is reopened
+// from its log with the spec it was opened with, under the cap like any open: the front-end does
+// not notice. ErrNotOpen: the runner hosts no session id.
+func (r *Runner) Use(ctx context.Context, id string) (*Live, error) {
+	return r.use(ctx, id, nil)
 }
 
 // Lookup returns the hosted session id, or nil; it does not hold it open.
@@ -136,14 +139,20 @@ func (r *Runner) Release(l *Live) {
 }
 
 // Close closes the hosted session id: its running turn is cancelled and waited for (or ctx
-// ends), then the session and its log are closed; it stays saved. ErrNotOpen: not hosted; any
-// other error means the log's last records may be lost.
+// ends), then the session and its log are closed; it stays saved. A session the runner closed
+// on its own is forgotten: Use no longer reopens it. ErrNotOpen: not hosted; any other error means
+// the log's last records may be lost.
 func (r *Runner) Close(ctx context.Context, id string) error {
 	ls := &r.live
 	ls.mu.Lock()
 	l, ok := ls.byID[id]
 	delete(ls.byID, id)
+	p := ls.parked[id]
+	delete(ls.parked, id)
 	ls.mu.Unlock()
+	if !ok && p != nil {
+		return r.settled(ctx, p) // its log is free once Close returns
+	}
 	if !ok {
 		return fmt.Errorf("%w: %q", ErrNotOpen, id)
 	}
@@ -155,13 +164,13 @@ func (r *Runner) Close(ctx context.Context, id string) error {
 	return l.close()
 }
 
-// CloseAll closes every hosted session once its turn is done (at the end of a connection:
-// cancel the turns first).
+// CloseAll closes every hosted session once its turn is done, and forgets those the runner
+// closed on its own (at the end of a connection: cancel the turns, and stop WatchIdle, first).
 func (r *Runner) CloseAll() {
 	ls := &r.live
 	ls.mu.Lock()
 	all := ls.byID
-	ls.byID = nil
+	ls.byID, ls.parked = nil, nil
 	ls.mu.Unlock()
 	for _, l := range all {
 		r.closeLive(l)
@@ -196,8 +205,14 @@ func (r *Runner) Running(l *Live) bool {
 
 // add hosts l, admitted before, in use by the caller.
 func (r *Runner) add(l *Live) {
+	r.live.mu.Lock()
+	r.hostLocked(l)
+	r.live.mu.Unlock()
+}
+
+// hostLocked hosts l, admitted before, in use by the caller. The set's lock must be held.
+func (r *Runner) hostLocked(l *Live) {
 	ls := &r.live
-	ls.mu.Lock()
 	ls.admitted--
 	l.users++
 	l.touched = r.now()
@@ -205,17 +220,18 @@ func (r *Runner) add(l *Live) {
 		ls.byID = map[string]*Live{}
 	}
 	ls.byID[l.ID()] = l
-	ls.mu.Unlock()
 }
 
 // admit makes room for one more session. At the cap it closes the least recently active idle
-// session, which stays saved; if every one is busy (a turn running, or a front-end using it) the
-// new one is refused. The caller then calls add, or unadmit on failure.
+// session, which stays saved and is parked (Use reopens it); if every one is busy (a turn
+// running, or a front-end using it) the new one is refused. The caller then calls add, or
+// unadmit on failure.
 func (r *Runner) admit() error {
 	ls := &r.live
 	limit := r.MaxSessions
 	ls.mu.Lock()
 	var victim *Live
+	var p *parked
 	if limit > 0 && len(ls.byID)+ls.admitted >= limit {
 		for _, l := range ls.byID {
 			if !l.busy() && (victim == nil || l.activity().Before(victim.activity())) {
@@ -226,16 +242,19 @@ func (r *Runner) admit() error {
 			ls.mu.Unlock()
 			return FullError{Limit: limit}
 		}
-		delete(ls.byID, victim.ID())
+		p = r.parkLocked(victim)
 	}
 	ls.admitted++
 	ls.mu.Unlock()
 	if victim != nil {
 		if r.Logger != nil {
-			r.Logger.Info("session closed to stay under the limit of open sessions; resuming it reopens it",
-				"session", victim.ID(), "limit", limit)
+			how := "using it reopens it"
+			if p == nil {
+				how = "resuming it reopens it"
+			}
+			r.Logger.Info("session closed to stay under the limit of open sessions; "+how, "session", victim.ID(), "limit", limit)
 		}
-		r.closeLive(victim)
+		r.closeParked(victim, p)
 	}
 	return nil
 }

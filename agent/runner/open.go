@@ -39,10 +39,15 @@ type Runner struct {
 	// compare what the front-ends ask for.
 	Observe func(agent.Options)
 	// MaxSessions caps the sessions open at once (each holds a log, its lock and its history):
-	// at the cap, opening one closes the least recently used idle session, which stays saved.
-	// 0: no cap.
+	// at the cap, opening one closes the least recently used idle session, which stays saved and
+	// reopens when used. 0: no cap.
 	MaxSessions int
-	// Logger logs what the runner does on its own (a session closed at the cap); nil: nothing.
+	// IdleAfter is how long a session may stay idle (no turn, no front-end using it) before
+	// CloseIdle closes it to free its memory, its log's lock and its own MCP servers; it stays
+	// saved and reopens when used. 0: never.
+	IdleAfter time.Duration
+	// Logger logs what the runner does on its own (a session closed at the cap or while idle, and
+	// reopened); nil: nothing.
 	Logger *slog.Logger
 	// ObserveEvents, when set, sees every event a hosted session tells its front-end (a turn's, a
 	// verb's, and those between turns) before the front-end renders it: tests compare what the
@@ -57,6 +62,9 @@ type Runner struct {
 	stores   map[string]*journal.Store
 
 	live liveSet
+	// settingsMu orders Reconfigure and the reopening of a parked session, so that a reopened
+	// session never ends with older settings than the others.
+	settingsMu sync.Mutex
 }
 
 // Spec is one session as a front-end asks for it: the user's settings, checked. Its Config
@@ -82,6 +90,10 @@ type Spec struct {
 	// OwnExternal closes External with the session (ACP: the servers a client passes are the
 	// session's); false: the front-end shares it between sessions and closes it.
 	OwnExternal bool
+	// NewExternal, with OwnExternal, builds the same servers anew, not started: a closed manager
+	// does not start again, and the runner closes an idle session to reopen it when used. Nil: a
+	// session with servers of its own is not closed while idle.
+	NewExternal func() External
 	// Lazy writes the session to disk with its first turn, not when it is opened: an editor
 	// that opens sessions it never uses leaves no directories behind.
 	Lazy bool
@@ -90,6 +102,10 @@ type Spec struct {
 	// setting); "" or the session's model: the session's. Its tier is ContextPolicy's
 	// CompactionTier.
 	CompactionModel string
+
+	// commands is a reopened session's command policy, with the patterns "Always allow" and
+	// Reconfigure added to it; nil: one is built from the spec.
+	commands *cmdpolicy.Policy
 }
 
 // External is an MCP manager: tools the session declares once they are started, and what they
@@ -249,8 +265,11 @@ func logCaches(l *slog.Logger, msg, session string, deleted []string, err error)
 // prepare builds the model client, starts the MCP servers and builds the options of session id.
 func (r *Runner) prepare(ctx context.Context, id, model string, spec Spec) (*Live, agent.Options, error) {
 	l := &Live{
-		Model: model, Commands: commandPolicy(spec), Workspace: spec.Workspace,
-		External: spec.External, ownExternal: spec.OwnExternal, r: r,
+		Model: model, Commands: spec.commands, Workspace: spec.Workspace,
+		External: spec.External, ownExternal: spec.OwnExternal, r: r, spec: spec,
+	}
+	if l.Commands == nil {
+		l.Commands = commandPolicy(spec)
 	}
 	client, limit, err := r.Models(ctx, model)
 	if err != nil {
