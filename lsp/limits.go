@@ -30,8 +30,8 @@ type limits struct {
 	// floods requests, or never reads the replies, is slowed down instead of growing the server.
 	MaxInflightCalls int
 	// MaxSessions caps the sessions open at once. Opening one more closes the least recently
-	// active idle session (it is saved: reprise.resume reopens it); if every session is busy, the
-	// new one is refused.
+	// active idle session (it is saved, and reopens when a command names it); if every session is
+	// busy, the new one is refused.
 	MaxSessions int
 	// MaxBufferBytes caps the total size of the open buffers (paths and texts) kept from
 	// textDocument/didOpen and didChange. A buffer that would pass it is dropped from the

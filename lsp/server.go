@@ -52,6 +52,10 @@ type Options struct {
 	// Warnings found before the editor connected (a model endpoint that is not Google's) are
 	// shown and logged once it is initialized; see startupWarnings.
 	Warnings []string
+	// IdleAfter closes a session idle this long, to free its memory and its log's lock; it
+	// reopens when a command names it (runner.Runner.IdleAfter). 0: never. A server option, as
+	// the limits are: whoever starts the server sets it (`reprise serve --idle-after`).
+	IdleAfter time.Duration
 
 	// Set by tests in this package only: the server's bounds are its own (limits.go), lowered
 	// here to reach them in a test. maxMessageBytes bounds one incoming message (default 64 MiB);
@@ -144,6 +148,7 @@ func Serve(ctx context.Context, rwc io.ReadWriteCloser, opts Options) error {
 	if opts.testServer != nil {
 		opts.testServer(s)
 	}
+	s.spawn(func() { s.sessions.runner.WatchIdle(s.ctx) }) // ends with the connection
 	conn.Go(sctx, s.handle)
 
 	var err error

@@ -33,7 +33,7 @@ func newSessionSet(srv *server) *sessionSet {
 	ss := &sessionSet{srv: srv, models: newModelCache(srv.opts.NewModel)}
 	ss.runner = &runner.Runner{
 		StateHome: srv.opts.StateHome, Models: ss.models.get, Observe: srv.opts.Observe, ObserveEvents: srv.opts.ObserveEvents,
-		MaxSessions: srv.opts.limits.MaxSessions, Logger: srv.log,
+		MaxSessions: srv.opts.limits.MaxSessions, IdleAfter: srv.opts.IdleAfter, Logger: srv.log,
 		Events: func(id string, ev agent.Event) { srv.verbEvents(id)(ev) },
 	}
 	return ss
@@ -236,7 +236,9 @@ func (ss *sessionSet) list() []SessionInfo {
 			ss.srv.log.Warn("saved sessions not listed", "error", err)
 		}
 		for _, sv := range saved {
-			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Turns, Calls: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err}
+			// The current session may be closed while idle: it is still the one commands address.
+			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Turns, Calls: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err,
+				Current: sv.ID == current}
 			if !sv.LastActivity.IsZero() {
 				info.LastActivity = sv.LastActivity.UTC().Format(time.RFC3339)
 			}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 	"github.com/reprise-dev/reprise/lsp"
 )
@@ -29,11 +30,16 @@ func (s stdio) Close() error { return s.in.Close() }
 // serveCmd runs the editor backend on stdin/stdout. --stdio is accepted and ignored:
 // vscode-languageclient appends it.
 func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := withUsage(flag.NewFlagSet("reprise serve", flag.ContinueOnError), "Usage: reprise serve [--stdio] [--verbose]")
+	fs := withUsage(flag.NewFlagSet("reprise serve", flag.ContinueOnError), "Usage: reprise serve [--stdio] [--verbose] [--idle-after DURATION]")
 	fs.Bool("stdio", true, "talk JSON-RPC over stdin/stdout (the only transport)")
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
+	idleAfter := idleAfterFlag(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
+	}
+	if *idleAfter < 0 {
+		fmt.Fprintln(stderr, "reprise serve: --idle-after must not be negative (0: never)")
+		return errUsage
 	}
 	level := slog.LevelInfo
 	if *verbose {
@@ -65,11 +71,19 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Logger:        logger,
 		DefaultModel:  catalog.Builtin().DefaultModel(),
 		Warnings:      warnings,
+		IdleAfter:     *idleAfter,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return errExit1
 	}
 	return err
+}
+
+// idleAfterFlag is --idle-after, the same for serve and acp: a flag, not an editor setting,
+// because it bounds what the server holds, as its limits do (docs/decisions.md, "Idle sessions").
+func idleAfterFlag(fs *flag.FlagSet) *time.Duration {
+	return fs.Duration("idle-after", runner.DefaultIdleAfter,
+		"close a session idle this long (no turn, not used) to free its memory and MCP servers; it reopens when used (0: never)")
 }
 
 // userSettingsFile is the user settings file the server reads at initialize: $REPRISE_CONFIG,
