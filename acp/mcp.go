@@ -8,10 +8,10 @@ import (
 	"github.com/reprise-dev/reprise/agent/mcp"
 )
 
-// withMCP gives a session the MCP servers the client passes and the user's own mcp.json. The
-// workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
+// mcpServers are a session's MCP servers: those the client passes and the user's own mcp.json.
+// The workspace's .vscode/mcp.json is not read: ACP has no question for a server's trust, and the
 // client already passes the servers its user set up.
-func (s *server) withMCP(id, ws string, given []sdk.McpServer) (*mcp.Manager, error) {
+func (s *server) mcpServers(given []sdk.McpServer) ([]mcp.ServerConfig, error) {
 	user, err := mcp.LoadUser(s.opts.ConfigHome)
 	if err != nil {
 		s.log.Warn("MCP configuration", "error", err)
@@ -35,11 +35,14 @@ func (s *server) withMCP(id, ws string, given []sdk.McpServer) (*mcp.Manager, er
 			return nil, sdk.NewInvalidParams(map[string]any{"error": "only stdio and http MCP servers are supported"})
 		}
 	}
-	servers := mcp.Merge(user, client)
-	if len(servers) == 0 {
-		return nil, nil
-	}
-	m := mcp.New(mcp.Options{
+	return mcp.Merge(user, client), nil
+}
+
+// manager makes the manager of a session's servers, not started: the runner starts it with the
+// request's context, once the session is otherwise ready, and closes it with the session. A
+// session closed while idle reopens with a manager made anew from the same servers.
+func (s *server) manager(id, ws string, servers []mcp.ServerConfig) *mcp.Manager {
+	return mcp.New(mcp.Options{
 		Workspace: ws,
 		Servers:   servers,
 		Logger:    s.log,
@@ -52,7 +55,4 @@ func (s *server) withMCP(id, ws string, given []sdk.McpServer) (*mcp.Manager, er
 			}
 		},
 	})
-	// The runner starts it with the request's context, once the session is otherwise ready, and
-	// closes it with the session.
-	return m, nil
 }

@@ -46,10 +46,11 @@ func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw j
 	if p.SessionID == "" {
 		return nil, invalid("%s: sessionId is required", method)
 	}
-	l, err := s.session(sdk.SessionId(p.SessionID))
+	l, err := s.use(ctx, sdk.SessionId(p.SessionID))
 	if err != nil {
 		return nil, err
 	}
+	defer s.runner.Release(l)
 	render := s.verbEvents(ctx, p.SessionID)
 	switch method {
 	case MethodPin:

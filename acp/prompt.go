@@ -24,15 +24,19 @@ var stops = map[agent.StopReason]sdk.StopReason{
 
 // Prompt runs one turn, or a slash command, and streams it as session/updates.
 func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
-	l, err := s.session(p.SessionId)
-	if err != nil {
-		return sdk.PromptResponse{}, err
-	}
-	id := string(p.SessionId)
 	text := promptText(p.Prompt)
 	if strings.TrimSpace(text) == "" {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"error": "the prompt has no text"})
 	}
+	l, err := s.use(ctx, p.SessionId) // reopens a session closed while idle
+	if err != nil && ctx.Err() != nil {
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
+	if err != nil {
+		return sdk.PromptResponse{}, err
+	}
+	defer s.runner.Release(l)
+	id := string(p.SessionId)
 	// A prompt sent while another runs replaces it: the connection cancels the first, and this
 	// one waits for it to end.
 	t, err := s.runner.Start(ctx, l, true)

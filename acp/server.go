@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -57,6 +58,9 @@ type Options struct {
 	Observe func(agent.Options)
 	// ObserveEvents, when set, sees every event a session tells (runner.Runner.ObserveEvents).
 	ObserveEvents func(id string, ev agent.Event)
+	// IdleAfter closes a session idle this long (no prompt running) to free its memory and its
+	// MCP servers; its next prompt reopens it (runner.Runner.IdleAfter). 0: never.
+	IdleAfter time.Duration
 	// AllowBroadWorkspace lets a session's cwd be a directory roots.Broad judges too broad (/, the
 	// home directory, a system directory): the user said so when configuring the agent
 	// (--allow-broad-workspace). Without it, session/new and session/load refuse such a cwd.
@@ -106,7 +110,7 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r := &runner.Runner{StateHome: opts.StateHome, Models: opts.NewModel, Now: timeNow, Observe: opts.Observe, Logger: opts.Logger,
-		ObserveEvents: opts.ObserveEvents}
+		ObserveEvents: opts.ObserveEvents, IdleAfter: opts.IdleAfter}
 	s := &server{opts: opts, runner: r, log: opts.Logger, ctx: ctx, wire: newWire(out)}
 	r.Events = func(id string, ev agent.Event) { s.verbEvents(s.ctx, id)(ev) }
 	// The connection reads as soon as it is made: hold its input until s.conn is set, so that no
@@ -115,10 +119,18 @@ func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error
 	s.conn = sdk.NewAgentSideConnection(s, s.wire, gatedReader{r: in, ready: ready})
 	s.conn.SetLogger(opts.Logger)
 	close(ready)
+	idle, stopIdle := context.WithCancel(ctx)
+	watching := make(chan struct{})
+	go func() { // ends with stopIdle, before the sessions are closed
+		defer close(watching)
+		r.WatchIdle(idle)
+	}()
 	select {
 	case <-s.conn.Done():
 	case <-ctx.Done():
 	}
+	stopIdle()
+	<-watching
 	r.CancelAll()
 	r.CloseAll()
 	return nil
@@ -170,9 +182,26 @@ func (s *server) Authenticate(_ context.Context, p sdk.AuthenticateRequest) (sdk
 func (s *server) session(id sdk.SessionId) (*runner.Live, error) {
 	l := s.runner.Lookup(string(id))
 	if l == nil {
-		return nil, sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id)})
+		return nil, unknownSession(id)
 	}
 	return l, nil
+}
+
+// use returns an open session in use by the caller, who releases it: one the runner closed while
+// idle is reopened. The error is the one an unknown session gets, or why it could not reopen.
+func (s *server) use(ctx context.Context, id sdk.SessionId) (*runner.Live, error) {
+	l, err := s.runner.Use(ctx, string(id))
+	switch {
+	case errors.Is(err, runner.ErrNotOpen):
+		return nil, unknownSession(id)
+	case err != nil:
+		return nil, runnerError(err)
+	}
+	return l, nil
+}
+
+func unknownSession(id sdk.SessionId) error {
+	return sdk.NewInvalidParams(map[string]any{"error": fmt.Sprintf("unknown session %q: create it with session/new or load it with session/load", id)})
 }
 
 // workspace checks a session's cwd: an absolute directory, and not one too broad to be a
@@ -216,11 +245,13 @@ func (s *server) spec(id, ws string, given []sdk.McpServer) (runner.Spec, error)
 		ID: id, Workspace: ws, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
 		Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,
 	}
-	m, err := s.withMCP(id, ws, given)
-	if m != nil {
-		spec.External, spec.OwnExternal = m, true
+	servers, err := s.mcpServers(given)
+	if err != nil || len(servers) == 0 {
+		return spec, err
 	}
-	return spec, err
+	spec.External, spec.OwnExternal = s.manager(id, ws, servers), true
+	spec.NewExternal = func() runner.External { return s.manager(id, ws, servers) }
+	return spec, nil
 }
 
 // runnerError words what the runner could not do as ACP errors.
@@ -254,7 +285,7 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 		s.wire.forget(id)
 		return sdk.NewSessionResponse{}, runnerError(err)
 	}
-	s.runner.Release(l) // ACP closes a session only when asked: no use to count
+	defer s.runner.Release(l) // held until it is set up: it may be closed while idle after
 	s.afterSetup(id, l)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id)}, nil
 }
@@ -290,7 +321,7 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidRequest(map[string]any{"error": err.Error()})
 	}
-	s.runner.Release(l)
+	defer s.runner.Release(l)
 	s.replay(ctx, id, l.Transcript())
 	s.afterSetup(id, l)
 	return sdk.LoadSessionResponse{}, nil

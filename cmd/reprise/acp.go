@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"time"
 
 	"github.com/reprise-dev/reprise/acp"
 	"github.com/reprise-dev/reprise/agent"
@@ -43,6 +44,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
 	allowBroad := fs.Bool("allow-broad-workspace", false, "let a session's cwd be the file system's root, your home directory, a system directory or the temp directory")
+	idleAfter := idleAfterFlag(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -50,7 +52,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		fmt.Fprintf(stderr, "reprise acp: unexpected argument %q (the settings are flags)\n", fs.Arg(0))
 		return errUsage
 	}
-	if err := checkACPFlags(&policy, compactionModel, *compactionTier, *maxTurn, *model, *thinkingFlag); err != nil {
+	if err := checkACPFlags(&policy, compactionModel, *compactionTier, *maxTurn, *model, *thinkingFlag, *idleAfter); err != nil {
 		fmt.Fprintln(stderr, "reprise acp:", err)
 		return errUsage
 	}
@@ -95,12 +97,13 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Secrets:             secret.FromEnv(getenv, hide...),
 		Logger:              logger,
 		AllowBroadWorkspace: *allowBroad,
+		IdleAfter:           *idleAfter,
 	})
 }
 
 // checkACPFlags checks the flags of acp that have a range, in the words of the command line; it
 // puts --compaction-tier in the policy.
-func checkACPFlags(policy *contextwin.Policy, compactionModel *string, compactionTier string, maxTurn int, model, thinking string) error {
+func checkACPFlags(policy *contextwin.Policy, compactionModel *string, compactionTier string, maxTurn int, model, thinking string, idleAfter time.Duration) error {
 	if err := compactionFlags(compactionModel, compactionTier, policy); err != nil {
 		return err
 	}
@@ -109,6 +112,9 @@ func checkACPFlags(policy *contextwin.Policy, compactionModel *string, compactio
 	}
 	if maxTurn < 1 {
 		return errors.New("--max-turn-requests must be at least 1")
+	}
+	if idleAfter < 0 {
+		return errors.New("--idle-after must not be negative (0: never)")
 	}
 	if _, err := catalog.Builtin().Thinking(model, thinking); err != nil {
 		return fmt.Errorf("--thinking: %w", err)
