@@ -225,12 +225,17 @@ func TestLimitsDefaults(t *testing.T) {
 }
 
 // TestOrphansHoldNoSlot: the orphans a command leaves to the supervisor are reaped as they end,
-// so a long command that daemonizes helpers does not run out of process slots.
+// so a long command that daemonizes helpers does not run out of process slots: twice the bound
+// of orphans, one after the other, each waited for until it is gone (a zombie left unreaped
+// would still answer kill -0, and the command would never end), then half the bound at once.
+// Nothing depends on how fast the machine is: one orphan at a time is alive.
 func TestOrphansHoldNoSlot(t *testing.T) {
 	ws := t.TempDir()
+	const orphans = `for i in $(seq 80); do sh -c 'sleep 0.01 & echo $! > orphan.pid'; ` +
+		`while kill -0 "$(cat orphan.pid)" 2>/dev/null; do sleep 0.01; done; done`
 	for name, sb := range limitModes(ws, Limits{Processes: 40}) {
 		t.Run(name, func(t *testing.T) {
-			out, st := runFor(t, sb, ws, "for i in $(seq 80); do sh -c 'sleep 0.01 &'; done; sleep 0.3; for i in $(seq 20); do sleep 0.1 & done; wait; echo ok", 30*time.Second)
+			out, st := runFor(t, sb, ws, orphans+"; for i in $(seq 20); do sleep 0.1 & done; wait; echo ok", 60*time.Second)
 			if st.Code != 0 || out != "ok\n" || st.ProcessLimit {
 				t.Errorf("%+v %q", st, out)
 			}
