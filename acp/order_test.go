@@ -40,13 +40,15 @@ func TestACPNewSessionUpdatesFollowResponse(t *testing.T) {
 		clientOut.Close()
 		<-done
 	})
-	// The requests are written from a goroutine: the pipe blocks until the agent reads, and the
-	// agent's answers must be read meanwhile. It ends once both are written or the pipe closed.
-	go func() {
-		fmt.Fprintf(clientOut, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":%d}}`+"\n", sdk.ProtocolVersionNumber)
-		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": map[string]any{"cwd": ws, "mcpServers": []any{}}})
-		clientOut.Write(append(req, '\n'))
-	}()
+	// Each request is written from a goroutine: the pipe blocks until the agent reads, and the
+	// agent's answers must be read meanwhile. session/new is sent once initialize is answered, as
+	// a client does: the connection handles requests concurrently, so two sent at once may be
+	// answered in either order.
+	send := func(req map[string]any) {
+		b, _ := json.Marshal(req)
+		go clientOut.Write(append(b, '\n'))
+	}
+	send(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{"protocolVersion": sdk.ProtocolVersionNumber}})
 
 	var got []string // each message: "response N" or the update's kind
 	lines := bufio.NewScanner(clientIn)
@@ -67,6 +69,9 @@ func TestACPNewSessionUpdatesFollowResponse(t *testing.T) {
 			got = append(got, fmt.Sprintf("response %d", *m.ID))
 		} else {
 			got = append(got, m.Params.Update.Kind)
+		}
+		if m.Method == "" && *m.ID == 1 {
+			send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "session/new", "params": map[string]any{"cwd": ws, "mcpServers": []any{}}})
 		}
 		if m.Params.Update.Kind == "available_commands_update" { // the last update of the setup
 			break
