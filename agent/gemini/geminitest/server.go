@@ -31,7 +31,7 @@ type Server struct {
 	explicitFaults ExplicitFaults // what cachedContents requests fail with
 	flex           Flex           // how Flex requests are served and shed
 
-	mu       sync.Mutex       // guards pending, next, reqs, cache, explicit, offset, shed and signatures
+	mu       sync.Mutex       // guards pending, next, reqs, cache, explicit, offset, shed, signatures and answered
 	pending  []scripted       // turns not served yet, in script order
 	next     int              // script index the next appended turn gets
 	reqs     []Request        // every request received, in order
@@ -42,6 +42,9 @@ type Server struct {
 	// signatures are the thought signatures of the function calls sent, by callKey: a request
 	// must send one of them back on its call while the call is in the current turn.
 	signatures map[string][]string
+
+	busy     sync.Cond // on mu: signalled when a request's answer ends (Idle)
+	answered int       // requests being answered now
 }
 
 // scripted is a turn waiting to be served, with its index in the script.
@@ -72,6 +75,7 @@ func NewListener(s Script, l net.Listener) *Server {
 func newServer(s Script) *Server {
 	srv := &Server{limit: s.InputTokenLimit, routes: s.Routes, models: s.Models, cache: newImplicitCache(s.Cache),
 		start: time.Now(), explicitFaults: s.Cache.Explicit, flex: s.Flex}
+	srv.busy.L = &srv.mu
 	if srv.models == nil {
 		for _, m := range catalog.Builtin().Models() {
 			if !m.RetiredAt(time.Now()) {
@@ -92,6 +96,17 @@ func (s *Server) URL() string {
 // Close stops the server and waits for requests in flight to finish.
 func (s *Server) Close() {
 	s.srv.Close()
+}
+
+// Idle waits until the server answers no request. A request whose client gave up is then
+// recorded as unanswered (no usage, nothing billed): a test reading Requests right after a cancel
+// calls it first.
+func (s *Server) Idle() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for s.answered > 0 {
+		s.busy.Wait()
+	}
 }
 
 // Requests returns every request received so far, in order of arrival.
@@ -151,6 +166,15 @@ func (s *Server) take(body []byte) (scripted, bool) {
 
 // ServeHTTP serves the v1beta models endpoints the genai client uses.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	s.answered++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.answered--
+		s.busy.Broadcast()
+		s.mu.Unlock()
+	}()
 	if r.URL.Path == "/v1beta/models" && r.Method == http.MethodGet {
 		s.list(w, r)
 		return
