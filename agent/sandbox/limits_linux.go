@@ -57,7 +57,7 @@ func processLimitUnavailable() string {
 		if os.Getuid() != 0 {
 			return ""
 		}
-		g, err := newPidsGroup(1)
+		g, err := newPidsGroup(groupName("probe-"), 1)
 		if err != nil {
 			processLimit.reason = "root is exempt from RLIMIT_NPROC and no pids cgroup can be made here (" + err.Error() + ")"
 			return processLimit.reason
@@ -156,7 +156,7 @@ type pidsGroup struct{ dir string }
 // newPidsGroup makes a pids cgroup bounded to max tasks beside the ones this process is in: in
 // cgroup v2 a child of its own cgroup where that one delegates the pids controller, else in the
 // v1 pids hierarchy. It fails where this user may not make one.
-func newPidsGroup(max int) (*pidsGroup, error) {
+func newPidsGroup(name string, max int) (*pidsGroup, error) {
 	if why := os.Getenv(NoCgroupEnv); why != "" {
 		return nil, errors.New(NoCgroupEnv + ": " + why)
 	}
@@ -164,8 +164,8 @@ func newPidsGroup(max int) (*pidsGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(parent, "reprise-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil { // never another command's: names are unique
 		return nil, err
 	}
 	g := &pidsGroup{dir: dir}

@@ -31,6 +31,13 @@ func limitModes(ws string, l Limits) map[string]*Sandbox {
 // runFor runs line under sb in dir, stopping it after d.
 func runFor(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (string, Status) {
 	t.Helper()
+	out, st, _ := runGroup(t, sb, dir, line, d)
+	return out, st
+}
+
+// runGroup is runFor that also returns the name of the command's cgroups.
+func runGroup(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (string, Status, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
 	c, err := sb.Command(ctx, Unasked, "/bin/sh", "-c", line)
@@ -47,7 +54,7 @@ func runFor(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (strin
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.String(), st
+	return out.String(), st, c.group
 }
 
 // runUntil runs line like runFor, with a timeout of d, and ends it as a timeout would as soon as
@@ -254,25 +261,21 @@ func TestPidsCgroup(t *testing.T) {
 	}
 	ws := t.TempDir()
 	sb := New(Config{Workspace: ws, Writable: []string{}, MaxProcesses: 40})
-	out, st := runFor(t, sb, ws, "sh -c 'for i in $(seq 60); do sleep 0.2 & done'; sleep 0.6", 20*time.Second)
+	out, st, group := runGroup(t, sb, ws, "sh -c 'for i in $(seq 60); do sleep 0.2 & done'; sleep 0.6", 20*time.Second)
 	if !st.ProcessLimit || st.Left != 0 {
 		t.Errorf("%+v %q, want the limit reported, nothing left", st, out)
 	}
-	noCgroupLeft(t, parent)
+	noCgroupLeft(t, parent, group)
 }
 
-// noCgroupLeft checks that no group of a dead process is left under parent. A group is named after
-// the process that made it (a supervisor, or a probe), which removes it before it exits: one whose
-// maker is gone was left behind. Groups of live processes may be other test binaries' running at
-// the same time.
-func noCgroupLeft(t *testing.T, parent string) {
+// noCgroupLeft checks that the command's groups, named group, are gone from parent once it ended.
+func noCgroupLeft(t *testing.T, parent, group string) {
 	t.Helper()
-	left, _ := filepath.Glob(filepath.Join(parent, "reprise-*"))
-	for _, d := range left {
-		pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "reprise-"))
-		if err == nil && syscall.Kill(pid, 0) == syscall.ESRCH {
-			t.Errorf("cgroup left: %s", d)
-		}
+	if group == "" {
+		t.Fatal("the command has no group name")
+	}
+	if _, err := os.Stat(filepath.Join(parent, group)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("cgroup left: %s (%v)", group, err)
 	}
 }
 
@@ -331,11 +334,11 @@ func TestMemoryCgroup(t *testing.T) {
 		t.Errorf("with a memory cgroup: %q, want nothing to say", why)
 	}
 	line := "for i in 1 2 3 4; do " + py + " -c 'import time; b = bytearray(100 << 20); time.sleep(2)' & done; wait"
-	out, st := runFor(t, sb, ws, line, 30*time.Second)
+	out, st, group := runGroup(t, sb, ws, line, 30*time.Second)
 	if !st.MemoryLimit {
 		t.Errorf("%+v %q, want the memory bound met", st, out)
 	}
-	noCgroupLeft(t, parent)
+	noCgroupLeft(t, parent, group)
 }
 
 // TestKilledSupervisorLeavesNothing: a supervisor killed outright (WaitDelay's backstop, when a
@@ -359,7 +362,7 @@ func TestKilledSupervisorLeavesNothing(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(parent, "reprise-"+strconv.Itoa(c.Process.Pid))
+			dir := filepath.Join(parent, c.group)
 			var tree []int
 			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
@@ -418,7 +421,7 @@ func TestKilledSupervisorStillTellsTheLimit(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			g := &pidsGroup{dir: filepath.Join(parent, "reprise-"+strconv.Itoa(c.Process.Pid))}
+			g := &pidsGroup{dir: filepath.Join(parent, c.group)}
 			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !g.hit(); {
 				time.Sleep(10 * time.Millisecond)
 			}

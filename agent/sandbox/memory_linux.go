@@ -23,7 +23,7 @@ type memoryGroup struct {
 
 // newMemoryGroup makes a memory cgroup bounded to max bytes, swap included, beside the ones this
 // process is in. It fails where this user may not make one.
-func newMemoryGroup(max int64) (*memoryGroup, error) {
+func newMemoryGroup(name string, max int64) (*memoryGroup, error) {
 	if why := os.Getenv(NoCgroupEnv); why != "" {
 		return nil, errors.New(NoCgroupEnv + ": " + why)
 	}
@@ -31,8 +31,8 @@ func newMemoryGroup(max int64) (*memoryGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := filepath.Join(parent, "reprise-"+strconv.Itoa(os.Getpid()))
-	if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+	dir := filepath.Join(parent, name)
+	if err := os.Mkdir(dir, 0o755); err != nil { // never another command's: names are unique
 		return nil, err
 	}
 	g := &memoryGroup{dir: dir, v2: v2}
@@ -96,7 +96,7 @@ func memoryLimitUnavailable() string {
 	defer memoryLimit.mu.Unlock()
 	if env := os.Getenv(NoCgroupEnv); !memoryLimit.probed || memoryLimit.env != env {
 		memoryLimit.probed, memoryLimit.env, memoryLimit.reason = true, env, ""
-		g, err := newMemoryGroup(MinMemory)
+		g, err := newMemoryGroup(groupName("probe-"), MinMemory)
 		if err != nil {
 			memoryLimit.reason = "no memory cgroup can be made here (" + err.Error() + ")"
 			return memoryLimit.reason

@@ -325,6 +325,10 @@ type spec struct {
 	// Hold: the confining process waits for EOF on fd 3 before it execs the command, while the
 	// supervisor puts it in a pids cgroup.
 	Hold bool `json:"hold,omitempty"`
+	// Group names the command's cgroups: unique to it, chosen by the server, which sweeps them
+	// when the supervisor is killed before its own cleanup. Never a pid: pids are reused, and a
+	// group named after one could be another command's.
+	Group string `json:"group,omitempty"`
 }
 
 // spec is what the supervisor is told for a command of trust, and the version-control snapshot

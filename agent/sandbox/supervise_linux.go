@@ -32,6 +32,7 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
+	sp.Group = groupName("")
 	args := append([]string{superviseArg, encodeSpec(sp), "--"}, argv...)
 	cmd := exec.CommandContext(ctx, self, args...)
 	cmd.Args[0] = "reprise-sandbox"
@@ -44,10 +45,10 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 		}
 		return err
 	}
-	c := &Cmd{Cmd: cmd, status: r, report: w}
+	c := &Cmd{Cmd: cmd, status: r, report: w, group: sp.Group}
 	c.ended = func() bool { // the supervisor is reaped; one killed before its cleanup leaves work
 		if st := cmd.ProcessState; st != nil && !st.Exited() {
-			c.limitHit = sweepGroups(cmd.Process.Pid)
+			c.limitHit = sweepGroups(c.group)
 		}
 		return false
 	}
@@ -139,7 +140,7 @@ func supervise(args []string) int {
 // its copy (both nil when there is no group to join).
 func commandOf(sp *spec, argv []string) (cmd *exec.Cmd, group groups, held, release *os.File, err error) {
 	if sp.Confine || sp.Namespace || sp.MaxProcs > 0 || sp.MaxData > 0 {
-		group, held, release = holdForGroups(sp.MaxProcs, sp.MaxData)
+		group, held, release = holdForGroups(sp.Group, sp.MaxProcs, sp.MaxData)
 		sp.Hold = held != nil
 		cmd = exec.Command(self, append([]string{confineArg, encodeSpec(*sp), "--"}, argv...)...)
 		cmd.Args[0] = "reprise-sandbox"
@@ -208,15 +209,18 @@ func (g groups) remove() {
 	}
 }
 
-// holdForGroups makes the cgroups that bound a command to maxProcs tasks and maxMem bytes in all
-// (0: no such bound), and the pipe that holds the confining process until it is in them; no
-// pipe when this user can make neither.
-func holdForGroups(maxProcs int, maxMem int64) (g groups, held, release *os.File) {
+// holdForGroups makes the cgroups named name (a fresh name when empty) that bound a command to
+// maxProcs tasks and maxMem bytes in all (0: no such bound), and the pipe that holds the
+// confining process until it is in them; no pipe when this user can make neither.
+func holdForGroups(name string, maxProcs int, maxMem int64) (g groups, held, release *os.File) {
+	if name == "" {
+		name = groupName("")
+	}
 	if maxProcs > 0 {
-		g.pids, _ = newPidsGroup(maxProcs)
+		g.pids, _ = newPidsGroup(name, maxProcs)
 	}
 	if maxMem > 0 {
-		g.mem, _ = newMemoryGroup(maxMem)
+		g.mem, _ = newMemoryGroup(name, maxMem)
 	}
 	if g.pids == nil && g.mem == nil {
 		return g, nil, nil

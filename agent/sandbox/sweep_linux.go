@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,21 +14,29 @@ import (
 
 // A supervisor kills its command's tree before it exits. One killed outright (WaitDelay's
 // backstop, when a fork bomb keeps it busy past the delay) cannot: its orphans go to init, and a
-// bomb held at the pids bound would spin there for ever. Its cgroups still hold them, named
-// after it, so the server, which reaps the supervisor, kills what is left in them and removes
-// them.
+// bomb held at the pids bound would spin there for ever. Its cgroups still hold them, under the
+// name the server gave them (spec.Group), so the server, which reaps the supervisor, kills what
+// is left in them and removes them.
 
-// sweepGroups kills every process left in the cgroups of the supervisor pid, then removes the
-// groups, and reports whether a fork was refused at the pids bound: the report the supervisor
-// could not write would have said so. Nothing is done for a supervisor that cleaned up (its
-// groups are gone).
-func sweepGroups(pid int) (limitHit bool) {
+// groupName is a fresh cgroup name: "reprise-", prefix, and 12 random hex digits. A pid would not
+// do: the supervisor's is free again once it is reaped, and a sweep by pid could then kill a
+// newer command that got it, or a new group join a dying one.
+func groupName(prefix string) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return "reprise-" + prefix + hex.EncodeToString(b[:])
+}
+
+// sweepGroups kills every process left in the cgroups named name, then removes them, and reports
+// whether a fork was refused at the pids bound: the report the supervisor could not write would
+// have said so. Nothing is done for a supervisor that cleaned up (its groups are gone).
+func sweepGroups(name string) (limitHit bool) {
 	for _, controller := range []string{"pids", "memory"} {
 		parent, _, err := controllerParent(controller)
 		if err != nil {
 			continue
 		}
-		dir := filepath.Join(parent, "reprise-"+strconv.Itoa(pid))
+		dir := filepath.Join(parent, name)
 		if _, err := os.Stat(dir); err != nil {
 			continue
 		}
