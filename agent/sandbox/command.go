@@ -29,9 +29,6 @@ type Cmd struct {
 	// was killed before it could (Linux). killed reports whether Cancel killed the command
 	// itself, which Windows's exit status cannot tell.
 	ended func() (killed bool)
-	// group is the name of the command's cgroups (Linux: spec.Group), which ended sweeps when
-	// the supervisor was killed before its own cleanup.
-	group string
 	// limitHit: ended found that the command met its process bound, which the supervisor killed
 	// before its report would have said (Linux).
 	limitHit bool

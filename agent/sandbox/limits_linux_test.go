@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -50,11 +51,27 @@ func runGroup(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (str
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
+	group := groupOf(t, c)
 	st, err := c.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.String(), st, c.group
+	return out.String(), st, group
+}
+
+// groupOf is the name of the cgroups of c, started, read from its supervisor's spec argument.
+func groupOf(t *testing.T, c *Cmd) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Split(string(b), "\x00")
+	var sp spec
+	if len(args) < 3 || args[1] != superviseArg || json.Unmarshal([]byte(args[2]), &sp) != nil {
+		t.Fatalf("not a supervisor: %q", args)
+	}
+	return sp.Group
 }
 
 // runUntil runs line like runFor, with a timeout of d, and ends it as a timeout would as soon as
@@ -362,7 +379,7 @@ func TestKilledSupervisorLeavesNothing(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Join(parent, c.group)
+			dir := filepath.Join(parent, groupOf(t, c))
 			var tree []int
 			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
 				if _, err := os.Stat(filepath.Join(ws, "started")); err == nil {
@@ -421,7 +438,7 @@ func TestKilledSupervisorStillTellsTheLimit(t *testing.T) {
 			if err := c.Start(); err != nil {
 				t.Fatal(err)
 			}
-			g := &pidsGroup{dir: filepath.Join(parent, c.group)}
+			g := &pidsGroup{dir: filepath.Join(parent, groupOf(t, c))}
 			for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline) && !g.hit(); {
 				time.Sleep(10 * time.Millisecond)
 			}

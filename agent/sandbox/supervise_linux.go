@@ -45,10 +45,10 @@ func command(ctx context.Context, sp spec, argv []string) (*Cmd, error) {
 		}
 		return err
 	}
-	c := &Cmd{Cmd: cmd, status: r, report: w, group: sp.Group}
+	c := &Cmd{Cmd: cmd, status: r, report: w}
 	c.ended = func() bool { // the supervisor is reaped; one killed before its cleanup leaves work
 		if st := cmd.ProcessState; st != nil && !st.Exited() {
-			c.limitHit = sweepGroups(c.group)
+			c.limitHit = sweepGroups(sp.Group)
 		}
 		return false
 	}
