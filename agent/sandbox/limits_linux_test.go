@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -32,12 +31,20 @@ func limitModes(ws string, l Limits) map[string]*Sandbox {
 // runFor runs line under sb in dir, stopping it after d.
 func runFor(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (string, Status) {
 	t.Helper()
-	out, st, _ := runGroup(t, sb, dir, line, d)
-	return out, st
+	return runWith(t, sb, dir, line, d, nil)
 }
 
-// runGroup is runFor that also returns the name of the command's cgroups.
+// runGroup is runFor that also returns the name of the command's cgroups, read once it started:
+// for a command that lives long enough for its supervisor's arguments to be read.
 func runGroup(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (string, Status, string) {
+	t.Helper()
+	var group string
+	out, st := runWith(t, sb, dir, line, d, func(c *Cmd) { group = groupOf(t, c) })
+	return out, st, group
+}
+
+// runWith runs line under sb in dir, stopping it after d; started, if set, sees the command started.
+func runWith(t *testing.T, sb *Sandbox, dir, line string, d time.Duration, started func(*Cmd)) (string, Status) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), d)
 	defer cancel()
@@ -51,27 +58,55 @@ func runGroup(t *testing.T, sb *Sandbox, dir, line string, d time.Duration) (str
 	if err := c.Start(); err != nil {
 		t.Fatal(err)
 	}
-	group := groupOf(t, c)
+	if started != nil {
+		started(c)
+	}
 	st, err := c.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out.String(), st, group
+	return out.String(), st
 }
 
-// groupOf is the name of the cgroups of c, started, read from its supervisor's spec argument.
+// groupOf is the name of c's cgroups, read from the cgroup of a child of its supervisor (the
+// confining process, or the command) once one has joined them.
 func groupOf(t *testing.T, c *Cmd) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		for _, child := range childrenOf(c.Process.Pid) {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", child))
+			for line := range strings.Lines(string(b)) {
+				if g := filepath.Base(strings.TrimSpace(line)); strings.HasPrefix(g, "reprise-") {
+					return g
+				}
+			}
+		}
 	}
-	args := strings.Split(string(b), "\x00")
-	var sp spec
-	if len(args) < 3 || args[1] != superviseArg || json.Unmarshal([]byte(args[2]), &sp) != nil {
-		t.Fatalf("not a supervisor: %q", args)
+	t.Fatal("the command never joined its cgroups")
+	return ""
+}
+
+// childrenOf are the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces and parentheses, so read after the last ')'.
+		if i := bytes.LastIndexByte(b, ')'); i > 0 {
+			if f := strings.Fields(string(b[i+1:])); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				out = append(out, p)
+			}
+		}
 	}
-	return sp.Group
+	return out
 }
 
 // runUntil runs line like runFor, with a timeout of d, and ends it as a timeout would as soon as
