@@ -26,10 +26,9 @@ type compactor struct {
 	held   float64
 	heldAt int
 
-	// The parts a compaction reads and changes, the session's; set by New.
-	conv *Conversation
-	bill *billing
-	opts *Options
+	// The parts a compaction reads and changes, the session's, which its summary calls use too;
+	// set by New.
+	summaryCalls
 }
 
 // lastDecision is what the meter says of the compactor past compactAt.
@@ -109,7 +108,7 @@ func (k *compactor) startJobLocked(ctx context.Context, trigger contextwin.Trigg
 	go func() { // ends when Compact returns: on completion or when job.cancel is called
 		defer close(job.done)
 		defer cancel()
-		job.res, job.err = contextwin.Compact(jctx, req, summaryCalls{k.conv, k.bill, k.opts}.summarizer(job))
+		job.res, job.err = contextwin.Compact(jctx, req, k.summarizer(job))
 	}()
 }
 

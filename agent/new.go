@@ -60,7 +60,7 @@ func New(opts Options) (*Session, error) {
 	}
 	s := &Session{opts: opts}
 	s.conv.opts, s.files.opts = &s.opts, &s.opts
-	s.compactor.conv, s.compactor.bill, s.compactor.opts = &s.conv, &s.bill, &s.opts
+	s.compactor.summaryCalls = summaryCalls{conv: &s.conv, bill: &s.bill, opts: &s.opts}
 	s.files.readPaths = map[string]int{}
 	s.loop.lastActivity = opts.Now()
 	return s.init(), nil
