@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // listItem matches "- x", "* x" and "1. x".
@@ -66,4 +68,24 @@ func heading(t string) (title, rest string, ok bool) {
 		return strings.TrimSuffix(t, ":"), "", true
 	}
 	return "", "", false
+}
+
+// planEntries are the agent's own plan (write_todos) as ACP plan entries. ACP has no cancelled
+// status: a cancelled item shows as completed, its content saying so. The item in progress is the
+// one of high priority.
+func planEntries(todos []contextwin.Todo) []sdk.PlanEntry {
+	out := make([]sdk.PlanEntry, 0, len(todos))
+	for _, t := range todos {
+		e := sdk.PlanEntry{Content: t.Description, Priority: sdk.PlanEntryPriorityMedium, Status: sdk.PlanEntryStatusPending}
+		switch t.Status {
+		case contextwin.TodoInProgress:
+			e.Priority, e.Status = sdk.PlanEntryPriorityHigh, sdk.PlanEntryStatusInProgress
+		case contextwin.TodoCompleted:
+			e.Status = sdk.PlanEntryStatusCompleted
+		case contextwin.TodoCancelled:
+			e.Content, e.Status = t.Description+" (cancelled)", sdk.PlanEntryStatusCompleted
+		}
+		out = append(out, e)
+	}
+	return out
 }

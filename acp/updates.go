@@ -70,6 +70,7 @@ func (s *server) afterSetup(id string, l *runner.Live) {
 var kinds = map[tools.Kind]sdk.ToolKind{
 	tools.KindRead: sdk.ToolKindRead, tools.KindEdit: sdk.ToolKindEdit, tools.KindSearch: sdk.ToolKindSearch,
 	tools.KindExecute: sdk.ToolKindExecute, tools.KindOther: sdk.ToolKindOther,
+	tools.KindThink: sdk.ToolKindThink,
 }
 
 func kindOf(k tools.Kind) sdk.ToolKind {
@@ -146,6 +147,8 @@ func (s *server) event(ctx context.Context, id string, l *runner.Live, ev agent.
 		s.compactionUpdate(ctx, id, ev.Compaction)
 	case agent.EventUsage:
 		s.send(ctx, id, usage(*ev.Usage))
+	case agent.EventPlan:
+		s.send(ctx, id, sdk.UpdatePlan(planEntries(ev.Plan)...))
 	case agent.EventWarning:
 		s.send(ctx, id, sdk.UpdateAgentMessageText("[Reprise: warning: "+ev.Text+"]\n"))
 	case agent.EventRetry:
@@ -203,8 +206,9 @@ func (s *server) compactionUpdate(ctx context.Context, id string, c *agent.Compa
 			text = fmt.Sprintf("Context compacted: %d messages into checkpoint %d «%s», %d → %d tokens", cp.Replaced, cp.N, cp.Title, cp.TokensBefore, cp.TokensAfter)
 		}
 		s.send(ctx, id, sdk.UpdateToolCall(callID, sdk.WithUpdateStatus(sdk.ToolCallStatusCompleted), sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(text))})))
-		// The summary's remaining work is the plan the agent continues from.
-		if c.Checkpoint != nil {
+		// The summary's remaining work is the plan the agent continues from, unless it keeps one
+		// of its own (write_todos), which the compaction leaves as it was.
+		if l := s.runner.Lookup(id); c.Checkpoint != nil && (l == nil || len(l.Memo().Plan()) == 0) {
 			if entries := planOf(c.Checkpoint.Summary); len(entries) > 0 {
 				s.send(ctx, id, sdk.UpdatePlan(entries...))
 			}

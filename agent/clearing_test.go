@@ -160,9 +160,10 @@ func summaries(srv *geminitest.Server) int {
 // over blockAt.
 func TestNoSummaries(t *testing.T) {
 	p := contextwin.DefaultPolicy()
-	p.ContextBudget, p.KeepRecentTurns, p.NoSummaries = 5000, 3, true
-	// The three results kept verbatim nearly fill the budget: clearing the older ones is not
-	// enough, and with summaries on, one would run.
+	p.ContextBudget, p.KeepRecentTurns, p.NoSummaries = 5400, 3, true
+	// The three results kept verbatim nearly fill the budget left by the system prompt and the
+	// tools (about 1,300 tokens): clearing the older ones is not enough, and with summaries on,
+	// one would run.
 	turns := append(readTurns(12), textTurn("read them all"), summaryTurn(summaryText), summaryTurn(summaryText))
 	f := newFixture(t, fixtureOpts{policy: p, files: notes(12, 6400), clearing: true}, turns...)
 	evs, err := f.run(t.Context(), "Read every note.")

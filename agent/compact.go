@@ -15,7 +15,7 @@ import (
 var ErrNothingToCompact = contextwin.ErrNothingToCompact
 
 func (s *Session) planFacts() planFacts {
-	f := planFacts{policy: s.policy(), state: s.files.State()}
+	f := planFacts{policy: s.policy(), state: s.memo.state(s.files.State())}
 	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
 	f.summaryModel, f.cold, f.flexOK = s.bill.summaryTarget(f.policy)
 	f.summary = s.bill.summaryPrices(f.summaryModel)
@@ -28,7 +28,7 @@ func (s *Session) applyJob(em *emitter) StopReason {
 	p := s.policy()
 	// The head states the harness's state as it is now, not as it was when the summary began:
 	// edits made while the summarizer ran are part of it.
-	state := s.files.State()
+	state := s.memo.state(s.files.State())
 	pins := s.freshPins() // read before the locks: files are read again for the new head
 	k := &s.compactor
 	k.mu.Lock()

@@ -29,6 +29,8 @@ const (
 	// EventPins is the session's pins (Event.Pins) after the user pinned or unpinned an item:
 	// told by the verbs of agent/runner, not by the loop.
 	EventPins EventType = "pins"
+	// EventPlan is the agent's plan (Event.Plan) after a write_todos changed it.
+	EventPlan EventType = "plan"
 )
 
 // StopReason says why a turn ended. The values are saved in session logs; what an editor sees is
@@ -49,7 +51,8 @@ const (
 )
 
 // Event is one step of a turn. Exactly one of the pointer fields is set, matching Type; Text
-// carries the deltas of EventText and EventThought, Pins the pins of EventPins.
+// carries the deltas of EventText and EventThought, Pins the pins of EventPins, Plan the plan of
+// EventPlan.
 type Event struct {
 	Type       EventType
 	Text       string
@@ -60,6 +63,7 @@ type Event struct {
 	Retry      *RetryEvent
 	End        *TurnEnd
 	Pins       []contextwin.PinInfo // EventPins: all of them, in order
+	Plan       []contextwin.Todo    // EventPlan: the whole plan, in order
 }
 
 // ToolStatus is where a tool call is, after the Agent Client Protocol's statuses.

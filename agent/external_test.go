@@ -78,8 +78,9 @@ func TestExternalToolsDeclaredAndCounted(t *testing.T) {
 	f.run(t.Context(), "hi")
 	reqs := f.srv.Requests()
 	fns := reqs[len(reqs)-1].Functions
-	if len(fns) != 7 || fns[6] != "docs__lookup" || fns[0] != "read_file" {
-		t.Errorf("declared %v, want the six built-in tools then docs__lookup", fns)
+	builtin := len(tools.Declarations())
+	if len(fns) != builtin+1 || fns[builtin] != "docs__lookup" || fns[0] != "read_file" {
+		t.Errorf("declared %v, want the %d built-in tools then docs__lookup", fns, builtin)
 	}
 }
 

@@ -59,7 +59,7 @@ func New(opts Options) (*Session, error) {
 		opts.InputTokenLimit = contextwin.DefaultInputTokenLimit
 	}
 	s := &Session{opts: opts}
-	s.conv.opts, s.files.opts = &s.opts, &s.opts
+	s.conv.opts, s.files.opts, s.memo.opts = &s.opts, &s.opts, &s.opts
 	s.compactor.summaryCalls = summaryCalls{conv: &s.conv, bill: &s.bill, opts: &s.opts}
 	s.files.readPaths = map[string]int{}
 	s.loop.lastActivity = opts.Now()
@@ -116,5 +116,6 @@ func (s *Session) newEnv() *tools.Env {
 		External:         s.opts.External,
 		MCPGrants:        grants,
 		WriteGrants:      &tools.WriteGrants{},
+		Memo:             &s.memo,
 	}
 }

@@ -52,7 +52,7 @@ func (s *Session) Context() Report {
 	running := s.loop.isRunning()
 	f := s.bill.figures()
 	u := s.usage()
-	state, rereads := s.files.State(), s.files.rereadCount()
+	state, rereads := s.memo.state(s.files.State()), s.files.rereadCount()
 	status := StatusIdle
 	switch {
 	case f.capped:

@@ -55,6 +55,7 @@ func Resume(opts Options, snap *journal.Snapshot) (*Session, error) {
 	b := &s.bill
 	b.totals, b.calls, b.lastPrompt = snap.Totals, snap.Calls, snap.LastPrompt
 	b.capped = b.totals.Capped(s.opts.ContextPolicy)
+	s.memo.plan, s.memo.notes = slices.Clone(snap.Plan), slices.Clone(snap.Notes)
 	t := &s.files
 	t.verdict = snap.Verdict
 	t.restorePoints = slices.Clone(snap.RestorePoints)

@@ -55,6 +55,9 @@ func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.Functi
 		}
 		s.conv.noteTool(&done, res.Edit)
 		em.send(Event{Type: EventToolUpdate, Tool: &done})
+		if fc.Name == "write_todos" && !res.IsError {
+			em.send(Event{Type: EventPlan, Plan: s.memo.Plan()})
+		}
 		parts = append(parts, responsePart(fc, res.Output, res.IsError))
 	}
 	s.conv.mu.Lock()

@@ -31,6 +31,7 @@ var ErrBusy = errors.New("a turn is already running in this session")
 //     checkpoints, undo frames);
 //   - files: what the harness holds of the workspace (changes, restore points, reads, staleness,
 //     the last test verdict);
+//   - memo: what the agent keeps besides the conversation (its plan, its notes);
 //   - bill: what the calls cost, the warnings about models and prices, the caps;
 //   - compactor: the compaction running in the background and when to start the next;
 //   - loop: whether a turn runs, and when the session was last active.
@@ -46,6 +47,7 @@ type Session struct {
 	settings  settings
 	conv      Conversation
 	files     Tracker
+	memo      Memo
 	bill      billing
 	compactor compactor
 	loop      turnLoop
@@ -87,6 +89,9 @@ func (s *Session) Files() *Tracker { return &s.files }
 // ExplicitCache is the explicit cache in front of the session's model; nil when the model has
 // none (its methods take a nil receiver).
 func (s *Session) ExplicitCache() *ExplicitCache { return s.caching }
+
+// Memo is what the agent keeps besides the conversation: its plan and its notes.
+func (s *Session) Memo() *Memo { return &s.memo }
 
 // ID identifies the session.
 func (s *Session) ID() string { return s.opts.ID }

@@ -10,7 +10,8 @@ import (
 type State struct {
 	FilesModified []string `json:"filesModified"`
 	LastVerdict   string   `json:"lastVerdict,omitempty"`
-	Plan          string   `json:"plan,omitempty"`
+	Plan          []Todo   `json:"plan,omitempty"`  // the agent's (write_todos)
+	Notes         []Note   `json:"notes,omitempty"` // the agent's exact values (save_note)
 }
 
 // Render is the "State held by the harness" section of the head message.
@@ -27,8 +28,11 @@ func (s State) Render() string {
 		verdict = s.LastVerdict
 	}
 	b.WriteString("- Last test verdict: " + verdict + "\n")
-	if s.Plan != "" {
-		b.WriteString("- Plan / todo:\n" + s.Plan + "\n")
+	if len(s.Plan) > 0 {
+		b.WriteString("- Plan (your latest write_todos; update it as you go):\n" + RenderPlan(s.Plan))
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString("- Notes (your save_note values, exact: quote them as they are):\n" + RenderNotes(s.Notes))
 	}
 	return b.String()
 }

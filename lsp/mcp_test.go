@@ -12,6 +12,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -80,7 +81,8 @@ func TestMCPThroughTheServer(t *testing.T) {
 	}
 	reqs := modelCalls(e.srv.Requests())
 	fns := reqs[0].Functions
-	if len(fns) < 7 || fns[0] != "read_file" || fns[6] != "tools__add" || !strings.Contains(strings.Join(fns, " "), "wsdocs__echo") {
+	builtin := len(tools.Declarations())
+	if len(fns) <= builtin || fns[0] != "read_file" || fns[builtin] != "tools__add" || !strings.Contains(strings.Join(fns, " "), "wsdocs__echo") {
 		t.Errorf("declared %v: want the built-in tools, then the setting's server, then the workspace's", fns)
 	}
 	outs := e.updates(id, UpdateToolCallUpdate)
@@ -143,7 +145,7 @@ func TestMCPUntrustedNotStarted(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the untrusted workspace server ran")
 	}
-	if fns := modelCalls(e.srv.Requests())[0].Functions; len(fns) != 6 {
+	if fns := modelCalls(e.srv.Requests())[0].Functions; len(fns) != len(tools.Declarations()) {
 		t.Errorf("declared %v: want only the built-in tools", fns)
 	}
 	var st mcpResult

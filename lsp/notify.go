@@ -79,6 +79,12 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Retry: ev.Retry})
 	case agent.EventUsage:
 		o.srv.emitUsage(o.sessionID, *ev.Usage)
+	case agent.EventPlan:
+		plan := ev.Plan
+		if plan == nil {
+			plan = []contextwin.Todo{}
+		}
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Entries: &plan})
 	case agent.EventTurnEnd:
 		e := ev.End
 		u := update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}}
@@ -108,6 +114,8 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		o.text.Reset()
 	case agent.EventToolCall:
 		srv.logMessage(protocol.MessageTypeLog, "Reprise → "+ev.Tool.Title)
+	case agent.EventPlan:
+		srv.logMessage(protocol.MessageTypeInfo, "Reprise: plan\n"+strings.TrimSuffix(contextwin.RenderPlan(ev.Plan), "\n"))
 	case agent.EventToolUpdate:
 		o.plainTool(ev.Tool)
 	case agent.EventCompaction:

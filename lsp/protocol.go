@@ -144,6 +144,9 @@ const (
 	UpdateRetry          = "retry"
 	// UpdatePins carries a session's pins whenever they change (pins: [...]).
 	UpdatePins = "pins"
+	// UpdatePlan carries the agent's whole plan whenever it writes one (entries: [{description,
+	// status}]), as ACP's plan update does.
+	UpdatePlan = "plan"
 )
 
 // Stop reasons (turn_end's stopReason).
@@ -169,6 +172,7 @@ const (
 	ToolKindEdit    = "edit"
 	ToolKindSearch  = "search"
 	ToolKindExecute = "execute"
+	ToolKindThink   = "think"
 	ToolKindOther   = "other"
 )
 
@@ -252,6 +256,7 @@ var (
 		agent.EventTurnEnd:    UpdateTurnEnd,
 		agent.EventRetry:      UpdateRetry,
 		agent.EventPins:       UpdatePins,
+		agent.EventPlan:       UpdatePlan,
 		agent.EventUsage:      "", // sent as reprise/contextUsage
 		agent.EventModelCall:  "", // a row of the command line's turn table
 		agent.EventWarning:    "", // sent as window/showMessage
@@ -274,6 +279,7 @@ var (
 		tools.KindEdit:    ToolKindEdit,
 		tools.KindSearch:  ToolKindSearch,
 		tools.KindExecute: ToolKindExecute,
+		tools.KindThink:   ToolKindThink,
 		tools.KindOther:   ToolKindOther,
 	}
 	compactionNames = map[agent.CompactionState]string{

@@ -103,6 +103,8 @@ type update struct {
 	Changes []fileChange `json:"changes,omitempty"`
 	// pins: the session's pins after a change (never null: an empty list when none is left)
 	Pins *[]contextwin.PinInfo `json:"pins,omitempty"`
+	// plan: the agent's whole plan after a write_todos (never null: an empty list when cleared)
+	Entries *[]contextwin.Todo `json:"entries,omitempty"`
 }
 
 // MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one

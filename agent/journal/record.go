@@ -34,6 +34,8 @@ const (
 	KindCache        = "explicit_cache" // Cache: an explicit cache created, extended or deleted; Cost what it billed
 	KindPin          = "pin"            // Pin: the user pinned an item, or its file was read again (same id)
 	KindUnpin        = "unpin"          // Text: the id of the pin the user removed
+	KindPlan         = "plan"           // Todos: the agent's whole plan (write_todos), none when cleared
+	KindNote         = "note"           // Note: a note the agent saved, or deleted (an empty value)
 )
 
 // Record is one line of events.jsonl.
@@ -71,6 +73,8 @@ type Record struct {
 	Review  *Review           `json:"review,omitempty"`
 	Cache   *CacheEvent       `json:"cache,omitempty"`
 	Pin     *contextwin.Pin   `json:"pin,omitempty"`
+	Todos   []contextwin.Todo `json:"todos,omitempty"`
+	Note    *contextwin.Note  `json:"note,omitempty"`
 }
 
 // What can happen to an explicit cache (CacheEvent.Op).

@@ -47,6 +47,10 @@ type Snapshot struct {
 	// number of the last pin made, so that ids are not reused after an unpin.
 	Pins   []contextwin.Pin
 	PinSeq int
+	// Plan and Notes are what the agent kept besides the conversation (write_todos, save_note),
+	// as its last records left them.
+	Plan  []contextwin.Todo
+	Notes []contextwin.Note
 	// Transcript is the whole conversation as it happened, compacted parts included, for an
 	// editor to show a resumed session.
 	Transcript []Entry
@@ -166,6 +170,12 @@ func (p *replayer) apply(r Record) {
 		p.cache(r)
 	case KindPin, KindUnpin:
 		p.pin(r)
+	case KindPlan:
+		s.Plan = r.Todos
+	case KindNote:
+		if r.Note != nil {
+			s.Notes, _ = contextwin.SaveNote(s.Notes, *r.Note)
+		}
 	}
 }
 

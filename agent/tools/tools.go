@@ -1,5 +1,6 @@
-// Package tools holds the six tools a coding agent's model gets: read_file, list_files, search,
-// edit_file, write_file and run_command, one file each with its declaration next to its code.
+// Package tools holds the tools a coding agent's model gets: read_file, list_files, search,
+// edit_file, write_file and run_command, one file each with its declaration next to its code, and
+// write_todos and save_note (memo.go), whose plan and notes the harness holds.
 //
 // Everything the model should learn from a failed call — a missing argument, a path outside the
 // workspace, an ambiguous edit, a refused command — comes back as a Result with IsError set, never
@@ -85,6 +86,8 @@ type Env struct {
 	// WriteGrants are the protected files written without asking; nil grants none, and an "Always
 	// allow" is then not remembered.
 	WriteGrants *WriteGrants
+	// Memo holds the agent's plan and notes (write_todos, save_note); nil: those calls fail.
+	Memo Memo
 }
 
 // Call is one function call from the model.
@@ -147,6 +150,7 @@ const (
 	KindEdit    Kind = "edit"
 	KindSearch  Kind = "search"
 	KindExecute Kind = "execute"
+	KindThink   Kind = "think" // the agent's plan and notes
 	KindOther   Kind = "other" // a call to no known tool
 )
 
@@ -161,6 +165,8 @@ var registry = []struct {
 	{"edit_file", &editFileTool},
 	{"write_file", &writeFileTool},
 	{"run_command", &runCommandTool},
+	{"write_todos", &writeTodosTool},
+	{"save_note", &saveNoteTool},
 }
 
 func lookup(name string) *tool {
@@ -180,7 +186,7 @@ func toolNames() string {
 	return strings.Join(names, ", ")
 }
 
-// Declarations returns fresh declarations of the six tools, for GenerateContentConfig.Tools. They
+// Declarations returns fresh declarations of the built-in tools, for GenerateContentConfig.Tools. They
 // are kept short: every request pays for them.
 func Declarations() []*genai.FunctionDeclaration {
 	decls := make([]*genai.FunctionDeclaration, len(registry))
@@ -278,6 +284,10 @@ func (e *Env) withDefaults() Env {
 // failure is an error result the model reads.
 func failure(msg string) Result {
 	return Result{Output: msg, IsError: true, TotalChars: len([]rune(msg))}
+}
+
+func success(msg string) Result {
+	return Result{Output: msg, TotalChars: len([]rune(msg))}
 }
 
 // object and prop build the small JSON schemas of the declarations.

@@ -69,8 +69,9 @@ func TestDeclarationsSize(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("declarations: %d chars (~%d tokens)", len(b), len(b)/4)
-	if len(b) > 3600 {
-		t.Errorf("declarations are %d chars of JSON, want ≤ 3600: every request pays for them", len(b))
+	// 3,600 for the six file and command tools; write_todos and save_note add about 700.
+	if len(b) > 3800 {
+		t.Errorf("declarations are %d chars of JSON, want ≤ 3800: every request pays for them", len(b))
 	}
 }
 
@@ -93,7 +94,7 @@ func TestDeclarationsShape(t *testing.T) {
 			}
 		}
 	}
-	want := []string{"read_file", "list_files", "search", "edit_file", "write_file", "run_command"}
+	want := []string{"read_file", "list_files", "search", "edit_file", "write_file", "run_command", "write_todos", "save_note"}
 	if diff := cmp.Diff(names, want); diff != "" {
 		t.Errorf("names (-got +want):\n%s", diff)
 	}
@@ -113,7 +114,7 @@ func TestRunDispatch(t *testing.T) {
 		want outcome
 	}{
 		{"unknown tool", &Env{Workspace: ws}, Call{Name: "delete_everything"}, outcome{
-			Output:  `unknown tool "delete_everything"; available: read_file, list_files, search, edit_file, write_file, run_command`,
+			Output:  `unknown tool "delete_everything"; available: read_file, list_files, search, edit_file, write_file, run_command, write_todos, save_note`,
 			IsError: true,
 		}},
 		{"no env", nil, Call{Name: "read_file", Args: map[string]any{"path": "a"}}, outcome{

@@ -58,10 +58,31 @@ func (t *table) handle(ev agent.Event) {
 		t.compaction(ev.Compaction)
 	case agent.EventWarning:
 		t.after = append(t.after, "warning: "+ev.Text)
+	case agent.EventPlan:
+		t.after = append(t.after, planLine(ev.Plan))
 	case agent.EventTurnEnd:
 		t.flush()
 		t.end = ev.End
 	}
+}
+
+// planLine is a change of the agent's plan as one line under its row: how far it is, and the
+// item in progress.
+func planLine(todos []contextwin.Todo) string {
+	done, now := 0, ""
+	for _, td := range todos {
+		switch td.Status {
+		case contextwin.TodoCompleted:
+			done++
+		case contextwin.TodoInProgress:
+			now = td.Description
+		}
+	}
+	line := fmt.Sprintf("plan: %d/%d completed", done, len(todos))
+	if now != "" {
+		line += ", now: " + now
+	}
+	return line
 }
 
 // tool annotates the current row with a tool's outcome.

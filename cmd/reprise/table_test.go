@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -39,5 +41,34 @@ func TestStatusLine(t *testing.T) {
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("closing lines (-got +want):\n%s", diff)
+	}
+}
+
+// TestTablePlanLines: each plan the agent writes is one line under the row of the call that wrote
+// it: how far it is, and the item in progress.
+func TestTablePlanLines(t *testing.T) {
+	var b strings.Builder
+	tb := newTable(&b, false)
+	plan := func(statuses ...string) []contextwin.Todo {
+		out := make([]contextwin.Todo, len(statuses))
+		for i, s := range statuses {
+			out[i] = contextwin.Todo{Description: fmt.Sprintf("step %d", i+1), Status: s}
+		}
+		return out
+	}
+	tb.handle(agent.Event{Type: agent.EventModelCall, Call: &agent.CallRecord{Turn: 1, Prompt: 900, Tool: "write_todos"}})
+	tb.handle(agent.Event{Type: agent.EventPlan, Plan: plan(contextwin.TodoInProgress, contextwin.TodoPending, contextwin.TodoPending)})
+	tb.handle(agent.Event{Type: agent.EventModelCall, Call: &agent.CallRecord{Turn: 2, Prompt: 950, Tool: "write_todos"}})
+	tb.handle(agent.Event{Type: agent.EventPlan, Plan: plan(contextwin.TodoCompleted, contextwin.TodoCancelled, contextwin.TodoCompleted)})
+	tb.handle(agent.Event{Type: agent.EventTurnEnd, End: &agent.TurnEnd{StopReason: agent.StopEndTurn}})
+	var lines []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.Contains(l, "plan:") {
+			lines = append(lines, strings.TrimSpace(l))
+		}
+	}
+	want := []string{"↳ plan: 0/3 completed, now: step 1", "↳ plan: 2/3 completed"}
+	if diff := cmp.Diff(want, lines); diff != "" {
+		t.Errorf("plan lines (-want +got):\n%s\n%s", diff, b.String())
 	}
 }

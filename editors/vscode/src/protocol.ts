@@ -56,6 +56,7 @@ export const UpdateCompaction = 'compaction';
 export const UpdateTurnEnd = 'turn_end';
 export const UpdateRetry = 'retry';
 export const UpdatePins = 'pins';
+export const UpdatePlan = 'plan';
 
 export const StopEndTurn = 'end_turn';
 export const StopCancelled = 'cancelled';
@@ -72,6 +73,7 @@ export const ToolKindRead = 'read';
 export const ToolKindEdit = 'edit';
 export const ToolKindSearch = 'search';
 export const ToolKindExecute = 'execute';
+export const ToolKindThink = 'think';
 export const ToolKindOther = 'other';
 
 export const CompactionIdle = 'idle';

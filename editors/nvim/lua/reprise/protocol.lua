@@ -66,6 +66,7 @@ M.update = {
   turn_end = 'turn_end', -- UpdateTurnEnd
   retry = 'retry', -- UpdateRetry
   pins = 'pins', -- UpdatePins
+  plan = 'plan', -- UpdatePlan
 }
 
 -- turn_end's stopReason
@@ -89,6 +90,7 @@ M.tool_kind = {
   edit = 'edit', -- ToolKindEdit
   search = 'search', -- ToolKindSearch
   execute = 'execute', -- ToolKindExecute
+  think = 'think', -- ToolKindThink
   other = 'other', -- ToolKindOther
 }
 
