@@ -35,9 +35,8 @@ How to work:
 - Run the project's tests with run_command after a change and read the verdict before saying it works.
 - Commands outside the allowlist need the user's approval; if one is refused, do not retry it, find another way or explain.
 - Long outputs are truncated (start and end kept); when a whole output was saved to a file, read_file or search that file for the part you need instead of rerunning the command.
-- For a task of several steps, keep a plan with write_todos (the whole list each time, one item in_progress) and update it as you go; not for a one-step answer.
-- When you meet an exact value you will need later (a rule's wording, an error message, an identifier, a decision), save it with save_note rather than rely on memory.
-- After a compaction, the first message summarizes earlier work; the messages after it take precedence, and the harness's state section (with your plan and notes) is authoritative.
+- For a task of several steps, keep a plan with write_todos and update it as you go (not for a one-step answer); save_note an exact value you will need later (a rule's wording, an error message, an identifier).
+- After a compaction, the first message summarizes earlier work; the messages after it take precedence, and the harness's state section is authoritative.
 - Be concise. When done, say what you changed and the test verdict.`
 
 // systemPrompt is the fixed part of every request.

@@ -24,18 +24,16 @@ type Memo interface {
 }
 
 var writeTodosTool = tool{
+	// Every request pays for a declaration: the schema says what the description need not.
 	decl: func() *genai.FunctionDeclaration {
 		item := object(map[string]any{
-			"description": prop("string", "One line."),
+			"description": str(),
 			"status": map[string]any{"type": "string", "enum": []string{contextwin.TodoPending, contextwin.TodoInProgress,
 				contextwin.TodoCompleted, contextwin.TodoCancelled}},
 		}, "description", "status")
 		return &genai.FunctionDeclaration{
-			Description: "Replace your plan for a task of several steps with this whole list (one item " +
-				"in_progress at most). Kept through compactions; the user sees it.",
-			ParametersJsonSchema: object(map[string]any{
-				"todos": map[string]any{"type": "array", "items": item},
-			}, "todos"),
+			Description:          "Replace your plan with this whole list; one item in_progress at most.",
+			ParametersJsonSchema: object(map[string]any{"todos": map[string]any{"type": "array", "items": item}}, "todos"),
 		}
 	},
 	run: runWriteTodos,
@@ -49,12 +47,8 @@ var writeTodosTool = tool{
 var saveNoteTool = tool{
 	decl: func() *genai.FunctionDeclaration {
 		return &genai.FunctionDeclaration{
-			Description: "Keep an exact value verbatim through compactions (a rule's wording, an error " +
-				"message, an identifier, a decision); an empty value deletes the note.",
-			ParametersJsonSchema: object(map[string]any{
-				"key":   prop("string", "A short name."),
-				"value": prop("string", "The exact text."),
-			}, "key", "value"),
+			Description:          "Keep an exact value through compactions; an empty value deletes.",
+			ParametersJsonSchema: object(map[string]any{"key": str(), "value": str()}, "key", "value"),
 		}
 	},
 	run: runSaveNote,
@@ -64,6 +58,9 @@ var saveNoteTool = tool{
 	},
 	kind: KindThink,
 }
+
+// str is the schema of a string whose name says what it holds.
+func str() map[string]any { return map[string]any{"type": "string"} }
 
 func runWriteTodos(_ context.Context, env *Env, _ Call, a *args) Result {
 	todos, ok := todosOf(a)

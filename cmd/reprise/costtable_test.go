@@ -32,15 +32,19 @@ import (
 // session warns the user of exactly this): a prompt made smaller falls under the minimum and is
 // billed in full, while the uncompacted run caches most of its input, so no plan can reach the
 // bound. The figure is the ratio measured at gemini-3.8-flash's prices with a margin, held so that
-// it cannot get worse. See docs/decisions.md, "Cost: compaction at today's cache minimum".
+// it cannot get worse. The declarations of write_todos and save_note made every prompt 213 tokens
+// larger: at these budgets the fixed prompt and the three kept turns then leave less than one
+// more read below blockAt, and the figures rose. See docs/decisions.md, "Cost: compaction at
+// today's cache minimum" and "The plan and the notes: 213 tokens on every request".
 // defaultBudgetCeilings are the long scenarios' cost ratios at the default budget (see above).
 var defaultBudgetCeilings = map[string]float64{"investigation": 0.75, "long-refactor": 0.50, "refactor": 0.75}
 
 var belowCacheMinimum = map[string]map[int]float64{
-	// measured 1.45× (1.96× with summaries alone): 14,299 of 51,494 input tokens cached, against 68,015 of 87,551
-	"bugfix": {6000: 1.50},
-	// measured 1.40× (2.02× with summaries alone): 18,272 of 60,277 cached, against 62,054 of 86,836
-	"tests": {5000: 1.45},
+	// measured 1.57× (1.45× before the plan and notes tools): 10,216 of 53,222 input tokens
+	// cached, against 69,748 of 90,360
+	"bugfix": {6000: 1.60},
+	// measured 1.92× (1.40× before them): 8,595 of 65,547 cached, against 68,477 of 90,944
+	"tests": {5000: 1.95},
 }
 
 // costPlays is what of scenario sc the cost tests play: with REPRISE_LONG_TESTS=1 (scripts/test,

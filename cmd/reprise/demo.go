@@ -79,30 +79,30 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	return longSession(ctx, filepath.Join(dir, "long"), stdout, model)
 }
 
-// showCheckpoints shows what the model saw after the session's last checkpoint: the new head of
-// a compaction, or one of the stubs a clearing left.
+// showCheckpoints shows what the model read after the session's checkpoints: one of the stubs the
+// last clearing left, and the new head of the last compaction when it came after.
 func showCheckpoints(w io.Writer, s *agent.Session) {
 	cps := s.Conversation().Checkpoints()
-	if len(cps) == 0 {
-		return
-	}
-	last := cps[len(cps)-1]
-	if last.Cleared == 0 {
-		fmt.Fprintf(w, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", last.N, last.Title)
-		fmt.Fprintln(w, indent(contextwin.HeadText(s.Conversation().History()[0]), "  │ "))
-		return
-	}
-	for _, m := range s.Conversation().History() {
-		for _, p := range m.Parts {
-			if p.FunctionResponse != nil && contextwin.IsCleared(p.FunctionResponse) {
+	for i := len(cps) - 1; i >= 0; i-- {
+		cp := cps[i]
+		if cp.Cleared == 0 {
+			continue
+		}
+		// A clearing's summary lists its stubs, one a line: the history may have none left.
+		for _, line := range strings.Split(cp.Summary, "\n") {
+			if stub, ok := strings.CutPrefix(line, "- "); ok && strings.HasPrefix(stub, contextwin.ClearedMarker) {
 				fmt.Fprintf(w, "\nCheckpoint %d «%s», %s → %s tokens, with no model call. What the model reads in place of an old result:\n",
-					last.N, last.Title, commas(last.TokensBefore), commas(last.TokensAfter))
-				for _, v := range p.FunctionResponse.Response {
-					fmt.Fprintln(w, indent(fmt.Sprint(v), "  │ "))
-				}
-				return
+					cp.N, cp.Title, commas(cp.TokensBefore), commas(cp.TokensAfter))
+				fmt.Fprintln(w, indent(stub, "  │ "))
+				break
 			}
 		}
+		break
+	}
+	if len(cps) > 0 && cps[len(cps)-1].Cleared == 0 {
+		last := cps[len(cps)-1]
+		fmt.Fprintf(w, "\nFirst message the model saw after the last compaction (checkpoint %d «%s»):\n", last.N, last.Title)
+		fmt.Fprintln(w, indent(contextwin.HeadText(s.Conversation().History()[0]), "  │ "))
 	}
 }
 
