@@ -311,6 +311,17 @@ export interface Update {
   changes?: FileChange[];
   /** pins: every pin of the session, after the change */
   pins?: Pin[];
+  /** plan: the agent's whole plan (write_todos), [] when it cleared it */
+  entries?: PlanEntry[];
+}
+
+/** PlanStatus is where a plan item is; at most one is in_progress. */
+export type PlanStatus = 'pending' | 'in_progress' | 'completed' | 'cancelled';
+
+/** PlanEntry is one item of the agent's plan, as the plan update and reprise.context's state give it. */
+export interface PlanEntry {
+  description: string;
+  status: PlanStatus;
 }
 
 /** PinKind is what a pin holds: a workspace file, or a text the user pinned (typed, or a chat message). */

@@ -2,7 +2,7 @@
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { tokens } from '../meter';
 import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
-import type { LiveOutput, Pin, ToolOutput } from '../protocol';
+import type { LiveOutput, Pin, PlanEntry, ToolOutput } from '../protocol';
 import { commandPattern } from './approval';
 import type { Approval } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
@@ -90,6 +90,32 @@ export function renderPins(pins: readonly Pin[] | undefined): string {
     })
     .join('');
   return `<div class="pins-head">${icon('pinned')} Pinned · ${tokens(total)} tokens</div><div class="pins-list" role="list" aria-label="Pinned context">${rows}</div>`;
+}
+
+const planIcon: Record<string, [string, string]> = {
+  pending: ['circle-large-outline', 'Pending'],
+  in_progress: ['arrow-circle-right', 'In progress'],
+  completed: ['pass-filled', 'Completed'],
+  cancelled: ['circle-slash', 'Cancelled'],
+};
+
+/**
+ * renderPlan is the agent's plan above the input, as Copilot's to-do list and Claude Code's: a
+ * summary line with the progress and the item in progress, then every item with its status.
+ * Empty when the agent keeps no plan. open: whether the list is shown.
+ */
+export function renderPlan(plan: readonly PlanEntry[] | undefined, open: boolean): string {
+  if (!plan || plan.length === 0) return '';
+  const done = plan.filter((t) => t.status === 'completed').length;
+  const now = plan.find((t) => t.status === 'in_progress');
+  const rows = plan
+    .map((t) => {
+      const [name, label] = planIcon[t.status] ?? planIcon.pending;
+      return `<li class="todo ${escape(t.status)}">${icon(name, label)} <span class="text">${escape(t.description)}</span></li>`;
+    })
+    .join('');
+  const current = now ? `<span class="now"> · ${escape(now.description)}</span>` : '';
+  return `<details class="plan-box"${open ? ' open' : ''}><summary>${icon('checklist')} <span class="head">Plan · ${done} of ${plan.length} done</span>${current}</summary><ol class="plan-list" aria-label="The agent's plan">${rows}</ol></details>`;
 }
 
 /** inputView shows a tool's arguments as a person reads them: the command line, else one field a line. */

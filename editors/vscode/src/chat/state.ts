@@ -4,7 +4,7 @@
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
 import type { Answer, Approval } from './approval';
 import { splitAttachment } from '../selection';
-import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, Pin, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
+import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, Pin, PlanEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
   CompactionDone,
@@ -17,10 +17,13 @@ import {
   EntryUser,
   StopEndTurn,
   ToolKindOther,
+  ToolKindThink,
+  ToolStatusCompleted,
   ToolStatusInProgress,
   UpdateCompaction,
   UpdateMessageChunk,
   UpdatePins,
+  UpdatePlan,
   UpdateRetry,
   UpdateThoughtChunk,
   UpdateToolCall,
@@ -85,6 +88,8 @@ export interface ChatState {
   running: boolean;
   /** the session's pins, as the last pins update (or reprise.history) gave them; absent before any */
   pins?: Pin[];
+  /** the agent's plan, as its last plan update (or the history's last write_todos) gave it */
+  plan?: PlanEntry[];
 }
 
 export type Action =
@@ -215,6 +220,9 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
     case UpdatePins:
       // The whole list each time: a pin added, removed, or its tokens counted again.
       return { ...state, pins: [...(u.pins ?? [])] };
+    case UpdatePlan:
+      // The whole plan each time it is written.
+      return { ...state, plan: [...(u.entries ?? [])] };
     case UpdateTurnEnd: {
       const ended = answer(state, undefined, 'withdrawn');
       let next: ChatState = { ...ended, running: false, items: [...ended.items, { type: 'end', stopReason: u.stopReason ?? StopEndTurn, error: u.error }] };
@@ -392,7 +400,24 @@ function toolUpdates(e: HistoryEntry): Update[] {
   if (e.savedPath) out.savedPath = e.savedPath;
   if (e.omitted) out.omitted = e.omitted;
   if (e.refused) out.refused = e.refused;
-  return [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }];
+  const updates: Update[] = [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }];
+  // A plan the agent wrote was told live as a plan update; the history has the call that wrote it.
+  const plan = e.toolKind === ToolKindThink && e.status === ToolStatusCompleted ? planOf(e.rawInput?.todos) : undefined;
+  if (plan) updates.push({ sessionUpdate: UpdatePlan, entries: plan });
+  return updates;
+}
+
+/** planOf reads write_todos' todos argument; undefined when it is not a list of plan items. */
+function planOf(todos: unknown): PlanEntry[] | undefined {
+  if (!Array.isArray(todos)) return undefined;
+  const plan: PlanEntry[] = [];
+  for (const t of todos) {
+    if (typeof t !== 'object' || t === null) return undefined;
+    const { description, status } = t as Record<string, unknown>;
+    if (typeof description !== 'string' || !['pending', 'in_progress', 'completed', 'cancelled'].includes(status as string)) return undefined;
+    plan.push({ description, status: status as PlanEntry['status'] });
+  }
+  return plan;
 }
 
 /** compactionUpdate is the end of the compaction a history's entry records. */

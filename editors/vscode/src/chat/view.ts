@@ -155,6 +155,7 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <footer>
   <div id="activity" class="activity" role="status" hidden></div>
   <div id="meter" class="meter" title="Context window"></div>
+  <div id="plan" class="plan" hidden></div>
   <div id="pins" class="pins" hidden></div>
   <div id="attachment" class="attachment" hidden></div>
   <textarea id="input" rows="3" placeholder="Ask Reprise… (Enter to send, Shift+Enter for a new line)" aria-label="Ask Reprise"></textarea>

@@ -4,7 +4,7 @@ import MarkdownIt from 'markdown-it';
 import { meterText } from '../meter';
 import type { FromWebview, ToWebview } from './messages';
 import { pathLinks } from './links';
-import { escape, icon, renderItems, renderPins } from './render';
+import { escape, icon, renderItems, renderPins, renderPlan } from './render';
 import { highlight } from './highlight';
 import { activity, ChatState, initialState, pendingApproval } from './state';
 import type { Answer } from './approval';
@@ -29,6 +29,13 @@ const attachment = document.getElementById('attachment')!;
 const activityLine = document.getElementById('activity')!;
 const pinsStrip = document.getElementById('pins')!;
 let pinsHtml = '';
+const planBox = document.getElementById('plan')!;
+let planHtml = '';
+// The plan is shown open until the user folds it; their choice holds across updates.
+let planOpen = true;
+planBox.addEventListener('toggle', (e) => {
+  if ((e.target as HTMLElement).matches('details.plan-box')) planOpen = (e.target as HTMLDetailsElement).open;
+}, true);
 let chat: ChatState = initialState();
 let background = false;
 let cardKey = '';
@@ -210,6 +217,12 @@ window.addEventListener('message', (e: MessageEvent<ToWebview>) => {
     if (focusedUnpin) (pinsStrip.querySelector<HTMLElement>('[data-unpin]') ?? input).focus();
   }
   pinsStrip.hidden = !strip;
+  const plan = renderPlan(m.chat.plan, planOpen);
+  if (plan !== planHtml) {
+    planBox.innerHTML = plan;
+    planHtml = plan;
+  }
+  planBox.hidden = !plan;
   attachment.hidden = !m.attachment;
   attachment.innerHTML = m.attachment ? `<span>${escape(m.attachment)}</span> <a href="#" class="detach" title="Do not send the selection">×</a>` : '';
   if (m.usage) {

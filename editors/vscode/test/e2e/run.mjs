@@ -1007,6 +1007,35 @@ await step('after a reload, the reopened session lists its pins; the pinned answ
   if ((await chat.locator('.pins .pin-chip').count()) !== 1) throw new Error('one pin should be left');
 });
 
+await step("the agent's plan: above the input, updated in place, in each theme, and back after a reload", async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Plan the chores for the week');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'The plan is written' }).waitFor({ timeout: 30_000 });
+  const box = chat.locator('#plan details.plan-box');
+  // The second plan replaced the first: one box, its four items, the one in progress named.
+  await box.locator('summary', { hasText: 'Plan · 1 of 4 done · List the chores in chores.md' }).waitFor({ timeout: 15_000 });
+  const items = await box.locator('li.todo').evaluateAll((els) => els.map((e) => `${e.className.replace('todo ', '')}: ${e.textContent.trim()}`));
+  const want = ['completed: Read the notes', 'in_progress: List the chores in chores.md', 'cancelled: Ask which day suits the bike', 'pending: Check the garden tools'];
+  if (JSON.stringify(items) !== JSON.stringify(want)) throw new Error(`the plan shows ${JSON.stringify(items)}`);
+  console.log(`     ${(await box.locator('summary').innerText()).trim()}`);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await openChat();
+    await page.mouse.move(800, 300);
+    await shot(`plan-${label}`);
+  }
+  await theme('Light 2026', 'vs');
+  // Folded, it stays folded when the plan comes again (the user's choice).
+  await box.locator('summary').click();
+  await waitFor('the plan folded', async () => !(await box.evaluate((d) => d.open)), 5000);
+  await reloadAndResume('Plan the chores for the week');
+  await chat.locator('#plan summary', { hasText: 'Plan · 1 of 4 done' }).waitFor({ timeout: 15_000 });
+});
+
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
