@@ -738,6 +738,90 @@ h.test('pins: a file and a text pinned, listed, shown in the chat; a message pin
   vim.cmd('silent only')
 end)
 
+-- shoot saves a picture of buffer buf as the current colour scheme shows it: :TOhtml, then
+-- headless Chromium (the VS Code e2e's). The pictures are for a person to look at; without
+-- Chromium none is taken.
+local shots = vim.env.REPRISE_SCREENSHOTS or (here .. '/screenshots')
+local function shoot(buf, name)
+  local chromium = vim.fn.exepath('chromium')
+  if chromium == '' then
+    io.stdout:write('     no chromium: no picture of ' .. name .. '\n')
+    return
+  end
+  vim.fn.mkdir(shots, 'p')
+  local html = tmp .. '/' .. name .. '.html'
+  local win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(win, buf)
+  vim.cmd('TOhtml')
+  vim.cmd('silent write! ' .. vim.fn.fnameescape(html))
+  vim.cmd('bwipeout!')
+  vim.api.nvim_set_current_win(win)
+  local png = shots .. '/' .. name .. '.png'
+  vim.fn.system({ chromium, '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--window-size=900,560',
+    '--screenshot=' .. png, 'file://' .. html })
+  h.truthy(vim.fn.getfsize(png) > 0, 'the picture ' .. png)
+end
+
+h.test("the agent's plan: in the chat where written, updated, in each colour scheme, after a resume", function()
+  vim.cmd('silent only')
+  local old = client.state(id()).session
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    local s = client.state(id())
+    return s.session ~= nil and s.session ~= old
+  end, 'the new session')
+  vim.cmd('Reprise ask plan the chores for the week')
+  h.wait(T, function()
+    return chat_text():find('The plan is written', 1, true) ~= nil
+  end, 'the answer:\n' .. chat_text())
+  local session = client.state(id()).session
+  h.truthy(session ~= nil and session ~= old, 'a new session')
+  local text = chat_text()
+  h.contains(text, '> ☰ Plan · 0 of 3 done\n>   ▶ **Read the notes**\n>   ○ List the chores in chores.md',
+    'the first plan')
+  h.contains(text, '> ☰ Plan · 1 of 4 done\n>   ✓ Read the notes\n>   ▶ **List the chores in chores.md**\n'
+    .. '>   ⊘ ~~Ask which day suits the bike~~\n>   ○ Check the garden tools', 'the plan updated')
+  io.stdout:write('     ' .. chat.plan_progress(chat.get(id()).plan) .. '\n')
+  vim.cmd('syntax enable')
+  vim.o.termguicolors = true
+  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
+  for _, theme in ipairs(themes) do
+    vim.o.background = theme[2]
+    vim.cmd('colorscheme ' .. theme[3])
+    -- The default scheme leaves the background to the terminal: one as a terminal of that kind has.
+    if theme[3] == 'default' then
+      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
+        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
+    end
+    -- The end of the chat, where the plan is, as a window showing it would.
+    local buf = chat.buf(id())
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local from = #lines
+    for i = #lines, 1, -1 do
+      if lines[i] == '## You' then
+        from = i
+        break
+      end
+    end
+    local view = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(view, 0, -1, false, vim.list_slice(lines, from, #lines))
+    vim.bo[view].filetype = vim.bo[buf].filetype
+    shoot(view, 'plan-' .. theme[1])
+    vim.api.nvim_buf_delete(view, { force = true })
+  end
+  vim.o.background = 'dark'
+  vim.cmd('colorscheme default')
+  vim.o.termguicolors = false
+  -- Resumed, the chat shows the last plan again from the session's history.
+  vim.cmd('Reprise resume ' .. session)
+  h.wait(T, function()
+    local t = chat_text()
+    local at = t:find('# Session ' .. session .. ' (resumed)', 1, true)
+    return at and t:sub(at):find('> ☰ Plan · 1 of 4 done', 1, true) ~= nil
+  end, 'the plan of the resumed session:\n' .. chat_text())
+  vim.cmd('silent only')
+end)
+
 h.test('old tool results cleared: the chat says what was cleared', function()
   for i = 0, 11 do
     write(string.format('%s/long/n%d.txt', ws, i), string.rep(string.format('note %d line\n', i), 200))

@@ -354,6 +354,41 @@ h.test('chat: pins listed on a notice line when they change, rebuilt from a hist
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+h.test('chat: the plan where the agent wrote it, its progress in the winbar, rebuilt from a history', function()
+  local chat = require('reprise.chat')
+  local id = 9990
+  local plan = {
+    { description = 'Read the notes', status = 'completed' },
+    { description = 'List the chores', status = 'in_progress' },
+    { description = 'Ask about the bike', status = 'cancelled' },
+    { description = 'Check the tools', status = 'pending' },
+  }
+  h.eq(chat.plan_lines(plan), { '> ☰ Plan · 1 of 4 done', '>   ✓ Read the notes', '>   ▶ **List the chores**',
+    '>   ⊘ ~~Ask about the bike~~', '>   ○ Check the tools' }, 'the lines')
+  h.eq(chat.plan_lines({}), { '> ☰ Plan cleared' }, 'cleared')
+  h.eq(chat.plan_progress(plan), '☰ Plan 1/4: List the chores', 'the progress')
+  h.eq(chat.plan_progress({}), '', 'no plan, no progress')
+  chat.user(id, 'plan it')
+  chat.on_update(id, { sessionId = 's1', update = { sessionUpdate = 'plan', entries = plan } })
+  h.contains(h.text(chat.buf(id)), '> ☰ Plan · 1 of 4 done\n>   ✓ Read the notes', 'in the chat')
+  -- The plan's lines are not the answer's text (a pin of the answer leaves them out).
+  chat.on_update(id, { sessionId = 's1', update = { sessionUpdate = 'agent_message_chunk',
+    content = { type = 'text', text = 'On it.' } } })
+  local lines = vim.api.nvim_buf_get_lines(chat.buf(id), 0, -1, false)
+  h.eq(chat.message_at(chat.buf(id), #lines), 'On it.', 'the answer alone')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+  local call = function(todos, status)
+    return { turn = 1, kind = 'tool', toolCallId = 'c' .. status, title = 'Update the plan', toolKind = 'think',
+      status = status, rawInput = { todos = todos }, output = 'Plan saved.' }
+  end
+  chat.history(id, 's9', { { turn = 1, kind = 'user', text = 'plan it' }, call(plan, 'completed'),
+    call({ { description = 'x', status = 'in_progress' }, { description = 'y', status = 'in_progress' } }, 'failed') })
+  local got = h.text(chat.buf(id))
+  h.contains(got, '- ✓ Update the plan\n\n> ☰ Plan · 1 of 4 done', 'a resumed session')
+  h.eq(select(2, got:gsub('☰ Plan ·', '')), 1, 'the refused plan is not shown')
+  vim.cmd('bwipeout! ' .. chat.buf(id))
+end)
+
 h.test('context view: the pins, with their tokens', function()
   local context = require('reprise.context')
   local text = table.concat(context.render({ percent = 10, used = 400, size = 4000, compactAt = 0.7, blockAt = 0.95,

@@ -12,6 +12,7 @@ local C = protocol.compaction
 local E = protocol.entry
 local T = protocol.tool_status
 local R = protocol.review
+local K = protocol.tool_kind
 
 -- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
 -- live = {'session toolCallId' = lines of output under it}, session (the one shown last)}
@@ -429,17 +430,83 @@ function M.pins_line(pins)
   return string.format('📌 Pinned (%s tokens): %s', util.kilo(total), table.concat(parts, ' · '))
 end
 
--- The pins in the winbar of the windows showing the chat (Neovim 0.8+), where they stay in view.
+--- The plan's progress as the winbar shows it: `☰ Plan 1/4: the item in progress`.
+---@param plan table[]|nil {description, status}
+---@return string
+function M.plan_progress(plan)
+  if not plan or #plan == 0 then
+    return ''
+  end
+  local done, now = 0, nil
+  for _, t in ipairs(plan) do
+    if t.status == 'completed' then
+      done = done + 1
+    elseif t.status == 'in_progress' then
+      now = t.description
+    end
+  end
+  return string.format('☰ Plan %d/%d%s', done, #plan, now and (': ' .. now) or '')
+end
+
+-- The plan's progress and the pins in the winbar of the windows showing the chat (Neovim 0.8+),
+-- where they stay in view.
 function M.show_pins(chat)
   if not valid(chat) or not util.has('0.8') then
     return
   end
-  local line = (chat.pins and #chat.pins > 0) and M.pins_line(chat.pins):gsub('%%', '%%%%') or ''
+  local parts = {}
+  if chat.plan and #chat.plan > 0 then
+    table.insert(parts, M.plan_progress(chat.plan))
+  end
+  if chat.pins and #chat.pins > 0 then
+    table.insert(parts, M.pins_line(chat.pins))
+  end
+  local line = table.concat(parts, '  │  '):gsub('%%', '%%%%')
   for _, win in ipairs(vim.api.nvim_list_wins()) do
     if vim.api.nvim_win_get_buf(win) == chat.buf then
       vim.wo[win].winbar = line
     end
   end
+end
+
+M.plan_icon = { pending = '○', in_progress = '▶', completed = '✓', cancelled = '⊘' }
+
+--- The lines of a plan as the chat shows it where the agent wrote it, quoted (not message text):
+--- a head with the progress, then each item with its status.
+---@param plan table[] {description, status}
+---@return string[]
+function M.plan_lines(plan)
+  if #plan == 0 then
+    return { '> ☰ Plan cleared' }
+  end
+  local done = 0
+  for _, t in ipairs(plan) do
+    if t.status == 'completed' then
+      done = done + 1
+    end
+  end
+  local lines = { string.format('> ☰ Plan · %d of %d done', done, #plan) }
+  for _, t in ipairs(plan) do
+    local text = (t.description or ''):gsub('%s+', ' ')
+    if t.status == 'cancelled' then
+      text = '~~' .. text .. '~~'
+    elseif t.status == 'in_progress' then
+      text = '**' .. text .. '**'
+    end
+    table.insert(lines, string.format('>   %s %s', M.plan_icon[t.status] or '○', text))
+  end
+  return lines
+end
+
+--- Sets a chat's plan (a plan update, or a resumed session's last write_todos): the lines where it
+--- was written, and its progress in the winbar.
+---@param id integer client id
+---@param plan table[]|nil
+function M.set_plan(id, plan)
+  local chat = M.get(id)
+  chat.plan = type(plan) == 'table' and plan or {}
+  append(chat, M.plan_lines(chat.plan))
+  M.show_pins(chat)
 end
 
 --- Sets a chat's pins (a pins update, reprise.pin's result, a resumed session's history): the
@@ -568,7 +635,26 @@ function M.on_update(id, params)
     on_turn_end(chat, u)
   elseif kind == U.pins then
     M.set_pins(id, u.pins)
+  elseif kind == U.plan then
+    M.set_plan(id, u.entries)
   end
+end
+
+-- The plan a history's write_todos call set, when it succeeded: the server told it live as a plan
+-- update.
+local function plan_of(e)
+  if e.toolKind ~= K.think or e.status ~= T.completed or type(e.rawInput) ~= 'table'
+    or type(e.rawInput.todos) ~= 'table' then
+    return nil
+  end
+  local plan = {}
+  for _, t in ipairs(e.rawInput.todos) do
+    if type(t) ~= 'table' or type(t.description) ~= 'string' or M.plan_icon[t.status] == nil then
+      return nil
+    end
+    table.insert(plan, { description = t.description, status = t.status })
+  end
+  return plan
 end
 
 -- The updates a history entry stands for: what the server streamed live for that step.
@@ -577,11 +663,13 @@ local function entry_updates(e)
     return { { sessionUpdate = e.kind == E.agent and U.message_chunk or U.thought_chunk,
       content = { type = 'text', text = e.text or '' } } }
   elseif e.kind == E.tool then
+    local plan = plan_of(e)
     return { { sessionUpdate = U.tool_call_update, toolCallId = e.toolCallId, title = e.title, kind = e.toolKind,
       status = e.status, rawInput = e.rawInput, content = e.content,
       rawOutput = { output = e.output or '', savedPath = e.savedPath, omitted = e.omitted,
         -- a log written before tool records: the policy's refusal reads so
-        refused = e.refused or (e.output or ''):find('^refused by') ~= nil } } }
+        refused = e.refused or (e.output or ''):find('^refused by') ~= nil } },
+      plan and { sessionUpdate = U.plan, entries = plan } or nil }
   elseif e.kind == E.compaction then
     return { { sessionUpdate = U.compaction, compaction = {
       state = C.done, checkpoint = { n = e.checkpoint or 0, title = e.title or '' } } } }
