@@ -323,6 +323,10 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	}
 	defer s.runner.Release(l)
 	s.replay(ctx, id, l.Transcript())
+	// The plan as the agent left it: a client shows the last plan update it got.
+	if plan := l.Memo().Plan(); len(plan) > 0 {
+		s.send(ctx, id, sdk.UpdatePlan(planEntries(plan)...))
+	}
 	s.afterSetup(id, l)
 	return sdk.LoadSessionResponse{}, nil
 }

@@ -412,6 +412,19 @@ await step('/context shows the breakdown', async () => {
   }
 });
 
+await step("the agent's plan reaches the client as ACP's plan update", async () => {
+  needSession();
+  const from = agent.updates.length;
+  const r = await agent.request('session/prompt', prompt(sessionId, 'Plan the chores.'));
+  if (r.stopReason !== 'end_turn') throw new Error(`stopReason ${r.stopReason}`);
+  const plans = ofKind(agent.updates.slice(from).filter((n) => n.sessionId === sessionId), 'plan');
+  if (plans.length !== 1) throw new Error(`${plans.length} plan updates, want 1`);
+  const got = plans[0].entries.map((e) => `${e.status}/${e.priority}: ${e.content}`);
+  const want = ['completed/medium: Read the notes', 'in_progress/high: List the chores', 'completed/medium: Ask about the bike (cancelled)', 'pending/medium: Check the tools'];
+  if (JSON.stringify(got) !== JSON.stringify(want)) throw new Error(`the plan is ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  return got.join(' · ');
+});
+
 await step('session/load after SIGKILL replays the history', async () => {
   needSession();
   agent.p.kill('SIGKILL');
@@ -427,7 +440,9 @@ await step('session/load after SIGKILL replays the history', async () => {
   const said = chunkText(got, 'agent_message_chunk');
   if (!said.includes(answer)) throw new Error(`the replayed agent messages ${JSON.stringify(said.slice(0, 200))} lack the first answer`);
   if (r === undefined) throw new Error('no load response');
-  return `${got.length} updates replayed`;
+  const plan = ofKind(got, 'plan').at(-1);
+  if (plan?.entries?.length !== 4 || plan.entries[1].status !== 'in_progress') throw new Error(`the loaded session's plan is ${JSON.stringify(plan)}`);
+  return `${got.length} updates replayed, the plan with them`;
 });
 
 /** Expects `promise` to fail with a JSON-RPC error, `code` if given. */
