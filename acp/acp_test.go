@@ -333,7 +333,7 @@ func TestACPSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmds := e.c.waitFor(t, "available_commands_update", func(u sdk.SessionUpdate) bool { return u.AvailableCommandsUpdate != nil })
-	if len(cmds.AvailableCommandsUpdate.AvailableCommands) != 6 {
+	if len(cmds.AvailableCommandsUpdate.AvailableCommands) != len(commands) || len(commands) != 7 {
 		t.Errorf("commands = %+v", cmds.AvailableCommandsUpdate.AvailableCommands)
 	}
 

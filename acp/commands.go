@@ -22,6 +22,7 @@ var commands = []struct{ name, desc, hint string }{
 	{"restore", "Put back the files the agent changed from turn N on (default: the last turn)", "optional turn number"},
 	{"undo-compaction", "Undo the last compaction: the messages it replaced come back", ""},
 	{"pin", "Pin a file of the workspace or a text: kept verbatim in every prompt, never cleared or summarized", "a path in the workspace, or a text"},
+	{"forget", "Delete one of the agent's notes (/context lists them): the agent is told", "the note's key"},
 }
 
 func availableCommands() []sdk.AvailableCommand {
@@ -97,6 +98,16 @@ func (s *server) command(ctx context.Context, id string, l *runner.Live, name, a
 		}
 	case "pin":
 		say(s.pinCommand(ctx, l, arg, render))
+	case "forget":
+		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.ForgetNote, NoteKey: arg}, render)
+		switch {
+		case arg == "":
+			say("/forget takes the key of a note: /context lists them.")
+		case err != nil:
+			say("Nothing deleted: " + err.Error() + ".")
+		default:
+			say(fmt.Sprintf("Note %q deleted; the agent is told at its next call. %d left.", arg, len(out.Notes)))
+		}
 	case "undo-compaction":
 		out, err := s.runner.Do(ctx, l, runner.Verb{Kind: runner.UndoCompaction}, render)
 		if err != nil {
@@ -123,6 +134,12 @@ func contextMarkdown(r agent.Report) string {
 	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
 		{"Messages", bd.Messages}, {"Free space", bd.Free}, {"Buffer", bd.Buffer}} {
 		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, contextwin.Kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
+	}
+	if p := r.State.Plan; len(p) > 0 {
+		b.WriteString("\n**Plan**\n\n" + contextwin.RenderPlan(p))
+	}
+	if n := r.State.Notes; len(n) > 0 {
+		b.WriteString("\n**Notes** (restated after each compaction; /forget KEY deletes one)\n\n" + contextwin.RenderNotes(n))
 	}
 	if len(r.Largest) > 0 {
 		b.WriteString("\n**Largest items**\n\n")

@@ -1,6 +1,7 @@
 package acp
 
 import (
+	"strings"
 	"testing"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -47,5 +48,52 @@ func TestACPPlanOfTheAgent(t *testing.T) {
 	tc := e.c.waitFor(t, "tool_call", func(u sdk.SessionUpdate) bool { return u.ToolCall != nil })
 	if tc.ToolCall.Kind != sdk.ToolKindThink || tc.ToolCall.Title != "Update the plan (4 items)" {
 		t.Errorf("tool call %+v", tc.ToolCall)
+	}
+}
+
+// TestACPNotesListedAndForgotten: /context lists the plan and the agent's notes; /forget KEY
+// deletes one and says so, the model is told at its next call; an unknown key or none deletes
+// nothing and says why.
+func TestACPNotesListedAndForgotten(t *testing.T) {
+	ws := t.TempDir()
+	model := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		call("save_note", map[string]any{"key": "rule", "value": "dès 50 unités"}),
+		call("save_note", map[string]any{"key": "error", "value": "got 0, want 0.05"}),
+		text("Noted."), text("Going on.")}})
+	t.Cleanup(model.Close)
+	e := start(t, model, ws, t.TempDir(), true)
+	ctx := t.Context()
+	if _, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+		t.Fatal(err)
+	}
+	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	say := func(text string) string {
+		from := len(e.c.all())
+		if res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, text)); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+			t.Fatalf("%s: %+v, %v", text, res, err)
+		}
+		return messageText(e.c.all(), from)
+	}
+	say("Keep the rule.")
+	if got := say("/context"); !strings.Contains(got, "**Notes** (restated after each compaction; /forget KEY deletes one)\n\n  - rule: dès 50 unités\n  - error: got 0, want 0.05\n") {
+		t.Errorf("/context = %q", got)
+	}
+	for text, want := range map[string]string{
+		"/forget nope": `Nothing deleted: there is no note "nope".`,
+		"/forget":      "/forget takes the key of a note: /context lists them.",
+		"/forget rule": `Note "rule" deleted; the agent is told at its next call. 1 left.`,
+	} {
+		if got := say(text); got != want {
+			t.Errorf("%s = %q, want %q", text, got, want)
+		}
+	}
+	say("Go on.")
+	reqs := model.Requests()
+	last := reqs[len(reqs)-1].Contents
+	if got := last[len(last)-1].Parts; len(got) != 2 || got[1].Text != `[The user deleted your note "rule": do not rely on its value.]` {
+		t.Errorf("the last user message: %+v", got)
 	}
 }

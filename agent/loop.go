@@ -186,9 +186,13 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 // call makes one model call over the current history, streaming its text as events.
 func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int, error) {
 	stale := s.files.toAnnounce()
+	forgotten := s.memo.announce()
 	s.conv.mu.Lock()
 	announced := s.conv.announceStaleLocked(stale)
 	s.conv.announcePinsLocked()
+	if forgotten != "" {
+		s.conv.addNotesLocked(forgotten)
+	}
 	req := &gemini.Request{
 		System:   s.conv.prompt.text,
 		Tools:    s.conv.prompt.decls,

@@ -3,6 +3,8 @@ package agent
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/reprise-dev/reprise/agent/journal"
@@ -19,6 +21,8 @@ type Memo struct {
 	mu    sync.Mutex // guards everything below
 	plan  []contextwin.Todo
 	notes []contextwin.Note // oldest first
+	// forgotten are the keys of the notes the user deleted that the model has not been told of.
+	forgotten []string
 }
 
 // Plan is the agent's plan, as its last write_todos gave it.
@@ -61,6 +65,47 @@ func (m *Memo) SaveNote(n contextwin.Note) (dropped []string, err error) {
 	m.notes, dropped = contextwin.SaveNote(m.notes, n)
 	m.opts.journal(journal.Record{Kind: journal.KindNote, Note: &n})
 	return dropped, nil
+}
+
+// NoteError is a user's deletion of a note refused: no such note.
+type NoteError struct{ Key string }
+
+func (e *NoteError) Error() string { return fmt.Sprintf("there is no note %q", e.Key) }
+
+// Forget deletes the note key at the user's request. The model learns it at its next call (the
+// note is in its history, as the save_note call that made it): see announce.
+func (m *Memo) Forget(key string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !slices.ContainsFunc(m.notes, func(x contextwin.Note) bool { return x.Key == key }) {
+		return &NoteError{Key: key}
+	}
+	n := contextwin.Note{Key: key}
+	m.notes, _ = contextwin.SaveNote(m.notes, n)
+	m.opts.journal(journal.Record{Kind: journal.KindNote, Note: &n})
+	if !slices.Contains(m.forgotten, key) {
+		m.forgotten = append(m.forgotten, key)
+	}
+	return nil
+}
+
+// announce is what the next call tells the model of the notes the user deleted since the last
+// one, or "" when none; they are told once.
+func (m *Memo) announce() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.forgotten) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(m.forgotten))
+	for i, k := range m.forgotten {
+		quoted[i] = strconv.Quote(k)
+	}
+	m.forgotten = nil
+	if len(quoted) == 1 {
+		return fmt.Sprintf("[The user deleted your note %s: do not rely on its value.]", quoted[0])
+	}
+	return fmt.Sprintf("[The user deleted your notes %s: do not rely on their values.]", strings.Join(quoted, ", "))
 }
 
 // state adds the plan and the notes to what the tracker holds: the harness's state as a head

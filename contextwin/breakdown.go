@@ -107,17 +107,24 @@ func CallKey(id, name string) string {
 // describeCall labels a call by its main argument.
 func describeCall(fc *genai.FunctionCall) (path, label string) {
 	arg := func(k string) string { s, _ := fc.Args[k].(string); return s }
+	what := ""
 	switch {
 	case arg("path") != "":
-		return arg("path"), fc.Name + " " + arg("path")
+		path, what = arg("path"), arg("path")
 	case arg("command") != "":
-		return "", fc.Name + " " + arg("command")
+		what = arg("command")
 	case arg("pattern") != "":
-		return "", fc.Name + " " + arg("pattern")
+		what = arg("pattern")
+	default:
+		b, _ := json.Marshal(fc.Args)
+		what = string(b)
 	}
-	b, _ := json.Marshal(fc.Args)
-	s, _ := Truncate(string(b), 60)
-	return "", fc.Name + " " + s
+	// One line, of a length a list shows (a path whole): a view lists an item a line.
+	what = strings.Join(strings.Fields(what), " ")
+	if r := []rune(what); len(r) > 60 && path == "" {
+		what = string(r[:59]) + "…"
+	}
+	return path, fc.Name + " " + what
 }
 
 // Kilo writes a token count as people read it: 950, 10.1k, 1.2M.

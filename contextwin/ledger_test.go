@@ -277,3 +277,35 @@ func BenchmarkLedgerAppend(b *testing.B) {
 		})
 	}
 }
+
+// TestLargestItemsOneLine: a view lists an item a line: a multi-line command, or arguments that
+// run long, are labelled on one line, clipped; a path is kept whole.
+func TestLargestItemsOneLine(t *testing.T) {
+	long := strings.Repeat("a/", 50) + "end.go"
+	todos := []any{map[string]any{"description": "Read\nthe notes", "status": "pending"}, map[string]any{"description": strings.Repeat("x", 80), "status": "pending"}}
+	h := []*genai.Content{
+		user("task"),
+		call("1", "run_command", map[string]any{"command": "set -e\n  go vet ./...\n  go test ./..."}, ""), response("1", "run_command", "ok"),
+		call("2", "write_todos", map[string]any{"todos": todos}, ""), response("2", "write_todos", "Plan saved."),
+		call("3", "read_file", map[string]any{"path": long}, ""), response("3", "read_file", "x"),
+	}
+	for _, it := range LargestItems(h, 10, &Estimator{}) {
+		if strings.ContainsAny(it.Label, "\n\r\t") || strings.Contains(it.Label, "  ") {
+			t.Errorf("label %q is not one line", it.Label)
+		}
+		switch it.Kind {
+		case "run_command":
+			if it.Label != "run_command set -e go vet ./... go test ./..." {
+				t.Errorf("command label %q", it.Label)
+			}
+		case "write_todos":
+			if n := len([]rune(it.Label)); n != len("write_todos ")+60 || !strings.HasSuffix(it.Label, "…") {
+				t.Errorf("arguments label %q (%d runes)", it.Label, n)
+			}
+		case "read_file":
+			if it.Label != "read_file "+long {
+				t.Errorf("path label %q", it.Label)
+			}
+		}
+	}
+}

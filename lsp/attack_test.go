@@ -420,6 +420,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandPin, func(id string) any { return PinArgs{SessionID: id, Kind: "message", Text: "x"} }},
 		{CommandUnpin, func(id string) any { return UnpinArgs{SessionID: id, ID: "p1"} }},
 		{CommandPins, func(id string) any { return SessionArgs{SessionID: id} }},
+		{CommandForgetNote, func(id string) any { return ForgetNoteArgs{SessionID: id, Key: "k"} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

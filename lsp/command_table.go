@@ -54,6 +54,7 @@ var commands = map[string]command{
 	CommandModels:      {run: args(false, (*server).models), anyWorkspace: true},
 	CommandPin:         {run: args(true, (*server).pin)},
 	CommandUnpin:       {run: args(true, (*server).unpin)},
+	CommandForgetNote:  {run: args(true, (*server).forgetNote)},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
 		return pinsResult{Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},

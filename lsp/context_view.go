@@ -79,6 +79,7 @@ func renderContext(c contextResult) string {
 			fmt.Fprintf(&b, "  %-40s %7s\n", clip(p.ID+" "+p.Label, 40), contextwin.Kilo(p.Tokens))
 		}
 	}
+	writeMemo(&b, c.State)
 	if len(c.Largest) > 0 {
 		b.WriteString("Largest items in messages:\n")
 		for _, it := range c.Largest {
@@ -99,6 +100,33 @@ func renderContext(c contextResult) string {
 		fmt.Fprintf(&b, "Cache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
 	}
 	return b.String()
+}
+
+// writeMemo writes the agent's plan (its progress and the item in progress) and its notes, each
+// key with the start of its value: what the head restates after every compaction.
+func writeMemo(b *strings.Builder, st contextwin.State) {
+	if len(st.Plan) > 0 {
+		done, now := 0, ""
+		for _, t := range st.Plan {
+			switch t.Status {
+			case contextwin.TodoCompleted:
+				done++
+			case contextwin.TodoInProgress:
+				now = " · now: " + t.Description
+			}
+		}
+		fmt.Fprintf(b, "Plan: %d of %d done%s\n", done, len(st.Plan), clip(now, 60))
+	}
+	if len(st.Notes) > 0 {
+		chars := 0
+		for _, n := range st.Notes {
+			chars += len([]rune(n.Key)) + len([]rune(n.Value))
+		}
+		fmt.Fprintf(b, "Notes: %d, %s characters (restated after each compaction)\n", len(st.Notes), catalog.Commas(chars))
+		for _, n := range st.Notes {
+			fmt.Fprintf(b, "  %-24s %s\n", clip(n.Key, 24), clip(strings.Join(strings.Fields(n.Value), " "), 50))
+		}
+	}
 }
 
 // summariesLine says what the compaction summaries cost and where they go, once there is a

@@ -64,6 +64,8 @@ const (
 	CommandUnpin = "reprise.unpin"
 	// CommandPins lists a session's pins (SessionArgs, pinsResult).
 	CommandPins = "reprise.pins"
+	// CommandForgetNote deletes one of the agent's notes (ForgetNoteArgs, notesResult).
+	CommandForgetNote = "reprise.forgetNote"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -72,7 +74,7 @@ var serverCommands = []string{
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
-	CommandPin, CommandUnpin, CommandPins,
+	CommandPin, CommandUnpin, CommandPins, CommandForgetNote,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

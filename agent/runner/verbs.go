@@ -38,6 +38,9 @@ const (
 	Context Kind = "context"
 	// Checkpoints lists the session's checkpoints.
 	Checkpoints Kind = "checkpoints"
+	// ForgetNote deletes the agent's note Verb.NoteKey (save_note's); the model is told at its
+	// next call.
+	ForgetNote Kind = "forgetNote"
 )
 
 // Verb is one operation on a session outside a turn.
@@ -48,6 +51,8 @@ type Verb struct {
 	PinID string           // Unpin
 	Turn  int              // Restore, Keep: a turn number, 1 or more
 	Paths []string         // Restore (nil: every file), Keep: workspace-relative or absolute
+	// NoteKey is the note ForgetNote deletes.
+	NoteKey string
 }
 
 // Outcome is what a verb did, for the front-end's answer.
@@ -62,6 +67,8 @@ type Outcome struct {
 	Report     agent.Report         // Context
 	// Checkpoints are the session's (Checkpoints).
 	Checkpoints []contextwin.Checkpoint
+	// Notes are the agent's notes left (ForgetNote).
+	Notes []contextwin.Note
 }
 
 // ErrBadTurn is returned when a verb's turn is not a turn number.
@@ -83,6 +90,12 @@ var verbs = map[Kind]func(ctx context.Context, s *agent.Session, v Verb, emit fu
 	},
 	Checkpoints: func(_ context.Context, s *agent.Session, _ Verb, _ func(agent.Event)) (Outcome, error) {
 		return Outcome{Checkpoints: s.Conversation().Checkpoints()}, nil
+	},
+	ForgetNote: func(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (Outcome, error) {
+		if err := s.Memo().Forget(v.NoteKey); err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Notes: s.Memo().Notes()}, nil
 	},
 }
 

@@ -812,6 +812,26 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
   vim.o.background = 'dark'
   vim.cmd('colorscheme default')
   vim.o.termguicolors = false
+  -- :Reprise context lists the plan and the notes; :Reprise forget deletes one, completed by key.
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the context window')
+  local view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
+  h.contains(view, 'Plan · 1 of 4 done\n  completed    Read the notes\n  in progress  List the chores in chores.md',
+    'the plan in the context view')
+  h.contains(view, 'Notes · 2, restated after each compaction (:Reprise forget {key})\n'
+    .. '  milk                 Remember the milk: oat, 2 litres\n  bike day             Saturday morning', 'the notes')
+  vim.cmd('normal q')
+  h.eq(vim.fn.getcompletion('Reprise forget b', 'cmdline'), { 'bike day' }, 'note keys complete')
+  vim.cmd('Reprise forget bike day')
+  h.wait(T, function()
+    return last_note():find('note "bike day" deleted; the agent is told at its next call (1 left)', 1, true) ~= nil
+  end, 'the note deleted: ' .. last_note())
+  vim.cmd('Reprise forget nope')
+  h.wait(T, function()
+    return last_note():find('there is no note "nope"', 1, true) ~= nil
+  end, 'an unknown note refused: ' .. last_note())
   -- Resumed, the chat shows the last plan again from the session's history.
   vim.cmd('Reprise resume ' .. session)
   h.wait(T, function()

@@ -389,6 +389,18 @@ h.test('chat: the plan where the agent wrote it, its progress in the winbar, reb
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)
 
+h.test('context view: the plan and the notes', function()
+  local context = require('reprise.context')
+  local text = table.concat(context.render({ percent = 10, used = 400, size = 4000, compactAt = 0.7, blockAt = 0.95,
+    state = { plan = { { description = 'Read', status = 'completed' },
+      { description = 'Fix', status = 'in_progress' } },
+      notes = { { key = 'rule', value = 'dès 50\nunités' } } } }), '\n')
+  h.contains(text, '\nPlan · 1 of 2 done\n  completed    Read\n  in progress  Fix\n', 'the plan')
+  h.contains(text, '\nNotes · 1, restated after each compaction (:Reprise forget {key})\n'
+    .. '  rule                 dès 50 unités\n', 'the notes, one line each')
+  h.truthy(not table.concat(context.render({ percent = 1, state = {} }), '\n'):find('Notes'), 'no notes, no section')
+end)
+
 h.test('context view: the pins, with their tokens', function()
   local context = require('reprise.context')
   local text = table.concat(context.render({ percent = 10, used = 400, size = 4000, compactAt = 0.7, blockAt = 0.95,

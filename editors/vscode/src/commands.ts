@@ -15,6 +15,8 @@ import {
   CommandCheckpoint,
   CommandCheckpoints,
   CommandCompact,
+  CommandContext,
+  CommandForgetNote,
   CommandHistory,
   CommandMCP,
   MCPResult,
@@ -26,8 +28,10 @@ import {
   CommandResume,
   CommandSessions,
   CompactResult,
+  ContextResult,
   EntryCompaction,
   HistoryResult,
+  NotesResult,
   PinArgs,
   PinResult,
   PinsResult,
@@ -60,6 +64,7 @@ export const ids = {
   pinFile: 'reprise.ui.pinFile',
   pinText: 'reprise.ui.pinText',
   unpin: 'reprise.ui.unpin',
+  forgetNote: 'reprise.ui.forgetNote',
 } as const;
 
 export class Commands {
@@ -91,6 +96,7 @@ export class Commands {
       reg(ids.pinFile, (uri?: unknown) => this.pinFile(uri instanceof vscode.Uri ? uri : undefined)),
       reg(ids.pinText, (text?: unknown) => this.pinText(typeof text === 'string' ? text : undefined)),
       reg(ids.unpin, (id?: unknown) => this.unpin(typeof id === 'string' ? id : undefined)),
+      reg(ids.forgetNote, (key?: unknown) => this.forgetNote(typeof key === 'string' ? key : undefined)),
     );
   }
 
@@ -198,6 +204,35 @@ export class Commands {
       }
       const res = await this.server.execute<PinsResult>(CommandUnpin, { ...this.sessionArgs(), id });
       this.store.setPins(res.pins ?? []);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /**
+   * forgetNote deletes one of the agent's notes: the one named (the context view's Delete link),
+   * else one picked from the session's notes. The server tells the model at its next call.
+   */
+  async forgetNote(key?: string): Promise<void> {
+    try {
+      if (!key) {
+        const c = await this.server.execute<ContextResult>(CommandContext, this.sessionArgs());
+        const notes = c.state?.notes ?? [];
+        if (notes.length === 0) {
+          void vscode.window.showInformationMessage('Reprise: the agent keeps no note in this session.');
+          return;
+        }
+        const pick = await vscode.window.showQuickPick(
+          notes.map((n) => ({ label: n.key, detail: n.value })),
+          { title: 'Forget a Note of the Agent', placeHolder: 'The note to delete (the agent is told)' },
+        );
+        if (!pick) return;
+        key = pick.label;
+      }
+      const res = await this.server.execute<NotesResult>(CommandForgetNote, { ...this.sessionArgs(), key });
+      const left = res.notes?.length ?? 0;
+      void vscode.window.showInformationMessage(`Reprise: note “${key}” deleted; the agent is told at its next call. ${left} left.`);
+      await this.context().refresh();
     } catch (err) {
       this.report(err);
     }

@@ -51,6 +51,37 @@ export function pinsSection(c: Pick<ContextResult, 'pins' | 'pinnedTokens'>): st
 <table class="pinned"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${rows}</table>`;
 }
 
+/** forgetNoteCommand is the command a note's Delete link runs (a command URI: the view runs no script). */
+export const forgetNoteCommand = 'reprise.ui.forgetNote';
+
+/**
+ * memoSection is the agent's plan (its progress, then each item) and its notes, each with a
+ * Delete link: what the server restates to the model after every compaction.
+ */
+export function memoSection(c: Pick<ContextResult, 'state'>): string {
+  const plan = c.state?.plan ?? [];
+  const notes = c.state?.notes ?? [];
+  let out = '';
+  if (plan.length > 0) {
+    const done = plan.filter((t) => t.status === 'completed').length;
+    const rows = plan.map((t) => `<li class="todo ${escape(t.status)}"><span class="status">${escape(t.status.replace('_', ' '))}</span> ${escape(t.description)}</li>`).join('');
+    out += `<h3>Plan · ${done} of ${plan.length} done</h3>\n<ol class="plan">${rows}</ol>`;
+  }
+  if (notes.length > 0) {
+    const rows = notes
+      .map((n) => {
+        const uri = `command:${forgetNoteCommand}?${encodeURIComponent(JSON.stringify([n.key]))}`;
+        const label = `Delete the note ${n.key}: the agent is told`;
+        return `<tr><td class="key">${escape(n.key)}</td><td class="value">${escape(n.value)}</td><td><a href="${escape(uri)}" title="${escape(label)}" aria-label="${escape(label)}">Delete</a></td></tr>`;
+      })
+      .join('');
+    out += `<h3>Notes · ${notes.length}</h3>
+<p class="sub">Exact values the agent saved, restated to it after every compaction.</p>
+<table class="notes"><tr><th>Key</th><th>Value</th><th></th></tr>${rows}</table>`;
+  }
+  return out;
+}
+
 /** modelText names the session's model, and the model that answered when the API named another. */
 export function modelText(c: Pick<ContextResult, 'model' | 'servedModel'>): string {
   const served = c.servedModel && c.servedModel !== c.model ? ` <span class="served">(answered by ${escape(c.servedModel)})</span>` : '';
@@ -82,6 +113,7 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
 ${t.summaries ? `<p>Summaries: ${escape(t.summaries.text)}</p>` : ''}
 ${mcpSection(c, servers)}
 ${pinsSection(c)}
+${memoSection(c)}
 <h3>Largest items</h3>
 ${largest ? `<table class="largest"><tr><th>Item</th><th>Kind</th><th class="num">Tokens</th></tr>${largest}</table>` : '<p>None yet.</p>'}`;
 }
@@ -100,6 +132,12 @@ tr.stale td { color: var(--vscode-editorWarning-foreground); }
 tr.mcp.failed td, tr.mcp.untrusted td { color: var(--vscode-editorWarning-foreground); }
 .why { font-size: 0.85em; opacity: 0.85; }
 .cost.unknown, .served { color: var(--vscode-editorWarning-foreground); }
+ol.plan { margin: 4px 0; padding-left: 22px; }
+ol.plan .status { display: inline-block; min-width: 6.5em; opacity: 0.75; font-size: 0.9em; }
+ol.plan .cancelled { text-decoration: line-through; opacity: 0.7; }
+table.notes td { vertical-align: top; }
+table.notes .key { font-family: var(--vscode-editor-font-family); white-space: nowrap; }
+table.notes .value { white-space: pre-wrap; }
 `;
 
 /** plural: "1 checkpoint", "2 checkpoints", never "(s)". */

@@ -1,6 +1,6 @@
 // The Show Context webview panel: asks the server for reprise.context and refreshes on usage.
 import * as vscode from 'vscode';
-import { contextBody, contextStyle } from './contextHtml';
+import { contextBody, contextStyle, forgetNoteCommand } from './contextHtml';
 import { CommandContext, CommandMCP, ContextResult, MCPResult } from './protocol';
 import type { Server } from './client';
 import type { Store } from './store';
@@ -28,13 +28,16 @@ export class ContextView implements vscode.Disposable {
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel('reprise.context', 'Reprise Context', vscode.ViewColumn.Active, {
         enableScripts: false,
+        // A note's Delete link, and no other command.
+        enableCommandUris: [forgetNoteCommand],
       });
       this.panel.onDidDispose(() => (this.panel = undefined));
     } else this.panel.reveal();
     await this.refresh();
   }
 
-  private async refresh(): Promise<void> {
+  /** refresh asks the server again, when the view is open. */
+  async refresh(): Promise<void> {
     if (!this.panel) return;
     const id = this.store.current;
     let body: string;

@@ -29,6 +29,7 @@ export const CommandKeep = 'reprise.keep';
 export const CommandPin = 'reprise.pin';
 export const CommandUnpin = 'reprise.unpin';
 export const CommandPins = 'reprise.pins';
+export const CommandForgetNote = 'reprise.forgetNote';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -253,7 +254,28 @@ export interface ContextResult extends ContextUsage {
   pinnedTokens?: number;
   /** what each MCP server's declared tools cost per request; the catalogue is server '' */
   mcp?: { server: string; tools: number; deferred?: number; tokens: number }[] | null;
+  /** what the harness holds and restates after each compaction */
+  state?: HarnessState;
   text: string;
+}
+
+/** HarnessState is reprise.context's state: the files changed, the last test verdict, the agent's plan and notes. */
+export interface HarnessState {
+  filesModified?: string[] | null;
+  lastVerdict?: string;
+  plan?: PlanEntry[] | null;
+  notes?: Note[] | null;
+}
+
+/** Note is an exact value the agent saved with save_note. */
+export interface Note {
+  key: string;
+  value: string;
+}
+
+/** NotesResult is what reprise.forgetNote returns: the notes left, oldest first. */
+export interface NotesResult {
+  notes: Note[] | null;
 }
 
 export interface ToolOutput {

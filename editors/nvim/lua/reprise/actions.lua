@@ -19,7 +19,7 @@ local levels = vim.log.levels
 local M = {}
 
 -- Completion candidates learnt from the last listings.
-M.known = { sessions = {}, checkpoints = {} }
+M.known = { sessions = {}, checkpoints = {}, notes = {} }
 
 local function fail(what, err)
   util.notify(what .. ': ' .. util.error_message(err), levels.ERROR)
@@ -145,7 +145,51 @@ end
 
 --- Shows the /context view in a floating window.
 function M.context()
-  run('context', C.context, current_session, context.show)
+  run('context', C.context, current_session, function(r)
+    M.known.notes = M.note_keys(r)
+    context.show(r)
+  end)
+end
+
+--- The keys of the agent's notes in a reprise.context result, for completion.
+---@param r table|nil
+---@return string[]
+function M.note_keys(r)
+  local keys = {}
+  for _, n in ipairs(r and type(r.state) == 'table' and type(r.state.notes) == 'table' and r.state.notes or {}) do
+    table.insert(keys, n.key)
+  end
+  return keys
+end
+
+--- Deletes one of the agent's notes by its key (reprise.forgetNote): the server tells the model at
+--- its next call. Without a key, picks it from the session's notes.
+---@param key string|nil
+function M.forget(key)
+  key = vim.trim(key or '')
+  if key == '' then
+    return run('context', C.context, current_session, function(r)
+      M.known.notes = M.note_keys(r)
+      local notes = r.state and r.state.notes or {}
+      if type(notes) ~= 'table' or #notes == 0 then
+        return util.notify('the agent keeps no note in this session')
+      end
+      vim.ui.select(notes, { prompt = 'Forget the note', kind = 'reprise.note', format_item = function(n)
+        return string.format('%s: %s', n.key, n.value)
+      end }, function(n)
+        if n then
+          M.forget(n.key)
+        end
+      end)
+    end)
+  end
+  run('forget', C.forget_note, function(id, st)
+    return { sessionId = session_of(id, st), key = key }
+  end, function(res)
+    M.known.notes = M.note_keys({ state = res })
+    util.notify(string.format('note "%s" deleted; the agent is told at its next call (%d left)', key,
+      #(res and res.notes or {})))
+  end)
 end
 
 --- Lists the MCP servers, their state and their tools in a floating window.

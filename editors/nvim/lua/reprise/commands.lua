@@ -48,6 +48,9 @@ M.subcommands = {
   unpin = function(rest)
     actions.unpin(rest)
   end,
+  forget = function(rest)
+    actions.forget(rest)
+  end,
   restore = function(rest)
     if rest == '' then
       return actions.restore(nil)
@@ -111,6 +114,9 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and words[2] == 'unpin' then
     return starting(require('reprise.chat').pin_ids(), arglead)
+  end
+  if n == 3 and words[2] == 'forget' then
+    return starting(actions.known.notes, arglead)
   end
   if n == 3 and words[2] == 'models' then
     return starting({ 'all' }, arglead)

@@ -48,6 +48,36 @@ function M.mcp_rows(mcp)
   return out
 end
 
+--- The agent's plan and notes (reprise.context's state), as the head restates them after each
+--- compaction: the plan's progress and items, each note's key and value on one line.
+---@param state table|nil {plan?, notes?}
+---@return string[]
+function M.memo_lines(state)
+  local lines = {}
+  local plan = type(state) == 'table' and type(state.plan) == 'table' and state.plan or {}
+  if #plan > 0 then
+    local done = 0
+    for _, t in ipairs(plan) do
+      done = done + (t.status == 'completed' and 1 or 0)
+    end
+    vim.list_extend(lines, { '', string.format('Plan · %d of %d done', done, #plan) })
+    for _, t in ipairs(plan) do
+      local status = (t.status or ''):gsub('_', ' ')
+      table.insert(lines, string.format('  %-12s %s', status, t.description or ''))
+    end
+  end
+  local notes = type(state) == 'table' and type(state.notes) == 'table' and state.notes or {}
+  if #notes > 0 then
+    vim.list_extend(lines, { '', string.format('Notes · %d, restated after each compaction (:Reprise forget {key})',
+      #notes) })
+    for _, n in ipairs(notes) do
+      local value = (n.value or ''):gsub('%s+', ' ')
+      table.insert(lines, string.format('  %-20s %s', n.key or '', value))
+    end
+  end
+  return lines
+end
+
 --- The lines of the view for a reprise.context result.
 ---@param r table the result of reprise.context
 ---@return string[]
@@ -116,6 +146,7 @@ function M.render(r)
         p.id or ''))
     end
   end
+  vim.list_extend(lines, M.memo_lines(r.state))
   table.insert(lines, '')
   table.insert(lines, 'Largest items')
   local largest = r.largest or {}
@@ -126,7 +157,7 @@ function M.render(r)
     if i > 10 then
       break
     end
-    local label = item.path and item.path ~= '' and item.path or item.label or ''
+    local label = (item.path and item.path ~= '' and item.path or item.label or ''):gsub('%s+', ' ')
     table.insert(lines, string.format('  %7s  %-8s %s%s', util.kilo(item.tokens or 0), item.kind or '', label,
       item.stale and ' (stale)' or ''))
   end

@@ -33,6 +33,7 @@ M.command = {
   pin = 'reprise.pin', -- CommandPin
   unpin = 'reprise.unpin', -- CommandUnpin
   pins = 'reprise.pins', -- CommandPins
+  forget_note = 'reprise.forgetNote', -- CommandForgetNote
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability

@@ -1029,6 +1029,19 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
     await shot(`plan-${label}`);
   }
   await theme('Light 2026', 'vs');
+  // The context view lists the plan and the notes; a note's Delete link deletes it.
+  await palette('Reprise: Show Context');
+  const view = await frameWith('table.notes');
+  await view.locator('h3', { hasText: 'Plan · 1 of 4 done' }).waitFor();
+  await view.locator('table.notes tr', { hasText: 'Saturday morning' }).waitFor();
+  await page.mouse.move(800, 300);
+  await shot('notes');
+  await view.locator('table.notes tr', { hasText: 'bike day' }).locator('a', { hasText: 'Delete' }).click();
+  await page.locator('.notification-toast', { hasText: 'note “bike day” deleted; the agent is told at its next call. 1 left.' }).waitFor({ timeout: 15_000 });
+  await waitFor('the view without the note', async () => (await view.locator('table.notes tr', { hasText: 'bike day' }).count()) === 0, 15_000);
+  await view.locator('table.notes tr', { hasText: 'oat, 2 litres' }).waitFor();
+  await palette('View: Close Editor', { exact: true });
+  await openChat();
   // Folded, it stays folded when the plan comes again (the user's choice).
   await box.locator('summary').click();
   await waitFor('the plan folded', async () => !(await box.evaluate((d) => d.open)), 5000);

@@ -63,3 +63,28 @@ describe('renderPlan', () => {
     expect(renderPlan([], true)).toBe('');
   });
 });
+
+describe('the context view: plan and notes', () => {
+  it('lists the plan and each note with a Delete link that runs only the forget command', async () => {
+    const { memoSection, forgetNoteCommand } = await import('../../src/contextHtml');
+    const html = memoSection({ state: { plan: later, notes: [{ key: 'rule', value: 'dès 50 unités <inclus>' }, { key: 'a"b', value: 'x' }] } });
+    expect(html).toContain('<h3>Plan · 1 of 4 done</h3>');
+    expect(html).toContain('<span class="status">in progress</span> Fix the discount threshold');
+    expect(html).toContain('<h3>Notes · 2</h3>');
+    expect(html).toContain('<td class="value">dès 50 unités &lt;inclus&gt;</td>');
+    expect(forgetNoteCommand).toBe('reprise.ui.forgetNote');
+    const links = [...html.matchAll(/href="([^"]*)"/g)].map((m) => m[1].replace(/&amp;/g, '&').replace(/&quot;/g, '"').replace(/&#39;/g, "'"));
+    expect(links).toHaveLength(2);
+    for (const [i, key] of ['rule', 'a"b'].entries()) {
+      const [cmd, arg] = links[i].split('?');
+      expect(cmd).toBe('command:reprise.ui.forgetNote');
+      expect(JSON.parse(decodeURIComponent(arg))).toEqual([key]);
+    }
+  });
+
+  it('is empty without plan or notes', async () => {
+    const { memoSection } = await import('../../src/contextHtml');
+    expect(memoSection({})).toBe('');
+    expect(memoSection({ state: { plan: [], notes: null } })).toBe('');
+  });
+});
