@@ -36,6 +36,9 @@ type pinParams struct {
 
 // HandleExtensionMethod answers the _reprise/ methods; any other is MethodNotFound.
 func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw json.RawMessage) (any, error) {
+	if method == MethodFork {
+		return s.fork(ctx, raw)
+	}
 	if method != MethodPin && method != MethodUnpin && method != MethodPins {
 		return nil, sdk.NewMethodNotFound(method)
 	}

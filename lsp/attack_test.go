@@ -421,6 +421,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandUnpin, func(id string) any { return UnpinArgs{SessionID: id, ID: "p1"} }},
 		{CommandPins, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandForgetNote, func(id string) any { return ForgetNoteArgs{SessionID: id, Key: "k"} }},
+		{CommandFork, func(id string) any { return ForkArgs{SessionID: id, Turn: 1} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

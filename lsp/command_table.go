@@ -55,6 +55,7 @@ var commands = map[string]command{
 	CommandPin:         {run: args(true, (*server).pin)},
 	CommandUnpin:       {run: args(true, (*server).unpin)},
 	CommandForgetNote:  {run: args(true, (*server).forgetNote)},
+	CommandFork:        {run: args(false, (*server).fork)},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
 		return pinsResult{Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},

@@ -66,6 +66,8 @@ const (
 	CommandPins = "reprise.pins"
 	// CommandForgetNote deletes one of the agent's notes (ForgetNoteArgs, notesResult).
 	CommandForgetNote = "reprise.forgetNote"
+	// CommandFork starts a new session from a checkpoint or a turn of one (ForkArgs, forkResult).
+	CommandFork = "reprise.fork"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -74,7 +76,7 @@ var serverCommands = []string{
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
-	CommandPin, CommandUnpin, CommandPins, CommandForgetNote,
+	CommandPin, CommandUnpin, CommandPins, CommandForgetNote, CommandFork,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

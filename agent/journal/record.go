@@ -36,6 +36,7 @@ const (
 	KindUnpin        = "unpin"          // Text: the id of the pin the user removed
 	KindPlan         = "plan"           // Todos: the agent's whole plan (write_todos), none when cleared
 	KindNote         = "note"           // Note: a note the agent saved, or deleted (an empty value)
+	KindFork         = "fork"           // Text: where the session was forked from; the records before it are its parent's
 )
 
 // Record is one line of events.jsonl.
@@ -99,6 +100,9 @@ type Meta struct {
 	Workspace string    `json:"workspace"`
 	Model     string    `json:"model"`
 	Created   time.Time `json:"created"`
+	// Parent is the session this one was forked from, and From where ("checkpoint 2", "turn 3").
+	Parent string `json:"parent,omitempty"`
+	From   string `json:"from,omitempty"`
 }
 
 // Compaction is what installing a compaction did to the history: message 0 became Head and the

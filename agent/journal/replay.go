@@ -402,7 +402,8 @@ func (s *Snapshot) ModifiedFiles() []string {
 
 // Brief is the snapshot's summary, for a list.
 func (s *Snapshot) Brief() Summary {
-	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt, Checkpoints: len(s.Checkpoints)}
+	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt,
+		Checkpoints: len(s.Checkpoints), Parent: s.Meta.Parent, From: s.Meta.From}
 }
 
 // addRecorded adds a usage record to t: its tokens, and its cost as billed when it was written

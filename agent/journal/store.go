@@ -161,7 +161,10 @@ type Summary struct {
 	Calls        int       `json:"calls"`
 	LastPrompt   int       `json:"lastPrompt"`
 	Checkpoints  int       `json:"checkpoints"`
-	Err          string    `json:"error,omitempty"` // the log could not be read
+	// Parent is the session this one was forked from, and From where in it.
+	Parent string `json:"parent,omitempty"`
+	From   string `json:"from,omitempty"`
+	Err    string `json:"error,omitempty"` // the log could not be read
 }
 
 // readRecords reads a log, skipping (with a warning each) lines that do not decode: a torn last

@@ -183,3 +183,60 @@ func TestUnreachableBaseURL(t *testing.T) {
 		t.Errorf("sessions left behind: %v", dirs)
 	}
 }
+
+// TestSessionsFork: `sessions fork ID --turn 2` makes a session without turn 2 that `run --resume`
+// continues, and `show` says where it comes from; bad points are refused with the reason and
+// make nothing.
+func TestSessionsFork(t *testing.T) {
+	ws := t.TempDir()
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		{Parts: []geminitest.Part{{Text: "One."}}},
+		{Parts: []geminitest.Part{{Text: "Two."}}},
+		{Parts: []geminitest.Part{{Text: "The fork's two."}}},
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "first"}, vars)
+	m := regexp.MustCompile(`session (\S+) \(continue it`).FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	if code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "--resume", m[1], "second"}, vars); code != 0 {
+		t.Fatalf("run --resume: %d %s", code, errOut)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"9"}, "no checkpoint 9 (it has 0)"},
+		{[]string{"--turn", "5"}, "no turn 5 (it has 2)"},
+		{[]string{"--turn", "x"}, `turn must be a number (1 or more), got "x"`},
+		{[]string{"0"}, `checkpoint must be a number (1 or more), got "0"`},
+	} {
+		code, _, errOut := runMain(t, append([]string{"sessions", "fork", m[1], "--workspace", ws}, tt.args...), vars)
+		if code == 0 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("fork %v: exit %d, %q, want %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	code, out, errOut := runMain(t, []string{"sessions", "fork", m[1], "--turn", "2", "--workspace", ws}, vars)
+	f := regexp.MustCompile(`^session (\S+): forked from session (\S+) at turn 2 \(1 turn, 0 checkpoints\)\nThe files on disk were not changed. Continue the fork with: reprise run --resume (\S+)\n$`).FindStringSubmatch(out)
+	if code != 0 || f == nil || f[2] != m[1] || f[3] != f[1] {
+		t.Fatalf("fork: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = runMain(t, []string{"sessions", "--workspace", ws}, vars)
+	if code != 0 || strings.Count(out, "\n") != 3 {
+		t.Errorf("two sessions listed, want:\n%s", out)
+	}
+	code, out, _ = runMain(t, []string{"sessions", "show", f[1], "--workspace", ws}, vars)
+	if code != 0 || !strings.Contains(out, "forked from    session "+m[1]+" at turn 2\n") || !strings.Contains(out, "1 turn ·") {
+		t.Errorf("show the fork: %d\n%s", code, out)
+	}
+	if code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "--resume", f[1], "second, another way"}, vars); code != 0 {
+		t.Fatalf("run --resume the fork: %d %s", code, errOut)
+	}
+	reqs := srv.Requests()
+	got := reqs[len(reqs)-1].Contents
+	if len(got) != 3 || got[0].Parts[0].Text != "first" || got[2].Parts[0].Text != "second, another way" {
+		t.Errorf("the fork's call sends %d messages: %+v", len(got), got)
+	}
+}

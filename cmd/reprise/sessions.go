@@ -9,22 +9,27 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/journal"
 )
 
-const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR]
+const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N] | fork ID [N | --turn T]] [--workspace DIR]
 
   list               the saved sessions of the workspace, most recent first (the default)
   show ID            one session: turns, model calls, tokens, files modified, last verdict
   checkpoints ID     the session's checkpoints, newest first
   checkpoints ID N   checkpoint N in full
+  fork ID            a new session, as session ID is now
+  fork ID N          a new session from right after checkpoint N of session ID
+  fork ID --turn T   a new session from just before the message of turn T (a rewind that keeps
+                     the original); neither fork touches session ID or the files
   --workspace DIR    the workspace whose sessions to show (default: the current directory)
 
 A turn is one prompt of the user; it takes one model call or several when the agent uses tools.
 `
 
-// sessionsCmd shows saved sessions without an editor:
-// reprise sessions [list | show ID | checkpoints ID [N]] [--workspace DIR].
+// sessionsCmd shows and forks saved sessions without an editor:
+// reprise sessions [list | show ID | checkpoints ID [N] | fork ID [N | --turn T]] [--workspace DIR].
 func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if askedHelp(args) {
 		fmt.Fprint(stdout, sessionsUsage)
@@ -68,9 +73,48 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return nil
 	case rest[0] == "checkpoints" && (len(rest) == 2 || len(rest) == 3):
 		return printCheckpoints(st, rest[1:], stdout, stderr)
+	case rest[0] == "fork" && len(rest) >= 2 && len(rest) <= 4:
+		return forkSession(st, rest[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, sessionsUsage)
 	return errUsage
+}
+
+// forkSession saves a new session from a point of another: args are the parent's id, then a
+// checkpoint number or --turn and a turn number, or nothing (as it is now).
+func forkSession(st *journal.Store, args []string, stdout, stderr io.Writer) error {
+	var at journal.ForkPoint
+	bad := func() error {
+		fmt.Fprint(stderr, sessionsUsage)
+		return errUsage
+	}
+	switch {
+	case len(args) == 2 && args[1] != "--turn":
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 1 {
+			return fmt.Errorf("fork: checkpoint must be a number (1 or more), got %q", args[1])
+		}
+		at.Checkpoint = n
+	case len(args) == 3 && args[1] == "--turn":
+		n, err := strconv.Atoi(args[2])
+		if err != nil || n < 1 {
+			return fmt.Errorf("fork: turn must be a number (1 or more), got %q", args[2])
+		}
+		at.Turn = n
+	case len(args) != 1:
+		return bad()
+	}
+	id := agent.NewID(time.Now())
+	if err := st.Fork(args[0], at, journal.Meta{ID: id}); err != nil {
+		return err
+	}
+	snap, err := st.Load(id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "session %s: forked from session %s at %s (%s, %s)\n", id, args[0], at, count(snap.Turns, "turn"), count(len(snap.Checkpoints), "checkpoint"))
+	fmt.Fprintf(stdout, "The files on disk were not changed. Continue the fork with: reprise run --resume %s\n", id)
+	return nil
 }
 
 // listSessions prints the workspace's saved sessions, one a line.
@@ -128,6 +172,9 @@ func describeSession(s *journal.Snapshot) string {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(&b, "session %s · %s\n", s.Meta.ID, title)
+	if s.Meta.Parent != "" {
+		fmt.Fprintf(&b, "forked from    session %s at %s\n", s.Meta.Parent, s.Meta.From)
+	}
 	fmt.Fprintf(&b, "created        %s\n", s.Meta.Created.Local().Format(time.DateTime))
 	fmt.Fprintf(&b, "last activity  %s\n", s.LastActivity.Local().Format(time.DateTime))
 	fmt.Fprintf(&b, "activity       %s · %s\n", count(s.Turns, "turn"), count(s.Calls, "model call"))

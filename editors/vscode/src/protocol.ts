@@ -30,6 +30,7 @@ export const CommandPin = 'reprise.pin';
 export const CommandUnpin = 'reprise.unpin';
 export const CommandPins = 'reprise.pins';
 export const CommandForgetNote = 'reprise.forgetNote';
+export const CommandFork = 'reprise.fork';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -271,6 +272,23 @@ export interface HarnessState {
 export interface Note {
   key: string;
   value: string;
+}
+
+/** ForkArgs are reprise.fork's: the session (the current one by default) and the point (neither: as it is now). */
+export interface ForkArgs {
+  sessionId?: string;
+  checkpoint?: number;
+  turn?: number;
+}
+
+/** ForkResult is what reprise.fork returns: the new session, now the current one, and what to say of the files. */
+export interface ForkResult {
+  sessionId: string;
+  parent: string;
+  from: string;
+  /** the parent's first turn after the point that changed files: reprise.restore with it puts them back */
+  restoreTurn?: number;
+  note: string;
 }
 
 /** NotesResult is what reprise.forgetNote returns: the notes left, oldest first. */

@@ -34,6 +34,7 @@ M.command = {
   unpin = 'reprise.unpin', -- CommandUnpin
   pins = 'reprise.pins', -- CommandPins
   forget_note = 'reprise.forgetNote', -- CommandForgetNote
+  fork = 'reprise.fork', -- CommandFork
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability

@@ -1038,8 +1038,11 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
   await shot('notes');
   await view.locator('table.notes tr', { hasText: 'bike day' }).locator('a', { hasText: 'Delete' }).click();
   await page.locator('.notification-toast', { hasText: 'note “bike day” deleted; the agent is told at its next call. 1 left.' }).waitFor({ timeout: 15_000 });
-  await waitFor('the view without the note', async () => (await view.locator('table.notes tr', { hasText: 'bike day' }).count()) === 0, 15_000);
-  await view.locator('table.notes tr', { hasText: 'oat, 2 litres' }).waitFor();
+  // The view is rendered anew (a new frame) with the notes left.
+  await waitFor('the view without the note', async () => {
+    const v = await frameWith('table.notes');
+    return (await v.locator('table.notes tr', { hasText: 'bike day' }).count()) === 0 && (await v.locator('table.notes tr', { hasText: 'oat, 2 litres' }).count()) === 1;
+  }, 15_000);
   await palette('View: Close Editor', { exact: true });
   await openChat();
   // Folded, it stays folded when the plan comes again (the user's choice).
