@@ -17,6 +17,7 @@ import {
   CommandCompact,
   CommandContext,
   CommandForgetNote,
+  CommandFork,
   CommandHistory,
   CommandMCP,
   MCPResult,
@@ -30,6 +31,8 @@ import {
   CompactResult,
   ContextResult,
   EntryCompaction,
+  ForkArgs,
+  ForkResult,
   HistoryResult,
   NotesResult,
   PinArgs,
@@ -65,6 +68,7 @@ export const ids = {
   pinText: 'reprise.ui.pinText',
   unpin: 'reprise.ui.unpin',
   forgetNote: 'reprise.ui.forgetNote',
+  fork: 'reprise.ui.fork',
 } as const;
 
 export class Commands {
@@ -97,6 +101,7 @@ export class Commands {
       reg(ids.pinText, (text?: unknown) => this.pinText(typeof text === 'string' ? text : undefined)),
       reg(ids.unpin, (id?: unknown) => this.unpin(typeof id === 'string' ? id : undefined)),
       reg(ids.forgetNote, (key?: unknown) => this.forgetNote(typeof key === 'string' ? key : undefined)),
+      reg(ids.fork, () => this.fork()),
     );
   }
 
@@ -236,6 +241,50 @@ export class Commands {
     } catch (err) {
       this.report(err);
     }
+  }
+
+  /**
+   * fork starts a new session from a point of the current one (picked when not given: as it is
+   * now, after a checkpoint, or before a question) and shows it; the current one is kept. The
+   * files are not touched: the message says so and offers to put back what the original's later
+   * turns changed.
+   */
+  async fork(point?: { turn?: number; checkpoint?: number }): Promise<void> {
+    try {
+      if (!point) {
+        point = await this.pickForkPoint();
+        if (!point) return;
+      }
+      const args: ForkArgs = { ...this.sessionArgs() };
+      if (point.turn) args.turn = point.turn;
+      if (point.checkpoint) args.checkpoint = point.checkpoint;
+      const res = await this.server.execute<ForkResult>(CommandFork, args);
+      await this.open(res.sessionId);
+      const restore = res.restoreTurn ? 'Restore Files' : undefined;
+      const files = res.restoreTurn
+        ? `The files are as the original left them: Restore Files puts back what it changed from turn ${res.restoreTurn} on.`
+        : 'The files on disk were not changed.';
+      const choice = await vscode.window.showInformationMessage(`Reprise: forked from ${res.from}; the original session is kept. ${files}`, ...(restore ? [restore] : []));
+      if (choice === restore && res.restoreTurn) {
+        const r = await this.server.execute<{ restored: string[] | null }>(CommandRestore, { sessionId: res.parent, turn: res.restoreTurn });
+        const restored = r.restored ?? [];
+        void vscode.window.showInformationMessage(restored.length ? `Reprise: restored ${restored.join(', ')}.` : 'Reprise: no file to restore.');
+      }
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** pickForkPoint asks where to fork the current session from. */
+  private async pickForkPoint(): Promise<{ turn?: number; checkpoint?: number } | undefined> {
+    const chat = this.store.chat();
+    const items: (vscode.QuickPickItem & { point: { turn?: number; checkpoint?: number } })[] = [{ label: 'As it is now', point: {} }];
+    for (const it of chat.items) {
+      if (it.type === 'compaction' && it.checkpoint) items.push({ label: `After checkpoint ${it.checkpoint.n}`, description: it.checkpoint.title, point: { checkpoint: it.checkpoint.n } });
+    }
+    for (const t of userTurns(chat)) items.push({ label: `Before turn ${t.turn}`, description: t.text.slice(0, 80), point: { turn: t.turn } });
+    const pick = await vscode.window.showQuickPick(items, { title: 'Fork Reprise Session', placeHolder: 'Where the new session starts; this one is kept' });
+    return pick?.point;
   }
 
   /** mcpServers lists the MCP servers new sessions get, with their state and tools. */

@@ -50,6 +50,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     openSettings: async () => void (await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:reprise-dev.reprise')),
     enterApiKey: () => server!.enterKey(),
     pinMessage: (text, turn) => commands.pinMessage(text, turn),
+    fork: (point) => commands.fork(point),
     unpin: (id) => commands.unpin(id),
   });
   const view = chat;

@@ -33,4 +33,6 @@ export type FromWebview =
   | { type: 'copy'; text: string }
   /** pin keeps a message's text in the context (turn: the message's turn, when known); unpin drops a pin */
   | { type: 'pin'; text: string; turn?: number }
-  | { type: 'unpin'; id: string };
+  | { type: 'unpin'; id: string }
+  /** fork starts a new session from before a user message's turn, or after a checkpoint */
+  | { type: 'fork'; turn?: number; checkpoint?: number };

@@ -42,7 +42,9 @@ export function renderItems(chat: ChatState, md: (s: string) => string, open: Se
   // Retry is offered on the last stop only, and only when nothing was asked after it.
   const after = chat.items.slice(lastEnd + 1).some((it) => it.type === 'user');
   return chat.items
-    .map((it, i) => renderItem(it, i, md, open, i === lastEnd && !after && !chat.running, now, it.type === 'user' || it.type === 'agent' ? pinButton(chat, i, it.text) : ''))
+    .map((it, i) =>
+      renderItem(it, i, md, open, i === lastEnd && !after && !chat.running, now, it.type === 'user' || it.type === 'agent' ? forkButton(chat, i, it.type) + pinButton(chat, i, it.text) : ''),
+    )
     .join('\n');
 }
 
@@ -60,6 +62,17 @@ function pinButton(chat: ChatState, i: number, text: string): string {
   const turn = messageTurn(chat.items, i);
   const label = 'Pin this message: keep it in the context';
   return `<button class="icon-button pin" data-pin="${i}"${turn ? ` data-turn="${turn}"` : ''} title="${label}" aria-label="${label}" aria-pressed="false">${icon('pin')}</button>`;
+}
+
+/**
+ * forkButton is a question's Fork action (shown on hover and on focus, not while a turn runs): a
+ * new session from just before this question, the original kept.
+ */
+function forkButton(chat: ChatState, i: number, type: string): string {
+  const turn = type === 'user' ? messageTurn(chat.items, i) : undefined;
+  if (!turn || chat.running) return '';
+  const label = `Fork from here: a new session from before this question (turn ${turn}); this one is kept`;
+  return `<button class="icon-button fork" data-fork-turn="${turn}" title="${label}" aria-label="${label}">${icon('repo-forked')}</button>`;
 }
 
 /** pinName is what the Pinned strip shows for a pin: a file's name, or the start of a text, on one line. */
@@ -242,6 +255,8 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
         text = cp.cleared
           ? `${cp.cleared} old tool result${cp.cleared === 1 ? '' : 's'} cleared, ${tokens(cp.tokensBefore - cp.tokensAfter)} tokens freed; the model reads them again on demand · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}</a>`
           : `Context compacted${trigger}${counts} · <a href="#" class="checkpoint" data-n="${cp.n}">Checkpoint ${cp.n}: ${escape(cp.title)}</a>`;
+        const label = `Fork from checkpoint ${cp.n}: a new session from right after it; this one is kept`;
+        text += ` <button class="icon-button fork" data-fork-checkpoint="${cp.n}" title="${label}" aria-label="${label}">${icon('repo-forked')}</button>`;
       } else text = `Compaction ${escape(it.state)}${it.note ? `: ${escape(it.note)}` : ''}`;
       return `<div class="marker compaction ${escape(it.state)}">${text}</div>`;
     }

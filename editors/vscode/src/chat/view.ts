@@ -25,6 +25,8 @@ export interface ChatActions {
   /** pinMessage pins a chat message's text, with its turn when known */
   pinMessage(text: string, turn?: number): Promise<void>;
   unpin(id: string): Promise<void>;
+  /** fork starts a new session from before turn, or after checkpoint, and shows it */
+  fork(point: { turn?: number; checkpoint?: number }): Promise<void>;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -113,6 +115,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         break;
       case 'unpin':
         void this.actions.unpin(m.id);
+        break;
+      case 'fork':
+        void this.actions.fork({ turn: m.turn, checkpoint: m.checkpoint });
         break;
     }
   }

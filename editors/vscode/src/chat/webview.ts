@@ -87,6 +87,12 @@ log.addEventListener('click', (e) => {
     pinAction(pin);
     return;
   }
+  const fork = target.closest('button[data-fork-turn], button[data-fork-checkpoint]') as HTMLButtonElement | null;
+  if (fork) {
+    const d = fork.dataset;
+    vscode.postMessage(d.forkTurn ? { type: 'fork', turn: Number(d.forkTurn) } : { type: 'fork', checkpoint: Number(d.forkCheckpoint) });
+    return;
+  }
   const answerButton = target.closest('.approval button[data-answer]') as HTMLButtonElement | null;
   if (answerButton) {
     const card = answerButton.closest('.approval') as HTMLElement;

@@ -1050,6 +1050,26 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
   await waitFor('the plan folded', async () => !(await box.evaluate((d) => d.open)), 5000);
   await reloadAndResume('Plan the chores for the week');
   await chat.locator('#plan summary', { hasText: 'Plan · 1 of 4 done' }).waitFor({ timeout: 15_000 });
+  // Fork from the second question: a new session without it, the first one kept.
+  await chat.locator('#input').fill('What is left to plan?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'Only the bike is left.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await palette('Notifications: Clear All Notifications');
+  const second = chat.locator('.msg.user', { hasText: 'What is left to plan?' });
+  await second.hover();
+  const fork = second.locator('button.fork');
+  if ((await fork.getAttribute('data-fork-turn')) !== '2') throw new Error(`the fork button says turn ${await fork.getAttribute('data-fork-turn')}`);
+  await fork.click();
+  await page.locator('.notification-toast', { hasText: 'forked from turn 2; the original session is kept. The files on disk were not changed.' }).waitFor({ timeout: 15_000 });
+  await waitFor('the fork in the chat', async () => (await chat.locator('.msg.user').count()) === 1 && (await chat.locator('.msg.user', { hasText: 'Plan the chores for the week' }).count()) === 1, 15_000);
+  await chat.locator('#plan summary', { hasText: 'Plan · 1 of 4 done' }).waitFor();
+  await page.mouse.move(800, 300);
+  await shot('fork');
+  await chat.locator('#input').fill('Plan it another way');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'Another plan, in the fork.' }).waitFor({ timeout: 30_000 });
+  if (await chat.locator('.msg', { hasText: 'Only the bike is left.' }).count()) throw new Error('the fork shows the turn it was forked before');
 });
 
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
