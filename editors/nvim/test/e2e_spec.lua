@@ -839,6 +839,43 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
     local at = t:find('# Session ' .. session .. ' (resumed)', 1, true)
     return at and t:sub(at):find('> ☰ Plan · 1 of 4 done', 1, true) ~= nil
   end, 'the plan of the resumed session:\n' .. chat_text())
+  -- Fork from the second question, with the cursor on it: the chat shows the new session without it.
+  vim.cmd('Reprise ask what is left to plan?')
+  h.wait(T, function()
+    return chat_text():find('Only the bike is left.', 1, true) ~= nil
+  end, 'the answer')
+  idle()
+  local win = chat.open(id())
+  vim.api.nvim_set_current_win(win)
+  local lines = vim.api.nvim_buf_get_lines(chat.buf(id()), 0, -1, false)
+  for i = #lines, 1, -1 do
+    if lines[i] == 'what is left to plan?' then
+      vim.api.nvim_win_set_cursor(win, { i, 0 })
+      break
+    end
+  end
+  vim.cmd('Reprise fork here')
+  local header = ' (forked from turn 2 of ' .. session .. ')'
+  h.wait(T, function()
+    local t = chat_text()
+    local at = t:find(header, 1, true)
+    return at and t:sub(at):find('> ☰ Plan · 1 of 4 done', 1, true) ~= nil
+      and last_note():find('forked from turn 2; the original session is kept, the files on disk were not changed', 1,
+        true) ~= nil
+  end, 'the fork in the chat:\n' .. chat_text() .. '\n' .. last_note())
+  local forked = chat_text():sub(chat_text():find(header, 1, true))
+  h.truthy(not forked:find('what is left to plan', 1, true),
+    'the fork holds the question it was forked before:\n' .. forked)
+  local fork_id = client.state(id()).session
+  h.truthy(fork_id ~= session, 'the fork is the current session')
+  vim.cmd('Reprise ask plan it another way')
+  h.wait(T, function()
+    return chat_text():find('Another plan, in the fork.', 1, true) ~= nil
+  end, 'the fork answers')
+  vim.cmd('Reprise fork turn 9')
+  h.wait(T, function()
+    return last_note():find('no turn 9', 1, true) ~= nil
+  end, 'a bad point refused: ' .. last_note())
   vim.cmd('silent only')
 end)
 

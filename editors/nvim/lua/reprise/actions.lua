@@ -270,6 +270,60 @@ function M.resume(session_id)
   end)
 end
 
+--- Forks the current session: a new session from a point of it, which the chat then shows; the
+--- original is kept, and so are the files (when the original changed some since that point, offers
+--- to put them back with reprise.restore on it).
+---@param rest string '' (as it is now), 'checkpoint N', 'turn N', or 'here' (in the chat buffer:
+---  before the question under the cursor)
+function M.fork(rest)
+  local words = vim.split(vim.trim(rest or ''), '%s+', { trimempty = true })
+  local args = {}
+  if words[1] == 'here' and #words == 1 then
+    local _, turn = chat.message_at(vim.api.nvim_get_current_buf(), vim.api.nvim_win_get_cursor(0)[1])
+    if not turn then
+      return util.notify('fork here: put the cursor on a question of the chat', levels.ERROR)
+    end
+    args.turn = turn
+  elseif (words[1] == 'checkpoint' or words[1] == 'turn') and #words == 2 and tonumber(words[2]) then
+    args[words[1]] = tonumber(words[2])
+  elseif #words > 0 then
+    return util.notify('fork: give nothing (as it is now), checkpoint N, turn N or here', levels.ERROR)
+  end
+  run('fork', C.fork, function(id, st)
+    args.sessionId = session_of(id, st)
+    return args
+  end, function(res, id, st)
+    st.session = res.sessionId
+    client.execute(id, C.history, { sessionId = res.sessionId }, function(herr, h)
+      if herr then
+        return fail('history', herr)
+      end
+      chat.history(id, res.sessionId, h.entries, h.pins, string.format('forked from %s of %s', res.from, res.parent))
+    end)
+    if not res.restoreTurn then
+      return util.notify(string.format(
+        'forked from %s; the original session is kept, the files on disk were not changed', res.from))
+    end
+    vim.ui.select({ 'Keep the files as they are', 'Restore the files' }, {
+      prompt = string.format(
+        'Forked from %s. The files are as the original left them: restore what it changed from turn %d on?',
+        res.from, res.restoreTurn),
+      kind = 'reprise.fork',
+    }, function(choice)
+      if choice ~= 'Restore the files' then
+        return
+      end
+      client.execute(id, C.restore, { sessionId = res.parent, turn = res.restoreTurn }, function(rerr, r)
+        if rerr then
+          return fail('restore', rerr)
+        end
+        local restored = r and r.restored or {}
+        util.notify(#restored > 0 and ('restored ' .. table.concat(restored, ', ')) or 'no file to restore')
+      end)
+    end)
+  end)
+end
+
 --- Lists the sessions with vim.ui.select; the chosen one is resumed.
 function M.sessions()
   local id = with_client()

@@ -687,9 +687,10 @@ end
 ---@param entries table[] {turn, kind, text?, toolCallId?, title?, toolKind?, status?, rawInput?, output?,
 ---  savedPath?, omitted?, refused?, content?, checkpoint?, stopReason?, error?, calls?, changes?}
 ---@param pins table[]|nil the session's pins (reprise.history's pins), shown as the pins update shows them
-function M.history(id, session, entries, pins)
+---@param how string|nil what the header says of the session (default: resumed)
+function M.history(id, session, entries, pins, how)
   local chat = M.get(id)
-  append(chat, { '# Session ' .. session .. ' (resumed)' })
+  append(chat, { '# Session ' .. session .. ' (' .. (how or 'resumed') .. ')' })
   chat.session = session
   -- The resumed session's pins are listed under it, even when the chat showed the same ones.
   chat.pins_line = nil

@@ -51,6 +51,9 @@ M.subcommands = {
   forget = function(rest)
     actions.forget(rest)
   end,
+  fork = function(rest)
+    actions.fork(rest)
+  end,
   restore = function(rest)
     if rest == '' then
       return actions.restore(nil)
@@ -117,6 +120,12 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and words[2] == 'forget' then
     return starting(actions.known.notes, arglead)
+  end
+  if n == 3 and words[2] == 'fork' then
+    return starting({ 'checkpoint', 'here', 'turn' }, arglead)
+  end
+  if n == 4 and words[2] == 'fork' and words[3] == 'checkpoint' then
+    return starting(actions.known.checkpoints, arglead)
   end
   if n == 3 and words[2] == 'models' then
     return starting({ 'all' }, arglead)
