@@ -422,6 +422,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandPins, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandForgetNote, func(id string) any { return ForgetNoteArgs{SessionID: id, Key: "k"} }},
 		{CommandFork, func(id string) any { return ForkArgs{SessionID: id, Turn: 1} }},
+		{CommandExport, func(id string) any { return ExportArgs{SessionID: id} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

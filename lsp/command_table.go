@@ -56,6 +56,7 @@ var commands = map[string]command{
 	CommandUnpin:       {run: args(true, (*server).unpin)},
 	CommandForgetNote:  {run: args(true, (*server).forgetNote)},
 	CommandFork:        {run: args(false, (*server).fork)},
+	CommandExport:      {run: args(false, (*server).export)},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
 		return pinsResult{Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},

@@ -68,6 +68,8 @@ const (
 	CommandForgetNote = "reprise.forgetNote"
 	// CommandFork starts a new session from a checkpoint or a turn of one (ForkArgs, forkResult).
 	CommandFork = "reprise.fork"
+	// CommandExport renders a saved session for people, Markdown or HTML (ExportArgs, exportResult).
+	CommandExport = "reprise.export"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -76,7 +78,7 @@ var serverCommands = []string{
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
-	CommandPin, CommandUnpin, CommandPins, CommandForgetNote, CommandFork,
+	CommandPin, CommandUnpin, CommandPins, CommandForgetNote, CommandFork, CommandExport,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get

@@ -210,13 +210,7 @@ func (p *replayer) cache(r Record) {
 	switch c.Op {
 	case CacheCreated, CacheExtended:
 		s.Caches[c.Name] = c.Until
-		if !r.Unpriced {
-			written := 0
-			if c.Op == CacheCreated {
-				written = c.Tokens
-			}
-			s.Totals.AddExplicitCache(written, r.Cost)
-		}
+		Bill(&s.Totals, r)
 	case CacheDeleted:
 		delete(s.Caches, c.Name)
 	}
@@ -248,7 +242,7 @@ func (p *replayer) usage(r Record) {
 	if r.Usage == nil {
 		return
 	}
-	addRecorded(&s.Totals, r)
+	Bill(&s.Totals, r)
 	if r.Kind == KindUsage {
 		s.Calls++
 		s.LastPrompt = r.Usage.Prompt
@@ -406,9 +400,23 @@ func (s *Snapshot) Brief() Summary {
 		Checkpoints: len(s.Checkpoints), Parent: s.Meta.Parent, From: s.Meta.From}
 }
 
-// addRecorded adds a usage record to t: its tokens, and its cost as billed when it was written
-// (an unpriced call stays unknown).
-func addRecorded(t *contextwin.Totals, r Record) {
+// Bill adds to t what record r billed, as billed when it was written: a call's usage (an unpriced
+// call stays unknown) or an explicit cache's creation or extension; other records bill nothing.
+// Replay sums a session's totals with it, an export each turn's.
+func Bill(t *contextwin.Totals, r Record) {
+	if c := r.Cache; r.Kind == KindCache && c != nil {
+		if !r.Unpriced && (c.Op == CacheCreated || c.Op == CacheExtended) {
+			written := 0
+			if c.Op == CacheCreated {
+				written = c.Tokens
+			}
+			t.AddExplicitCache(written, r.Cost)
+		}
+		return
+	}
+	if r.Usage == nil || r.Kind != KindUsage && r.Kind != KindSummaryUsage {
+		return
+	}
 	if r.Kind == KindSummaryUsage {
 		t.AddSummary(*r.Usage, r.Cost, !r.Unpriced, r.Tier == catalog.TierFlex)
 	}

@@ -129,6 +129,19 @@ func (st *Store) Idle(id string) bool {
 	return filelock.TryLock(lock) == nil
 }
 
+// Records reads session id's log as written, without opening it for writing: what an export
+// walks. Lines that do not decode are skipped, as Load skips them.
+func (st *Store) Records(id string) ([]Record, error) {
+	if err := CheckID(id); err != nil {
+		return nil, fmt.Errorf("read session: %w: %w", ErrNotFound, err)
+	}
+	recs, _, _, err := readRecords(filepath.Join(st.Dir(id), "events.jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("read session %s: %w", id, err)
+	}
+	return recs, nil
+}
+
 // Load reads and replays session id without opening it for writing.
 func (st *Store) Load(id string) (*Snapshot, error) {
 	snap, _, err := st.load(id)

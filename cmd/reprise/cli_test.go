@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -238,5 +239,93 @@ func TestSessionsFork(t *testing.T) {
 	got := reqs[len(reqs)-1].Contents
 	if len(got) != 3 || got[0].Parts[0].Text != "first" || got[2].Parts[0].Text != "second, another way" {
 		t.Errorf("the fork's call sends %d messages: %+v", len(got), got)
+	}
+}
+
+// TestSessionsExport: a session with a tool call, a refused command, a plan and a compaction,
+// exported as Markdown and as HTML: every step is there, each turn's figures add up to the
+// totals `sessions show` prints, the API key the model echoed is masked, the page loads nothing.
+func TestSessionsExport(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "a.txt"), []byte("alpha\n"), 0o644)
+	call := func(name string, args map[string]any) geminitest.Turn {
+		return geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: name, Args: args}}}}
+	}
+	say := func(s string) geminitest.Turn { return geminitest.Turn{Parts: []geminitest.Part{{Text: s}}} }
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{
+		call("write_todos", map[string]any{"todos": []any{map[string]any{"description": "Read a", "status": "in_progress"}, map[string]any{"description": "Drop b", "status": "cancelled"}}}),
+		call("read_file", map[string]any{"path": "a.txt"}),
+		say("A says alpha; the token is sk-live-0123456789abcdef."),
+		say("Second answer <b>bold</b> ``` fence."),
+	}})
+	defer srv.Close()
+	vars := env(map[string]string{"GEMINI_API_KEY": "sk-live-0123456789abcdef", "GOOGLE_GEMINI_BASE_URL": srv.URL(), "REPRISE_HOME": t.TempDir()})
+	code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "Read a.txt"}, vars)
+	m := regexp.MustCompile(`session (\S+) \(continue it`).FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("run: %d %s", code, errOut)
+	}
+	if code, _, errOut := runMain(t, []string{"run", "--workspace", ws, "--resume", m[1], "And then?"}, vars); code != 0 {
+		t.Fatalf("run --resume: %d %s", code, errOut)
+	}
+	code, show, _ := runMain(t, []string{"sessions", "show", m[1], "--workspace", ws}, vars)
+	billed := regexp.MustCompile(`· ([\d,]+) input billed · ([\d,]+) output`).FindStringSubmatch(show)
+	if code != 0 || billed == nil {
+		t.Fatalf("show: %d\n%s", code, show)
+	}
+	code, md, errOut := runMain(t, []string{"sessions", "export", m[1], "--workspace", ws}, vars)
+	if code != 0 {
+		t.Fatalf("export: %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"# Read a.txt\n", "**Total:** 4 model calls · " + billed[1] + " input tokens (", " · " + billed[2] + " output · $",
+		"## Turn 1\n", "## Turn 2\n", "> Read a.txt\n", "**Tool** `write_todos ", "**Tool** `read_file {\"path\":\"a.txt\"}`",
+		"- [>] Read a\n- [-] ~~Drop b~~\n", "alpha", "> And then?\n", "Second answer <b>bold</b> ``` fence.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the Markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "sk-live-0123456789abcdef") {
+		t.Error("the Markdown holds the secret")
+	}
+	// Each turn's figures add up to the total.
+	in := 0
+	for _, f := range regexp.MustCompile(`(?m)^\*(\d+) model calls? · ([\d,]+) input tokens`).FindAllStringSubmatch(md, -1) {
+		n, _ := strconv.Atoi(strings.ReplaceAll(f[2], ",", ""))
+		in += n
+	}
+	if want, _ := strconv.Atoi(strings.ReplaceAll(billed[1], ",", "")); in != want {
+		t.Errorf("the turns' input adds up to %d, the total is %d", in, want)
+	}
+	out := filepath.Join(t.TempDir(), "session.html")
+	if code, _, errOut := runMain(t, []string{"sessions", "export", m[1], "--workspace", ws, "-o", out}, vars); code != 0 || !strings.Contains(errOut, "exported to "+out) {
+		t.Fatalf("export -o: %d %s", code, errOut)
+	}
+	page, _ := os.ReadFile(out)
+	for _, want := range []string{"<!DOCTYPE html>", "default-src 'none'", "prefers-color-scheme: dark", "Second answer &lt;b&gt;bold&lt;/b&gt;", "<h2>Turn 2</h2>"} {
+		if !strings.Contains(string(page), want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"<script", "<link", "<img", "src=", "href=", "url(", "@import", "sk-live-0123456789abcdef"} {
+		if strings.Contains(strings.ToLower(string(page)), bad) {
+			t.Errorf("the page holds %q", bad)
+		}
+	}
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--format", "pdf"}, `unknown export format "pdf": md or html`},
+		{[]string{"-o", filepath.Join(t.TempDir(), "missing", "x.md")}, "export: open"},
+	} {
+		code, _, errOut := runMain(t, append([]string{"sessions", "export", m[1], "--workspace", ws}, tt.args...), vars)
+		if code == 0 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("export %v: %d %q, want %q", tt.args, code, errOut, tt.want)
+		}
+	}
+	if code, _, errOut := runMain(t, []string{"sessions", "export", "20260101-000000-abcdef", "--workspace", ws}, vars); code == 0 || !strings.Contains(errOut, "no such session") {
+		t.Errorf("export of an unknown session: %d %q", code, errOut)
 	}
 }

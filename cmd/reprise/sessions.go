@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,9 +12,11 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/journal"
+	"github.com/reprise-dev/reprise/agent/journal/export"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
-const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N] | fork ID [N | --turn T]] [--workspace DIR]
+const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID [N] | fork ID [N | --turn T] | export ID [--format md|html] [-o FILE]] [--workspace DIR]
 
   list               the saved sessions of the workspace, most recent first (the default)
   show ID            one session: turns, model calls, tokens, files modified, last verdict
@@ -23,6 +26,10 @@ const sessionsUsage = `Usage: reprise sessions [list | show ID | checkpoints ID 
   fork ID N          a new session from right after checkpoint N of session ID
   fork ID --turn T   a new session from just before the message of turn T (a rewind that keeps
                      the original); neither fork touches session ID or the files
+  export ID [--format md|html] [-o FILE]
+                     the whole conversation with each turn's tokens and dollars, as Markdown
+                     (the default) or one self-contained HTML page, on stdout or into FILE (its
+                     extension, .html or .md, picks the format when --format is not given)
   --workspace DIR    the workspace whose sessions to show (default: the current directory)
 
 A turn is one prompt of the user; it takes one model call or several when the agent uses tools.
@@ -75,6 +82,8 @@ func sessionsCmd(args []string, stdout, stderr io.Writer, getenv func(string) st
 		return printCheckpoints(st, rest[1:], stdout, stderr)
 	case rest[0] == "fork" && len(rest) >= 2 && len(rest) <= 4:
 		return forkSession(st, rest[1:], stdout, stderr)
+	case rest[0] == "export" && len(rest) >= 2:
+		return exportSession(st, rest[1:], stdout, stderr, getenv)
 	}
 	fmt.Fprint(stderr, sessionsUsage)
 	return errUsage
@@ -114,6 +123,48 @@ func forkSession(st *journal.Store, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "session %s: forked from session %s at %s (%s, %s)\n", id, args[0], at, count(snap.Turns, "turn"), count(len(snap.Checkpoints), "checkpoint"))
 	fmt.Fprintf(stdout, "The files on disk were not changed. Continue the fork with: reprise run --resume %s\n", id)
+	return nil
+}
+
+// exportSession writes a session for people: args are its id, then --format and -o.
+func exportSession(st *journal.Store, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	id, format, out := args[0], "", ""
+	for i := 1; i < len(args); i++ {
+		switch {
+		case args[i] == "--format" && i+1 < len(args):
+			format = args[i+1]
+			i++
+		case args[i] == "-o" && i+1 < len(args):
+			out = args[i+1]
+			i++
+		default:
+			fmt.Fprint(stderr, sessionsUsage)
+			return errUsage
+		}
+	}
+	if format == "" {
+		format = export.FormatMarkdown
+		if ext := strings.ToLower(filepath.Ext(out)); ext == ".html" || ext == ".htm" {
+			format = export.FormatHTML
+		}
+	}
+	recs, err := st.Records(id)
+	if err != nil {
+		return err
+	}
+	// The log holds what the session masked; masked again with today's secrets.
+	text, err := export.Render(export.Build(recs, secret.FromEnv(getenv).String), format)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		_, err = io.WriteString(stdout, text)
+		return err
+	}
+	if err := os.WriteFile(out, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	fmt.Fprintf(stderr, "reprise: session %s exported to %s\n", id, out)
 	return nil
 }
 

@@ -31,6 +31,7 @@ export const CommandUnpin = 'reprise.unpin';
 export const CommandPins = 'reprise.pins';
 export const CommandForgetNote = 'reprise.forgetNote';
 export const CommandFork = 'reprise.fork';
+export const CommandExport = 'reprise.export';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -289,6 +290,14 @@ export interface ForkResult {
   /** the parent's first turn after the point that changed files: reprise.restore with it puts them back */
   restoreTurn?: number;
   note: string;
+}
+
+/** ExportResult is what reprise.export returns: the text (no path given) or the file written. */
+export interface ExportResult {
+  format: 'md' | 'html';
+  fileName: string;
+  content?: string;
+  path?: string;
 }
 
 /** NotesResult is what reprise.forgetNote returns: the notes left, oldest first. */

@@ -35,6 +35,7 @@ M.command = {
   pins = 'reprise.pins', -- CommandPins
   forget_note = 'reprise.forgetNote', -- CommandForgetNote
   fork = 'reprise.fork', -- CommandFork
+  export = 'reprise.export', -- CommandExport
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
