@@ -95,8 +95,8 @@ type builder struct {
 	d      *Doc
 	redact func(string) string
 	tools  map[string][]*Tool // by call id (or name, for calls without one), unanswered, in order
-	shown  map[string]*Tool // by the id the editor saw, which a tool record names
-	calls  int              // model calls so far: a call without an id was shown as call-<calls>-<n>
+	shown  map[string]*Tool   // by the id the editor saw, which a tool record names
+	calls  int                // model calls so far: a call without an id was shown as call-<calls>-<n>
 	turn   *Turn
 }
 

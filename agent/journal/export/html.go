@@ -134,4 +134,3 @@ func Render(d Doc, format string) (string, error) {
 	}
 	return "", fmt.Errorf("unknown export format %q: md or html", format)
 }
-
