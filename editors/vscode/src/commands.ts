@@ -16,6 +16,7 @@ import {
   CommandCheckpoints,
   CommandCompact,
   CommandContext,
+  CommandExport,
   CommandForgetNote,
   CommandFork,
   CommandHistory,
@@ -31,6 +32,7 @@ import {
   CompactResult,
   ContextResult,
   EntryCompaction,
+  ExportResult,
   ForkArgs,
   ForkResult,
   HistoryResult,
@@ -69,6 +71,7 @@ export const ids = {
   unpin: 'reprise.ui.unpin',
   forgetNote: 'reprise.ui.forgetNote',
   fork: 'reprise.ui.fork',
+  export: 'reprise.ui.export',
 } as const;
 
 export class Commands {
@@ -102,6 +105,7 @@ export class Commands {
       reg(ids.unpin, (id?: unknown) => this.unpin(typeof id === 'string' ? id : undefined)),
       reg(ids.forgetNote, (key?: unknown) => this.forgetNote(typeof key === 'string' ? key : undefined)),
       reg(ids.fork, () => this.fork()),
+      reg(ids.export, () => this.exportSession()),
     );
   }
 
@@ -270,6 +274,37 @@ export class Commands {
         const restored = r.restored ?? [];
         void vscode.window.showInformationMessage(restored.length ? `Reprise: restored ${restored.join(', ')}.` : 'Reprise: no file to restore.');
       }
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /**
+   * exportSession saves the current session for people, as Markdown or one HTML page, where the
+   * user says: the whole conversation with each turn's tokens and dollars, secrets masked.
+   */
+  async exportSession(): Promise<void> {
+    try {
+      const pick = await vscode.window.showQuickPick(
+        [
+          { label: 'Markdown', description: 'for a review, an issue, a note', format: 'md' as const },
+          { label: 'HTML', description: 'one page that reads in any browser, light or dark', format: 'html' as const },
+        ],
+        { title: 'Export Reprise Session', placeHolder: 'The format' },
+      );
+      if (!pick) return;
+      const res = await this.server.execute<ExportResult>(CommandExport, { ...this.sessionArgs(), format: pick.format });
+      const folder = vscode.workspace.workspaceFolders?.[0]?.uri;
+      const target = await vscode.window.showSaveDialog({
+        title: 'Export Reprise Session',
+        defaultUri: folder ? vscode.Uri.joinPath(folder, res.fileName) : undefined,
+        filters: pick.format === 'html' ? { HTML: ['html'] } : { Markdown: ['md'] },
+      });
+      if (!target) return;
+      await vscode.workspace.fs.writeFile(target, new TextEncoder().encode(res.content ?? ''));
+      const open = pick.format === 'md' ? 'Open' : undefined;
+      const choice = await vscode.window.showInformationMessage(`Reprise: session exported to ${vscode.workspace.asRelativePath(target)}.`, ...(open ? [open] : []));
+      if (choice === open) await vscode.window.showTextDocument(target);
     } catch (err) {
       this.report(err);
     }

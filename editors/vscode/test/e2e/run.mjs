@@ -6,7 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { chromium } from 'playwright-core';
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -170,7 +170,7 @@ const browser = await chromium.launchPersistentContext(join(tmp, 'chromium-profi
   viewport: { width: 1280, height: 800 },
 });
 const page = browser.pages()[0] ?? (await browser.newPage());
-const shot = (name) => page.screenshot({ path: join(shots, `${name}.png`) });
+const shot = (name, on = page) => on.screenshot({ path: join(shots, `${name}.png`) });
 // Errors of the workbench and of the webviews, printed when a step fails.
 const consoleErrors = [];
 page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text().slice(0, 500)));
@@ -1070,6 +1070,37 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
   await chat.locator('#input').press('Enter');
   await chat.locator('.msg.agent', { hasText: 'Another plan, in the fork.' }).waitFor({ timeout: 30_000 });
   if (await chat.locator('.msg', { hasText: 'Only the bike is left.' }).count()) throw new Error('the fork shows the turn it was forked before');
+});
+
+await step('Export Session saves the chat as one HTML page that renders in light and dark and loads nothing', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: Export Session…', { exact: true });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'HTML' }).first().click();
+  // code-server's save dialog is a quick input holding the path: the default, in the workspace.
+  const box = page.locator('.quick-input-widget input');
+  const name = await waitFor('the save dialog', async () => {
+    const v = (await box.inputValue().catch(() => '')) ?? '';
+    return /reprise-[\w-]+\.html$/.test(v) ? v.split('/').pop() : undefined;
+  }, 15_000);
+  await box.press('Enter');
+  await page.locator('.notification-toast', { hasText: `session exported to ${name}` }).waitFor({ timeout: 15_000 });
+  const file = join(ws, name);
+  const html = readFileSync(file, 'utf8');
+  for (const bad of ['<script', '<link', '<img', 'src=', 'href=', 'url(', '@import']) if (html.toLowerCase().includes(bad)) throw new Error(`the page holds ${bad}`);
+  for (const want of ['<h2>Turn 1</h2>', '<h2>Turn 2</h2>', 'Plan the chores for the week', 'Plan it another way', 'forked from session']) if (!html.includes(want)) throw new Error(`the page lacks ${want}`);
+  const viewer = await browser.newPage();
+  await viewer.setViewportSize({ width: 900, height: 900 });
+  const requests = [];
+  viewer.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
+  await viewer.goto(pathToFileURL(file).href);
+  await viewer.locator('h2', { hasText: 'Turn 2' }).waitFor();
+  for (const scheme of ['light', 'dark']) {
+    await viewer.emulateMedia({ colorScheme: scheme });
+    await shot(`export-${scheme}`, viewer);
+  }
+  await viewer.close();
+  if (requests.length) throw new Error(`the page asked for ${requests.join(', ')}`);
+  console.log(`     ${name}: ${html.length} bytes`);
 });
 
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
