@@ -872,6 +872,23 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
   h.wait(T, function()
     return chat_text():find('Another plan, in the fork.', 1, true) ~= nil
   end, 'the fork answers')
+  -- Exported, as HTML where asked and as Markdown by default.
+  local page = tmp .. '/fork.html'
+  vim.cmd('Reprise export ' .. page)
+  h.wait(T, function()
+    return last_note():find('session exported to ' .. page, 1, true) ~= nil
+  end, 'the export')
+  local html = table.concat(vim.fn.readfile(page), '\n')
+  h.contains(html, '<h2>Turn 2</h2>', 'the page has the fork\'s second turn')
+  h.contains(html, 'forked from session ' .. session .. ' at turn 2', 'the page says where it comes from')
+  h.truthy(not html:find('<script', 1, true) and not html:find('src=', 1, true), 'the page loads nothing')
+  vim.cmd('Reprise export md')
+  local md = vim.fn.getcwd() .. '/reprise-' .. fork_id .. '.md'
+  h.wait(T, function()
+    return last_note():find('session exported to ' .. md, 1, true) ~= nil
+  end, 'the Markdown export: ' .. last_note())
+  h.contains(table.concat(vim.fn.readfile(md), '\n'), '> plan it another way', 'the Markdown has the question')
+  os.remove(md)
   vim.cmd('Reprise fork turn 9')
   h.wait(T, function()
     return last_note():find('no turn 9', 1, true) ~= nil

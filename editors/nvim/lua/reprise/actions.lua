@@ -324,6 +324,32 @@ function M.fork(rest)
   end)
 end
 
+--- Exports the current session for people (reprise.export): the whole conversation with each
+--- turn's tokens and dollars, secrets masked, as Markdown or one HTML page, written to path
+--- (default: reprise-{id}.{format} in the current directory).
+---@param rest string '[md|html] [path]'
+function M.export(rest)
+  local words = vim.split(vim.trim(rest or ''), '%s+', { trimempty = true })
+  local format = 'md'
+  if words[1] == 'md' or words[1] == 'html' then
+    format = table.remove(words, 1)
+  end
+  local path = table.concat(words, ' ')
+  if path ~= '' and format == 'md' and path:lower():match('%.html?$') then
+    format = 'html'
+  end
+  run('export', C.export, function(id, st)
+    return { sessionId = session_of(id, st), format = format }
+  end, function(res)
+    local dest = vim.fn.fnamemodify(vim.fn.expand(path ~= '' and path or res.fileName), ':p')
+    local ok = vim.fn.writefile(vim.split(res.content or '', '\n', { plain = true }), dest, 'b') == 0
+    if not ok then
+      return util.notify('export: cannot write ' .. dest, levels.ERROR)
+    end
+    util.notify('session exported to ' .. dest)
+  end)
+end
+
 --- Lists the sessions with vim.ui.select; the chosen one is resumed.
 function M.sessions()
   local id = with_client()

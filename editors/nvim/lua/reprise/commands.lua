@@ -54,6 +54,9 @@ M.subcommands = {
   fork = function(rest)
     actions.fork(rest)
   end,
+  export = function(rest)
+    actions.export(rest)
+  end,
   restore = function(rest)
     if rest == '' then
       return actions.restore(nil)
@@ -120,6 +123,12 @@ function M.complete(arglead, cmdline)
   end
   if n == 3 and words[2] == 'forget' then
     return starting(actions.known.notes, arglead)
+  end
+  if n == 3 and words[2] == 'export' then
+    return vim.list_extend(starting({ 'html', 'md' }, arglead), vim.fn.getcompletion(arglead, 'file'))
+  end
+  if n == 4 and words[2] == 'export' then
+    return vim.fn.getcompletion(arglead, 'file')
   end
   if n == 3 and words[2] == 'fork' then
     return starting({ 'checkpoint', 'here', 'turn' }, arglead)
