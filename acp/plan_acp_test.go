@@ -25,14 +25,8 @@ func TestACPPlanOfTheAgent(t *testing.T) {
 	t.Cleanup(model.Close)
 	e := start(t, model, ws, t.TempDir(), true)
 	ctx := t.Context()
-	if _, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, "Plan the fix.")); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+	sess := e.open(sdk.ClientCapabilities{})
+	if res, err := e.conn.Prompt(ctx, prompt(sess, "Plan the fix.")); err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v", res, err)
 	}
 	plan := e.c.waitFor(t, "plan", func(u sdk.SessionUpdate) bool { return u.Plan != nil })
@@ -63,16 +57,10 @@ func TestACPNotesListedAndForgotten(t *testing.T) {
 	t.Cleanup(model.Close)
 	e := start(t, model, ws, t.TempDir(), true)
 	ctx := t.Context()
-	if _, err := e.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
-		t.Fatal(err)
-	}
-	sess, err := e.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	sess := e.open(sdk.ClientCapabilities{})
 	say := func(text string) string {
 		from := len(e.c.all())
-		if res, err := e.conn.Prompt(ctx, prompt(sess.SessionId, text)); err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		if res, err := e.conn.Prompt(ctx, prompt(sess, text)); err != nil || res.StopReason != sdk.StopReasonEndTurn {
 			t.Fatalf("%s: %+v, %v", text, res, err)
 		}
 		return messageText(e.c.all(), from)

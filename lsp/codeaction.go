@@ -16,6 +16,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // codeActionKind is the kind of every Reprise code action. A plain client (LSP4IJ, eglot) cannot
@@ -276,26 +277,11 @@ func selectionAction(name, text string, r lspRange) (protocol.CodeAction, bool) 
 	if len(selected) > maxQuotedBytes {
 		prompt = fmt.Sprintf("%s\n\nThe code is %s (%d bytes, too long to quote here: read those lines).", defaultSelectionQuestion, where, len(selected))
 	} else {
-		fence := codeFence(selected)
+		fence := contextwin.CodeFence(selected)
 		lang := strings.TrimPrefix(filepath.Ext(name), ".")
 		prompt = fmt.Sprintf("%s\n\n%s\n%s%s\n%s\n%s", defaultSelectionQuestion, where, fence, lang, strings.TrimSuffix(selected, "\n"), fence)
 	}
 	return commandAction(selectionTitle, CommandAsk, AskArgs{Text: prompt}), true
-}
-
-// codeFence returns a backtick fence longer than any run of backticks in s, so the quote cannot
-// be closed early.
-func codeFence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	return strings.Repeat("`", max(3, longest+1))
 }
 
 // offsetOf converts an LSP position to a byte offset in text. Columns count UTF-16 code units; a

@@ -14,6 +14,7 @@ import (
 	"go.lsp.dev/jsonrpc2"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -185,7 +186,7 @@ func TestCodeActionOnSelection(t *testing.T) {
 			}
 			var want []string
 			if tt.quoted != "" {
-				want = []string{defaultSelectionQuestion + "\n\n" + tt.where + "\n" + codeFence(tt.quoted) + "go\n" + tt.quoted + "\n" + codeFence(tt.quoted)}
+				want = []string{defaultSelectionQuestion + "\n\n" + tt.where + "\n" + contextwin.CodeFence(tt.quoted) + "go\n" + tt.quoted + "\n" + contextwin.CodeFence(tt.quoted)}
 			}
 			if diff := cmp.Diff(got, want); diff != "" {
 				t.Errorf("selection prompt (-got +want):\n%s", diff)

@@ -163,16 +163,7 @@ func quote(s string) string {
 
 // fence puts s in a code block whose fence is longer than any run of backticks in it.
 func fence(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
+	f := contextwin.CodeFence(s)
 	return f + "\n" + strings.TrimRight(s, "\n") + "\n" + f
 }
 
