@@ -8,6 +8,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 func TestExplicitCacheRoundTrip(t *testing.T) {
@@ -88,5 +89,28 @@ func TestExplicitCacheFailures(t *testing.T) {
 				t.Errorf("the error shows the key: %v", err)
 			}
 		})
+	}
+}
+
+// TestAPIVersionPinned: the client calls the catalogue's API version whatever the SDK's default
+// (v1 since genai v1.78.0, where the fake, as the API, has no cachedContents) or the environment
+// says; without the pin the cache below fails with a 404.
+func TestAPIVersionPinned(t *testing.T) {
+	t.Setenv("GOOGLE_GENAI_API_VERSION", "v1")
+	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Parts: []geminitest.Part{{Text: "done"}}}}})
+	defer srv.Close()
+	c := newClient(t, srv)
+	cache, err := c.CreateCache(t.Context(), CacheSpec{System: strings.Repeat("You are careful. ", 1500), TTL: time.Minute, DisplayName: "reprise s1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t.Context(), c, &Request{Contents: userTurn("hi"), Cache: &CacheRef{Name: cache.Name}}); r.err != nil {
+		t.Fatal(r.err)
+	}
+	want := "/" + catalog.Builtin().API.Version + "/"
+	for _, r := range srv.Requests() {
+		if !strings.HasPrefix(r.Path, want) {
+			t.Errorf("%s %s: not on %s", r.Method, r.Path, want)
+		}
 	}
 }

@@ -93,14 +93,17 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if cfg.APIKey == "" && !cfg.Vertex {
 		return nil, ErrNoAPIKey
 	}
+	// The version is the catalogue's, never the SDK's default (v1 since genai v1.78.0, where
+	// cachedContents does not exist) nor GOOGLE_GENAI_API_VERSION's.
+	api := catalog.Builtin().API
 	cc := &genai.ClientConfig{
 		Backend:     genai.BackendGeminiAPI,
 		APIKey:      cfg.APIKey,
 		HTTPClient:  cfg.HTTPClient,
-		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL},
+		HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL, APIVersion: api.Version},
 	}
 	if cfg.Vertex {
-		cc.Backend = genai.BackendVertexAI
+		cc.Backend, cc.HTTPOptions.APIVersion = genai.BackendVertexAI, api.VertexVersion
 		cc.Project, cc.Location = cfg.Project, cfg.Location
 		if cfg.Project != "" || cfg.Location != "" {
 			// With a project, Vertex authenticates with Application Default Credentials; a key

@@ -325,8 +325,9 @@ func emitWhole(content *genai.Content, emit func(Chunk) bool) bool {
 }
 
 // TierHeader is the response header in which the Gemini API names the tier that served a call.
-// The body says it too (usageMetadata.serviceTier), but go-genai v1.77.0 drops that field from
-// generateContent's usage; the header reaches the response's SDKHTTPResponse.
+// The body says it too (usageMetadata.serviceTier), but go-genai (v1.77.0 to v1.79.1 at least)
+// drops that field from generateContent's usage; the header reaches the response's
+// SDKHTTPResponse.
 const TierHeader = "x-gemini-service-tier"
 
 // servedTier is the tier the response's header names, else the one asked.

@@ -15,6 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
 
+	"github.com/reprise-dev/reprise/contextwin/catalog"
+
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 )
 
@@ -50,7 +52,7 @@ func TestFakeGemini(t *testing.T) {
 		stdin, url := start(t, cmd)
 
 		c, err := genai.NewClient(t.Context(), &genai.ClientConfig{
-			APIKey: "any", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url},
+			APIKey: "any", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: url, APIVersion: catalog.Builtin().API.Version},
 		})
 		if err != nil {
 			t.Fatal(err)

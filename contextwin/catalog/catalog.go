@@ -62,7 +62,19 @@ type Catalog struct {
 	// Flex is the Flex service tier: what it costs, and since when the catalogue says so. The
 	// rows say which models offer it (Model.Flex).
 	Flex FlexTier `json:"flex"`
-	Rows []Model  `json:"models"`
+	// API is the API version the client calls.
+	API APIVersion `json:"api"`
+	Rows []Model   `json:"models"`
+}
+
+// APIVersion is the version of the Gemini API (and of Vertex AI's) the client calls, named
+// rather than left to the SDK, whose default moves: explicit caches live on one version only.
+type APIVersion struct {
+	Version       string `json:"version"`
+	VertexVersion string `json:"vertexVersion"`
+	// Checked is the date (YYYY-MM-DD) the versions were checked against Source.
+	Checked string `json:"checked"`
+	Source  string `json:"source,omitempty"`
 }
 
 // FlexTier is Gemini's Flex inference tier: a synchronous call at a share of the standard price,
@@ -237,6 +249,11 @@ func (c *Catalog) check() error {
 		errs = append(errs, fmt.Errorf("flex share %g is not between 0 and 1", f.Share))
 	} else if _, err := parseDate(f.Checked); f.Share > 0 && err != nil {
 		errs = append(errs, fmt.Errorf("flex checked: %w", err))
+	}
+	if a := c.API; a.Version == "" || a.VertexVersion == "" {
+		errs = append(errs, errors.New("api: version and vertexVersion are required"))
+	} else if _, err := parseDate(a.Checked); err != nil {
+		errs = append(errs, fmt.Errorf("api checked: %w", err))
 	}
 	if d, ok := c.Lookup(c.DefaultID); !ok || d.Status != GA {
 		errs = append(errs, fmt.Errorf("the default model %q is not a GA model of the catalogue", c.DefaultID))

@@ -164,7 +164,9 @@ func (s *Server) take(body []byte) (scripted, bool) {
 	return t, true
 }
 
-// ServeHTTP serves the v1beta models endpoints the genai client uses.
+// ServeHTTP serves the models endpoints the genai client uses, on v1beta and v1 as the API does,
+// and cachedContents on v1beta only: the API has no explicit caches on v1, so a client that
+// drifts to v1 (the SDK's default since genai v1.78.0) fails here as it would there.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.answered++
@@ -175,6 +177,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.busy.Broadcast()
 		s.mu.Unlock()
 	}()
+	if strings.HasPrefix(r.URL.Path, "/v1/cachedContents") {
+		writeError(w, http.StatusNotFound, fmt.Sprintf("geminitest: %s %s: cachedContents is served on v1beta only, as by the Gemini API", r.Method, r.URL.Path))
+		return
+	}
+	asked := r.URL.Path // as the client sent it, for Request.Path
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/models"); ok {
+		r.URL.Path = "/v1beta/models" + rest // the same models, generateContent and list
+	}
 	if r.URL.Path == "/v1beta/models" && r.Method == http.MethodGet {
 		s.list(w, r)
 		return
@@ -195,7 +205,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	model, method, hasMethod := strings.Cut(rest, ":")
 	req := Request{
 		Method:    r.Method,
-		Path:      r.URL.Path,
+		Path:      asked,
 		Model:     model,
 		Stream:    method == "streamGenerateContent",
 		HasAPIKey: r.Header.Get("x-goog-api-key") != "",

@@ -14,6 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/genai"
+
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 const model = "gemini-3.8-flash"
@@ -24,7 +26,7 @@ func client(t *testing.T, srv *Server) *genai.Client {
 	c, err := genai.NewClient(t.Context(), &genai.ClientConfig{
 		APIKey:      "test-key",
 		Backend:     genai.BackendGeminiAPI,
-		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL()},
+		HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL(), APIVersion: catalog.Builtin().API.Version},
 	})
 	if err != nil {
 		t.Fatalf("new genai client: %v", err)
@@ -454,5 +456,30 @@ func TestDelayAndFunctionCallingOff(t *testing.T) {
 	os.WriteFile(bad, []byte(`{"turns":[{"delay":"soon"}]}`), 0o644)
 	if _, err := LoadScript(bad); err == nil || !strings.Contains(err.Error(), "not a duration") {
 		t.Errorf("bad delay: %v", err)
+	}
+}
+
+// TestCachesOnV1betaOnly: a client left on the SDK's default version (v1) still generates, but
+// cannot create an explicit cache, as with the Gemini API; one pinned to the catalogue's can.
+func TestCachesOnV1betaOnly(t *testing.T) {
+	srv := New(Script{Turns: []Turn{{Parts: []Part{{Text: "one"}}}, {Parts: []Part{{Text: "two"}}}}})
+	defer srv.Close()
+	v1, err := genai.NewClient(t.Context(), &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI, HTTPOptions: genai.HTTPOptions{BaseURL: srv.URL(), APIVersion: "v1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v1.Models.GenerateContent(t.Context(), model, userText("hi"), noContinuation()); err != nil {
+		t.Fatalf("generateContent on v1: %v", err)
+	}
+	contents := userText(strings.Repeat("a long prefix ", 2000))
+	var apiErr genai.APIError
+	if _, err := v1.Caches.Create(t.Context(), model, &genai.CreateCachedContentConfig{Contents: contents, TTL: time.Minute}); !errors.As(err, &apiErr) || apiErr.Code != 404 {
+		t.Errorf("a cache created on v1: %v, want a 404", err)
+	}
+	if _, err := client(t, srv).Caches.Create(t.Context(), model, &genai.CreateCachedContentConfig{Contents: contents, TTL: time.Minute}); err != nil {
+		t.Errorf("a cache on %s: %v", catalog.Builtin().API.Version, err)
+	}
+	if reqs := srv.Requests(); len(reqs) == 0 || reqs[0].Path != "/v1/models/"+model+":generateContent" {
+		t.Errorf("the v1 request is recorded as %+v", reqs)
 	}
 }
