@@ -63,8 +63,8 @@ type Catalog struct {
 	// rows say which models offer it (Model.Flex).
 	Flex FlexTier `json:"flex"`
 	// API is the API version the client calls.
-	API APIVersion `json:"api"`
-	Rows []Model   `json:"models"`
+	API  APIVersion `json:"api"`
+	Rows []Model    `json:"models"`
 }
 
 // APIVersion is the version of the Gemini API (and of Vertex AI's) the client calls, named
