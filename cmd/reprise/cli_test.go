@@ -36,10 +36,40 @@ func TestHelp(t *testing.T) {
 			})
 		}
 	}
-	// A mistake is still one: usage on stderr, exit 2.
-	code, out, errOut := runMain(t, []string{"serve", "--frobnicate"}, env(nil))
-	if code != 2 || out != "" || !strings.Contains(errOut, "Usage: reprise serve") {
-		t.Errorf("serve --frobnicate: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, out, errOut)
+	// The flags are listed as the README and the messages write them.
+	_, out, _ := runMain(t, []string{"run", "--help"}, env(nil))
+	if !strings.Contains(out, "\n  --allow value\n") || regexp.MustCompile(`(?m)^  -[a-z]`).MatchString(out) {
+		t.Errorf("run's flags are not listed as --name:\n%s", out)
+	}
+	// help COMMAND is that command's help.
+	for _, cmd := range []string{"run", "sessions", "demo", "models"} {
+		code, out, _ := runMain(t, []string{"help", cmd}, env(nil))
+		if code != 0 || !strings.HasPrefix(out, "Usage: reprise "+cmd) {
+			t.Errorf("help %s: exit %d\n%s", cmd, code, out)
+		}
+	}
+}
+
+// TestCLIMistakes: a mistake is one line naming it as the user typed it, and where the help is, as
+// gh and kubectl say it; exit 2, nothing on stdout.
+func TestCLIMistakes(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--frobnicate"}, "reprise serve: unknown flag --frobnicate\nSee 'reprise serve --help'.\n"},
+		{[]string{"run", "--frob", "x"}, "reprise run: unknown flag --frob\nSee 'reprise run --help'.\n"},
+		{[]string{"run", "--budget", "lots", "x"}, "reprise run: invalid value \"lots\" for flag --budget: parse error\nSee 'reprise run --help'.\n"},
+		{[]string{"run", "--model"}, "reprise run: flag needs an argument: --model\nSee 'reprise run --help'.\n"},
+		{[]string{"demo", "--frob"}, "reprise demo: unknown flag --frob\nSee 'reprise demo --help'.\n"},
+		{[]string{"--frob"}, "reprise: unknown flag \"--frob\"\nSee 'reprise --help'.\n"},
+		{[]string{"frobnicate"}, "reprise: unknown command \"frobnicate\"\nSee 'reprise --help'.\n"},
+		{[]string{"help", "frobnicate"}, "reprise: unknown command \"frobnicate\"\nSee 'reprise --help'.\n"},
+	} {
+		code, out, errOut := runMain(t, tt.args, env(nil))
+		if code != 2 || out != "" || errOut != tt.want {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, out, errOut, tt.want)
+		}
 	}
 }
 
@@ -112,8 +142,8 @@ func TestRetryLines(t *testing.T) {
 	}
 }
 
-// TestFailedFirstCallKeepsNoSession: a run whose first model call fails says so in one line and
-// leaves no saved session behind.
+// TestFailedFirstCallKeepsNoSession: a run whose first model call fails says so in one line,
+// never offers to continue it, and leaves no saved session behind.
 func TestFailedFirstCallKeepsNoSession(t *testing.T) {
 	srv := geminitest.New(geminitest.Script{Turns: []geminitest.Turn{{Fault: &geminitest.Fault{Status: 403, Message: "API key not valid"}}}})
 	defer srv.Close()
@@ -122,6 +152,9 @@ func TestFailedFirstCallKeepsNoSession(t *testing.T) {
 	code, out, errOut := runMain(t, []string{"run", "--workspace", ws, "hello"}, vars)
 	if code != 1 || !strings.Contains(errOut, "not kept: no model call was answered") {
 		t.Errorf("exit %d, stderr %q; want 1 and the session not kept", code, errOut)
+	}
+	if strings.Contains(errOut, "--resume") {
+		t.Errorf("stderr offers to continue a session it does not keep: %q", errOut)
 	}
 	if !strings.Contains(out, "0 model calls") {
 		t.Errorf("closing line lacks the model calls:\n%s", out)

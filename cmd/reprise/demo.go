@@ -28,12 +28,11 @@ import (
 // demoCmd runs the scripted session twice: with the demo's small budget (compaction happens) and
 // with a budget large enough that it does not, and compares the billed input.
 func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
-	fs := flag.NewFlagSet("reprise demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := withUsage(flag.NewFlagSet("reprise demo", flag.ContinueOnError), "Usage: reprise demo [--keep] [--verbose]")
 	keep := fs.Bool("keep", false, "keep the demo's temporary workspace and session files")
 	verbose := fs.Bool("verbose", false, "print each tool result's first line")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
 	}
 	dir, err := os.MkdirTemp("", "reprise-demo-")
 	if err != nil {

@@ -7,14 +7,16 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"regexp"
 )
 
 // errHelp marks a command that printed its usage because it was asked to: exit code 0.
 var errHelp = errors.New("help")
 
 // parseFlags parses a command's flags. Asked for with -h or --help, the usage goes to stdout and
-// the error is errHelp; a mistake goes to stderr with the usage and the error is errUsage. The
-// flag package writes both to one output as it parses, so it writes to a buffer sent on after.
+// the error is errHelp; a mistake is one line on stderr, and where the help is, as gh and kubectl
+// say it (not the whole usage), and the error is errUsage. The flag package writes to one output
+// as it parses, so it writes to a buffer sent on after.
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	var buf bytes.Buffer
 	fs.SetOutput(&buf)
@@ -25,20 +27,47 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		_, _ = buf.WriteTo(stdout)
 		return errHelp
 	case err != nil:
-		_, _ = buf.WriteTo(stderr)
+		fmt.Fprintf(stderr, "%s: %s\nSee '%s --help'.\n", fs.Name(), flagMistake(err), fs.Name())
 		return errUsage
 	}
 	return nil
+}
+
+var (
+	undefinedFlag = regexp.MustCompile(`^flag provided but not defined: -+(.+)$`)
+	singleDash    = regexp.MustCompile(`(^|[ :])-([A-Za-z][\w-]*)`)
+)
+
+// flagMistake words the flag package's error with the flags as the help writes them (--name).
+func flagMistake(err error) string {
+	msg := err.Error()
+	if m := undefinedFlag.FindStringSubmatch(msg); m != nil {
+		return "unknown flag --" + m[1]
+	}
+	return singleDash.ReplaceAllString(msg, "$1--$2")
 }
 
 // withUsage gives fs a usage that starts with line, then lists the flags.
 func withUsage(fs *flag.FlagSet, line string) *flag.FlagSet {
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), line)
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	return fs
 }
+
+// printFlags lists fs's flags as the README and the messages write them, --name (the flag package
+// accepts both, and prints -name).
+func printFlags(fs *flag.FlagSet) {
+	var buf bytes.Buffer
+	out := fs.Output()
+	fs.SetOutput(&buf)
+	fs.PrintDefaults()
+	fs.SetOutput(out)
+	_, _ = io.WriteString(out, flagLine.ReplaceAllString(buf.String(), "$1--"))
+}
+
+var flagLine = regexp.MustCompile(`(?m)^(  )-`)
 
 // askedHelp reports whether args, up to a "--", hold -h, -help or --help.
 func askedHelp(args []string) bool {
@@ -58,7 +87,7 @@ func askedHelp(args []string) bool {
 func demoHelp(ctx context.Context, stdout io.Writer, getenv func(string) string) error {
 	var buf bytes.Buffer
 	err := demoCmd(ctx, []string{"-h"}, &buf, &buf, getenv)
-	if err != nil && !errors.Is(err, errUsage) {
+	if err != nil && !errors.Is(err, errHelp) {
 		return err
 	}
 	_, err = buf.WriteTo(stdout)

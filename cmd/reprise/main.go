@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/reprise-dev/reprise/agent/sandbox"
@@ -21,7 +22,7 @@ Usage:
   reprise acp [flags]          an Agent Client Protocol agent on stdin/stdout (Zed, JetBrains, …)
   reprise run [flags] "task"   run the agent headless on a workspace and print the turn table
   reprise demo                 the same, offline: a sample workspace and a scripted model
-  reprise sessions [list | show ID | checkpoints ID [N]]   saved sessions of this workspace
+  reprise sessions [list | show ID | checkpoints ID [N] | fork ID | export ID]   saved sessions of this workspace
   reprise models [--all]       the models this key can use, with prices, cache minimum, thinking
   reprise bench                measure start-up, memory, throughput and the demo's token savings
   reprise version              print the version, the commit and the Go version
@@ -87,9 +88,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		}
 		fmt.Fprintln(stdout, currentBuild())
 	case "help", "-h", "--help":
+		if len(args) > 1 && args[0] == "help" && args[1] != "help" {
+			// reprise help run: run's help, as git and go say it.
+			return run(ctx, []string{args[1], "--help"}, stdin, stdout, stderr, getenv)
+		}
 		fmt.Fprint(stdout, usage)
 	default:
-		fmt.Fprintf(stderr, "reprise: unknown command %q\n\n%s", args[0], usage)
+		what := "command"
+		if strings.HasPrefix(args[0], "-") {
+			what = "flag"
+		}
+		fmt.Fprintf(stderr, "reprise: unknown %s %q\nSee 'reprise --help'.\n", what, args[0])
 		return 2
 	}
 	switch {

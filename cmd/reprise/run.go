@@ -105,7 +105,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs := flag.NewFlagSet("reprise run", flag.ContinueOnError)
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), "Usage: reprise run [flags] \"task\"")
-		fs.PrintDefaults()
+		printFlags(fs)
 	}
 	fs.StringVar(&f.workspace, "workspace", ".", "workspace directory the agent works in")
 	fs.StringVar(&f.model, "model", catalog.Builtin().DefaultModel(), "Gemini model (reprise models lists them)")
@@ -288,12 +288,16 @@ func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, 
 		if err := h.Close(context.WithoutCancel(ctx), s.ID()); err != nil {
 			fmt.Fprintln(stderr, "reprise: warning: the session log may lack the last records:", err)
 		}
-		if discard && s.Log != nil {
+		switch {
+		case discard && s.Log != nil:
 			if err := os.RemoveAll(s.Log.Dir()); err != nil {
 				fmt.Fprintln(stderr, "reprise: warning: remove the unused session:", err)
 				return
 			}
 			fmt.Fprintf(stderr, "reprise: session %s not kept: no model call was answered\n", s.ID())
+		case s.Log != nil:
+			// Said once the run is over, when the session is kept: not before a failed first call.
+			fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 		}
 	}()
 	for _, w := range s.Warnings {
@@ -304,7 +308,6 @@ func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, 
 		discard = f.resume == ""
 		return err
 	}
-	fmt.Fprintf(stderr, "reprise: session %s (continue it with --resume %s)\n", s.ID(), s.ID())
 	end, err := printRun(ctx, s, task, stdout, f.verbose)
 	discard = f.resume == "" && (end == nil || end.Calls == 0)
 	if err != nil {

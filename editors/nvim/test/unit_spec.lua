@@ -98,6 +98,10 @@ h.test('context view rendering', function()
   h.truthy(not text:find('(s)', 1, true), 'no (s):\n' .. text)
   h.contains(text, 'Messages', 'breakdown')
   h.contains(text, 'a.go (stale)', 'largest')
+  local calls = table.concat(require('reprise.context').render({ percent = 1, largest = {
+    { kind = 'run_command', label = 'run_command go test ./...', tokens = 900 } } }), '\n')
+  h.contains(calls, '  run_command go test ./...', 'a call named once')
+  h.truthy(not calls:find('run_command run_command', 1, true), 'the tool not named twice:\n' .. calls)
   local waiting = table.concat(require('reprise.context').render({
     percent = 75, used = 18000, size = 24000, compactAt = 0.7, blockAt = 0.95,
     compaction = { state = 'idle', count = 0, decision = 'past compactAt, waiting: clearing would not pay yet' },

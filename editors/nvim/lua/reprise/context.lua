@@ -158,6 +158,10 @@ function M.render(r)
       break
     end
     local label = (item.path and item.path ~= '' and item.path or item.label or ''):gsub('%s+', ' ')
+    -- A call's label starts with its tool, which the kind column already says.
+    if item.kind and label:sub(1, #item.kind + 1) == item.kind .. ' ' then
+      label = label:sub(#item.kind + 2)
+    end
     table.insert(lines, string.format('  %7s  %-8s %s%s', util.kilo(item.tokens or 0), item.kind or '', label,
       item.stale and ' (stale)' or ''))
   end
