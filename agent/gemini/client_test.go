@@ -111,8 +111,8 @@ func TestInputTokenLimit(t *testing.T) {
 		want   string
 	}{
 		{"404", 404, `{"error":{"code":404,"message":"models/x is not found","status":"NOT_FOUND"}}`, "model gemini-3.8-flash is not available (404 NOT_FOUND: models/x is not found): reprise models lists the models this key can use"},
-		{"500", 500, `{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, "model unavailable after 1 attempt: 500 INTERNAL: oops"},
-		{"plain-text 503", 503, `overloaded`, "model unavailable after 1 attempt: 503 UNAVAILABLE: overloaded"},
+		{"500", 500, `{"error":{"code":500,"message":"oops","status":"INTERNAL"}}`, "Gemini failed (500 INTERNAL, 1 attempt): oops; try again"},
+		{"plain-text 503", 503, `overloaded`, "Gemini is overloaded (503 UNAVAILABLE, 1 attempt): overloaded; try again in a minute"},
 		{"limit 0", 200, `{"name":"models/gemini-3.8-flash"}`, "the API reported 0"},
 	}
 	for _, tt := range tests {

@@ -147,13 +147,24 @@ func (f failure) giveUp(attempts int) *Error {
 		return &e
 	}
 	e := &Error{Status: f.status, Code: f.code, Attempts: attempts, Err: f.err}
+	// What happened in plain words first, what to do last; the API's status in between.
+	api := fmt.Sprintf("(%d %s, %s)", f.status, f.code, plural(attempts, "attempt"))
+	f.msg = strings.TrimSuffix(strings.TrimSpace(f.msg), ".")
 	switch {
 	case f.retry && errors.Is(f.err, ErrStreamCut):
 		e.Message = fmt.Sprintf("%s (%s)", ErrStreamCut, plural(attempts, "attempt"))
-	case f.retry:
+	case f.retry && f.status == 0:
 		e.Message = fmt.Sprintf("model unavailable after %s: %s", plural(attempts, "attempt"), f.detail())
+	case f.status == 429 && !overloaded(f.msg):
+		e.Message = fmt.Sprintf("Gemini's quota for this API key is used up %s: %s; wait for it to refill, or raise the key's limits", api, f.msg)
+	case f.status == 429 || f.status == 503:
+		e.Message = fmt.Sprintf("Gemini is overloaded %s: %s; try again in a minute", api, f.msg)
+	case f.retry:
+		e.Message = fmt.Sprintf("Gemini failed %s: %s; try again", api, f.msg)
+	case f.status == 400 && strings.Contains(f.msg, "API key"):
+		e.Message = fmt.Sprintf("Gemini refused the API key (%d %s): %s; check GEMINI_API_KEY", f.status, f.code, f.msg)
 	case f.status == 400:
-		e.Message = fmt.Sprintf("the model rejected the request (%d %s): %s", f.status, f.code, f.msg)
+		e.Message = fmt.Sprintf("Gemini rejected the request (%d %s): %s", f.status, f.code, f.msg)
 	case f.status == 401 || f.status == 403:
 		e.Message = fmt.Sprintf("Gemini refused the API key (%d %s): %s; check GEMINI_API_KEY", f.status, f.code, f.msg)
 	case f.status != 0:
@@ -162,6 +173,13 @@ func (f failure) giveUp(attempts int) *Error {
 		e.Message = "the model request failed: " + f.msg
 	}
 	return e
+}
+
+// overloaded tells a 429 for want of capacity ("No capacity available for model … on the
+// server") from one for a spent quota ("You exceeded your current quota").
+func overloaded(msg string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "capacity") || strings.Contains(m, "overloaded")
 }
 
 func plural(n int, noun string) string {

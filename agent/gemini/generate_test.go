@@ -365,7 +365,7 @@ func TestGivingUp(t *testing.T) {
 			turns:    repeat(2, geminitest.Fault{Status: 400, Message: "Request contains an invalid argument."}),
 			status:   400,
 			requests: 1,
-			want:     "the model rejected the request (400 INVALID_ARGUMENT): Request contains an invalid argument.",
+			want:     "Gemini rejected the request (400 INVALID_ARGUMENT): Request contains an invalid argument",
 		},
 		{
 			name:     "401 not retried",
@@ -373,14 +373,14 @@ func TestGivingUp(t *testing.T) {
 			turns:    repeat(2, geminitest.Fault{Status: 401, Message: "Request had invalid authentication credentials."}),
 			status:   401,
 			requests: 1,
-			want:     "Gemini refused the API key (401 UNAUTHENTICATED): Request had invalid authentication credentials.; check GEMINI_API_KEY",
+			want:     "Gemini refused the API key (401 UNAUTHENTICATED): Request had invalid authentication credentials; check GEMINI_API_KEY",
 		},
 		{
 			name:     "403 not retried, key scrubbed",
 			turns:    repeat(2, geminitest.Fault{Status: 403, Message: "API key " + testKey + " not valid."}),
 			status:   403,
 			requests: 1,
-			want:     "Gemini refused the API key (403 PERMISSION_DENIED): API key [redacted] not valid.; check GEMINI_API_KEY",
+			want:     "Gemini refused the API key (403 PERMISSION_DENIED): API key [redacted] not valid; check GEMINI_API_KEY",
 		},
 		{
 			name:     "503 exhausted",
@@ -388,7 +388,28 @@ func TestGivingUp(t *testing.T) {
 			turns:    repeat(3, geminitest.Fault{Status: 503, Message: "The model is overloaded."}),
 			status:   503,
 			requests: 3,
-			want:     "model unavailable after 3 attempts: 503 UNAVAILABLE: The model is overloaded.",
+			want:     "Gemini is overloaded (503 UNAVAILABLE, 3 attempts): The model is overloaded; try again in a minute",
+		},
+		{
+			name:     "400 bad key: said so, not retried",
+			turns:    repeat(2, geminitest.Fault{Status: 400, Message: "API key not valid. Please pass a valid API key."}),
+			status:   400,
+			requests: 1,
+			want:     "Gemini refused the API key (400 INVALID_ARGUMENT): API key not valid. Please pass a valid API key; check GEMINI_API_KEY",
+		},
+		{
+			name:     "429 quota spent",
+			turns:    repeat(3, geminitest.Fault{Status: 429, Message: "You exceeded your current quota, please check your plan and billing details."}),
+			status:   429,
+			requests: 3,
+			want:     "Gemini's quota for this API key is used up (429 RESOURCE_EXHAUSTED, 3 attempts): You exceeded your current quota, please check your plan and billing details; wait for it to refill, or raise the key's limits",
+		},
+		{
+			name:     "429 no capacity",
+			turns:    repeat(3, geminitest.Fault{Status: 429, Message: "No capacity available for model gemini-3.8-flash on the server"}),
+			status:   429,
+			requests: 3,
+			want:     "Gemini is overloaded (429 RESOURCE_EXHAUSTED, 3 attempts): No capacity available for model gemini-3.8-flash on the server; try again in a minute",
 		},
 		{
 			name:     "cut stream that never recovers",
@@ -403,7 +424,7 @@ func TestGivingUp(t *testing.T) {
 			turns:    nil,
 			status:   500,
 			requests: 3,
-			want:     "model unavailable after 3 attempts: 500 INTERNAL: geminitest: script exhausted (request 3)",
+			want:     "Gemini failed (500 INTERNAL, 3 attempts): geminitest: script exhausted (request 3); try again",
 		},
 	}
 	for _, tt := range tests {

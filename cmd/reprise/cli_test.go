@@ -362,3 +362,17 @@ func TestSessionsExport(t *testing.T) {
 		t.Errorf("export of an unknown session: %d %q", code, errOut)
 	}
 }
+
+// TestModelsOffline: with the API out of reach, `reprise models` says so in one short line, the
+// address named and no Go error chain, and shows the catalogue.
+func TestModelsOffline(t *testing.T) {
+	vars := env(map[string]string{"GEMINI_API_KEY": "k", "GOOGLE_GEMINI_BASE_URL": "http://127.0.0.1:9", "XDG_CACHE_HOME": t.TempDir(), "HOME": t.TempDir()})
+	code, out, errOut := runMain(t, []string{"models", "--refresh"}, vars)
+	if code != 0 || !strings.Contains(out, "gemini-3.8-flash") {
+		t.Fatalf("models offline: exit %d\n%s%s", code, out, errOut)
+	}
+	want := "reprise: warning: list the models: model unavailable after 1 attempt: cannot reach 127.0.0.1:9 (connection refused); showing the catalogue alone\n"
+	if errOut != want {
+		t.Errorf("stderr %q, want %q", errOut, want)
+	}
+}

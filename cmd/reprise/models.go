@@ -36,7 +36,7 @@ func modelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 		if errors.Is(err, gemini.ErrNoAPIKey) {
 			return err
 		}
-		fmt.Fprintf(stderr, "reprise: warning: %v; showing the catalogue alone\n", err)
+		fmt.Fprintf(stderr, "reprise: warning: %s; showing the catalogue alone\n", shortError(err.Error()))
 		*all = true
 	}
 	entries := cat.Join(list.Models, now, *all)
