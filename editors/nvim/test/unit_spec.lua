@@ -149,9 +149,26 @@ h.test('turns and model calls counted apart', function()
   -- One prompt whose answer took two tool calls: one turn, three model calls.
   local session = { sessionId = 's1', title = 'Read the notes', turns = 1, calls = 3, percent = 42.1, used = 10100,
     size = 24000, lastActivity = '2026-12-01T10:00:00Z', current = true }
-  h.eq(require('reprise.actions').format_session(session),
-    'Read the notes · 42% · 10.1k/24k · current — s1 · 1 turn · 3 model calls · 2026-12-01T10:00:00Z',
+  local actions = require('reprise.actions')
+  local when = actions.when('2026-12-01T10:00:00Z')
+  h.truthy(when:match('^ · 2026%-12%-0[12] %d%d:%d%d$'), 'a local time: ' .. when)
+  h.eq(actions.format_session(session),
+    'Read the notes · 42% · 10.1k/24k · current — s1 · 1 turn · 3 model calls' .. when,
     'session picker row, as VS Code\'s')
+  h.eq(actions.format_session({ sessionId = 's2', title = 'Saved one', turns = 2, calls = 5, size = 0 }),
+    'Saved one · saved — s2 · 2 turns · 5 model calls', 'a saved session has no window to fill')
+  local chat = require('reprise.chat')
+  local function ended(calls)
+    chat.on_update(9989, { sessionId = 's1', update = { sessionUpdate = 'turn_end', stopReason = 'end_turn',
+      turn = { calls = calls } } })
+  end
+  chat.user(9989, 'one')
+  ended(3)
+  chat.user(9989, 'two')
+  ended(4)
+  h.contains(h.text(chat.buf(9989)), '_3 model calls_\n\n## You\n\ntwo\n\n## Reprise\n\n_1 model call_',
+    'each turn its own calls')
+  vim.cmd('bwipeout! ' .. chat.buf(9989))
   local lines = require('reprise.context').render({
     percent = 42, used = 10100, size = 24000, source = 'usage', model = 'm', compactAt = 0.7, blockAt = 0.95,
     breakdown = {}, largest = {}, turns = 2, calls = 4,

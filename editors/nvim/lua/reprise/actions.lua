@@ -237,11 +237,30 @@ end
 ---@param s table one entry of reprise.sessions
 ---@return string
 function M.format_session(s)
-  -- VS Code's picker row: the title; how full, current, running; the id, turns, model calls, activity.
+  -- VS Code's picker row: the title; how full (a session not open has no window: saved), current,
+  -- running; the id, turns, model calls, last activity in local time.
   local title = (s.title and s.title ~= '') and s.title or s.sessionId
-  return string.format('%s · %d%% · %s/%s%s%s — %s · %s · %s', title, math.floor((s.percent or 0) + 0.5),
-    util.kilo(s.used), util.kilo(s.size), s.current and ' · current' or '', s.running and ' · running' or '',
-    s.sessionId, util.turns_and_calls(s.turns, s.calls), s.lastActivity or '')
+  local usage = (s.size or 0) > 0
+    and string.format('%d%% · %s/%s', math.floor((s.percent or 0) + 0.5), util.kilo(s.used), util.kilo(s.size))
+    or 'saved'
+  return string.format('%s · %s%s%s — %s · %s%s', title, usage, s.current and ' · current' or '',
+    s.running and ' · running' or '', s.sessionId, util.turns_and_calls(s.turns, s.calls), M.when(s.lastActivity))
+end
+
+--- An RFC 3339 time (UTC) as " · YYYY-MM-DD HH:MM" in local time; "" when there is none.
+---@param iso string|nil
+---@return string
+function M.when(iso)
+  local y, mo, d, h, mi, sec = (iso or ''):match('^(%d+)-(%d+)-(%d+)T(%d+):(%d+):(%d+)')
+  if not y then
+    return ''
+  end
+  local utc = os.time({ year = tonumber(y), month = tonumber(mo), day = tonumber(d), hour = tonumber(h),
+    min = tonumber(mi), sec = tonumber(sec) })
+  -- os.time read the fields as local time: shift by this zone's offset from UTC.
+  local now = os.time()
+  local offset = os.difftime(now, os.time(os.date('!*t', now)))
+  return ' · ' .. os.date('%Y-%m-%d %H:%M', utc + offset)
 end
 
 --- Resumes a session; without an id, lists them.
@@ -371,6 +390,7 @@ function M.sessions()
       function(s)
         if s then
           M.resume(s.sessionId)
+          M.chat() -- picked to be worked on: its chat is shown
         end
       end)
   end)

@@ -383,7 +383,14 @@ function M.change_lines(changes)
 end
 
 local function on_turn_end(chat, u)
-  local calls = u.turn and u.turn.calls
+  -- The server counts the session's calls; the line says the turn's.
+  local total = u.turn and u.turn.calls
+  local calls
+  if total then
+    chat.calls_at = chat.calls_at or {}
+    calls = total - (chat.calls_at[chat.session or ''] or 0)
+    chat.calls_at[chat.session or ''] = total
+  end
   local lines = {}
   if u.stopReason and u.stopReason ~= protocol.stop.end_turn then
     table.insert(lines, string.format('> ⚠ Stopped: %s%s', (u.stopReason:gsub('_', ' ')),
@@ -692,8 +699,12 @@ function M.history(id, session, entries, pins, how)
   local chat = M.get(id)
   append(chat, { '# Session ' .. session .. ' (' .. (how or 'resumed') .. ')' })
   chat.session = session
-  -- The resumed session's pins are listed under it, even when the chat showed the same ones.
+  -- The resumed session's pins are listed under it, even when the chat showed the same ones; its
+  -- turns' calls are counted again from its first.
   chat.pins_line = nil
+  if chat.calls_at then
+    chat.calls_at[session] = nil
+  end
   for _, e in ipairs(entries or {}) do
     if e.kind == E.user then
       M.user(id, e.text or '', session)
