@@ -177,12 +177,34 @@ export class Server implements vscode.Disposable {
     const c = this.client;
     this.client = undefined;
     this.handlers.stopped();
-    if (c) await c.stop().catch(() => undefined);
+    // A client that does not stop in time is disposed: its commands must be gone before the next
+    // client registers the same ones.
+    if (c) await c.stop().catch(() => c.dispose().catch(() => undefined));
   }
 
-  async restart(): Promise<boolean> {
-    await this.stop();
-    return this.start();
+  private restarting?: Promise<boolean>;
+  private restartAgain = false;
+
+  /**
+   * restart stops the server and starts it again. Restarts asked while one runs (a settings file
+   * written twice, the user's and the machine's) make one more after it, never a second client
+   * at once: two would register the same commands ("command 'reprise.ask' already exists").
+   */
+  restart(): Promise<boolean> {
+    if (this.restarting) {
+      this.restartAgain = true;
+      return this.restarting;
+    }
+    this.restarting = (async () => {
+      let ok = false;
+      do {
+        this.restartAgain = false;
+        await this.stop();
+        ok = await this.start();
+      } while (this.restartAgain);
+      return ok;
+    })().finally(() => (this.restarting = undefined));
+    return this.restarting;
   }
 
   /** supports says whether the running server announces a command in executeCommandProvider. */
