@@ -10,6 +10,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/reprise-dev/reprise/agent/gemini"
+	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
@@ -69,6 +70,13 @@ func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage,
 	b.served = served
 	b.calls++
 	return b.calls, cost, priced, warnings
+}
+
+// apply adds to the totals what r bills (journal.Bill): a subagent's start or one of its calls.
+func (b *billing) apply(r journal.Record) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	journal.Bill(&b.totals, r)
 }
 
 // callCount is the number of model calls since the session began.

@@ -31,6 +31,9 @@ const (
 	EventPins EventType = "pins"
 	// EventPlan is the agent's plan (Event.Plan) after a write_todos changed it.
 	EventPlan EventType = "plan"
+	// EventSubagent is a subagent's progress (Event.Subagent): started, a tool it runs, a model
+	// call it made, its end. Told while the task call that runs it is in progress.
+	EventSubagent EventType = "subagent"
 )
 
 // StopReason says why a turn ended. The values are saved in session logs; what an editor sees is
@@ -64,6 +67,27 @@ type Event struct {
 	End        *TurnEnd
 	Pins       []contextwin.PinInfo // EventPins: all of them, in order
 	Plan       []contextwin.Todo    // EventPlan: the whole plan, in order
+	Subagent   *SubagentEvent
+}
+
+// SubagentEvent is where a subagent is: its session, the parent's task call it answers, its
+// figures so far.
+type SubagentEvent struct {
+	ID          string `json:"subagentId"` // the subagent's session id
+	Parent      string `json:"parentId"`
+	Call        string `json:"toolCallId"` // the parent's task call
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	// Status is running, then completed, failed or cancelled (journal.Subagent*).
+	Status string            `json:"status"`
+	Calls  int               `json:"calls"`          // model calls so far
+	Totals contextwin.Totals `json:"totals"`         // its own
+	Tool   string            `json:"tool,omitempty"` // the title of the call it runs now
+	// Result is what the parent's model got, on the last event; Err why it failed.
+	Result string `json:"result,omitempty"`
+	Err    string `json:"error,omitempty"`
+	// Saved is its session's directory, when saved.
+	Saved string `json:"saved,omitempty"`
 }
 
 // ToolStatus is where a tool call is, after the Agent Client Protocol's statuses.

@@ -78,7 +78,7 @@ func TestExternalToolsDeclaredAndCounted(t *testing.T) {
 	f.run(t.Context(), "hi")
 	reqs := f.srv.Requests()
 	fns := reqs[len(reqs)-1].Functions
-	builtin := len(tools.Declarations())
+	builtin := len(tools.Declarations()) + 1 // and task
 	if len(fns) != builtin+1 || fns[builtin] != "docs__lookup" || fns[0] != "read_file" {
 		t.Errorf("declared %v, want the %d built-in tools then docs__lookup", fns, builtin)
 	}

@@ -31,6 +31,7 @@ type fixture struct {
 	srv   *geminitest.Server
 	s     *Session
 	log   *journal.Log // with journal set
+	store *journal.Store
 	// timers wait on the fake's clock, with simClock set.
 	timers *simTimers
 }
@@ -65,6 +66,10 @@ type fixtureOpts struct {
 	// client on the same fake ("" = the session's model).
 	compaction string
 	between    func(Event) // Options.Between
+	// subagentModel runs subagents on this model, through its own client on the same fake
+	// ("" = the session's model); subagents are their settings.
+	subagentModel string
+	subagents     SubagentSettings
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -142,6 +147,14 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		}
 		opts.CompactionModel, opts.CompactionModelName = cc, o.compaction
 	}
+	opts.Subagents = o.subagents
+	if o.subagentModel != "" {
+		sc, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", Model: o.subagentModel, BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.SubagentModel, opts.SubagentModelName = sc, o.subagentModel
+	}
 	f := &fixture{ws: ws, srv: srv}
 	if o.simClock {
 		f.timers = &simTimers{srv: srv, armed: make(chan struct{}, 1)}
@@ -152,6 +165,8 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		if err != nil {
 			t.Fatal(err)
 		}
+		f.store = st
+		opts.OpenSubagent = func(m journal.Meta) (SubagentLog, error) { return st.Create(m) }
 		opts.ID = NewID(time.Now())
 		f.log, err = st.Create(journal.Meta{ID: opts.ID, Workspace: ws, Model: client.Model(), Created: time.Now()})
 		if err != nil {

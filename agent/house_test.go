@@ -24,7 +24,7 @@ import (
 
 // sessionParts are the fields of Session that are parts; opts is read-only configuration, and
 // settings and loop are the session's own state.
-var sessionParts = []string{"conv", "files", "memo", "bill", "compactor", "caching"}
+var sessionParts = []string{"conv", "files", "memo", "bill", "compactor", "caching", "subagents"}
 
 // maxSessionMethods bounds Session: past it, behaviour is creeping back from the parts.
 const maxSessionMethods = 45

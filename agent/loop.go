@@ -153,7 +153,7 @@ func (s *Session) beforeCall(ctx context.Context, em *emitter, calls int) StopRe
 		return stop
 	}
 	f := s.planFacts()
-	if s.bill.overCap(f.policy) {
+	if s.bill.overCap(f.policy) || s.opts.parent != nil && s.opts.parent.overCap() {
 		return StopCapped
 	}
 	job, wait, started, cleared := s.compactor.autoCompact(ctx, f, calls)

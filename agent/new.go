@@ -76,7 +76,16 @@ func (s *Session) init() *Session {
 	}
 	s.settings.policy = opts.ContextPolicy
 	s.settings.env = s.newEnv()
-	s.conv.prompt = buildSystemPrompt(opts.Workspace, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)), opts.External)
+	s.settings.sandbox = opts.Sandbox
+	s.subagents = Subagents{opts: &s.opts, conv: &s.conv, bill: &s.bill, policy: s.policy, usage: s.usage, notify: make(chan struct{}, 1),
+		env: func() (*tools.Env, *sandbox.Sandbox) {
+			s.settings.mu.Lock()
+			defer s.settings.mu.Unlock()
+			return s.settings.env, s.settings.sandbox
+		},
+		newSession: newChild,
+	}
+	s.conv.prompt = buildSystemPrompt(&s.opts, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)))
 	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
 	if store, ok := opts.Model.(cacheStore); ok {
 		view := cacheView{
@@ -100,7 +109,7 @@ func (s *Session) newEnv() *tools.Env {
 	if grants == nil {
 		grants = tools.NewMCPGrants(nil)
 	}
-	return &tools.Env{
+	env := &tools.Env{
 		Workspace:        s.opts.Workspace,
 		Overlay:          s.opts.Overlay,
 		Guard:            s.opts.Guard,
@@ -118,4 +127,21 @@ func (s *Session) newEnv() *tools.Env {
 		WriteGrants:      &tools.WriteGrants{},
 		Memo:             &s.memo,
 	}
+	if s.opts.parent != nil {
+		env.Only, env.Memo, env.External, env.MCPGrants = tools.SubagentTools, nil, nil, nil
+	}
+	return env
+}
+
+// newChild opens a subagent's session.
+func newChild(o Options) (child, error) {
+	c, err := New(o)
+	if err != nil {
+		return child{}, err
+	}
+	figures := func() (contextwin.Totals, int) {
+		f := c.bill.figures()
+		return f.totals, f.calls
+	}
+	return child{run: c.Run, figures: figures, history: c.conv.History, close: c.Close}, nil
 }

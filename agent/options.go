@@ -42,6 +42,8 @@ type Config struct {
 	Overlay func(rel string) (string, bool)
 	Guard   func(rel string) error
 	Logger  *slog.Logger
+	// Subagents are the task tool's settings; the zero value declares it with the defaults.
+	Subagents SubagentSettings
 }
 
 // Options configure a session: the front-end's Config, and what the runner builds from the
@@ -86,6 +88,28 @@ type Options struct {
 	// held. Nil: such a compaction lands at the next turn's first call, which tells it, and the
 	// notes wait for the next call.
 	Between func(Event)
+
+	// SubagentModel is the model subagents run on (the subagentModel setting, built by the
+	// runner), SubagentModelName its name, SubagentInputLimit its input limit and
+	// SubagentThinking what its requests send. Nil: the session's own model.
+	SubagentModel      Model
+	SubagentModelName  string
+	SubagentInputLimit int
+	SubagentThinking   catalog.ThinkingChoice
+	// OpenSubagent saves a subagent as a session of its own (its transcript, the result names
+	// where); nil: subagents are kept in memory only.
+	OpenSubagent func(journal.Meta) (SubagentLog, error)
+
+	// parent is set on a subagent's own session: what it needs of the session that runs it.
+	parent *parentLink
+}
+
+// SubagentLog is a subagent's saved session (a journal.Log).
+type SubagentLog interface {
+	Journal
+	Blobs
+	Dir() string
+	Close() error
 }
 
 // DefaultMaxTurnRequests bounds the model calls of one user turn: long tasks routinely take a
@@ -132,3 +156,31 @@ func (o *Options) sync() {
 
 // window is the effective context budget under policy p.
 func (o *Options) window(p contextwin.Policy) int { return p.Window(o.InputTokenLimit) }
+
+// SubagentSettings are the task tool's settings: subagents, subagentModel, subagentBudget,
+// subagentParallel and subagentMaxCalls.
+type SubagentSettings struct {
+	Off bool // no task tool
+	// Model is the model subagents run on; "" is the catalogue's choice (Catalog.SubagentModel).
+	Model string
+	// Budget is a subagent's context budget; 0 is the session's contextBudget.
+	Budget int
+	// Parallel bounds the subagents running at once; 0 is DefaultSubagentParallel.
+	Parallel int
+	// MaxCalls bounds a subagent's model calls; 0 is DefaultSubagentMaxCalls.
+	MaxCalls int
+}
+
+// Defaults of the subagent settings.
+const (
+	DefaultSubagentParallel = 3
+	// DefaultSubagentMaxCalls is enough for a broad investigation (dozens of reads and searches)
+	// and stops one going in circles long before the parent's own turn limit.
+	DefaultSubagentMaxCalls = 40
+	MaxSubagentParallel     = 8
+)
+
+// parentLink is what a subagent's session needs of the session that runs it.
+type parentLink struct {
+	overCap func() bool // the parent reached a cap: the child stops too
+}

@@ -108,11 +108,30 @@ func readInstructions(root *os.Root, name string) (string, error) {
 	return string(data) + fmt.Sprintf("\n[… %s is longer than %d KiB: the rest was not read]", name, maxInstructionBytes/1024), nil
 }
 
+// subagentPrompt is a subagent's system instruction: the task comes as its first message.
+const subagentPrompt = `You are a Reprise subagent working in the user's workspace: %s
+All paths are relative to that root; you cannot leave it.
+
+Another agent gave you the task in the first message; it sees nothing of your work but your last message.
+- You can read, list and search files, and run commands: those outside the allowlist need the user's approval; if one is refused, do not retry it. You cannot edit files.
+- Use search and list_files to find code instead of guessing paths; read only what the task needs.
+- Long outputs are truncated (start and end kept); when a whole output was saved to a file, read_file or search that file for the part you need.
+- End with one complete, self-contained report: file paths, line numbers, exact names and errors, concise, no questions.`
+
 // buildSystemPrompt assembles the fixed part of every request. External tools come after the
-// built-in ones, so that adding an MCP server leaves the start of the prefix as it was.
-func buildSystemPrompt(workspace, instructions string, ext tools.External) systemPrompt {
-	base := fmt.Sprintf(basePrompt, workspace)
+// built-in ones, so that adding an MCP server leaves the start of the prefix as it was. A
+// subagent gets its own instruction and tools; a session that may run subagents declares task.
+func buildSystemPrompt(o *Options, instructions string) systemPrompt {
+	base := fmt.Sprintf(basePrompt, o.Workspace)
 	decls := tools.Declarations()
+	ext := o.External
+	switch {
+	case o.parent != nil:
+		base = fmt.Sprintf(subagentPrompt, o.Workspace)
+		decls, ext = tools.DeclarationsOf(tools.SubagentTools), nil
+	case !o.Subagents.Off:
+		decls = append(decls, tools.TaskDeclaration())
+	}
 	j, _ := json.Marshal(decls)
 	p := systemPrompt{text: base + instructions, base: base, instructions: instructions, decls: decls, toolsJSON: string(j)}
 	if ext != nil {

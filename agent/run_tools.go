@@ -13,13 +13,26 @@ import (
 )
 
 // runTools runs the model's calls in order and appends their responses as one message, so every
-// call has its response even when the turn is cancelled halfway.
+// call has its response even when the turn is cancelled halfway. The task calls start first,
+// together (Subagents.start), and are waited for in their turn.
 func (s *Session) runTools(ctx context.Context, em *emitter, fcs []*genai.FunctionCall) {
 	parts := make([]*genai.Part, 0, len(fcs))
+	ids := make([]string, len(fcs))
 	for i, fc := range fcs {
-		id := fc.ID
-		if id == "" {
-			id = fmt.Sprintf("call-%d-%d", s.bill.callCount(), i+1)
+		ids[i] = fc.ID
+		if ids[i] == "" {
+			ids[i] = fmt.Sprintf("call-%d-%d", s.bill.callCount(), i+1)
+		}
+	}
+	tasks := s.subagents.start(ctx, em, fcs, ids)
+	for i, fc := range fcs {
+		id := ids[i]
+		if run := tasks[i]; run != nil {
+			done, res := s.subagents.await(em, fc, run)
+			s.conv.noteTool(done, nil)
+			em.send(Event{Type: EventToolUpdate, Tool: done})
+			parts = append(parts, responsePart(fc, res.Output, res.IsError))
+			continue
 		}
 		title, kind := s.settings.toolsEnv().Describe(tools.Call{ID: id, Name: fc.Name, Args: fc.Args})
 		ev := &ToolEvent{ID: id, Name: fc.Name, Title: s.opts.Secrets.String(title), Kind: kind, Status: ToolInProgress, Args: s.opts.Secrets.Map(fc.Args)}

@@ -4,8 +4,6 @@
 package agent
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"slices"
 	"sync"
@@ -33,6 +31,7 @@ var ErrBusy = errors.New("a turn is already running in this session")
 //     the last test verdict);
 //   - memo: what the agent keeps besides the conversation (its plan, its notes);
 //   - bill: what the calls cost, the warnings about models and prices, the caps;
+//   - subagents: the subagents its task calls run;
 //   - compactor: the compaction running in the background and when to start the next;
 //   - loop: whether a turn runs, and when the session was last active.
 //
@@ -51,14 +50,18 @@ type Session struct {
 	bill      billing
 	compactor compactor
 	loop      turnLoop
+	subagents Subagents
 	caching   *ExplicitCache // explicit caching in front of the model; nil when the model has none
 	landing   sync.WaitGroup // compactions landing between turns (landBetween): Close waits for them
 }
 
 // settings are what may change in a session's options while it lives (SetPolicy, SetSandbox).
 type settings struct {
-	mu     sync.Mutex // guards policy and env
+	mu     sync.Mutex // guards policy, env and sandbox
 	policy contextwin.Policy
+	// sandbox is the sandbox in force, before ForSession: a subagent's commands are confined by
+	// it for their own session.
+	sandbox *sandbox.Sandbox
 	// env is replaced, never changed in place: a copy handed out stays as it was.
 	env *tools.Env
 }
@@ -89,6 +92,9 @@ func (s *Session) Files() *Tracker { return &s.files }
 // ExplicitCache is the explicit cache in front of the session's model; nil when the model has
 // none (its methods take a nil receiver).
 func (s *Session) ExplicitCache() *ExplicitCache { return s.caching }
+
+// Subagents are the subagents the session runs (its task calls).
+func (s *Session) Subagents() *Subagents { return &s.subagents }
 
 // Memo is what the agent keeps besides the conversation: its plan and its notes.
 func (s *Session) Memo() *Memo { return &s.memo }
@@ -131,13 +137,14 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	env := *st.env
+	st.sandbox = sb
 	env.Sandbox = sb.ForSession(s.opts.ID)
 	st.env = &env
 }
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (c *Conversation) ReloadInstructions() {
-	prompt := buildSystemPrompt(c.opts.Workspace, c.opts.Secrets.String(loadInstructions(c.opts.Workspace, c.opts.Logger)), c.opts.External)
+	prompt := buildSystemPrompt(c.opts, c.opts.Secrets.String(loadInstructions(c.opts.Workspace, c.opts.Logger)))
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.prompt = prompt
@@ -163,13 +170,6 @@ func (s *Session) LastActivity() time.Time {
 	s.loop.mu.Lock()
 	defer s.loop.mu.Unlock()
 	return s.loop.lastActivity
-}
-
-// NewID makes a session id that sorts by creation time and does not collide.
-func NewID(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return t.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
 // turnLoop is the turn loop's own state. Its methods take mu and no other lock.

@@ -162,6 +162,65 @@ type Totals struct {
 	// Summaries are the compaction summaries' calls, counted in the figures above too: what the
 	// summaries cost apart, and on which tier.
 	Summaries SummaryTotals `json:"summaries,omitzero"`
+	// Subagents are the calls of the session's subagents (the task tool), counted in the figures
+	// above too: the session's caps cover them, and they are shown apart.
+	Subagents SubagentTotals `json:"subagents,omitzero"`
+}
+
+// SubagentTotals are the calls of a session's subagents, summaries of their own included.
+type SubagentTotals struct {
+	Runs         int     `json:"runs"` // subagents started
+	Calls        int     `json:"calls"`
+	InputTokens  int     `json:"inputTokens"`
+	CachedTokens int     `json:"cachedTokens"`
+	OutputTokens int     `json:"outputTokens"`
+	Cost         float64 `json:"cost"` // of the priced calls
+	Unpriced     int     `json:"unpriced,omitempty"`
+}
+
+// AddSubagentCall records one call of a subagent among the totals and apart, at its cost when
+// priced (false: unknown).
+func (t *Totals) AddSubagentCall(u CallUsage, cost float64, priced bool) {
+	if priced {
+		t.count(u, DefaultCachedWeight, DefaultOutputWeight)
+		t.Cost += cost
+	} else {
+		t.AddUnpriced(u)
+	}
+	s := &t.Subagents
+	s.Calls++
+	s.InputTokens += u.Prompt
+	s.CachedTokens += u.Cached
+	s.OutputTokens += u.Output()
+	if priced {
+		s.Cost += cost
+	} else {
+		s.Unpriced++
+	}
+}
+
+// Text is the subagents as users read them: "2 subagents, 14 calls $0.0123 (48,210 input, 31,000
+// cached)", or "" before the first.
+func (s SubagentTotals) Text() string {
+	if s.Runs == 0 && s.Calls == 0 {
+		return ""
+	}
+	noun := "subagents"
+	if s.Runs == 1 {
+		noun = "subagent"
+	}
+	calls := "calls"
+	if s.Calls == 1 {
+		calls = "call"
+	}
+	cost := fmt.Sprintf("$%.4f", s.Cost)
+	switch {
+	case s.Unpriced > 0 && s.Unpriced == s.Calls:
+		cost = "cost unknown"
+	case s.Unpriced > 0:
+		cost += " + unknown"
+	}
+	return fmt.Sprintf("%d %s, %d %s %s (%s input, %s cached)", s.Runs, noun, s.Calls, calls, cost, catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
 }
 
 // SummaryTotals are the summarizer's calls of a session.

@@ -423,6 +423,7 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandForgetNote, func(id string) any { return ForgetNoteArgs{SessionID: id, Key: "k"} }},
 		{CommandFork, func(id string) any { return ForkArgs{SessionID: id, Turn: 1} }},
 		{CommandExport, func(id string) any { return ExportArgs{SessionID: id} }},
+		{CommandCancelSubagent, func(id string) any { return CancelSubagentArgs{SessionID: id, SubagentID: "20991231-000000-abcdef"} }},
 	}
 	takesSession := map[string]bool{}
 	for _, c := range commands {

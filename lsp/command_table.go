@@ -57,6 +57,9 @@ var commands = map[string]command{
 	CommandForgetNote:  {run: args(true, (*server).forgetNote)},
 	CommandFork:        {run: args(false, (*server).fork)},
 	CommandExport:      {run: args(false, (*server).export)},
+	CommandCancelSubagent: {run: args(true, func(s *server, _ context.Context, a CancelSubagentArgs) (any, error) {
+		return s.cancelSubagent(a)
+	})},
 	CommandPins: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {
 		return pinsResult{Pins: contextwin.PinInfos(l.Conversation().Pins())}, nil
 	})},

@@ -17,8 +17,10 @@ import (
 // format (md, the default, or html) and, optionally, where in the workspace to write it.
 type ExportArgs struct {
 	SessionID string `json:"sessionId,omitempty"`
-	Format    string `json:"format,omitempty"`
-	Path      string `json:"path,omitempty"`
+	// SubagentID exports one of the session's subagents instead: its transcript.
+	SubagentID string `json:"subagentId,omitempty"`
+	Format     string `json:"format,omitempty"`
+	Path       string `json:"path,omitempty"`
 }
 
 // exportResult answers reprise.export: the text, when no path was given (the editor saves it where
@@ -54,6 +56,11 @@ func (s *server) export(ctx context.Context, a ExportArgs) (any, error) {
 	s.sessions.release(l)
 	if s.sessions.store == nil {
 		return nil, invalidParams("%s: sessions are not saved (see the server log), so there is nothing to export", CommandExport)
+	}
+	if a.SubagentID != "" {
+		if id, err = s.subagentOf(id, a.SubagentID); err != nil {
+			return nil, err
+		}
 	}
 	recs, err := s.sessions.store.Records(id)
 	if errors.Is(err, journal.ErrNotFound) {

@@ -81,7 +81,7 @@ func TestMCPThroughTheServer(t *testing.T) {
 	}
 	reqs := modelCalls(e.srv.Requests())
 	fns := reqs[0].Functions
-	builtin := len(tools.Declarations())
+	builtin := len(tools.Declarations()) + 1 // and task
 	if len(fns) <= builtin || fns[0] != "read_file" || fns[builtin] != "tools__add" || !strings.Contains(strings.Join(fns, " "), "wsdocs__echo") {
 		t.Errorf("declared %v: want the built-in tools, then the setting's server, then the workspace's", fns)
 	}
@@ -145,7 +145,7 @@ func TestMCPUntrustedNotStarted(t *testing.T) {
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatal("the untrusted workspace server ran")
 	}
-	if fns := modelCalls(e.srv.Requests())[0].Functions; len(fns) != len(tools.Declarations()) {
+	if fns := modelCalls(e.srv.Requests())[0].Functions; len(fns) != len(tools.Declarations())+1 { // and task
 		t.Errorf("declared %v: want only the built-in tools", fns)
 	}
 	var st mcpResult

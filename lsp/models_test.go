@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // TestModelCacheBuildsOnce: N first uses at once build one client, and all get it. The build
@@ -130,13 +131,17 @@ func TestModelCacheBuildPanics(t *testing.T) {
 }
 
 // TestConcurrentSessionsShareOneClient: sessions created at once on a fresh server share one
-// model client (the server goes through the cache; TestModelCacheBuildsOnce holds the race).
+// client per model, theirs and their subagents' (the server goes through the cache;
+// TestModelCacheBuildsOnce holds the race).
 func TestConcurrentSessionsShareOneClient(t *testing.T) {
 	const n = 8
-	var builds atomic.Int32
+	var mu sync.Mutex
+	builds := map[string]int{}
 	model := &chunkModel{chunks: make(chan string)}
-	e := newEnv(t, envOpts{newModel: func(context.Context, string) (agent.Model, int, error) {
-		builds.Add(1)
+	e := newEnv(t, envOpts{newModel: func(_ context.Context, name string) (agent.Model, int, error) {
+		mu.Lock()
+		builds[name]++
+		mu.Unlock()
 		return model, 1 << 20, nil
 	}})
 	var wg sync.WaitGroup
@@ -148,7 +153,8 @@ func TestConcurrentSessionsShareOneClient(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	if got := builds.Load(); got != 1 {
-		t.Errorf("%d model clients built for %d sessions of one model, want 1", got, n)
+	sub, _ := catalog.Builtin().SubagentModel()
+	if len(builds) != 2 || builds[sub] != 1 || builds[catalog.Builtin().DefaultModel()] != 1 {
+		t.Errorf("model clients built for %d sessions of one model: %v, want one for it and one for its subagents", n, builds)
 	}
 }

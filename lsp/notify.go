@@ -85,6 +85,8 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 			plan = []contextwin.Todo{}
 		}
 		o.update(update{SessionUpdate: wire(updateNames, ev.Type), Entries: &plan})
+	case agent.EventSubagent:
+		o.update(update{SessionUpdate: wire(updateNames, ev.Type), ToolCallID: ev.Subagent.Call, Subagent: subagentUpdateOf(ev.Subagent)})
 	case agent.EventTurnEnd:
 		e := ev.End
 		u := update{SessionUpdate: wire(updateNames, ev.Type), StopReason: wire(stopNames, e.StopReason), Error: e.Err, Turn: &figure{Calls: e.Calls, Totals: totalsOf(e.Totals)}}
@@ -116,6 +118,10 @@ func (o *turnOutput) plainEvent(ev agent.Event) {
 		srv.logMessage(protocol.MessageTypeLog, "Reprise → "+ev.Tool.Title)
 	case agent.EventPlan:
 		srv.logMessage(protocol.MessageTypeInfo, "Reprise: plan\n"+strings.TrimSuffix(contextwin.RenderPlan(ev.Plan), "\n"))
+	case agent.EventSubagent:
+		if line := subagentLine(ev.Subagent); line != "" {
+			srv.logMessage(protocol.MessageTypeLog, "Reprise ↳ "+line)
+		}
 	case agent.EventToolUpdate:
 		o.plainTool(ev.Tool)
 	case agent.EventCompaction:
@@ -216,4 +222,16 @@ func meterTotals(e *agent.TurnEnd) string {
 
 func percentOf(u agent.Usage) uint32 {
 	return uint32(min(max(u.Percent, 0), 100))
+}
+
+// subagentLine is a subagent's start or end in one line, for a plain client's log; "" for the
+// progress between.
+func subagentLine(e *agent.SubagentEvent) string {
+	switch {
+	case e.Status == "running" && e.Calls == 0 && e.Tool == "":
+		return fmt.Sprintf("subagent «%s» started on %s", e.Description, e.Model)
+	case e.Status != "running":
+		return fmt.Sprintf("subagent «%s» %s · %d model calls · %s", e.Description, e.Status, e.Calls, e.Totals.CostText())
+	}
+	return ""
 }

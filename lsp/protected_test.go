@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp/mcptest"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -446,10 +447,12 @@ func TestSpendingSettingsNames(t *testing.T) {
 func TestCostSettingsNames(t *testing.T) {
 	model, other, thinking := "gemini-3.1-pro-preview", "gemini-9-unpriced", "xhigh"
 	budget, requests, yes := 1<<30, 1<<20, true
+	parallel, calls := agent.MaxSubagentParallel, agent.DefaultMaxTurnRequests
 	dear := Settings{Model: &model, CompactionModel: &other, Thinking: &thinking, ContextBudget: &budget,
-		MaxTurnRequests: &requests, ExplicitCache: &yes, ExplicitCacheIdle: &yes}
+		MaxTurnRequests: &requests, ExplicitCache: &yes, ExplicitCacheIdle: &yes,
+		Subagents: &yes, SubagentModel: &model, SubagentBudget: &budget, SubagentParallel: &parallel, SubagentMaxCalls: &calls}
 	cur := config{model: "gemini-3.8-flash", thinking: catalog.Auto, policy: contextwin.DefaultPolicy()}
-	user := spendingCaps{model: "gemini-3.5-flash-lite", thinking: "minimal", budget: 1000, maxTurnRequests: 1}
+	user := spendingCaps{model: "gemini-3.5-flash-lite", thinking: "minimal", budget: 1000, maxTurnRequests: 1, subagents: agent.SubagentSettings{Off: true}}
 	_, held := boundCosts(cur, user, dear)
 	if diff := cmp.Diff(held, CostSettings); diff != "" {
 		t.Errorf("what boundCosts holds vs CostSettings (-held +CostSettings):\n%s", diff)

@@ -70,6 +70,9 @@ const (
 	CommandFork = "reprise.fork"
 	// CommandExport renders a saved session for people, Markdown or HTML (ExportArgs, exportResult).
 	CommandExport = "reprise.export"
+	// CommandCancelSubagent stops one subagent of a session's running turn; the turn goes on
+	// (CancelSubagentArgs, {cancelled}).
+	CommandCancelSubagent = "reprise.cancelSubagent"
 )
 
 // serverCommands lists every command the server announces in executeCommandProvider.
@@ -79,6 +82,7 @@ var serverCommands = []string{
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
 	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
 	CommandPin, CommandUnpin, CommandPins, CommandForgetNote, CommandFork, CommandExport,
+	CommandCancelSubagent,
 }
 
 // ExperimentalCapability is the key a client sets to true in capabilities.experimental to get
@@ -105,7 +109,8 @@ var SpendingSettings = []string{"sessionTokenCap", "maxCostUSD", "prices", "mode
 // a value dearer than the user's level is held to it (boundCosts); the user's level is set by the
 // user settings file, initializationOptions and MethodDidChangeUserSettings. The editors send the
 // user's values there (VS Code's costKeys, Neovim's cost_settings).
-var CostSettings = []string{"model", "compactionModel", "thinking", "contextBudget", "maxTurnRequests", "explicitCache", "explicitCacheIdle"}
+var CostSettings = []string{"model", "compactionModel", "thinking", "contextBudget", "maxTurnRequests", "explicitCache", "explicitCacheIdle",
+	"subagents", "subagentModel", "subagentBudget", "subagentParallel", "subagentMaxCalls"}
 
 // Approval actions offered with window/showMessageRequest. No answer, null, or any other title
 // means Reject.
@@ -153,6 +158,9 @@ const (
 	// UpdatePlan carries the agent's whole plan whenever it writes one (entries: [{description,
 	// status}]), as ACP's plan update does.
 	UpdatePlan = "plan"
+	// UpdateSubagent carries a subagent's progress (subagent: {...}) while the task call that runs
+	// it is in progress: started, the tool it runs, each model call, its end.
+	UpdateSubagent = "subagent"
 )
 
 // Stop reasons (turn_end's stopReason).
@@ -263,6 +271,7 @@ var (
 		agent.EventRetry:      UpdateRetry,
 		agent.EventPins:       UpdatePins,
 		agent.EventPlan:       UpdatePlan,
+		agent.EventSubagent:   UpdateSubagent,
 		agent.EventUsage:      "", // sent as reprise/contextUsage
 		agent.EventModelCall:  "", // a row of the command line's turn table
 		agent.EventWarning:    "", // sent as window/showMessage

@@ -310,7 +310,7 @@ func (c *configStore) updateLocked(s Settings) (config, bool, error) {
 	if err != nil {
 		return c.c, false, fmt.Errorf("settings not applied: %w", err)
 	}
-	changed := n.model != c.c.model || n.thinking != c.c.thinking || n.compactionModel != c.c.compactionModel || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
+	changed := n.model != c.c.model || n.thinking != c.c.thinking || n.compactionModel != c.c.compactionModel || n.subagents != c.c.subagents || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
 		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || fmt.Sprint(n.models) != fmt.Sprint(c.c.models) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork ||
 		!slices.Equal(n.hidePaths, c.c.hidePaths) || !slices.Equal(n.readPaths, c.c.readPaths)
 	c.c = n

@@ -66,7 +66,7 @@ func (ss *sessionSet) spec(ctx context.Context, id string, c config) runner.Spec
 		Config: agent.Config{
 			ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Secrets: srv.secrets,
 			Approver: approver{srv: srv, sessionID: id}, Stream: true, MaxTurnRequests: c.maxTurnRequests,
-			Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger,
+			Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Subagents: c.subagents,
 		},
 		ID: id, Workspace: srv.root, Model: c.model, Thinking: c.thinking, CompactionModel: c.compactionModel,
 		Allow: c.allow, Sandbox: c.sandboxConfig(srv.root), Lazy: true,
@@ -236,6 +236,9 @@ func (ss *sessionSet) list() []SessionInfo {
 			ss.srv.log.Warn("saved sessions not listed", "error", err)
 		}
 		for _, sv := range saved {
+			if sv.Subagent != "" {
+				continue // its parent's: reprise.export with subagentId gives its transcript
+			}
 			// The current session may be closed while idle: it is still the one commands address.
 			info := SessionInfo{SessionID: sv.ID, Title: sv.Title, Turns: sv.Turns, Calls: sv.Calls, Used: sv.LastPrompt, Saved: true, Error: sv.Err,
 				Current: sv.ID == current}

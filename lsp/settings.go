@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/mcp"
 	"github.com/reprise-dev/reprise/agent/sandbox"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -65,6 +66,16 @@ type Settings struct {
 	// CompactionTier is "standard" or "flex": whether background summaries ask Gemini's Flex
 	// tier first (contextwin.Policy.CompactionTier). From the next compaction on.
 	CompactionTier *string `json:"compactionTier,omitempty"`
+
+	// Subagents declares the task tool (true by default); SubagentModel is the model subagents
+	// run on ("" is the catalogue's choice), SubagentBudget their context budget (0 is
+	// contextBudget), SubagentParallel how many run at once, SubagentMaxCalls the model calls
+	// each may make. Sessions created afterwards.
+	Subagents        *bool   `json:"subagents,omitempty"`
+	SubagentModel    *string `json:"subagentModel,omitempty"`
+	SubagentBudget   *int    `json:"subagentBudget,omitempty"`
+	SubagentParallel *int    `json:"subagentParallel,omitempty"`
+	SubagentMaxCalls *int    `json:"subagentMaxCalls,omitempty"`
 }
 
 // config is the settings in force.
@@ -95,6 +106,8 @@ type config struct {
 	mcpToolBudget int
 	// compactionModel is the model summaries are asked of; "" is the session's.
 	compactionModel string
+	// subagents are the task tool's settings.
+	subagents agent.SubagentSettings
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
@@ -138,7 +151,7 @@ func (c config) apply(s Settings) (config, error) {
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}
-	for _, step := range []func(*config, Settings) error{applyCompaction, applySandbox, applyMCP, applyModels} {
+	for _, step := range []func(*config, Settings) error{applyCompaction, applySubagents, applySandbox, applyMCP, applyModels} {
 		if err := step(&n, s); err != nil {
 			return c, err
 		}
@@ -201,6 +214,44 @@ func applyCompaction(n *config, s Settings) error {
 			tier = "" // the policy's default, so that choosing it changes nothing
 		}
 		n.policy.CompactionTier = tier
+	}
+	return nil
+}
+
+// applySubagents applies the task tool's settings.
+func applySubagents(n *config, s Settings) error {
+	sa := &n.subagents
+	if s.Subagents != nil {
+		sa.Off = !*s.Subagents
+	}
+	if v := s.SubagentModel; v != nil {
+		name := ""
+		if *v != "" {
+			var err error
+			if name, err = catalog.ParseModelName(*v); err != nil {
+				return fmt.Errorf("subagentModel: %w", err)
+			}
+		}
+		sa.Model = name
+	}
+	for _, f := range []struct {
+		name string
+		dst  *int
+		v    *int
+		min  int
+		max  int
+	}{
+		{"subagentBudget", &sa.Budget, s.SubagentBudget, 1000, 1 << 30},
+		{"subagentParallel", &sa.Parallel, s.SubagentParallel, 1, agent.MaxSubagentParallel},
+		{"subagentMaxCalls", &sa.MaxCalls, s.SubagentMaxCalls, 1, agent.DefaultMaxTurnRequests},
+	} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v != 0 && (*f.v < f.min || *f.v > f.max) {
+			return fmt.Errorf("%s must be between %d and %d (0: the default), got %d", f.name, f.min, f.max, *f.v)
+		}
+		*f.dst = *f.v
 	}
 	return nil
 }

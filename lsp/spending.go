@@ -36,13 +36,15 @@ type spendingCaps struct {
 	maxTurnRequests        int // 0: the agent's default
 	explicitCache          bool
 	explicitCacheIdle      bool
+	subagents              agent.SubagentSettings
 }
 
 // userSpending is what c holds of them.
 func userSpending(c config) spendingCaps {
 	return spendingCaps{tokenCap: c.policy.SessionTokenCap, maxCost: c.policy.MaxCostUSD, prices: c.prices,
 		model: c.model, compactionModel: c.compactionModel, thinking: c.thinking, budget: c.policy.ContextBudget,
-		maxTurnRequests: c.maxTurnRequests, explicitCache: c.policy.ExplicitCache, explicitCacheIdle: c.policy.ExplicitCacheIdle}
+		maxTurnRequests: c.maxTurnRequests, explicitCache: c.policy.ExplicitCache, explicitCacheIdle: c.policy.ExplicitCacheIdle,
+		subagents: c.subagents}
 }
 
 // boundSpending returns s with its spending settings held to the user's: a cap above the user's
@@ -118,6 +120,49 @@ func boundCosts(cur config, user spendingCaps, s Settings) (rest Settings, ignor
 	if v := s.ExplicitCacheIdle; v != nil && *v && !user.explicitCacheIdle {
 		rest.ExplicitCacheIdle = nil
 		ignored = append(ignored, "explicitCacheIdle")
+	}
+	rest, more := boundSubagents(cur, user, rest)
+	return rest, append(ignored, more...)
+}
+
+// boundSubagents holds the task tool's settings of s to the user's: not turned on when the user
+// turned it off, a model no dearer, a budget, a parallelism and a number of calls no larger (0,
+// the default, counts as the default's value).
+func boundSubagents(cur config, user spendingCaps, s Settings) (rest Settings, ignored []string) {
+	rest = s
+	cat := cur.catalogue()
+	mine := user.subagents
+	if v := s.Subagents; v != nil && *v && mine.Off {
+		rest.Subagents = nil
+		ignored = append(ignored, "subagents")
+	}
+	if v := s.SubagentModel; v != nil && *v != "" {
+		pricing := contextwin.Pricing{Catalog: cat, Overrides: cur.prices}
+		model := mine.Model
+		if model == "" {
+			model, _ = cat.SubagentModel()
+		}
+		if !cat.Same(*v, model) && !noDearer(pricing, *v, model) {
+			rest.SubagentModel = nil
+			ignored = append(ignored, "subagentModel")
+		}
+	}
+	for _, f := range []struct {
+		name     string
+		v        **int
+		mine, at int
+	}{
+		{"subagentBudget", &rest.SubagentBudget, mine.Budget, user.budget},
+		{"subagentParallel", &rest.SubagentParallel, mine.Parallel, agent.DefaultSubagentParallel},
+		{"subagentMaxCalls", &rest.SubagentMaxCalls, mine.MaxCalls, agent.DefaultSubagentMaxCalls},
+	} {
+		if *f.v == nil {
+			continue
+		}
+		if v, limit := cmp.Or(**f.v, f.at), cmp.Or(f.mine, f.at); v > limit {
+			*f.v = nil
+			ignored = append(ignored, f.name)
+		}
 	}
 	return rest, ignored
 }

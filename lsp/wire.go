@@ -36,6 +36,22 @@ type totals struct {
 	// Summaries are the compaction summaries' calls, counted in the figures above too; absent
 	// before the first.
 	Summaries *summaryTotals `json:"summaries,omitempty"`
+	// Subagents are the subagents' calls, counted in the figures above too; absent before the
+	// first.
+	Subagents *subagentTotals `json:"subagents,omitempty"`
+}
+
+// subagentTotals are what the subagents cost, apart.
+type subagentTotals struct {
+	Runs         int   `json:"runs"`
+	Calls        int   `json:"calls"`
+	InputTokens  int   `json:"inputTokens"`
+	CachedTokens int   `json:"cachedTokens"`
+	OutputTokens int   `json:"outputTokens"`
+	Cost         money `json:"cost"`
+	// Text is the subagents as users read them: "2 subagents, 14 calls $0.0123 (48,210 input,
+	// 31,000 cached)".
+	Text string `json:"text"`
 }
 
 // summaryTotals are what the summaries cost, apart.
@@ -105,6 +121,29 @@ type update struct {
 	Pins *[]contextwin.PinInfo `json:"pins,omitempty"`
 	// plan: the agent's whole plan after a write_todos (never null: an empty list when cleared)
 	Entries *[]contextwin.Todo `json:"entries,omitempty"`
+	// subagent: where a subagent is; toolCallId is its task call
+	Subagent *subagentUpdate `json:"subagent,omitempty"`
+}
+
+// subagentUpdate is a subagent as the editor shows it under its task call.
+type subagentUpdate struct {
+	ID          string `json:"subagentId"` // its session's id: reprise.cancelSubagent and reprise.export take it
+	Parent      string `json:"parentId"`
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	Status      string `json:"status"` // running, completed, failed, cancelled
+	Calls       int    `json:"calls"`
+	Totals      totals `json:"totals"`
+	Tool        string `json:"tool,omitempty"` // the title of the call it runs now
+	Result      string `json:"result,omitempty"`
+	Error       string `json:"error,omitempty"`
+	// Saved: its transcript is saved (reprise.export with subagentId gives it).
+	Saved bool `json:"saved,omitempty"`
+}
+
+func subagentUpdateOf(e *agent.SubagentEvent) *subagentUpdate {
+	return &subagentUpdate{ID: e.ID, Parent: e.Parent, Description: e.Description, Model: e.Model, Status: e.Status, Calls: e.Calls,
+		Totals: totalsOf(e.Totals), Tool: e.Tool, Result: e.Result, Error: e.Err, Saved: e.Saved != ""}
 }
 
 // MarshalJSON sends Content or ToolContent as "content": ACP gives the field both shapes, one
@@ -423,6 +462,11 @@ func totalsUnknown(t contextwin.Totals, unknown bool) totals {
 	if s := t.Summaries; s.Calls > 0 {
 		st := contextwin.Totals{Cost: s.Cost, Unpriced: s.Unpriced}
 		out.Summaries = &summaryTotals{Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens, Flex: s.Flex,
+			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Text: st.CostText()}, Text: s.Text()}
+	}
+	if s := t.Subagents; s.Runs > 0 || s.Calls > 0 {
+		st := contextwin.Totals{Cost: s.Cost, Unpriced: s.Unpriced}
+		out.Subagents = &subagentTotals{Runs: s.Runs, Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens,
 			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Text: st.CostText()}, Text: s.Text()}
 	}
 	return out

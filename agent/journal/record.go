@@ -37,6 +37,10 @@ const (
 	KindPlan         = "plan"           // Todos: the agent's whole plan (write_todos), none when cleared
 	KindNote         = "note"           // Note: a note the agent saved, or deleted (an empty value)
 	KindFork         = "fork"           // Text: where the session was forked from; the records before it are its parent's
+	KindSubagent     = "subagent"       // Subagent: a subagent started (Status running) or ended
+	// KindSubagentUsage is a call of a subagent (Text: its id), billed with the session: Usage,
+	// Cost, Unpriced, Model and Tier as a KindUsage record's.
+	KindSubagentUsage = "subagent_usage"
 )
 
 // Record is one line of events.jsonl.
@@ -76,6 +80,25 @@ type Record struct {
 	Pin     *contextwin.Pin   `json:"pin,omitempty"`
 	Todos   []contextwin.Todo `json:"todos,omitempty"`
 	Note    *contextwin.Note  `json:"note,omitempty"`
+	// Subagent is a subagent of the session, as it started or ended.
+	Subagent *Subagent `json:"subagent,omitempty"`
+}
+
+// Subagent is a child session the task tool ran: its own session (saved apart when the parent is,
+// with Meta.Parent and Meta.Subagent set), reported to its parent.
+type Subagent struct {
+	ID          string `json:"id"`   // the child session's id
+	Call        string `json:"call"` // the parent's task call it answers
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	// Status is running when it starts, then completed, failed or cancelled.
+	Status string `json:"status"`
+	// Calls and Totals are its model calls and figures when it ended.
+	Calls  int               `json:"calls,omitempty"`
+	Totals contextwin.Totals `json:"totals,omitzero"`
+	// Saved is the child's session directory, when the parent is saved.
+	Saved string `json:"saved,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // What can happen to an explicit cache (CacheEvent.Op).
@@ -103,6 +126,9 @@ type Meta struct {
 	// Parent is the session this one was forked from, and From where ("checkpoint 2", "turn 3").
 	Parent string `json:"parent,omitempty"`
 	From   string `json:"from,omitempty"`
+	// Subagent is set on a subagent's session: the task it was given (its description); Parent
+	// is then the session that ran it.
+	Subagent string `json:"subagent,omitempty"`
 }
 
 // Compaction is what installing a compaction did to the history: message 0 became Head and the
@@ -204,3 +230,11 @@ func Compact(h []*genai.Content, head *genai.Content, split int) []*genai.Conten
 	out := make([]*genai.Content, 0, 1+len(h)-split)
 	return append(append(out, head), h[split:]...)
 }
+
+// A subagent's statuses (Subagent.Status).
+const (
+	SubagentRunning   = "running"
+	SubagentCompleted = "completed"
+	SubagentFailed    = "failed"
+	SubagentCancelled = "cancelled"
+)

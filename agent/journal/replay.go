@@ -51,6 +51,9 @@ type Snapshot struct {
 	// as its last records left them.
 	Plan  []contextwin.Todo
 	Notes []contextwin.Note
+	// Subagents are the subagents the session ran, in the order they started, each as its last
+	// record left it (running: a crash ended it).
+	Subagents []Subagent
 	// Transcript is the whole conversation as it happened, compacted parts included, for an
 	// editor to show a resumed session.
 	Transcript []Entry
@@ -66,6 +69,7 @@ type Entry struct {
 	End        *TurnEnd
 	Review     *Review
 	Restored   *Restored
+	Subagent   *Subagent // a subagent started or ended
 	Turn       int
 	// Calls is how many model calls were made when Content was appended: a call without an id
 	// was shown to the editor as "call-<Calls>-<n>".
@@ -176,7 +180,27 @@ func (p *replayer) apply(r Record) {
 		if r.Note != nil {
 			s.Notes, _ = contextwin.SaveNote(s.Notes, *r.Note)
 		}
+	case KindSubagent, KindSubagentUsage:
+		p.subagent(r)
 	}
+}
+
+// subagent replays a subagent's start or end, or one of its calls billed with the session.
+func (p *replayer) subagent(r Record) {
+	s := p.s
+	Bill(&s.Totals, r)
+	sa := r.Subagent
+	if r.Kind != KindSubagent || sa == nil {
+		return
+	}
+	s.Transcript = append(s.Transcript, Entry{Subagent: sa, Turn: s.Turns})
+	for i := range s.Subagents {
+		if s.Subagents[i].ID == sa.ID {
+			s.Subagents[i] = *sa
+			return
+		}
+	}
+	s.Subagents = append(s.Subagents, *sa)
 }
 
 // pin replays a pin (a new one, or a known one read again) or an unpin.
@@ -397,7 +421,7 @@ func (s *Snapshot) ModifiedFiles() []string {
 // Brief is the snapshot's summary, for a list.
 func (s *Snapshot) Brief() Summary {
 	return Summary{ID: s.Meta.ID, Title: s.Title, LastActivity: s.LastActivity, Turns: s.Turns, Calls: s.Calls, LastPrompt: s.LastPrompt,
-		Checkpoints: len(s.Checkpoints), Parent: s.Meta.Parent, From: s.Meta.From}
+		Checkpoints: len(s.Checkpoints), Parent: s.Meta.Parent, From: s.Meta.From, Subagent: s.Meta.Subagent}
 }
 
 // Bill adds to t what record r billed, as billed when it was written: a call's usage (an unpriced
@@ -412,6 +436,14 @@ func Bill(t *contextwin.Totals, r Record) {
 			}
 			t.AddExplicitCache(written, r.Cost)
 		}
+		return
+	}
+	if r.Kind == KindSubagent && r.Subagent != nil && r.Subagent.Status == SubagentRunning {
+		t.Subagents.Runs++
+		return
+	}
+	if r.Kind == KindSubagentUsage && r.Usage != nil {
+		t.AddSubagentCall(*r.Usage, r.Cost, !r.Unpriced)
 		return
 	}
 	if r.Usage == nil || r.Kind != KindUsage && r.Kind != KindSummaryUsage {

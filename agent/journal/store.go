@@ -177,7 +177,10 @@ type Summary struct {
 	// Parent is the session this one was forked from, and From where in it.
 	Parent string `json:"parent,omitempty"`
 	From   string `json:"from,omitempty"`
-	Err    string `json:"error,omitempty"` // the log could not be read
+	// Subagent is set on a subagent's session: its task; Parent ran it. Lists of sessions to
+	// resume leave these out.
+	Subagent string `json:"subagent,omitempty"`
+	Err      string `json:"error,omitempty"` // the log could not be read
 }
 
 // readRecords reads a log, skipping (with a warning each) lines that do not decode: a torn last

@@ -31,7 +31,7 @@ func (s *Summary) add(r Record) {
 	switch r.Kind {
 	case KindMeta:
 		if r.Meta != nil && r.Meta.ID != "" {
-			s.ID, s.Parent, s.From = r.Meta.ID, r.Meta.Parent, r.Meta.From
+			s.ID, s.Parent, s.From, s.Subagent = r.Meta.ID, r.Meta.Parent, r.Meta.From, r.Meta.Subagent
 		}
 	case KindTurnStart:
 		s.Turns = max(s.Turns, r.Turn)

@@ -182,6 +182,7 @@ func (r *Runner) create(ctx context.Context, spec Spec) (*Live, error) {
 			return nil, errors.Join(err, l.closeExternal())
 		}
 		opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), l.Log, l.Log
+		opts.OpenSubagent = subagentLogs(st)
 	}
 	r.observe(opts)
 	if l.Session, err = agent.New(opts); err != nil {
@@ -213,6 +214,7 @@ func (r *Runner) load(ctx context.Context, id string, spec Spec) (*Live, error) 
 	}
 	l.Log, l.Warnings, l.Created, l.title = log, snap.Warnings, snap.Meta.Created, snap.Title
 	opts.StateDir, opts.Journal, opts.Blobs = st.Dir(id), log, log
+	opts.OpenSubagent = subagentLogs(st)
 	r.observe(opts)
 	if l.Session, err = agent.Resume(opts, snap); err != nil {
 		return nil, errors.Join(err, l.close())
@@ -289,6 +291,9 @@ func (r *Runner) prepare(ctx context.Context, id, model string, spec Spec) (*Liv
 		spec.Logger.Warn("thinking setting not applied", "session", id, "error", err)
 	}
 	if err := r.compactionModel(ctx, id, model, spec, &opts); err != nil {
+		return nil, agent.Options{}, errors.Join(err, l.closeExternal())
+	}
+	if err := r.subagentModel(ctx, id, model, spec, &opts); err != nil {
 		return nil, agent.Options{}, errors.Join(err, l.closeExternal())
 	}
 	return l, opts, nil

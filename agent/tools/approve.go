@@ -22,6 +22,8 @@ type ApprovalRequest struct {
 	Rule string
 	// Tool is set for an MCP tool: its declared name (Command is then the tool and its arguments).
 	Tool string
+	// Subagent is set when a subagent asks: the task it was given (its description).
+	Subagent string
 	// File is set for a write_file or edit_file to a protected path: the workspace-relative file
 	// (Command is then "write FILE" or "edit FILE", Reason what the file holds).
 	File string

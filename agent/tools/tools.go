@@ -88,6 +88,9 @@ type Env struct {
 	WriteGrants *WriteGrants
 	// Memo holds the agent's plan and notes (write_todos, save_note); nil: those calls fail.
 	Memo Memo
+	// Only, when not nil, are the only tools Run runs (a subagent's, SubagentTools): a call to
+	// another, declared or not, is refused.
+	Only []string
 }
 
 // Call is one function call from the model.
@@ -200,6 +203,11 @@ func Declarations() []*genai.FunctionDeclaration {
 // Run executes one call. It never returns a Go error and never panics on bad arguments: what
 // went wrong is an error Result the model can act on.
 func Run(ctx context.Context, env *Env, call Call) Result {
+	if msg := env.refuseOutside(call.Name); msg != "" {
+		res := failure(msg)
+		res.Refused = true
+		return res
+	}
 	t := lookup(call.Name)
 	if t == nil && env != nil && env.External != nil {
 		if x, ok := env.External.Lookup(call.Name, call.Args); ok {
@@ -224,6 +232,13 @@ func Run(ctx context.Context, env *Env, call Call) Result {
 
 // Describe gives a UI a title and a kind for a call, before or while it runs.
 func Describe(call Call) (title string, kind Kind) {
+	if call.Name == TaskTool {
+		title = describeTask(call)
+		if r := []rune(title); len(r) > 80 {
+			title = string(r[:79]) + "…"
+		}
+		return title, KindOther
+	}
 	t := lookup(call.Name)
 	if t == nil {
 		return call.Name, KindOther

@@ -54,12 +54,12 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	}
 	fmt.Fprintf(stdout, "\nTask: %s\nBudget %d tokens · compact at 0.7 · keep 3 recent turns\n\n", demo.Task, demo.Budget)
 
-	withCompaction, s, err := demoRun(ctx, filepath.Join(dir, "compacted"), demo.Budget, stdout, *verbose)
+	withCompaction, s, err := demoRun(ctx, filepath.Join(dir, "compacted"), demo.Budget, stdout, *verbose, true)
 	if err != nil {
 		return err
 	}
 	showCheckpoints(stdout, s)
-	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), noCompaction, io.Discard, false)
+	without, _, err := demoRun(ctx, filepath.Join(dir, "plain"), noCompaction, io.Discard, false, false)
 	if err != nil {
 		return fmt.Errorf("demo without compaction: %w", err)
 	}
@@ -155,8 +155,10 @@ func scenarioNamed(name string) (scenarios.Scenario, bool) {
 	return scenarios.Scenario{}, false
 }
 
-// demoRun plays the script once in a fresh copy of the workspace.
-func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verbose bool) (contextwin.Totals, *agent.Session, error) {
+// demoRun plays the script once in a fresh copy of the workspace. With compact, a run whose
+// context management needed no summary ends as a user would before the next task: /compact, so
+// that the demo shows the structured summary too (its cost is not in the totals returned).
+func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verbose, compact bool) (contextwin.Totals, *agent.Session, error) {
 	s, closeAll, err := scriptedSession(ctx, dir, demo.CopyWorkspace, demo.Script(), budget, stdout)
 	if err != nil {
 		return contextwin.Totals{}, nil, err
@@ -168,6 +170,14 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 	}
 	if end.StopReason != agent.StopEndTurn {
 		return contextwin.Totals{}, nil, fmt.Errorf("the demo stopped: %s", end.StopReason)
+	}
+	if compact && !summarized(s.Conversation().Checkpoints()) {
+		cp, err := s.Compact(ctx, "")
+		if err != nil {
+			return contextwin.Totals{}, nil, fmt.Errorf("the demo's /compact: %w", err)
+		}
+		fmt.Fprintf(stdout, "\n/compact (the run needed no summary; a user compacts before the next task): checkpoint %d «%s», %s messages summarized, %s → %s tokens\n",
+			cp.N, cp.Title, commas(cp.Replaced), commas(cp.TokensBefore), commas(cp.TokensAfter))
 	}
 	return end.Totals, s.Session, nil
 }
@@ -249,4 +259,14 @@ func costRatio(with, without float64) string {
 		return fmt.Sprintf("%.0f %% saved", (1-r)*100)
 	}
 	return fmt.Sprintf("compaction costs %.2f× as much", r)
+}
+
+// summarized tells whether a checkpoint is a summary (not a clearing).
+func summarized(cps []contextwin.Checkpoint) bool {
+	for _, cp := range cps {
+		if cp.Cleared == 0 {
+			return true
+		}
+	}
+	return false
 }

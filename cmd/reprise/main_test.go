@@ -191,11 +191,11 @@ func TestRunErrors(t *testing.T) {
 func BenchmarkDemoBilledInput(b *testing.B) {
 	for b.Loop() {
 		dir := b.TempDir()
-		with, _, err := demoRun(context.Background(), filepath.Join(dir, "a"), 4000, &bytes.Buffer{}, false)
+		with, _, err := demoRun(context.Background(), filepath.Join(dir, "a"), 4000, &bytes.Buffer{}, false, false)
 		if err != nil {
 			b.Fatal(err)
 		}
-		without, _, err := demoRun(context.Background(), filepath.Join(dir, "b"), noCompaction, &bytes.Buffer{}, false)
+		without, _, err := demoRun(context.Background(), filepath.Join(dir, "b"), noCompaction, &bytes.Buffer{}, false, false)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -174,6 +175,8 @@ func listSessions(st *journal.Store, abs string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// A subagent's session is its parent's: sessions show PARENT lists them.
+	list = slices.DeleteFunc(list, func(s journal.Summary) bool { return s.Subagent != "" })
 	if len(list) == 0 {
 		fmt.Fprintf(stdout, "no saved session for %s\n", abs)
 		return nil
@@ -223,7 +226,10 @@ func describeSession(s *journal.Snapshot) string {
 		title = "(untitled)"
 	}
 	fmt.Fprintf(&b, "session %s · %s\n", s.Meta.ID, title)
-	if s.Meta.Parent != "" {
+	switch {
+	case s.Meta.Subagent != "":
+		fmt.Fprintf(&b, "subagent of    session %s · «%s»\n", s.Meta.Parent, s.Meta.Subagent)
+	case s.Meta.Parent != "":
 		fmt.Fprintf(&b, "forked from    session %s at %s\n", s.Meta.Parent, s.Meta.From)
 	}
 	fmt.Fprintf(&b, "created        %s\n", s.Meta.Created.Local().Format(time.DateTime))
@@ -231,6 +237,14 @@ func describeSession(s *journal.Snapshot) string {
 	fmt.Fprintf(&b, "activity       %s · %s\n", count(s.Turns, "turn"), count(s.Calls, "model call"))
 	fmt.Fprintf(&b, "tokens         last prompt %s · %s input billed · %s output\n",
 		commas(s.LastPrompt), commas(s.Totals.InputTokens), commas(s.Totals.OutputTokens))
+	fmt.Fprintf(&b, "cost           %s (%s cached)\n", s.Totals.CostText(), commas(s.Totals.CachedTokens))
+	if line := s.Totals.Subagents.Text(); line != "" {
+		fmt.Fprintf(&b, "subagents      %s, counted above\n", line)
+		for _, sa := range s.Subagents {
+			fmt.Fprintf(&b, "  %s  %-9s «%s» · %s · %s · %s\n", sa.ID, sa.Status, sa.Description, sa.Model, count(sa.Calls, "call"), sa.Totals.CostText())
+		}
+		b.WriteString("  (each is saved as a session of its own: reprise sessions show ID)\n")
+	}
 	fmt.Fprintf(&b, "history        %s · %s\n", count(len(s.History), "message"), count(len(s.Checkpoints), "checkpoint"))
 	files := "none"
 	if m := s.ModifiedFiles(); len(m) > 0 {

@@ -12,6 +12,7 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"errors"
@@ -63,8 +64,20 @@ type Catalog struct {
 	// rows say which models offer it (Model.Flex).
 	Flex FlexTier `json:"flex"`
 	// API is the API version the client calls.
-	API  APIVersion `json:"api"`
-	Rows []Model    `json:"models"`
+	API APIVersion `json:"api"`
+	// Subagent is the model subagents run on when the user chooses none: a cheaper current one.
+	Subagent SubagentChoice `json:"subagent"`
+	Rows     []Model        `json:"models"`
+}
+
+// SubagentChoice is the catalogue's model for subagents, and the thinking level it runs them at
+// (its provider's advice for agentic use of the model, which may differ from its default).
+type SubagentChoice struct {
+	Model    string `json:"model"`
+	Thinking string `json:"thinking,omitempty"`
+	// Checked is the date (YYYY-MM-DD) the choice was checked against Source.
+	Checked string `json:"checked"`
+	Source  string `json:"source,omitempty"`
 }
 
 // APIVersion is the version of the Gemini API (and of Vertex AI's) the client calls, named
@@ -258,6 +271,16 @@ func (c *Catalog) check() error {
 	if d, ok := c.Lookup(c.DefaultID); !ok || d.Status != GA {
 		errs = append(errs, fmt.Errorf("the default model %q is not a GA model of the catalogue", c.DefaultID))
 	}
+	if sa := c.Subagent; sa.Model != "" {
+		if m, ok := c.Lookup(sa.Model); !ok || m.Status != GA {
+			errs = append(errs, fmt.Errorf("the subagent model %q is not a GA model of the catalogue", sa.Model))
+		} else if _, err := c.Thinking(sa.Model, cmp.Or(sa.Thinking, Auto)); err != nil {
+			errs = append(errs, fmt.Errorf("subagent thinking: %w", err))
+		}
+		if _, err := parseDate(sa.Checked); err != nil {
+			errs = append(errs, fmt.Errorf("subagent checked: %w", err))
+		}
+	}
 	return errors.Join(errs...)
 }
 
@@ -338,6 +361,15 @@ func (c *Catalog) AsOf() time.Time {
 
 // DefaultModel is the model used when none is chosen.
 func (c *Catalog) DefaultModel() string { return c.DefaultID }
+
+// SubagentModel is the model subagents run on when the user chooses none, and the thinking
+// setting they run at; the default model and Auto when the catalogue names none.
+func (c *Catalog) SubagentModel() (model, thinking string) {
+	if c.Subagent.Model == "" {
+		return c.DefaultID, Auto
+	}
+	return c.Subagent.Model, cmp.Or(c.Subagent.Thinking, Auto)
+}
 
 // Models returns the rows, in the file's order.
 func (c *Catalog) Models() []Model { return slices.Clone(c.Rows) }

@@ -2,6 +2,7 @@ package geminitest
 
 import (
 	"encoding/json"
+	"strings"
 
 	"google.golang.org/genai"
 
@@ -113,4 +114,18 @@ func hasContinuationToken(body map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// firstText is the text of a request's first message: what Turn.Agent is matched against.
+func firstText(contents []*genai.Content) string {
+	if len(contents) == 0 || contents[0] == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, p := range contents[0].Parts {
+		if p != nil {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
 }

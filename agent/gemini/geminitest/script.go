@@ -65,6 +65,15 @@ type Turn struct {
 	// pending turn without Match. It lets a script answer side requests (a compaction summary,
 	// say) wherever they happen to come in the sequence.
 	Match string `json:"match,omitempty"`
+	// Also are more strings the body must contain, with Match, for this turn to serve it (a
+	// summary of a history that holds a given call, say).
+	Also []string `json:"also,omitempty"`
+	// Agent, if set, restricts this turn to the requests of one agent: those whose first
+	// message (the request that began its conversation, or the task a subagent was given)
+	// contains Agent; and such a request is never served by a turn of another Agent. It scripts a
+	// parent and its subagents apart, whatever the order their requests come in: the parent's
+	// later requests hold a task's words too (its call), but not as their first message.
+	Agent string `json:"agent,omitempty"`
 	// Parts are the model's content.
 	Parts []Part `json:"parts,omitempty"`
 	// Usage, if set, is reported as is; nil means computed from the request and the reply with

@@ -138,19 +138,29 @@ func (s *Server) Append(turns ...Turn) {
 	}
 }
 
-// take removes and returns the turn that serves body: the first pending turn whose Match body
-// contains, else the first pending turn without Match. s.mu must be held.
-func (s *Server) take(body []byte) (scripted, bool) {
+// take removes and returns the turn that serves req: among the pending turns of its agent (those
+// whose Agent its first message contains, else those without Agent), the first whose Match its
+// body contains, else the first without Match. s.mu must be held.
+func (s *Server) take(req Request) (scripted, bool) {
+	body := string(req.Body)
+	first := firstText(req.Contents)
+	agent := ""
+	for _, t := range s.pending {
+		if t.Agent != "" && strings.Contains(first, t.Agent) {
+			agent = t.Agent
+			break
+		}
+	}
 	pick := -1
 	for i, t := range s.pending {
-		if t.Match != "" && strings.Contains(string(body), t.Match) {
+		if t.Agent == agent && t.Match != "" && strings.Contains(body, t.Match) && containsAll(body, t.Also) {
 			pick = i
 			break
 		}
 	}
 	if pick < 0 {
 		for i, t := range s.pending {
-			if t.Match == "" {
+			if t.Agent == agent && t.Match == "" {
 				pick = i
 				break
 			}
@@ -336,7 +346,7 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt, explic
 		s.reqs = append(s.reqs, req)
 		return &scripted{Turn: Turn{Fault: s.flex.shedFault(served)}, index: -1}, Usage{}, len(s.reqs), ""
 	}
-	st, ok := s.take(req.Body)
+	st, ok := s.take(req)
 	if ok {
 		req.Turn = st.index
 		usage = replyUsage(prompt, st.Parts)
@@ -534,4 +544,13 @@ func (s *Server) modelInfo(model string) map[string]any {
 		"outputTokenLimit":           out,
 		"supportedGenerationMethods": []string{"generateContent", "countTokens"},
 	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }

@@ -102,6 +102,17 @@ func Script() geminitest.Script {
 		"**Last tests:**\n`go test ./...`: FAIL in `example.com/boutique/facturation` (TestTauxRemise, TestArrondir, TestTotalLigne).\n" +
 		"**Hypotheses ruled out:**\nnone\n" +
 		"**Remaining work:**\n1. Fix `facturation/remises.go` (`quantite >= s.Quantite`). 2. Fix `facturation/montants.go` (round half up). 3. Run `go test ./...`."
+	// A compaction after the task (the demo's /compact) summarizes it done; it matches only a
+	// history that holds the second fix.
+	done := "**Objective:**\nFix the quantity discount and the rounding in the invoicing package so that `go test ./...` passes.\n" +
+		"**Files read and what mattered:**\n" +
+		"- `README.md`: discount from 50 units included (5 %), 10 % from 100; commercial rounding, half a cent up (2.345 → 2.35).\n" +
+		"**Modifications made:**\n- `facturation/remises.go`: `TauxRemise()` compares `quantite >= s.Quantite`.\n" +
+		"- `facturation/montants.go`: `Arrondir()` rounds half a cent up, after rounding to the mill.\n" +
+		"**Last tests:**\n`go test ./...`: ok `example.com/boutique/facturation`.\n" +
+		"**Hypotheses ruled out:**\nnone\n" +
+		"**Remaining work:**\nnone: the task is done."
+	turns = append(turns, geminitest.Turn{Match: contextwin.SummaryMarker, Also: []string{"math.Round(math.Round(montant*1000)/10)"}, Parts: []geminitest.Part{{Text: done}}})
 	// One summary per compaction that may happen; an unused one is harmless.
 	for range 12 {
 		turns = append(turns, geminitest.Turn{Match: contextwin.SummaryMarker, Parts: []geminitest.Part{{Text: summary}}})

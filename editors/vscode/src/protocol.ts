@@ -32,6 +32,7 @@ export const CommandPins = 'reprise.pins';
 export const CommandForgetNote = 'reprise.forgetNote';
 export const CommandFork = 'reprise.fork';
 export const CommandExport = 'reprise.export';
+export const CommandCancelSubagent = 'reprise.cancelSubagent';
 
 export const ExperimentalCapability = 'reprise';
 export const ConfigSection = 'reprise';
@@ -60,6 +61,7 @@ export const UpdateTurnEnd = 'turn_end';
 export const UpdateRetry = 'retry';
 export const UpdatePins = 'pins';
 export const UpdatePlan = 'plan';
+export const UpdateSubagent = 'subagent';
 
 export const StopEndTurn = 'end_turn';
 export const StopCancelled = 'cancelled';

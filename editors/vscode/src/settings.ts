@@ -9,6 +9,11 @@ export const serverKeys = [
   'thinking',
   'compactionModel',
   'compactionTier',
+  'subagents',
+  'subagentModel',
+  'subagentBudget',
+  'subagentParallel',
+  'subagentMaxCalls',
   'contextBudget',
   'compactAt',
   'blockAt',
@@ -65,7 +70,20 @@ export const spendingKeys = ['sessionTokenCap', 'maxCostUSD', 'prices', 'models'
  * user's values, and when the user changes one (the model picker writes the user's reprise.model)
  * the extension sends the user's values with reprise/didChangeUserSettings before the merged ones.
  */
-export const costKeys = ['model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache', 'explicitCacheIdle'] as const;
+export const costKeys = [
+  'model',
+  'compactionModel',
+  'thinking',
+  'contextBudget',
+  'maxTurnRequests',
+  'explicitCache',
+  'explicitCacheIdle',
+  'subagents',
+  'subagentModel',
+  'subagentBudget',
+  'subagentParallel',
+  'subagentMaxCalls',
+] as const;
 
 function isCostKey(k: string): boolean {
   return (costKeys as readonly string[]).includes(k);
@@ -82,10 +100,10 @@ export function userCosts(cfg: Config): Record<string, unknown> {
 }
 
 /**
- * emptyMeansDefault are the settings whose empty string is a value (compactionModel: the
+ * emptyMeansDefault are the settings whose empty string is a value (compactionModel, subagentModel: the
  * session's own model), sent as it is so that clearing one undoes it.
  */
-const emptyMeansDefault: readonly string[] = ['compactionModel'];
+const emptyMeansDefault: readonly string[] = ['compactionModel', 'subagentModel'];
 
 function isSet(k: string, v: unknown): boolean {
   return v !== undefined && v !== null && (v !== '' || emptyMeansDefault.includes(k));

@@ -36,6 +36,7 @@ M.command = {
   forget_note = 'reprise.forgetNote', -- CommandForgetNote
   fork = 'reprise.fork', -- CommandFork
   export = 'reprise.export', -- CommandExport
+  cancel_subagent = 'reprise.cancelSubagent', -- CommandCancelSubagent
 }
 
 M.experimental_capability = 'reprise' -- ExperimentalCapability
@@ -70,6 +71,7 @@ M.update = {
   retry = 'retry', -- UpdateRetry
   pins = 'pins', -- UpdatePins
   plan = 'plan', -- UpdatePlan
+  subagent = 'subagent', -- UpdateSubagent
 }
 
 -- turn_end's stopReason
