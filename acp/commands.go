@@ -156,6 +156,9 @@ func contextMarkdown(r agent.Report) string {
 		}
 		fmt.Fprintf(&b, "\nSummaries: %s\n", line)
 	}
+	if line := t.Subagents.Text(); line != "" {
+		fmt.Fprintf(&b, "\nSubagents: %s (in the session's figures above)\n", line)
+	}
 	if h, ok := t.Cache(); ok {
 		fmt.Fprintf(&b, "\nCache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
 	}

@@ -32,6 +32,9 @@ func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	case req.File != "":
 		title, kind, raw = "Write the protected file "+req.File, sdk.ToolKindEdit, map[string]any{"path": req.File}
 	}
+	if req.Subagent != "" {
+		title = "Subagent «" + tools.DisplayCommand(req.Subagent) + "»: " + title
+	}
 	always := "Always allow"
 	if req.Rule != "" {
 		always += ": " + req.Rule

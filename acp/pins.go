@@ -36,8 +36,11 @@ type pinParams struct {
 
 // HandleExtensionMethod answers the _reprise/ methods; any other is MethodNotFound.
 func (s *server) HandleExtensionMethod(ctx context.Context, method string, raw json.RawMessage) (any, error) {
-	if method == MethodFork {
+	switch method {
+	case MethodFork:
 		return s.fork(ctx, raw)
+	case MethodCancelSubagent:
+		return s.cancelSubagent(ctx, raw)
 	}
 	if method != MethodPin && method != MethodUnpin && method != MethodPins {
 		return nil, sdk.NewMethodNotFound(method)

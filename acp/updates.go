@@ -149,6 +149,8 @@ func (s *server) event(ctx context.Context, id string, l *runner.Live, ev agent.
 		s.send(ctx, id, usage(*ev.Usage))
 	case agent.EventPlan:
 		s.send(ctx, id, sdk.UpdatePlan(planEntries(ev.Plan)...))
+	case agent.EventSubagent:
+		s.send(ctx, id, subagentUpdate(ev.Subagent))
 	case agent.EventWarning:
 		s.send(ctx, id, sdk.UpdateAgentMessageText("[Reprise: warning: "+ev.Text+"]\n"))
 	case agent.EventRetry:

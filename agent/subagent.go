@@ -443,7 +443,7 @@ func (d *Subagents) newChild(run *subagentRun) (child, SubagentLog, error) {
 	co.MaxTurnRequests = cmp.Or(o.Subagents.MaxCalls, DefaultSubagentMaxCalls)
 	co.Approver = nil
 	if o.Approver != nil {
-		co.Approver = subagentApprover{inner: o.Approver, label: run.description}
+		co.Approver = subagentApprover{inner: o.Approver, id: run.id, label: run.description}
 	}
 	co.Between = nil
 	var log SubagentLog
@@ -489,13 +489,17 @@ func (t teeJournal) Sync() error {
 	return t.log.Sync()
 }
 
-// subagentApprover asks the parent's approver, naming the subagent that asks.
+// subagentApprover asks the parent's approver, naming the subagent that asks. Its call ids are
+// the subagent's own, which may be the parent's too ("call-1-1"): they are prefixed with its id,
+// so that an editor never takes the question for one of the parent's calls.
 type subagentApprover struct {
 	inner tools.Approver
+	id    string
 	label string
 }
 
 func (a subagentApprover) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	req.Subagent = a.label
+	req.CallID = a.id + "/" + req.CallID
 	return a.inner.Approve(ctx, req)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/journal"
 	"github.com/reprise-dev/reprise/agent/tools"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 const subModel = "gemini-3.5-flash-lite"
@@ -325,4 +326,40 @@ func TestSubagentCommandsAsTheParents(t *testing.T) {
 func readFile(ws, rel string) (string, error) {
 	b, err := os.ReadFile(filepath.Join(ws, filepath.FromSlash(rel)))
 	return string(b), err
+}
+
+// TestSubagentsUnderTheSessionCap: the session's cap covers its subagents' calls as they are made:
+// a subagent stops once their sum reaches it, and so does the turn.
+func TestSubagentsUnderTheSessionCap(t *testing.T) {
+	used := func(tt geminitest.Turn) geminitest.Turn {
+		tt.Usage = &geminitest.Usage{Prompt: 1000, Candidates: 10}
+		return tt
+	}
+	p := contextwin.DefaultPolicy()
+	p.SessionTokenCap = 2500 // each call weighs 1,050: the parent's and the subagent's first fit
+	f := newFixture(t, fixtureOpts{policy: p, files: map[string]string{"a.go": "package a\n"}},
+		used(taskTurn("look", "TASK-CAP look")),
+		used(agentTurn("TASK-CAP", callTurn("list_files", map[string]any{"path": "."}, ""))),
+		used(agentTurn("TASK-CAP", callTurn("list_files", map[string]any{"path": "."}, ""))),
+		used(agentTurn("TASK-CAP", textTurn("never asked"))),
+		used(textTurn("never asked either")),
+	)
+	evs, err := f.run(t.Context(), "PARENT capped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := lastEnd(t, evs); end.StopReason != StopCapped {
+		t.Errorf("the turn ended %s, want capped", end.StopReason)
+	}
+	if n := len(requestsOf(f.srv, "TASK-CAP")); n != 2 {
+		t.Errorf("the subagent made %d calls, want 2 (the cap reached after them)", n)
+	}
+	sub := ofType(evs, EventSubagent)
+	fin := sub[len(sub)-1].Subagent
+	if fin.Status != journal.SubagentFailed || !strings.Contains(fin.Result, "the session reached its cap") {
+		t.Errorf("the subagent ended %s: %q", fin.Status, fin.Result)
+	}
+	if tot := f.s.Context().Totals; tot.Subagents.Calls != 2 || tot.Calls != 3 {
+		t.Errorf("totals %+v", tot)
+	}
 }

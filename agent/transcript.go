@@ -44,6 +44,9 @@ type TranscriptEntry struct {
 	Error      string         `json:"error,omitempty"`
 	Calls      int            `json:"calls,omitempty"` // model calls since the session began, at a turn end
 	Changes    []ChangeRow    `json:"changes,omitempty"`
+	// Subagent is a task call's subagent as it last stood (its end, or its start when the
+	// session stopped during it).
+	Subagent *journal.Subagent `json:"subagent,omitempty"`
 }
 
 // Transcript is the whole conversation since the session began, compacted parts included: what an
@@ -69,6 +72,10 @@ func (s *Session) Transcript() []TranscriptEntry {
 			b.review(e.Review)
 		case e.Restored != nil:
 			b.restored(e.Restored)
+		case e.Subagent != nil:
+			if idx, ok := b.byID[e.Subagent.Call]; ok {
+				b.out[idx].Subagent = e.Subagent
+			}
 		}
 	}
 	return b.out

@@ -22,12 +22,16 @@ func (a approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools
 	// a few lines, and padding must not push what runs out of them. The tools did it already;
 	// again is a no-op.
 	req.Command, req.Reason, req.Rule = tools.DisplayCommand(req.Command), tools.DisplayCommand(req.Reason), tools.DisplayCommand(req.Rule)
-	msg := fmt.Sprintf("Reprise wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+	who := "Reprise"
+	if req.Subagent != "" { // the model's words: inert and on one line too
+		who = fmt.Sprintf("Reprise's subagent «%s»", tools.DisplayCommand(req.Subagent))
+	}
+	msg := fmt.Sprintf("%s wants to run a command that needs your approval (%s):\n%s\n%q remembers: %s", who, req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
 	switch {
 	case req.Tool != "":
-		msg = fmt.Sprintf("Reprise wants to use a tool of an MCP server (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+		msg = fmt.Sprintf("%s wants to use a tool of an MCP server (%s):\n%s\n%q remembers: %s", who, req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
 	case req.File != "":
-		msg = fmt.Sprintf("Reprise wants to write a protected file (%s):\n%s\n%q remembers: %s", req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
+		msg = fmt.Sprintf("%s wants to write a protected file (%s):\n%s\n%q remembers: %s", who, req.Reason, req.Command, ActionAlwaysAllow, req.Rule)
 	}
 	params := protocol.ShowMessageRequestParams{
 		Type:    protocol.MessageTypeWarning,

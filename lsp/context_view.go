@@ -96,6 +96,9 @@ func renderContext(c contextResult) string {
 	if line := summariesLine(c); line != "" {
 		b.WriteString(line + "\n")
 	}
+	if s := t.Subagents; s != nil {
+		b.WriteString("Subagents: " + s.Text + " (in the session's figures above)\n")
+	}
 	if h := c.Cache; h != nil {
 		fmt.Fprintf(&b, "Cache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
 	}

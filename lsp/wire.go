@@ -127,8 +127,8 @@ type update struct {
 
 // subagentUpdate is a subagent as the editor shows it under its task call.
 type subagentUpdate struct {
-	ID          string `json:"subagentId"` // its session's id: reprise.cancelSubagent and reprise.export take it
-	Parent      string `json:"parentId"`
+	ID          string `json:"subagentId"`         // its session's id: reprise.cancelSubagent and reprise.export take it
+	Parent      string `json:"parentId,omitempty"` // the session (left out in a history entry, which is its own)
 	Description string `json:"description"`
 	Model       string `json:"model"`
 	Status      string `json:"status"` // running, completed, failed, cancelled
@@ -521,6 +521,8 @@ type historyEntry struct {
 	Error      string       `json:"error,omitempty"`
 	Calls      int          `json:"calls,omitempty"`
 	Changes    []fileChange `json:"changes,omitempty"`
+	// Subagent: a task call's subagent as its last subagent update showed it.
+	Subagent *subagentUpdate `json:"subagent,omitempty"`
 }
 
 // historyOf is a transcript on the wire, root being the workspace.
@@ -537,6 +539,10 @@ func historyOf(root string, entries []agent.TranscriptEntry) []historyEntry {
 		}
 		if e.Status != "" {
 			h.Status = wire(toolStatusNames, e.Status)
+		}
+		if sa := e.Subagent; sa != nil {
+			h.Subagent = &subagentUpdate{ID: sa.ID, Description: sa.Description, Model: sa.Model, Status: sa.Status,
+				Calls: sa.Calls, Totals: totalsOf(sa.Totals), Error: sa.Error, Saved: sa.Saved != ""}
 		}
 		if e.Kind == agent.EntryTurnEnd {
 			h.StopReason = wire(stopNames, e.StopReason)

@@ -31,7 +31,7 @@ type ApprovalRequest struct {
 
 // displayed returns r with its texts as DisplayCommand shows them.
 func (r ApprovalRequest) displayed() ApprovalRequest {
-	r.Command, r.Reason, r.Rule = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule)
+	r.Command, r.Reason, r.Rule, r.Subagent = DisplayCommand(r.Command), DisplayCommand(r.Reason), DisplayCommand(r.Rule), DisplayCommand(r.Subagent)
 	return r
 }
 

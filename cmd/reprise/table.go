@@ -60,10 +60,36 @@ func (t *table) handle(ev agent.Event) {
 		t.after = append(t.after, "warning: "+ev.Text)
 	case agent.EventPlan:
 		t.after = append(t.after, planLine(ev.Plan))
+	case agent.EventSubagent:
+		if line := subagentLine(ev.Subagent, t.verbose); line != "" {
+			t.after = append(t.after, line)
+		}
 	case agent.EventTurnEnd:
 		t.flush()
 		t.end = ev.End
 	}
+}
+
+// subagentLine is a subagent's end as a line under the row of its task call, with its own
+// figures (in the session's too) and the session its transcript is; with verbose, its start and
+// each tool it runs too. "" for what is not shown.
+func subagentLine(e *agent.SubagentEvent, verbose bool) string {
+	switch {
+	case e.Status == "running" && !verbose:
+		return ""
+	case e.Status == "running" && e.Tool != "":
+		return fmt.Sprintf("subagent «%s» → %s", e.Description, e.Tool)
+	case e.Status == "running" && e.Calls == 0:
+		return fmt.Sprintf("subagent «%s» started on %s", e.Description, e.Model)
+	case e.Status == "running":
+		return ""
+	}
+	line := fmt.Sprintf("subagent «%s» %s · %s · %s · %s input (%s cached) · %s", e.Description, e.Status, e.Model, count(e.Calls, "model call"),
+		commas(e.Totals.InputTokens), commas(e.Totals.CachedTokens), e.Totals.CostText())
+	if e.Saved != "" {
+		line += " · transcript: reprise sessions show " + e.ID
+	}
+	return line
 }
 
 // planLine is a change of the agent's plan as one line under its row: how far it is, and the
@@ -175,8 +201,14 @@ func status(end *agent.TurnEnd) string {
 	}
 	line := fmt.Sprintf("status %s · %s · %s input tokens (%s cached) · %s · %s",
 		word, count(end.Calls, "model call"), commas(end.Totals.InputTokens), commas(end.Totals.CachedTokens), output, end.Totals.CostText())
-	if sum := end.Totals.Summaries.Text(); sum != "" {
-		line += " · of which " + sum
+	var of []string
+	for _, s := range []string{end.Totals.Summaries.Text(), end.Totals.Subagents.Text()} {
+		if s != "" {
+			of = append(of, s)
+		}
+	}
+	if len(of) > 0 {
+		line += " · of which " + strings.Join(of, ", ")
 	}
 	if c := end.Totals.CacheText(); c != "" {
 		line += " · " + c
