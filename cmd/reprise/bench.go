@@ -72,7 +72,10 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	model := catalog.Builtin().DefaultModel()
 	fmt.Fprintf(stdout, "\nCompaction cost on scripted sessions (fake Gemini billing implicit caching as the API does; %s at its prices of %s, %s-token cache minimum):\n",
 		model, timeNow().Format(time.DateOnly), commas(catalog.Builtin().CacheMin(model)))
-	return costTable(ctx, stdout)
+	if err := costTable(ctx, stdout); err != nil {
+		return err
+	}
+	return delegationTable(ctx, stdout)
 }
 
 // initializeRequests are what an editor sends first: LSP's framed initialize (serve), ACP's

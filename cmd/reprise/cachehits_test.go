@@ -92,7 +92,7 @@ func TestExplicitCacheOnLongSessions(t *testing.T) {
 func playExplicit(t *testing.T, sc scenarios.Scenario, budget int) (scenarioRun, error) {
 	script := sc.Script()
 	script.Cache.MissRate, script.Cache.Seed = halfMissed.MissRate, halfMissed.Seed
-	s, closeAll, err := scriptedSession(t.Context(), t.TempDir(), sc.Workspace, script, budget, io.Discard)
+	s, closeAll, err := scriptedSession(t.Context(), t.TempDir(), sc.Workspace, script, budget, io.Discard, agent.SubagentSettings{})
 	if err != nil {
 		return scenarioRun{}, err
 	}

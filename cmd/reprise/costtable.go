@@ -63,7 +63,7 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 		// against.
 		tweaks = append([]func(*contextwin.Policy){func(p *contextwin.Policy) { p.KeepToolResults, p.SessionTokenCap = true, 1<<30 }}, tweaks...)
 	}
-	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, tweaks...)
+	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, sc.Subagents, tweaks...)
 	if err != nil {
 		return scenarioRun{}, err
 	}
@@ -88,7 +88,7 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 			run.Clearings++
 		}
 	}
-	run.Summaries = run.Totals.Calls - run.Calls
+	run.Summaries = run.Totals.Calls - run.Calls - run.Totals.Subagents.Calls
 	if run.Stop == "" {
 		return run, errors.New("the turn did not end")
 	}

@@ -159,7 +159,7 @@ func scenarioNamed(name string) (scenarios.Scenario, bool) {
 // context management needed no summary ends as a user would before the next task: /compact, so
 // that the demo shows the structured summary too (its cost is not in the totals returned).
 func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verbose, compact bool) (contextwin.Totals, *agent.Session, error) {
-	s, closeAll, err := scriptedSession(ctx, dir, demo.CopyWorkspace, demo.Script(), budget, stdout)
+	s, closeAll, err := scriptedSession(ctx, dir, demo.CopyWorkspace, demo.Script(), budget, stdout, agent.SubagentSettings{})
 	if err != nil {
 		return contextwin.Totals{}, nil, err
 	}
@@ -185,7 +185,7 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // scriptedSession starts a session, at budget, on a workspace that workspace writes under dir,
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
-func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
+func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, subagents agent.SubagentSettings, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
 	ws := filepath.Join(dir, "workspace")
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		return nil, nil, err
@@ -204,11 +204,17 @@ func scriptedSession(ctx context.Context, dir string, workspace func(string) err
 	for _, t := range tweaks {
 		t(&policy)
 	}
-	h := &runner.Runner{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(context.Context, string) (agent.Model, int, error) {
-		return client, contextwin.DefaultInputTokenLimit, nil
+	// One client per model, on the same fake: a subagent's calls are served and billed as its
+	// model's.
+	h := &runner.Runner{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(ctx context.Context, name string) (agent.Model, int, error) {
+		if name == client.Model() {
+			return client, contextwin.DefaultInputTokenLimit, nil
+		}
+		other, err := gemini.New(ctx, gemini.Config{APIKey: "scripted", BaseURL: srv.URL(), Model: name, BaseDelay: 10 * time.Millisecond})
+		return other, contextwin.DefaultInputTokenLimit, err
 	}}
 	s, err = h.Open(ctx, runner.Spec{
-		Config:    agent.Config{ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true},
+		Config:    agent.Config{ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true, Subagents: subagents},
 		Workspace: ws, Model: client.Model(),
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.

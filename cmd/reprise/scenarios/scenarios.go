@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/demo"
 	"github.com/reprise-dev/reprise/contextwin"
@@ -24,6 +25,8 @@ type Scenario struct {
 	// Workspace writes the files the session works on into dir.
 	Workspace func(dir string) error
 	Script    func() geminitest.Script
+	// Subagents are the session's subagent settings (the defaults when zero).
+	Subagents agent.SubagentSettings
 }
 
 // All returns the scenarios in the order the cost table shows them.
