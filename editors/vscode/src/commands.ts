@@ -16,6 +16,7 @@ import {
   CommandCheckpoints,
   CommandCompact,
   CommandContext,
+  CommandCancelSubagent,
   CommandExport,
   CommandForgetNote,
   CommandFork,
@@ -283,6 +284,27 @@ export class Commands {
    * exportSession saves the current session for people, as Markdown or one HTML page, where the
    * user says: the whole conversation with each turn's tokens and dollars, secrets masked.
    */
+  /** stopSubagent stops one subagent of the running turn: its task call says so and the turn goes on. */
+  async stopSubagent(id: string): Promise<void> {
+    try {
+      const res = await this.server.execute<{ cancelled: boolean }>(CommandCancelSubagent, { ...this.sessionArgs(), subagentId: id });
+      if (!res.cancelled) void vscode.window.showInformationMessage('Reprise: that subagent has already ended.');
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  /** subagentTranscript opens a subagent's whole transcript (its own saved session) as Markdown, beside the chat. */
+  async subagentTranscript(id: string): Promise<void> {
+    try {
+      const res = await this.server.execute<ExportResult>(CommandExport, { ...this.sessionArgs(), subagentId: id, format: 'md' });
+      const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: res.content ?? '' });
+      await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
   async exportSession(): Promise<void> {
     try {
       const pick = await vscode.window.showQuickPick(

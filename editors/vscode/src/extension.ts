@@ -51,6 +51,8 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     enterApiKey: () => server!.enterKey(),
     pinMessage: (text, turn) => commands.pinMessage(text, turn),
     fork: (point) => commands.fork(point),
+    stopSubagent: (id) => commands.stopSubagent(id),
+    subagentTranscript: (id) => commands.subagentTranscript(id),
     unpin: (id) => commands.unpin(id),
   });
   const view = chat;

@@ -157,6 +157,7 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
         ` · ${costLabel(t.cost)}`,
       '',
     );
+    if (t.subagents) lines.push(`Subagents: ${escapeMarkdown(t.subagents.text)}, counted above`, '');
   }
   if (u.cache) {
     lines.push(`Cache: ${tokens(u.cache.reported)} of ${tokens(u.cache.expected)} expected cached tokens · ${hitRateText(u.cache)}`, '');

@@ -148,6 +148,42 @@ export interface Totals {
   cost: Money;
   /** the compaction summaries' calls, counted above too; absent before the first */
   summaries?: SummaryTotals;
+  /** the subagents' calls (the task tool), counted above too; absent before the first */
+  subagents?: SubagentTotals;
+}
+
+/** SubagentTotals are what the subagents cost, apart. */
+export interface SubagentTotals {
+  runs: number;
+  calls: number;
+  inputTokens: number;
+  cachedTokens: number;
+  outputTokens: number;
+  cost: Money;
+  /** "2 subagents, 14 calls $0.0123 (48,210 input, 31,000 cached)" */
+  text: string;
+}
+
+/**
+ * Subagent is where a task call's subagent is (the subagent update, or a history entry's last).
+ * Its id is its own session's: reprise.cancelSubagent and reprise.export take it.
+ */
+export interface Subagent {
+  subagentId: string;
+  parentId?: string;
+  description: string;
+  model: string;
+  /** running, completed, failed or cancelled */
+  status: string;
+  calls: number;
+  totals: Totals;
+  /** the title of the call it runs now */
+  tool?: string;
+  /** what the parent's model got, on its last update */
+  result?: string;
+  error?: string;
+  /** its transcript is saved: reprise.export {subagentId} gives it */
+  saved?: boolean;
 }
 
 /** SummaryTotals are what the compaction summaries cost, apart. */
@@ -364,6 +400,8 @@ export interface Update {
   pins?: Pin[];
   /** plan: the agent's whole plan (write_todos), [] when it cleared it */
   entries?: PlanEntry[];
+  /** subagent: where the subagent of the task call toolCallId is */
+  subagent?: Subagent;
 }
 
 /** PlanStatus is where a plan item is; at most one is in_progress. */
@@ -439,6 +477,8 @@ export interface HistoryEntry {
   error?: string;
   calls?: number;
   changes?: FileChange[];
+  /** a task call's subagent, as its last subagent update showed it */
+  subagent?: Subagent;
 }
 
 export interface HistoryResult {

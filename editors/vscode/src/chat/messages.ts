@@ -35,4 +35,7 @@ export type FromWebview =
   | { type: 'pin'; text: string; turn?: number }
   | { type: 'unpin'; id: string }
   /** fork starts a new session from before a user message's turn, or after a checkpoint */
-  | { type: 'fork'; turn?: number; checkpoint?: number };
+  | { type: 'fork'; turn?: number; checkpoint?: number }
+  /** stopSubagent stops one subagent, the turn going on; subagentTranscript opens its transcript */
+  | { type: 'stopSubagent'; id: string }
+  | { type: 'subagentTranscript'; id: string };

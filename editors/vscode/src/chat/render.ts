@@ -1,8 +1,8 @@
 // Renders a chat transcript to HTML. Pure (no DOM): the webview sets it as innerHTML, the unit
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
-import { tokens } from '../meter';
+import { costText, tokens } from '../meter';
 import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
-import type { LiveOutput, Pin, PlanEntry, ToolOutput } from '../protocol';
+import type { LiveOutput, Pin, PlanEntry, Subagent, ToolOutput } from '../protocol';
 import { commandPattern } from './approval';
 import type { Approval } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
@@ -216,6 +216,7 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
     case 'thought':
       return details(`thought-${i}`, 'thought', 'Thinking', `<div class="markdown">${md(it.text)}</div>`, open);
     case 'tool': {
+      if (it.subagent) return renderSubagent(it, it.subagent, open, now);
       const out = it.output;
       const exit = exitCode(it.kind, it.status, out);
       const [ic, label] = exit !== undefined ? ['warning', `exit status ${exit}`] : (statusIcon[it.status] ?? ['circle-outline', it.status.replace(/_/g, ' ')]);
@@ -364,4 +365,45 @@ function renderChanges(turn: number, files: readonly ChangeRow[]): string {
     .join('');
   const left = open.length ? ` · ${open.length} to review` : '';
   return `<div class="changes" data-turn="${turn}"><div class="head"><span>Changes · ${files.length} file${files.length === 1 ? '' : 's'}${left}</span>${all}</div>${rows}</div>`;
+}
+
+const subagentStatusIcon: Record<string, [string, string]> = {
+  running: ['loading', 'running'],
+  completed: ['check', 'completed'],
+  failed: ['error', 'failed'],
+  cancelled: ['circle-slash', 'stopped'],
+};
+
+/**
+ * renderSubagent is a task call's row: the subagent's task, where it is (its model, calls, tokens
+ * with their cached share, cost, the tool it runs now) and, unfolded, its task, its report, a Stop
+ * button while it runs and its transcript once it is saved.
+ */
+function renderSubagent(it: Extract<Item, { type: 'tool' }>, sa: Subagent, open: Set<string>, now: number): string {
+  const [ic, label] = subagentStatusIcon[sa.status] ?? ['circle-outline', sa.status];
+  const running = sa.status === 'running';
+  const t = sa.totals;
+  const figures = [
+    escape(sa.model),
+    `${sa.calls} call${sa.calls === 1 ? '' : 's'}`,
+    t && t.inputTokens ? `${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''}` : '',
+    t && sa.calls ? escape(costText(t.cost)) : '',
+  ].filter(Boolean);
+  const doing = running && sa.tool ? `<span class="subagent-now">${icon('arrow-right')} ${escape(sa.tool)}</span>` : '';
+  const ms = it.started && (it.ended || now) ? (it.ended ?? now) - it.started : 0;
+  const took = ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
+  const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${running ? ' codicon-modifier-spin' : ''}`)} ${icon('hubot', 'subagent', 'kind')} <span class="title">${escape(it.title)}</span> <span class="subagent-figures">${figures.join(' · ')}</span>${took}${doing}`;
+  const prompt = typeof it.input?.prompt === 'string' ? it.input.prompt : '';
+  const actions = [
+    running ? `<button class="secondary" data-subagent-stop="${escape(sa.subagentId)}" title="Stop this subagent; the turn goes on">${icon('debug-stop')} Stop subagent</button>` : '',
+    sa.saved ? `<button class="secondary" data-subagent-transcript="${escape(sa.subagentId)}" title="Open its whole transcript">${icon('book')} Transcript</button>` : '',
+  ].filter(Boolean);
+  const out = it.output;
+  const body = [
+    actions.length ? `<div class="subagent-actions">${actions.join('')}</div>` : '',
+    prompt ? `<div class="label">Task</div><pre>${escape(prompt)}</pre>` : '',
+    out ? `<div class="label">${out.refused ? 'Stopped' : 'Report'}</div><pre>${escape(out.output)}</pre>` : '',
+    sa.error ? `<div class="label">Error</div><pre>${escape(sa.error)}</pre>` : '',
+  ].join('');
+  return details(`tool-${it.id}`, `tool subagent ${escape(sa.status)}`, summary, body, open);
 }

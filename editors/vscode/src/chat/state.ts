@@ -4,7 +4,7 @@
 import { counts, hunks, lineDiff, ShownLine, splitLines } from '../diff';
 import type { Answer, Approval } from './approval';
 import { splitAttachment } from '../selection';
-import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, Pin, PlanEntry, SessionUpdate, ToolContent, ToolOutput, Update } from '../protocol';
+import type { CheckpointInfo, FileChange, HistoryEntry, LiveOutput, Pin, PlanEntry, SessionUpdate, Subagent, ToolContent, ToolOutput, Update } from '../protocol';
 import {
   CompactionBlocking,
   CompactionDone,
@@ -25,6 +25,7 @@ import {
   UpdatePins,
   UpdatePlan,
   UpdateRetry,
+  UpdateSubagent,
   UpdateThoughtChunk,
   UpdateToolCall,
   UpdateToolCallUpdate,
@@ -73,6 +74,8 @@ export type Item =
       /** when the call started and ended (ms since the epoch), for the elapsed time */
       started?: number;
       ended?: number;
+      /** a task call's subagent, as its last subagent update showed it */
+      subagent?: Subagent;
     }
   | { type: 'approval'; key: string; approval: Approval; answer?: Answer }
   | { type: 'changes'; turn: number; files: ChangeRow[] }
@@ -180,8 +183,10 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
         input: u.rawInput ?? prev?.input,
         output: u.rawOutput ?? prev?.output,
         diff: Array.isArray(u.content) ? (editDiff(u.content, turnCount(items)) ?? prev?.diff) : prev?.diff,
+        subagent: prev?.subagent,
       };
       if (!tool.diff) delete tool.diff;
+      if (!tool.subagent) delete tool.subagent;
       // The output so far is shown while the call runs; the result replaces it.
       const live = tool.status === ToolStatusInProgress ? (u.live ?? prev?.live) : undefined;
       if (live) tool.live = live;
@@ -216,6 +221,13 @@ function applyUpdate(state: ChatState, p: SessionUpdate, at: number): ChatState 
       const last = kept[kept.length - 1];
       if (last && last.type === 'retry') return { ...state, items: [...kept.slice(0, -1), line] };
       return { ...state, items: [...kept, line] };
+    }
+    case UpdateSubagent: {
+      // Its progress goes on its task call's row, which the tool_call made.
+      const i = items.findIndex((it) => it.type === 'tool' && it.id === u.toolCallId);
+      if (i < 0 || !u.subagent) return state;
+      const sub = u.subagent;
+      return { ...state, items: items.map((it, j) => (j === i ? { ...(it as Extract<Item, { type: 'tool' }>), subagent: sub } : it)) };
     }
     case UpdatePins:
       // The whole list each time: a pin added, removed, or its tokens counted again.
@@ -395,12 +407,13 @@ function holds(pinned: string, text: string): boolean {
 /** toolUpdates are the tool_call and tool_call_update a history's tool entry stands for. */
 function toolUpdates(e: HistoryEntry): Update[] {
   const call: Update = { sessionUpdate: UpdateToolCall, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: ToolStatusInProgress, rawInput: e.rawInput };
-  if (e.status === ToolStatusInProgress || e.status === undefined) return [call];
+  const sub: Update[] = e.subagent ? [{ sessionUpdate: UpdateSubagent, toolCallId: e.toolCallId, subagent: e.subagent }] : [];
+  if (e.status === ToolStatusInProgress || e.status === undefined) return [call, ...sub];
   const out: ToolOutput = { output: e.output ?? '' };
   if (e.savedPath) out.savedPath = e.savedPath;
   if (e.omitted) out.omitted = e.omitted;
   if (e.refused) out.refused = e.refused;
-  const updates: Update[] = [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }];
+  const updates: Update[] = [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }, ...sub];
   // A plan the agent wrote was told live as a plan update; the history has the call that wrote it.
   const plan = e.toolKind === ToolKindThink && e.status === ToolStatusCompleted ? planOf(e.rawInput?.todos) : undefined;
   if (plan) updates.push({ sessionUpdate: UpdatePlan, entries: plan });
@@ -461,8 +474,12 @@ export function activity(state: ChatState, now: number, background = false): Act
   const t = runningTools[0];
   if (t) {
     const more = runningTools.length > 1 ? ` and ${runningTools.length - 1} more` : '';
-    // "Run go test" reads "Running go test"; other tools by their title ("Read a.go…").
-    const what = /^Run /.test(t.title) ? `Running ${t.title.slice(4)}` : `${t.title}…`;
+    // "Run go test" reads "Running go test"; other tools by their title ("Read a.go…"); a
+    // subagent by what it does now.
+    const sa = t.subagent;
+    const what = sa
+      ? `Subagent «${sa.description}»: ${sa.tool ? `${sa.tool}…` : 'thinking…'} · ${sa.calls} call${sa.calls === 1 ? '' : 's'}`
+      : /^Run /.test(t.title) ? `Running ${t.title.slice(4)}` : `${t.title}…`;
     return { kind: 'tool', text: `${what}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
   }
   let last: Item | undefined;

@@ -27,6 +27,10 @@ export interface ChatActions {
   unpin(id: string): Promise<void>;
   /** fork starts a new session from before turn, or after checkpoint, and shows it */
   fork(point: { turn?: number; checkpoint?: number }): Promise<void>;
+  /** stopSubagent stops one subagent of the running turn; the turn goes on */
+  stopSubagent(id: string): Promise<void>;
+  /** subagentTranscript opens a subagent's whole transcript, as Markdown */
+  subagentTranscript(id: string): Promise<void>;
 }
 
 export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -118,6 +122,12 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         break;
       case 'fork':
         void this.actions.fork({ turn: m.turn, checkpoint: m.checkpoint });
+        break;
+      case 'stopSubagent':
+        void this.actions.stopSubagent(m.id);
+        break;
+      case 'subagentTranscript':
+        void this.actions.subagentTranscript(m.id);
         break;
     }
   }

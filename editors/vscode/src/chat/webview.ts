@@ -87,6 +87,12 @@ log.addEventListener('click', (e) => {
     pinAction(pin);
     return;
   }
+  const sub = target.closest('button[data-subagent-stop], button[data-subagent-transcript]') as HTMLButtonElement | null;
+  if (sub) {
+    const d = sub.dataset;
+    vscode.postMessage(d.subagentStop ? { type: 'stopSubagent', id: d.subagentStop } : { type: 'subagentTranscript', id: d.subagentTranscript ?? '' });
+    return;
+  }
   const fork = target.closest('button[data-fork-turn], button[data-fork-checkpoint]') as HTMLButtonElement | null;
   if (fork) {
     const d = fork.dataset;

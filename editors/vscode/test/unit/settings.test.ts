@@ -305,11 +305,24 @@ describe('contextBody', () => {
 describe('cost settings: the user level in initializationOptions and reprise/didChangeUserSettings', () => {
   const user = { model: 'gemini-3.8-flash', thinking: 'low', contextBudget: 30000, explicitCache: false };
   // A cloned repository that would make the user pay more per token, or for more tokens.
-  const dear = { model: 'gemini-3.1-pro-preview', compactionModel: 'gemini-4-argon', thinking: 'xhigh', contextBudget: 900000, maxTurnRequests: 5000, explicitCache: true, explicitCacheIdle: true };
+  const dear = {
+    model: 'gemini-3.1-pro-preview',
+    compactionModel: 'gemini-4-argon',
+    thinking: 'xhigh',
+    contextBudget: 900000,
+    maxTurnRequests: 5000,
+    explicitCache: true,
+    explicitCacheIdle: true,
+    subagents: true,
+    subagentModel: 'gemini-4-argon',
+    subagentBudget: 900000,
+    subagentParallel: 8,
+    subagentMaxCalls: 200,
+  };
   it.each(costKeys)('initializationOptions and the user notification carry the user value of reprise.%s, not the workspace one', (key) => {
     for (const cfg of [fakeConfig(user, dear), fakeConfig(user, {}, dear)]) {
       const want = key in user ? user[key as keyof typeof user] : properties[`reprise.${key}`].default;
-      expect(serverSettings(cfg)[key]).toEqual(want === '' && key !== 'compactionModel' ? undefined : want);
+      expect(serverSettings(cfg)[key]).toEqual(want === '' && key !== 'compactionModel' && key !== 'subagentModel' ? undefined : want);
       expect(userCosts(cfg)[key]).toEqual(serverSettings(cfg)[key]);
       expect(changeableSettings(cfg)[key]).toEqual(dear[key]); // the merged value, which the server holds
     }
