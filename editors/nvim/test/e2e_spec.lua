@@ -896,6 +896,74 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
   vim.cmd('silent only')
 end)
 
+h.test('subagents: a line under each task call, live, one stopped from :Reprise subagents, the other opened', function()
+  vim.cmd('silent only')
+  vim.cmd('Reprise new')
+  vim.cmd('Reprise ask survey the notes with helpers')
+  local done = '↳ ✓ subagent gemini-3.5-flash-lite · 3 calls · '
+  h.wait(30000, function()
+    local t = chat_text()
+    return t:find(done, 1, true) ~= nil and t:find('↳ ⋯ subagent gemini-3.5-flash-lite · 0 calls', 1, true) ~= nil
+  end, 'the two subagents:\n' .. chat_text())
+  local text = chat_text()
+  h.contains(text, '- ⋯ Subagent: wait for the weather\n  ↳ ⋯ subagent', 'the running one under its call')
+  io.stdout:write('     ' .. text:match('(↳ ✓ subagent[^\n]*)') .. '\n')
+  vim.cmd('syntax enable')
+  vim.o.termguicolors = true
+  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
+  for _, theme in ipairs(themes) do
+    vim.o.background = theme[2]
+    vim.cmd('colorscheme ' .. theme[3])
+    if theme[3] == 'default' then
+      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
+        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
+    end
+    local lines = vim.api.nvim_buf_get_lines(chat.buf(id()), 0, -1, false)
+    local from = #lines
+    for i = #lines, 1, -1 do
+      if lines[i] == '## You' then
+        from = i
+        break
+      end
+    end
+    local view = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(view, 0, -1, false, vim.list_slice(lines, from, #lines))
+    vim.bo[view].filetype = 'markdown'
+    shoot(view, 'subagents-' .. theme[1])
+    vim.api.nvim_buf_delete(view, { force = true })
+  end
+  vim.o.background = 'dark'
+  vim.cmd('colorscheme default')
+  vim.o.termguicolors = false
+  -- :Reprise subagents lists both; the running one picked is stopped, and the turn goes on.
+  answers['reprise.subagent'] = function(items)
+    for _, sa in ipairs(items) do
+      if sa.status == 'running' then
+        return sa
+      end
+    end
+  end
+  vim.cmd('Reprise subagents')
+  local listed = asked[#asked]
+  h.eq(#listed.items, 2, 'the subagents listed')
+  h.contains(require('reprise.actions').format_subagent(listed.items[1]),
+    '✓ survey the notes · gemini-3.5-flash-lite · 3 calls', 'the first one as the picker shows it')
+  h.wait(30000, function()
+    return chat_text():find('One helper surveyed the notes; you stopped the other.', 1, true) ~= nil
+  end, 'the turn goes on:\n' .. chat_text())
+  h.contains(chat_text(), '- ⊘ Subagent: wait for the weather (refused)\n  ↳ ⊘ subagent', 'the stopped one')
+  -- The ended one picked opens its transcript.
+  answers['reprise.subagent'] = function(items)
+    return items[1]
+  end
+  vim.cmd('Reprise subagents')
+  h.wait(T, function()
+    return h.text(0):find('HELPER-SURVEY', 1, true) ~= nil
+  end, 'the transcript: ' .. h.text(0))
+  h.contains(h.text(0), 'HELPER-REPORT', 'its report in the transcript')
+  vim.cmd('silent only')
+end)
+
 h.test('old tool results cleared: the chat says what was cleared', function()
   for i = 0, 11 do
     write(string.format('%s/long/n%d.txt', ws, i), string.rep(string.format('note %d line\n', i), 200))

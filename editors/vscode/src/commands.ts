@@ -75,7 +75,14 @@ export const ids = {
   export: 'reprise.ui.export',
 } as const;
 
+/** transcriptScheme names the read-only documents holding a subagent's transcript. */
+export const transcriptScheme = 'reprise-transcript';
+
 export class Commands {
+  /** The subagents' transcripts opened, by document URI. */
+  private readonly transcripts = new Map<string, string>();
+  private readonly transcriptChanged = new vscode.EventEmitter<vscode.Uri>();
+
   constructor(
     private readonly server: Server,
     private readonly store: Store,
@@ -88,6 +95,11 @@ export class Commands {
   register(): vscode.Disposable {
     const reg = (id: string, f: (...a: unknown[]) => unknown) => vscode.commands.registerCommand(id, f);
     return vscode.Disposable.from(
+      this.transcriptChanged,
+      vscode.workspace.registerTextDocumentContentProvider(transcriptScheme, {
+        onDidChange: this.transcriptChanged.event,
+        provideTextDocumentContent: (uri) => this.transcripts.get(uri.toString()) ?? '',
+      }),
       reg(ids.ask, (text?: unknown) => this.askCommand(typeof text === 'string' ? text : undefined)),
       reg(ids.askSelection, () => this.askSelection()),
       reg(ids.compact, (focus?: unknown) => this.compact(typeof focus === 'string' ? focus : undefined)),
@@ -294,11 +306,17 @@ export class Commands {
     }
   }
 
-  /** subagentTranscript opens a subagent's whole transcript (its own saved session) as Markdown, beside the chat. */
+  /**
+   * subagentTranscript opens a subagent's whole transcript (its own saved session) as Markdown,
+   * beside the chat: a read-only document, which closes without asking to save it.
+   */
   async subagentTranscript(id: string): Promise<void> {
     try {
       const res = await this.server.execute<ExportResult>(CommandExport, { ...this.sessionArgs(), subagentId: id, format: 'md' });
-      const doc = await vscode.workspace.openTextDocument({ language: 'markdown', content: res.content ?? '' });
+      const uri = vscode.Uri.from({ scheme: transcriptScheme, path: `/subagent-${id}.md` });
+      this.transcripts.set(uri.toString(), res.content ?? '');
+      this.transcriptChanged.fire(uri);
+      const doc = await vscode.workspace.openTextDocument(uri);
       await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
     } catch (err) {
       this.report(err);

@@ -369,6 +369,56 @@ function M.export(rest)
   end)
 end
 
+--- A subagent as the picker lists it: "⋯ survey the notes · gemini-3.5-flash-lite · 3 calls · $0.0012".
+---@param sa table
+---@return string
+function M.format_subagent(sa)
+  local chat_view = require('reprise.chat')
+  return string.format('%s %s · %s', chat_view.subagent_icon[sa.status] or sa.status, sa.description or '?',
+    (chat_view.subagent_line(sa):gsub('^%s*↳ %S+ subagent ', '')))
+end
+
+--- Lists the subagents of the current session with vim.ui.select: a running one is stopped (its
+--- task call says so and the turn goes on), an ended one's transcript opens in a scratch buffer.
+function M.subagents()
+  local id, st = with_client()
+  if not id then
+    return
+  end
+  local session = session_of(id, st)
+  local list = chat.subagents(id, session)
+  if #list == 0 then
+    return util.notify('no subagent in this session yet')
+  end
+  vim.ui.select(list, { prompt = 'Reprise subagents: a running one is stopped, an ended one opened',
+    format_item = M.format_subagent, kind = 'reprise.subagent' }, function(sa)
+    if not sa then
+      return
+    end
+    if sa.status == 'running' then
+      local args = { sessionId = session, subagentId = sa.subagentId }
+      return client.execute(id, C.cancel_subagent, args, function(err, res)
+        if err then
+          return fail('subagents', err)
+        end
+        util.notify(res and res.cancelled and ('subagent «' .. sa.description .. '» stopped; the turn goes on')
+          or 'that subagent has already ended')
+      end)
+    end
+    if not sa.saved then
+      return util.notify('subagent «' .. sa.description .. '» was not saved: sessions are not saved here')
+    end
+    client.execute(id, C.export, { sessionId = session, subagentId = sa.subagentId, format = 'md' }, function(err, res)
+      if err then
+        return fail('subagents', err)
+      end
+      local buf = util.scratch(util.lines(res.content or ''), 'markdown')
+      vim.cmd('botright split')
+      vim.api.nvim_win_set_buf(0, buf)
+    end)
+  end)
+end
+
 --- Lists the sessions with vim.ui.select; the chosen one is resumed.
 function M.sessions()
   local id = with_client()

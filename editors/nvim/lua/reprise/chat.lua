@@ -15,7 +15,8 @@ local R = protocol.review
 local K = protocol.tool_kind
 
 -- chats[client id] = {buf, stream ('text', 'thought' or nil), tools = {'session toolCallId' = extmark},
--- live = {'session toolCallId' = lines of output under it}, session (the one shown last)}
+-- live = {'session toolCallId' = lines of output under it}, calls = {'session toolCallId' = its last
+-- tool update}, subagents = {'session toolCallId' = its subagent}, session (the one shown last)}
 local chats = {}
 
 -- refused is the plugin's own: a failed call the policy or the user refused.
@@ -114,7 +115,7 @@ function M.get(id, root)
   vim.keymap.set('n', 'gp', function()
     require('reprise.actions').pin('message')
   end, { buffer = buf, silent = true, nowait = true, desc = 'Pin the Reprise message under the cursor' })
-  chat = { buf = buf, tools = {}, live = {} }
+  chat = { buf = buf, tools = {}, live = {}, calls = {}, subagents = {} }
   chats[id] = chat
   return chat
 end
@@ -299,17 +300,53 @@ local function tool_line(u, status)
   return line
 end
 
+--- A subagent's progress as the line under its task call: its model, calls, tokens with their
+--- cached share, cost and what it runs now, as VS Code's row shows them.
+---@param sa table the subagent update's subagent
+---@return string
+function M.subagent_line(sa)
+  local t = sa.totals or {}
+  local parts = { sa.model or '?', string.format('%d call%s', sa.calls or 0, sa.calls == 1 and '' or 's') }
+  if (t.inputTokens or 0) > 0 then
+    local cached = (t.cachedTokens or 0) > 0 and string.format(' (%s cached)', util.kilo(t.cachedTokens)) or ''
+    table.insert(parts, util.kilo(t.inputTokens) .. ' in' .. cached)
+  end
+  if (sa.calls or 0) > 0 and t.cost then
+    table.insert(parts, util.cost(t.cost))
+  end
+  local line = '  ↳ ' .. (M.subagent_icon[sa.status] or sa.status or '') .. ' subagent ' .. table.concat(parts, ' · ')
+  if sa.status == 'running' and sa.tool and sa.tool ~= '' then
+    line = line .. ' · → ' .. sa.tool
+  end
+  return line
+end
+
+M.subagent_icon = { running = '⋯', completed = '✓', failed = '✗', cancelled = '⊘' }
+
 -- Tool call ids are unique within a session only. A running command's line has the last lines
--- of its output under it (chat.live[key] of them), replaced by the one final line.
+-- of its output under it (chat.live[key] of them), replaced by the one final line; a task call's
+-- line has its subagent's under it.
 local function on_tool(chat, session, u)
+  local key = (session or '') .. ' ' .. tostring(u.toolCallId)
+  if u.sessionUpdate == U.subagent then
+    if not chat.calls[key] then
+      return -- a subagent of no known call
+    end
+    chat.subagents[key] = u.subagent
+    u = vim.tbl_extend('force', chat.calls[key], { sessionUpdate = U.tool_call_update })
+  else
+    chat.calls[key] = vim.tbl_extend('force', chat.calls[key] or {}, u)
+  end
   local status = u.status or T.in_progress
   if u.rawOutput and u.rawOutput.refused then
     status = 'refused'
   end
-  local key = (session or '') .. ' ' .. tostring(u.toolCallId)
   local lines = { tool_line(u, status) }
   if u.live and status == T.in_progress then
     vim.list_extend(lines, live_lines(u.live))
+  end
+  if chat.subagents[key] then
+    table.insert(lines, M.subagent_line(chat.subagents[key]))
   end
   local mark = u.sessionUpdate == U.tool_call_update and chat.tools[key]
   if mark then
@@ -624,14 +661,14 @@ function M.on_update(id, params)
   chat.session = params.sessionId or chat.session
   chat.first_session = chat.first_session or chat.session
   local kind = u.sessionUpdate
-  if kind ~= U.tool_call and kind ~= U.tool_call_update then
+  if kind ~= U.tool_call and kind ~= U.tool_call_update and kind ~= U.subagent then
     chat.last_tool = false
   end
   if kind == U.message_chunk and u.content then
     stream(chat, 'text', u.content.text or '')
   elseif kind == U.thought_chunk and u.content then
     stream(chat, 'thought', u.content.text or '')
-  elseif kind == U.tool_call or kind == U.tool_call_update then
+  elseif kind == U.tool_call or kind == U.tool_call_update or kind == U.subagent then
     on_tool(chat, params.sessionId, u)
   elseif kind == U.compaction and u.compaction then
     on_compaction(chat, u.compaction)
@@ -676,7 +713,8 @@ local function entry_updates(e)
       rawOutput = { output = e.output or '', savedPath = e.savedPath, omitted = e.omitted,
         -- a log written before tool records: the policy's refusal reads so
         refused = e.refused or (e.output or ''):find('^refused by') ~= nil } },
-      plan and { sessionUpdate = U.plan, entries = plan } or nil }
+      plan and { sessionUpdate = U.plan, entries = plan }
+        or e.subagent and { sessionUpdate = U.subagent, toolCallId = e.toolCallId, subagent = e.subagent } or nil }
   elseif e.kind == E.compaction then
     return { { sessionUpdate = U.compaction, compaction = {
       state = C.done, checkpoint = { n = e.checkpoint or 0, title = e.title or '' } } } }
@@ -716,6 +754,33 @@ function M.history(id, session, entries, pins, how)
   if type(pins) == 'table' and #pins > 0 then
     M.on_update(id, { sessionId = session, update = { sessionUpdate = U.pins, pins = pins } })
   end
+end
+
+--- The subagents the chat has shown for a session, in the order their task calls came, each as
+--- its last subagent update had it.
+---@param id integer client id
+---@param session string|nil
+---@return table[] subagents {subagentId, description, model, status, calls, totals, saved?}
+function M.subagents(id, session)
+  local chat = chats[id]
+  local out = {}
+  if not chat then
+    return out
+  end
+  local prefix = (session or '') .. ' '
+  for key, sa in pairs(chat.subagents or {}) do
+    if key:sub(1, #prefix) == prefix then
+      local mark = chat.tools[key]
+      local pos = mark and vim.api.nvim_buf_get_extmark_by_id(chat.buf, ns, mark, {}) or {}
+      table.insert(out, { row = pos[1] or 0, sa = sa })
+    end
+  end
+  table.sort(out, function(a, b)
+    return a.row < b.row
+  end)
+  return vim.tbl_map(function(x)
+    return x.sa
+  end, out)
 end
 
 --- The chat buffer of a client, if it exists.

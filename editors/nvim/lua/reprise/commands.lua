@@ -67,6 +67,7 @@ M.subcommands = {
     actions.resume(rest)
   end,
   sessions = actions.sessions,
+  subagents = actions.subagents,
   undo = function(rest)
     actions.undo(rest)
   end,

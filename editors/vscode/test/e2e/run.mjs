@@ -590,7 +590,9 @@ await step('a settings change reaches the server live', async () => {
   await palette('Preferences: Open User Settings');
   await page.locator('.settings-editor').waitFor();
   await page.keyboard.type('reprise.contextBudget');
-  const input = page.locator('.settings-editor .setting-item-contents', { hasText: 'Context Budget' }).locator('input');
+  // By its label: another setting's description names reprise.contextBudget too.
+  const input = page.locator('.settings-editor .setting-item-contents')
+    .filter({ has: page.locator('.setting-item-label', { hasText: /^Context Budget$/ }) }).locator('input');
   await input.waitFor();
   await input.fill('8000');
   await input.press('Tab');
@@ -1070,6 +1072,52 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
   await chat.locator('#input').press('Enter');
   await chat.locator('.msg.agent', { hasText: 'Another plan, in the fork.' }).waitFor({ timeout: 30_000 });
   if (await chat.locator('.msg', { hasText: 'Only the bike is left.' }).count()) throw new Error('the fork shows the turn it was forked before');
+});
+
+await step('subagents: two rows under their task calls, live, one stopped from its row, the other\'s transcript opened, in each theme', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Survey the notes with helpers');
+  await chat.locator('#input').press('Enter');
+  const survey = chat.locator('details.tool.subagent', { hasText: 'survey the notes' });
+  const wait = chat.locator('details.tool.subagent', { hasText: 'wait for the weather' });
+  // The survey finishes with its figures; the other still runs, its Stop button in its row.
+  await survey.and(chat.locator('.completed')).waitFor({ timeout: 30_000 });
+  await wait.and(chat.locator('.running')).waitFor({ timeout: 15_000 });
+  const figures = (await survey.locator('.subagent-figures').innerText()).trim();
+  if (!/^gemini-3\.5-flash-lite · 3 calls · [\d.]+k? in( \([\d.]+k? cached\))? · \$\d/.test(figures)) throw new Error(`the survey's figures: ${figures}`);
+  console.log(`     ${figures}`);
+  await chat.locator('#activity', { hasText: 'Subagent «wait for the weather»' }).waitFor({ timeout: 10_000 });
+  await wait.locator('summary').click();
+  await wait.locator('button[data-subagent-stop]').waitFor();
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await openChat();
+    await page.mouse.move(800, 300);
+    await shot(`subagents-${label}`);
+  }
+  await theme('Light 2026', 'vs');
+  await openChat();
+  await wait.locator('button[data-subagent-stop]').click();
+  await wait.and(chat.locator('.cancelled')).waitFor({ timeout: 15_000 });
+  await chat.locator('.msg.agent', { hasText: 'One helper surveyed the notes; you stopped the other.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('#stop').waitFor({ state: 'hidden' });
+  await wait.locator('.label', { hasText: 'Stopped' }).waitFor();
+  // The survey's whole transcript opens beside the chat, as Markdown.
+  await survey.locator('summary').click();
+  await survey.locator('button[data-subagent-transcript]').click();
+  await page.locator('.monaco-editor .view-lines', { hasText: 'HELPER-SURVEY' }).first().waitFor({ timeout: 15_000 });
+  await page.mouse.move(800, 300);
+  await shot('subagent-transcript');
+  await palette('View: Close Editor', { exact: true });
+  // The context view counts them apart.
+  await palette('Reprise: Show Context');
+  const view = await frameWith('p', 'Subagents:');
+  const line = (await view.locator('p', { hasText: 'Subagents:' }).first().innerText()).trim();
+  if (!/^Subagents: 2 subagents, 3 calls \$\d/.test(line)) throw new Error(`the context view says ${line}`);
+  await palette('View: Close Editor', { exact: true });
 });
 
 await step('Export Session saves the chat as one HTML page that renders in light and dark and loads nothing', async () => {
