@@ -425,6 +425,32 @@ await step("the agent's plan reaches the client as ACP's plan update", async () 
   return got.join(' · ');
 });
 
+await step('subagents: each task call streams its subagent, one stopped with _reprise/cancelSubagent while the prompt goes on', async () => {
+  needSession();
+  const from = agent.updates.length;
+  const prompted = agent.request('session/prompt', prompt(sessionId, 'Survey with helpers.'));
+  const metaOf = (u) => u._meta?.reprise?.subagent;
+  // The waiting one streams "running" in its call's content, its id in _meta.
+  const running = await agent.awaitUpdate('the waiting subagent running', (u) => {
+    if (u.sessionUpdate !== 'tool_call_update' || metaOf(u)?.status !== 'running') return false;
+    const call = ofKind(agent.updates.slice(from), 'tool_call').find((c) => c.toolCallId === u.toolCallId);
+    return call?.title === 'Subagent: wait for the weather';
+  }, from);
+  const text = running.content?.[0]?.content?.text ?? '';
+  if (!text.startsWith('Subagent running on gemini-3.5-flash-lite')) throw new Error(`its content: ${JSON.stringify(text)}`);
+  await agent.awaitUpdate('the survey completed', (u) => u.sessionUpdate === 'tool_call_update' && u.status === 'completed' &&
+    (u.content?.[0]?.content?.text ?? '').startsWith('HELPER-REPORT'), from);
+  const res = await agent.conn.agent.request('_reprise/cancelSubagent', { sessionId, subagentId: metaOf(running).subagentId });
+  if (res?.cancelled !== true) throw new Error(`_reprise/cancelSubagent answered ${JSON.stringify(res)}`);
+  const r = await prompted;
+  if (r.stopReason !== 'end_turn') throw new Error(`stopReason ${r.stopReason}`);
+  const stopped = ofKind(agent.updates.slice(from), 'tool_call_update').find((u) => u.toolCallId === running.toolCallId && u.status === 'failed');
+  if (!(stopped?.content?.[0]?.content?.text ?? '').includes('the user stopped this subagent')) throw new Error(`the stopped one: ${JSON.stringify(stopped)}`);
+  const context = await slash('/context');
+  if (!/Subagents: 2 subagents, 2 calls \$/.test(context)) throw new Error(`/context: ${context.slice(-300)}`);
+  return text;
+});
+
 await step('session/load after SIGKILL replays the history', async () => {
   needSession();
   agent.p.kill('SIGKILL');
