@@ -89,7 +89,7 @@ func TestSubagentThroughTheServer(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandExport, ExportArgs{SessionID: id, SubagentID: sa.ID}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(out.Content, "TASK-S look at a.go") || !strings.Contains(out.Content, "REPORT-S") || strings.Contains(out.Content, "Check the package.") {
+	if !strings.Contains(out.Content, "subagent of session "+id+": «check things»") || !strings.Contains(out.Content, "TASK-S look at a.go") || !strings.Contains(out.Content, "REPORT-S") || strings.Contains(out.Content, "Check the package.") {
 		t.Errorf("the subagent's export:\n%s", out.Content)
 	}
 	code, msg := rpcError(t, e.ed.Execute(e.ctx, CommandExport, ExportArgs{SessionID: sa.ID, SubagentID: id}, nil))

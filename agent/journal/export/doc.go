@@ -22,6 +22,7 @@ type Doc struct {
 	ID, Title, Model, Workspace string
 	Created                     time.Time
 	Parent, From                string // a fork's origin
+	Subagent                    string // a subagent's task: Parent ran it
 	Turns                       []Turn
 	// Before are what happened before the first turn (pins, a fork's origin).
 	Before []Step
@@ -82,7 +83,7 @@ func Build(recs []journal.Record, redact func(string) string) Doc {
 	}
 	snap := journal.Replay(recs)
 	d := Doc{ID: snap.Meta.ID, Title: redact(snap.Title), Model: snap.Meta.Model, Workspace: snap.Meta.Workspace,
-		Created: snap.Meta.Created, Parent: snap.Meta.Parent, From: snap.Meta.From, Totals: snap.Totals}
+		Created: snap.Meta.Created, Parent: snap.Meta.Parent, From: snap.Meta.From, Subagent: snap.Meta.Subagent, Totals: snap.Totals}
 	b := builder{d: &d, redact: redact, tools: map[string][]*Tool{}, shown: map[string]*Tool{}}
 	for _, r := range recs {
 		b.apply(r)

@@ -27,10 +27,13 @@ func count(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-// origin says where a fork comes from, or "".
+// origin says where a fork comes from, or which session ran a subagent, or "".
 func (d Doc) origin() string {
-	if d.Parent == "" {
+	switch {
+	case d.Parent == "":
 		return ""
+	case d.Subagent != "":
+		return fmt.Sprintf("subagent of session %s: «%s»", d.Parent, d.Subagent)
 	}
 	return fmt.Sprintf("forked from session %s at %s", d.Parent, d.From)
 }

@@ -186,6 +186,22 @@ h.test('context view: what the summaries cost, apart', function()
   h.contains(text, '\nSummaries: 1 summary $0.0009 (3,000 input, 0 cached; 1 on Flex)', 'the server\'s words')
 end)
 
+h.test('context view and chat: the subagents, apart', function()
+  local text = table.concat(require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, breakdown = {}, largest = {}, turns = 1, calls = 4,
+    totals = { inputTokens = 9000, cachedTokens = 0, outputTokens = 100, cost = { amount = 0.01, currency = 'USD' },
+      subagents = { runs = 2, calls = 5, text = '2 subagents, 5 calls $0.0021 (8,000 input, 4,000 cached)' } },
+  }), '\n')
+  h.contains(text, '\nSubagents: 2 subagents, 5 calls $0.0021 (8,000 input, 4,000 cached), counted above',
+    'the server\'s words')
+  local chat = require('reprise.chat')
+  h.eq(chat.subagent_line({ model = 'gemini-3.5-flash-lite', status = 'running', calls = 2, tool = 'Read a.go',
+    totals = { inputTokens = 5210, cachedTokens = 1200, cost = { text = '$0.0012' } } }),
+    '  ↳ ⋯ subagent gemini-3.5-flash-lite · 2 calls · 5.2k in (1.2k cached) · $0.0012 · → Read a.go', 'a running one')
+  h.eq(chat.subagent_line({ model = 'm', status = 'cancelled', calls = 0, totals = {} }), '  ↳ ⊘ subagent m · 0 calls',
+    'one stopped before its first call')
+end)
+
 h.test('context view: the MCP servers under the MCP tools row', function()
   local lines = require('reprise.context').render({
     percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },

@@ -308,7 +308,7 @@ export class Commands {
 
   /**
    * subagentTranscript opens a subagent's whole transcript (its own saved session) as Markdown,
-   * beside the chat: a read-only document, which closes without asking to save it.
+   * in the editor: a read-only document, which closes without asking to save it.
    */
   async subagentTranscript(id: string): Promise<void> {
     try {
@@ -317,7 +317,7 @@ export class Commands {
       this.transcripts.set(uri.toString(), res.content ?? '');
       this.transcriptChanged.fire(uri);
       const doc = await vscode.workspace.openTextDocument(uri);
-      await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside, preview: true });
+      await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Active, preview: true });
     } catch (err) {
       this.report(err);
     }

@@ -111,7 +111,7 @@ export function contextBody(c: ContextResult, servers?: MCPResult): string {
 <p>Compacts at ${Math.round(c.compactAt * 100)}%, blocks at ${Math.round(c.blockAt * 100)}% · ${plural(c.compaction?.count ?? 0, 'compaction')} · ${plural(c.checkpoints, 'checkpoint')}</p>
 <p>Session: ${tokens(t.inputTokens)} in${t.cachedTokens ? ` (${tokens(t.cachedTokens)} cached)` : ''} · ${tokens(t.outputTokens)} out${t.thoughtTokens ? ` (${tokens(t.thoughtTokens)} thinking)` : ''} · <span class="cost${t.cost?.unknown ? ' unknown' : ''}">${escape(costText(t.cost))}</span> · ${turnsAndCalls(c.turns, c.calls)} · ${plural(c.rereads, 're-read')}</p>
 ${t.summaries ? `<p>Summaries: ${escape(t.summaries.text)}</p>` : ''}
-${t.subagents ? `<p>Subagents: ${escape(t.subagents.text)}, counted in the session's figures</p>` : ''}
+${t.subagents ? `<p class="subagents">Subagents: ${escape(t.subagents.text)}, counted in the session's figures</p>` : ''}
 ${mcpSection(c, servers)}
 ${pinsSection(c)}
 ${memoSection(c)}

@@ -129,6 +129,9 @@ function M.render(r)
     if t.summaries and t.summaries.text then
       table.insert(lines, 'Summaries: ' .. t.summaries.text)
     end
+    if t.subagents and t.subagents.text then
+      table.insert(lines, 'Subagents: ' .. t.subagents.text .. ', counted above')
+    end
   end
   local pins = type(r.pins) == 'table' and r.pins or {}
   if #pins > 0 then

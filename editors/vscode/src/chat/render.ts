@@ -391,11 +391,11 @@ function renderSubagent(it: Extract<Item, { type: 'tool' }>, sa: Subagent, open:
   ].filter(Boolean);
   const doing = running && sa.tool ? `<span class="subagent-now">${icon('arrow-right')} ${escape(sa.tool)}</span>` : '';
   const ms = it.started && (it.ended || now) ? (it.ended ?? now) - it.started : 0;
-  const took = ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
-  const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${running ? ' codicon-modifier-spin' : ''}`)} ${icon('hubot', 'subagent', 'kind')} <span class="title">${escape(it.title)}</span> <span class="subagent-figures">${figures.join(' · ')}</span>${took}${doing}`;
+  if (ms >= 1000) figures.push(seconds(ms));
+  const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${running ? ' codicon-modifier-spin' : ''}`)} ${icon('hubot', 'subagent', 'kind')} <span class="title">${escape(it.title)}</span><span class="subagent-figures">${figures.join(' · ')}</span>${doing}`;
   const prompt = typeof it.input?.prompt === 'string' ? it.input.prompt : '';
   const actions = [
-    running ? `<button class="secondary" data-subagent-stop="${escape(sa.subagentId)}" title="Stop this subagent; the turn goes on">${icon('debug-stop')} Stop subagent</button>` : '',
+    running ? `<button class="secondary" data-subagent-stop="${escape(sa.subagentId)}" title="Stop this subagent; the turn goes on">${icon('debug-stop')} Stop</button>` : '',
     sa.saved ? `<button class="secondary" data-subagent-transcript="${escape(sa.subagentId)}" title="Open its whole transcript">${icon('book')} Transcript</button>` : '',
   ].filter(Boolean);
   const out = it.output;

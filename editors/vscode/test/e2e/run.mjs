@@ -1092,6 +1092,7 @@ await step('subagents: two rows under their task calls, live, one stopped from i
   await chat.locator('#activity', { hasText: 'Subagent «wait for the weather»' }).waitFor({ timeout: 10_000 });
   await wait.locator('summary').click();
   await wait.locator('button[data-subagent-stop]').waitFor();
+  await palette('Notifications: Clear All Notifications');
   for (const [label, name, cls] of themes) {
     await theme(name, cls);
     await openChat();
@@ -1114,8 +1115,8 @@ await step('subagents: two rows under their task calls, live, one stopped from i
   await palette('View: Close Editor', { exact: true });
   // The context view counts them apart.
   await palette('Reprise: Show Context');
-  const view = await frameWith('p', 'Subagents:');
-  const line = (await view.locator('p', { hasText: 'Subagents:' }).first().innerText()).trim();
+  const view = await frameWith('p.subagents');
+  const line = (await view.locator('p.subagents').innerText()).trim();
   if (!/^Subagents: 2 subagents, 3 calls \$\d/.test(line)) throw new Error(`the context view says ${line}`);
   await palette('View: Close Editor', { exact: true });
 });
