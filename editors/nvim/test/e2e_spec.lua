@@ -900,7 +900,7 @@ h.test('subagents: a line under each task call, live, one stopped from :Reprise 
   vim.cmd('silent only')
   vim.cmd('Reprise new')
   vim.cmd('Reprise ask survey the notes with helpers')
-  local done = '↳ ✓ subagent gemini-3.5-flash-lite · 3 calls · '
+  local done = '- ✓ Subagent: survey the notes\n  ↳ ✓ subagent gemini-3.5-flash-lite · 3 calls · '
   h.wait(30000, function()
     local t = chat_text()
     return t:find(done, 1, true) ~= nil and t:find('↳ ⋯ subagent gemini-3.5-flash-lite · 0 calls', 1, true) ~= nil

@@ -1074,7 +1074,39 @@ await step("the agent's plan: above the input, updated in place, in each theme, 
   if (await chat.locator('.msg', { hasText: 'Only the bike is left.' }).count()) throw new Error('the fork shows the turn it was forked before');
 });
 
+await step('Export Session saves the chat as one HTML page that renders in light and dark and loads nothing', async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: Export Session…', { exact: true });
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'HTML' }).first().click();
+  // code-server's save dialog is a quick input holding the path: the default, in the workspace.
+  const box = page.locator('.quick-input-widget input');
+  const name = await waitFor('the save dialog', async () => {
+    const v = (await box.inputValue().catch(() => '')) ?? '';
+    return /reprise-[\w-]+\.html$/.test(v) ? v.split('/').pop() : undefined;
+  }, 15_000);
+  await box.press('Enter');
+  await page.locator('.notification-toast', { hasText: `session exported to ${name}` }).waitFor({ timeout: 15_000 });
+  const file = join(ws, name);
+  const html = readFileSync(file, 'utf8');
+  for (const bad of ['<script', '<link', '<img', 'src=', 'href=', 'url(', '@import']) if (html.toLowerCase().includes(bad)) throw new Error(`the page holds ${bad}`);
+  for (const want of ['<h2>Turn 1</h2>', '<h2>Turn 2</h2>', 'Plan the chores for the week', 'Plan it another way', 'forked from session']) if (!html.includes(want)) throw new Error(`the page lacks ${want}`);
+  const viewer = await browser.newPage();
+  await viewer.setViewportSize({ width: 900, height: 900 });
+  const requests = [];
+  viewer.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
+  await viewer.goto(pathToFileURL(file).href);
+  await viewer.locator('h2', { hasText: 'Turn 2' }).waitFor();
+  for (const scheme of ['light', 'dark']) {
+    await viewer.emulateMedia({ colorScheme: scheme });
+    await shot(`export-${scheme}`, viewer);
+  }
+  await viewer.close();
+  if (requests.length) throw new Error(`the page asked for ${requests.join(', ')}`);
+  console.log(`     ${name}: ${html.length} bytes`);
+});
+
 await step('subagents: two rows under their task calls, live, one stopped from its row, the other\'s transcript opened, in each theme', async () => {
+  await palette('View: Close All Editors', { exact: true });
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
   await openChat();
@@ -1119,37 +1151,6 @@ await step('subagents: two rows under their task calls, live, one stopped from i
   const line = (await view.locator('p.subagents').innerText()).trim();
   if (!/^Subagents: 2 subagents, 3 calls \$\d/.test(line)) throw new Error(`the context view says ${line}`);
   await palette('View: Close Editor', { exact: true });
-});
-
-await step('Export Session saves the chat as one HTML page that renders in light and dark and loads nothing', async () => {
-  await palette('Notifications: Clear All Notifications');
-  await palette('Reprise: Export Session…', { exact: true });
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'HTML' }).first().click();
-  // code-server's save dialog is a quick input holding the path: the default, in the workspace.
-  const box = page.locator('.quick-input-widget input');
-  const name = await waitFor('the save dialog', async () => {
-    const v = (await box.inputValue().catch(() => '')) ?? '';
-    return /reprise-[\w-]+\.html$/.test(v) ? v.split('/').pop() : undefined;
-  }, 15_000);
-  await box.press('Enter');
-  await page.locator('.notification-toast', { hasText: `session exported to ${name}` }).waitFor({ timeout: 15_000 });
-  const file = join(ws, name);
-  const html = readFileSync(file, 'utf8');
-  for (const bad of ['<script', '<link', '<img', 'src=', 'href=', 'url(', '@import']) if (html.toLowerCase().includes(bad)) throw new Error(`the page holds ${bad}`);
-  for (const want of ['<h2>Turn 1</h2>', '<h2>Turn 2</h2>', 'Plan the chores for the week', 'Plan it another way', 'forked from session']) if (!html.includes(want)) throw new Error(`the page lacks ${want}`);
-  const viewer = await browser.newPage();
-  await viewer.setViewportSize({ width: 900, height: 900 });
-  const requests = [];
-  viewer.on('request', (r) => { if (!r.url().startsWith('file:')) requests.push(r.url()); });
-  await viewer.goto(pathToFileURL(file).href);
-  await viewer.locator('h2', { hasText: 'Turn 2' }).waitFor();
-  for (const scheme of ['light', 'dark']) {
-    await viewer.emulateMedia({ colorScheme: scheme });
-    await shot(`export-${scheme}`, viewer);
-  }
-  await viewer.close();
-  if (requests.length) throw new Error(`the page asked for ${requests.join(', ')}`);
-  console.log(`     ${name}: ${html.length} bytes`);
 });
 
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
