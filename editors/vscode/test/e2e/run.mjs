@@ -1106,7 +1106,12 @@ await step('Export Session saves the chat as one HTML page that renders in light
 });
 
 await step('subagents: two rows under their task calls, live, one stopped from its row, the other\'s transcript opened, in each theme', async () => {
-  await palette('View: Close All Editors', { exact: true });
+  // The export the step before saved may open late: no editor beside the chat in the pictures.
+  await waitFor('no editor open', async () => {
+    if ((await page.locator('.tabs-container .tab').count()) === 0) return true;
+    await palette('View: Close All Editors', { exact: true });
+    return false;
+  }, 20_000);
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
   await openChat();
