@@ -48,10 +48,12 @@ type Options struct {
 	// CompactionModel is the --compaction-model setting ("" = the session's model); the tier is
 	// ContextPolicy's CompactionTier.
 	CompactionModel string
-	Allow           []string
-	Sandbox         sandbox.Config // its Workspace is set per session
-	Secrets         *secret.Redactor
-	Logger          *slog.Logger
+	// Subagents are the task tool's settings (--subagents, --subagent-model…).
+	Subagents agent.SubagentSettings
+	Allow     []string
+	Sandbox   sandbox.Config // its Workspace is set per session
+	Secrets   *secret.Redactor
+	Logger    *slog.Logger
 	// MaxTurnRequests caps a turn's model calls (0: the agent's default).
 	MaxTurnRequests int
 	// Observe, when set, sees the options of every session opened (runner.Runner.Observe).
@@ -240,7 +242,7 @@ func (s *server) spec(id, ws string, given []sdk.McpServer) (runner.Spec, error)
 		Config: agent.Config{
 			ContextPolicy: s.opts.ContextPolicy, Prices: s.opts.Prices, Secrets: s.opts.Secrets,
 			Approver: approver{srv: s, sessionID: id}, Stream: true, MaxTurnRequests: s.opts.MaxTurnRequests,
-			Logger: s.log, Overlay: s.overlay(id, ws),
+			Logger: s.log, Overlay: s.overlay(id, ws), Subagents: s.opts.Subagents,
 		},
 		ID: id, Workspace: ws, Model: s.opts.Model, Thinking: s.opts.Thinking, CompactionModel: s.opts.CompactionModel,
 		Allow: s.opts.Allow, Sandbox: s.opts.Sandbox,

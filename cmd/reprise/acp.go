@@ -40,6 +40,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	pricesFile := fs.String("prices", "", "JSON file of prices per million tokens by model, over the model catalogue's")
 	thinkingFlag := fs.String("thinking", catalog.Auto, thinkingUsage)
 	compactionModel := fs.String("compaction-model", "", compactionModelUsage)
+	var subagents subagentFlags
+	subagents.register(fs)
 	compactionTier := fs.String("compaction-tier", string(catalog.TierStandard), compactionTierUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
@@ -57,6 +59,11 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return errUsage
 	}
 	mode, err := sandbox.ParseMode(*box)
+	if err != nil {
+		fmt.Fprintln(stderr, "reprise acp:", err)
+		return errUsage
+	}
+	sub, err := subagents.settings()
 	if err != nil {
 		fmt.Fprintln(stderr, "reprise acp:", err)
 		return errUsage
@@ -89,6 +96,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		Prices:              prices,
 		Thinking:            *thinkingFlag,
 		CompactionModel:     *compactionModel,
+		Subagents:           sub,
 		Observe:             observeSessions,
 		ObserveEvents:       observeEvents,
 		MaxTurnRequests:     *maxTurn,

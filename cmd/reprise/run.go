@@ -38,6 +38,8 @@ type runFlags struct {
 	workspace, model string
 	thinking         string
 	compactionModel  string
+	subagentFlags    subagentFlags
+	subagents        agent.SubagentSettings
 	compactionTier   string
 	maxTurnRequests  int
 	policy           contextwin.Policy
@@ -112,6 +114,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.StringVar(&f.thinking, "thinking", catalog.Auto, thinkingUsage)
 	fs.StringVar(&f.compactionModel, "compaction-model", "", compactionModelUsage)
 	fs.StringVar(&f.compactionTier, "compaction-tier", string(catalog.TierStandard), compactionTierUsage)
+	f.subagentFlags.register(fs)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -151,6 +154,11 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 		args = fs.Args()[1:]
 	}
 	if err := compactionFlags(&f.compactionModel, f.compactionTier, &f.policy); err != nil {
+		fmt.Fprintln(stderr, "reprise run:", err)
+		return f, nil, errUsage
+	}
+	var err error
+	if f.subagents, err = f.subagentFlags.settings(); err != nil {
 		fmt.Fprintln(stderr, "reprise run:", err)
 		return f, nil, errUsage
 	}
@@ -224,7 +232,7 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	spec := runner.Spec{
 		Config: agent.Config{
 			ContextPolicy: f.policy, Prices: prices, Approver: approver, Stream: f.stream, MaxTurnRequests: f.maxTurnRequests,
-			Secrets: secret.FromEnv(getenv, f.hidePaths...),
+			Secrets: secret.FromEnv(getenv, f.hidePaths...), Subagents: f.subagents,
 		},
 		Workspace: ws, Model: client.Model(), Thinking: f.thinking, CompactionModel: f.compactionModel,
 		Allow: f.allow, Yes: f.yes, MCPGrants: f.allowMCP,
