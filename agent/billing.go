@@ -256,9 +256,9 @@ func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
 	var out []string
 	if min := b.cacheMinLocked(); int(p.CompactAt*float64(window)) < min+min/4 {
 		out = append(out, b.warnOnceLocked("budget", fmt.Sprintf(
-			"contextBudget %d is small for %s: compaction starts at %d tokens, near its %d-token cache minimum, so prompts made smaller "+
-				"are billed in full rather than at the cached tenth, and managing the context can cost more than it saves. "+
-				"A budget of at least %d keeps the cache working", window, b.asked, int(p.CompactAt*float64(window)), min, (2*min+999)/1000*1000)))
+			"contextBudget %d is small for %s: compacted prompts (%d tokens and less) stay near its %d-token cache minimum and are billed in full, "+
+				"so managing the context can cost more than it saves; a budget of at least %d keeps the cache working",
+			window, b.asked, int(p.CompactAt*float64(window)), min, (2*min+999)/1000*1000)))
 	}
 	name := b.asked
 	m, known := b.pricing.Catalog.Lookup(name)

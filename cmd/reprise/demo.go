@@ -41,7 +41,10 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 	if *keep {
 		defer fmt.Fprintf(stdout, "\nDemo files kept in %s\n", dir)
 	} else {
-		defer os.RemoveAll(dir)
+		defer func() {
+			os.RemoveAll(dir)
+			fmt.Fprintln(stdout, "\nThe demo's files, the saved outputs named above included, are removed now; --keep keeps them.")
+		}()
 	}
 	fmt.Fprintln(stdout, "Reprise demo — offline. The model is SCRIPTED: a fake Gemini server replays a fixed session")
 	fmt.Fprintln(stdout, "through the real genai client. The tools, the workspace, the token counts (characters/4 of what")
@@ -52,7 +55,8 @@ func demoCmd(ctx context.Context, args []string, stdout, stderr io.Writer, geten
 		fmt.Fprintln(stdout, "\nGo is not on PATH: the demo's `go test` commands fail (\"go: not found\") though the scripted model")
 		fmt.Fprintln(stdout, "reports them passing, and the figures differ from a run with Go (https://go.dev/dl).")
 	}
-	fmt.Fprintf(stdout, "\nTask: %s\nBudget %d tokens · compact at 0.7 · keep 3 recent turns\n\n", demo.Task, demo.Budget)
+	fmt.Fprintf(stdout, "\nTask: %s\nBudget %s tokens, small on purpose so that the context fills in a few calls · compact at 0.7 · keep 3 recent turns\n\n",
+		demo.Task, commas(demo.Budget))
 
 	withCompaction, s, err := demoRun(ctx, filepath.Join(dir, "compacted"), demo.Budget, stdout, *verbose, true)
 	if err != nil {

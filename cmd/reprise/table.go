@@ -176,7 +176,7 @@ func (t *table) flush() {
 		fmt.Fprintf(t.w, "%4d  %6d  %6d  %6d  %-13s  %s\n", t.row.Turn, t.row.Prompt, t.row.Cached, t.row.Output, tool, strings.Join(t.notes, "  "))
 	}
 	for _, l := range t.after {
-		fmt.Fprintf(t.w, "%6s↳ %s\n", "", l)
+		fmt.Fprintf(t.w, "%6s↳ %s\n", "", wrap(l, noteWidth, "        "))
 	}
 	t.row, t.notes, t.after = nil, nil, nil
 }
@@ -228,4 +228,29 @@ func firstLine(s string) string {
 		s = string(r[:99]) + "…"
 	}
 	return s
+}
+
+// noteWidth is where a note under a row wraps: a warning is read, not scrolled sideways.
+const noteWidth = 92
+
+// wrap breaks s at spaces into lines of at most width runes, the lines after the first starting
+// with indent. A word longer than width (a path) stays whole.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		l := len([]rune(w))
+		switch {
+		case i == 0:
+		case n+1+l > width:
+			b.WriteString("\n" + indent)
+			n = 0
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
 }
