@@ -435,6 +435,14 @@ h.test("the agent's edits reach open buffers at once; unsaved edits are kept wit
   end, notes)
   h.eq(#warned, 1, 'one warning')
   h.eq(warned[1].level, vim.log.levels.WARN, 'level')
+  -- The agent's edit of that buffer is refused, and the chat says why, as the model was told.
+  vim.cmd('Reprise ask edit the dirty buffer')
+  h.wait(T, function()
+    return chat_text():find('You have unsaved changes in src/dirty.txt', 1, true) ~= nil
+  end, 'the answer')
+  local refused = '\n%- ⊘ Edit [^\n]*dirty%.txt %(refused: src/dirty%.txt has unsaved changes in the editor%)\n'
+  h.truthy(chat_text():find(refused), 'the refusal with its reason:\n' .. chat_text())
+  h.eq(vim.fn.readfile(ws .. '/src/dirty.txt'), { 'agent' }, 'the file on disk untouched')
   vim.cmd('silent only')
   vim.api.nvim_buf_set_option(dbuf, 'modified', false)
 end)
@@ -951,7 +959,8 @@ h.test('subagents: a line under each task call, live, one stopped from :Reprise 
   h.wait(30000, function()
     return chat_text():find('One helper surveyed the notes; you stopped the other.', 1, true) ~= nil
   end, 'the turn goes on:\n' .. chat_text())
-  h.contains(chat_text(), '- ⊘ Subagent: wait for the weather (refused)\n  ↳ ⊘ subagent', 'the stopped one')
+  h.contains(chat_text(), '- ⊘ Subagent: wait for the weather (refused: the user stopped this subagent while it ran)\n'
+    .. '  ↳ ⊘ subagent', 'the stopped one')
   -- The ended one picked opens its transcript.
   answers['reprise.subagent'] = function(items)
     return items[1]

@@ -294,7 +294,10 @@ h.test('chat rendering of every update kind', function()
   up({ sessionUpdate = 'turn_end', stopReason = 'error', error = 'boom', turn = { calls = 4 } })
   text = h.text(chat.buf(id))
   h.contains(text, '## You\n\nwhy?\n\n## Reprise\n\n> thinking\n> more\n\nBecause.\n\n', 'thought, then the answer')
-  h.contains(text, '- ✗ Run make\n- ⊘ Run rm -rf (refused)\n', 'tool statuses updated in place')
+  h.contains(text, '- ✗ Run make\n- ⊘ Run rm -rf (refused by policy: rm -rf)\n', 'tool statuses updated in place')
+  h.eq(chat.refusal('cart.go has unsaved changes in the editor; ask the user to save or discard them, then try again'),
+    'refused: cart.go has unsaved changes in the editor', 'an edit refused for unsaved changes says why')
+  h.eq(chat.refusal(nil), 'refused', 'no reason given')
   h.contains(text, '> ⟳ Compacting the context…', 'compaction running')
   h.contains(text, '> ✂ Context compacted (auto): 3k → 900 tokens · Checkpoint 2: Fix', 'compaction done')
   h.contains(text, '> ✂ 12 old tool results cleared, 31.4k tokens freed; the model reads them again on demand'

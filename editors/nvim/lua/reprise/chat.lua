@@ -283,6 +283,22 @@ local function live_lines(live)
   return out
 end
 
+--- Why a call was refused, in a few words: the first clause of what the model was told ("cart.go
+--- has unsaved changes in the editor"), "refused" leading it, as VS Code's row says it.
+---@param output string|nil
+---@return string
+function M.refusal(output)
+  local why = vim.trim(((output or ''):gsub('\n.*', '')))
+  why = vim.trim((why:gsub(';.*', '')))
+  if #why > 100 then
+    why = why:sub(1, 99) .. '…'
+  end
+  if why == '' then
+    return 'refused'
+  end
+  return why:find('^refused') and why or ('refused: ' .. why)
+end
+
 local function tool_line(u, status)
   local line = string.format('- %s %s', M.status_icon[status] or status, u.title or u.kind or 'tool')
   local out = u.rawOutput
@@ -290,7 +306,7 @@ local function tool_line(u, status)
     return line .. ' · running ' .. M.seconds(u.live.elapsedMs)
   end
   if out and out.refused then
-    line = line .. ' (refused)'
+    line = line .. ' (' .. M.refusal(out.output) .. ')'
   else
     line = line .. diff_counts(u)
     if out and out.savedPath and out.savedPath ~= '' then
