@@ -69,7 +69,7 @@ func (o *turnOutput) richEvent(ev agent.Event) {
 		case t.Live != nil:
 			u.Live = liveOutputOf(t.Live)
 		default:
-			u.RawOutput = &toolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused}
+			u.RawOutput = &toolOutput{Output: t.Output, SavedPath: t.SavedPath, Omitted: t.Omitted, Refused: t.Refused, Verdict: verdictOf(t.Kind, t.Output)}
 			u.ToolContent = toolContentOf(t.Diff)
 		}
 		o.update(u)

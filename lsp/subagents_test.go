@@ -131,3 +131,34 @@ func editorApproving(seen func(string)) lsptest.Options {
 	}
 	return o
 }
+
+// TestVerdictOfAFailingTestRun: a command whose output says its tests failed carries that verdict
+// in its rawOutput and in the history, so that an editor shows "exit 1 · FAIL …", not a broken
+// tool.
+func TestVerdictOfAFailingTestRun(t *testing.T) {
+	e := newEnv(t, envOpts{editor: editorApproving(func(string) {})},
+		geminitest.Turn{Parts: []geminitest.Part{{FunctionCall: &geminitest.FunctionCall{Name: "run_command",
+			Args: map[string]any{"command": "printf -- '--- FAIL: TestX (0.00s)\\nFAIL\\texample.com/x\\t0.012s\\n'; exit 1"}}}}},
+		text("The test fails."),
+	)
+	id := e.ask("Run the tests.", "")
+	e.turnEnd(id)
+	var final *toolOutput
+	for _, u := range e.updates(id, UpdateToolCallUpdate) {
+		if u.RawOutput != nil {
+			final = u.RawOutput
+		}
+	}
+	if final == nil || final.Verdict != "FAIL example.com/x 0.012s" || !strings.HasSuffix(strings.TrimSpace(final.Output), "exit status 1") {
+		t.Fatalf("rawOutput %+v", final)
+	}
+	var h historyResult
+	if err := e.ed.Execute(e.ctx, CommandHistory, SessionArgs{SessionID: id}, &h); err != nil {
+		t.Fatal(err)
+	}
+	for _, en := range h.Entries {
+		if en.Kind == "tool" && en.Verdict != final.Verdict {
+			t.Errorf("history verdict %q, want %q", en.Verdict, final.Verdict)
+		}
+	}
+}

@@ -3,8 +3,10 @@ package lsp
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/tools"
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -214,6 +216,18 @@ type toolOutput struct {
 	SavedPath string `json:"savedPath,omitempty"`
 	Omitted   int    `json:"omitted,omitempty"`
 	Refused   bool   `json:"refused,omitempty"`
+	// Verdict is a command's test verdict, its last line that says one ("FAIL example.com/x",
+	// "3 passed, 1 failed"): a run that found failures reads as such, not as a broken tool.
+	Verdict string `json:"verdict,omitempty"`
+}
+
+// verdictOf is a command's test verdict on one line, or "".
+func verdictOf(kind tools.Kind, output string) string {
+	if kind != tools.KindExecute {
+		return ""
+	}
+	v, _ := contextwin.ExtractVerdict(output)
+	return strings.Join(strings.Fields(v), " ")
 }
 
 // liveOutput is a running command's output so far, for display only: the final update's
@@ -523,6 +537,8 @@ type historyEntry struct {
 	Changes    []fileChange `json:"changes,omitempty"`
 	// Subagent: a task call's subagent as its last subagent update showed it.
 	Subagent *subagentUpdate `json:"subagent,omitempty"`
+	// Verdict: a command's test verdict, as rawOutput's.
+	Verdict string `json:"verdict,omitempty"`
 }
 
 // historyOf is a transcript on the wire, root being the workspace.
@@ -536,6 +552,9 @@ func historyOf(root string, entries []agent.TranscriptEntry) []historyEntry {
 		}
 		if e.ToolKind != "" {
 			h.ToolKind = wire(toolKindNames, e.ToolKind)
+		}
+		if e.Kind == agent.EntryTool && e.Status != agent.ToolInProgress {
+			h.Verdict = verdictOf(e.ToolKind, e.Output)
 		}
 		if e.Status != "" {
 			h.Status = wire(toolStatusNames, e.Status)

@@ -348,6 +348,8 @@ export interface ToolOutput {
   savedPath?: string;
   omitted?: number;
   refused?: boolean;
+  /** a command's test verdict, its last line that says one ("FAIL example.com/x 0.01s") */
+  verdict?: string;
 }
 
 /** LiveOutput is a running command's output so far (display only): the final rawOutput replaces it. */
@@ -479,6 +481,8 @@ export interface HistoryEntry {
   changes?: FileChange[];
   /** a task call's subagent, as its last subagent update showed it */
   subagent?: Subagent;
+  /** a command's test verdict, as rawOutput's */
+  verdict?: string;
 }
 
 export interface HistoryResult {

@@ -299,9 +299,28 @@ function M.refusal(output)
   return why:find('^refused') and why or ('refused: ' .. why)
 end
 
-local function tool_line(u, status)
-  local line = string.format('- %s %s', M.status_icon[status] or status, u.title or u.kind or 'tool')
+--- The status a command that ran reported when it said no (a test run with failures, a grep that
+--- found nothing): the tool worked, the command said no, as VS Code's row tells it. nil otherwise.
+---@param u table a tool_call_update
+---@param status string
+---@return integer|nil
+function M.exit_code(u, status)
   local out = u.rawOutput
+  if status ~= T.failed or u.kind ~= K.execute or type(out) ~= 'table' or out.refused then
+    return nil
+  end
+  return tonumber((out.output or ''):match('exit status (%d+)%s*$'))
+end
+
+local function tool_line(u, status)
+  local exit = M.exit_code(u, status)
+  local icon = exit and '!' or (M.status_icon[status] or status)
+  local line = string.format('- %s %s', icon, u.title or u.kind or 'tool')
+  local out = u.rawOutput
+  if exit then
+    local verdict = type(out.verdict) == 'string' and out.verdict ~= '' and (' · ' .. out.verdict) or ''
+    line = line .. ' · exit ' .. exit .. verdict
+  end
   if u.live and status == T.in_progress then
     return line .. ' · running ' .. M.seconds(u.live.elapsedMs)
   end
@@ -728,7 +747,7 @@ local function entry_updates(e)
       status = e.status, rawInput = e.rawInput, content = e.content,
       rawOutput = { output = e.output or '', savedPath = e.savedPath, omitted = e.omitted,
         -- a log written before tool records: the policy's refusal reads so
-        refused = e.refused or (e.output or ''):find('^refused by') ~= nil } },
+        refused = e.refused or (e.output or ''):find('^refused by') ~= nil, verdict = e.verdict } },
       plan and { sessionUpdate = U.plan, entries = plan }
         or e.subagent and { sessionUpdate = U.subagent, toolCallId = e.toolCallId, subagent = e.subagent } or nil }
   elseif e.kind == E.compaction then

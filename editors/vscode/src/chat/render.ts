@@ -236,7 +236,9 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       const took = it.live
         ? ` <span class="elapsed">running · ${seconds(it.live.elapsedMs)}</span>`
         : ms >= 1000 ? ` <span class="elapsed">${seconds(ms)}</span>` : '';
-      const exitText = exit !== undefined ? ` <span class="exit">exit ${exit}</span>` : '';
+      // A run that found failures says so: its exit status and its verdict ("FAIL example.com/x").
+      const verdict = exit !== undefined && out?.verdict ? ` · ${escape(out.verdict)}` : '';
+      const exitText = exit !== undefined ? ` <span class="exit">exit ${exit}${verdict}</span>` : '';
       // One status: the icon (its label says it in words), plus the exit status of a command that said no.
       const summary = `${icon('chevron-right', undefined, 'chev')}${icon(ic, label, `status${it.status === ToolStatusInProgress ? ' codicon-modifier-spin' : ''}`)} <span class="title">${titleWithLink(it.title, it.input, d)}</span>${countsHtml}${exitText}${took}`;
       const cls = exit !== undefined ? 'exited' : it.status;

@@ -413,6 +413,7 @@ function toolUpdates(e: HistoryEntry): Update[] {
   if (e.savedPath) out.savedPath = e.savedPath;
   if (e.omitted) out.omitted = e.omitted;
   if (e.refused) out.refused = e.refused;
+  if (e.verdict) out.verdict = e.verdict;
   const updates: Update[] = [call, { sessionUpdate: UpdateToolCallUpdate, toolCallId: e.toolCallId, title: e.title, kind: e.toolKind, status: e.status, rawOutput: out, content: e.content }, ...sub];
   // A plan the agent wrote was told live as a plan update; the history has the call that wrote it.
   const plan = e.toolKind === ToolKindThink && e.status === ToolStatusCompleted ? planOf(e.rawInput?.todos) : undefined;

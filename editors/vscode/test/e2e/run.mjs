@@ -1106,12 +1106,6 @@ await step('Export Session saves the chat as one HTML page that renders in light
 });
 
 await step('subagents: two rows under their task calls, live, one stopped from its row, the other\'s transcript opened, in each theme', async () => {
-  // The export the step before saved may open late: no editor beside the chat in the pictures.
-  await waitFor('no editor open', async () => {
-    if ((await page.locator('.tabs-container .tab').count()) === 0) return true;
-    await palette('View: Close All Editors', { exact: true });
-    return false;
-  }, 20_000);
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
   await openChat();
@@ -1129,6 +1123,8 @@ await step('subagents: two rows under their task calls, live, one stopped from i
   await chat.locator('#activity', { hasText: 'Subagent «wait for the weather»' }).waitFor({ timeout: 10_000 });
   await wait.locator('summary').click();
   await wait.locator('button[data-subagent-stop]').waitFor();
+  // The page the Export step saved opens in an editor late: none beside the chat in the pictures.
+  await palette('View: Close All Editors', { exact: true });
   await palette('Notifications: Clear All Notifications');
   for (const [label, name, cls] of themes) {
     await theme(name, cls);

@@ -125,6 +125,14 @@ describe('a running command', () => {
     expect(html).toContain('<pre>tick-1\nexit status 2</pre>');
   });
 
+  it('a test run that found failures says its exit status and verdict, not a broken tool', () => {
+    const s = run({ type: 'ask', text: 'test' }, call,
+      up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'failed', rawOutput: { output: 'FAIL\tx 0.01s\nexit status 1', verdict: 'FAIL x <0.01s>' } }));
+    const html = renderItems(s, (t) => t, new Set());
+    expect(html).toContain('<span class="exit">exit 1 · FAIL x &lt;0.01s&gt;</span>');
+    expect(html).toContain('class="tool execute exited"');
+  });
+
   it('says nothing of bytes before when the whole output is shown', () => {
     const s = run({ type: 'ask', text: 'build' }, call, live('é\n', 3, 100));
     expect(renderItems(s, (t) => t, new Set())).not.toContain('bytes before');
