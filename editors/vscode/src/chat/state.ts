@@ -481,7 +481,10 @@ export function activity(state: ChatState, now: number, background = false): Act
     const what = sa
       ? `Subagent «${sa.description}»: ${sa.tool ? `${sa.tool}…` : 'thinking…'} · ${sa.calls} call${sa.calls === 1 ? '' : 's'}`
       : /^Run /.test(t.title) ? `Running ${t.title.slice(4)}` : `${t.title}…`;
-    return { kind: 'tool', text: `${what}${more}${t.started ? ` · ${seconds(now - t.started)}` : ''}${bg}` };
+    // One clock with the row: a running command's time is the server's, which starts when the
+    // command does (an approval's wait not counted); another call's, since it was asked.
+    const elapsed = t.live ? t.live.elapsedMs : t.started ? now - t.started : undefined;
+    return { kind: 'tool', text: `${what}${more}${elapsed !== undefined ? ` · ${seconds(elapsed)}` : ''}${bg}` };
   }
   let last: Item | undefined;
   for (let i = state.items.length - 1; i >= 0 && !last; i--) if (state.items[i].type !== 'changes' && state.items[i].type !== 'approval') last = state.items[i];

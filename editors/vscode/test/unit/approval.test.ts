@@ -61,6 +61,14 @@ describe('an approval in the chat', () => {
     expect(activity(s, 4000)).toEqual({ kind: 'tool', text: 'Running echo hi · 3 s' });
   });
 
+  it('once the command runs, the activity line keeps the row\'s clock, which the approval\'s wait is not in', () => {
+    const answered = reduce(asked, { type: 'answered', key: 'k1', answer: 'allow' });
+    // Asked at 1 s, answered 20 s later; the command has run 2 s when the server says so.
+    const s = reduce(answered, { type: 'update', at: 23_000, params: { sessionId: 's1', update: { sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'in_progress', live: { tail: 'x', bytes: 1, elapsedMs: 2000 } } } });
+    expect(activity(s, 23_000)?.text).toBe('Running echo hi · 2 s');
+    expect(render(s)).toContain('running · 2 s');
+  });
+
   it('is withdrawn when the turn ends unanswered', () => {
     const s = reduce(asked, up({ sessionUpdate: 'turn_end', stopReason: 'cancelled' }));
     expect(render(s)).toContain('Not answered: the turn ended');
