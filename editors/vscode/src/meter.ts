@@ -170,9 +170,24 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
   if (busyCompacting) lines.push('', '_Compacting…_');
   const decision = u.compaction?.decision;
   if (decision) lines.push('', `_${escapeMarkdown(decision)}_`);
+  else if (!busyCompacting) lines.push('', compactionPlan(u));
   if (picker?.model) lines.push('', `New sessions: \`${picker.model.replace(/`/g, '')}\` · [$(chip) Select Model](command:${picker.command})`);
   lines.push('', 'Click to show the context view.');
   return lines.join('\n');
+}
+
+/**
+ * compactionPlan says what happens to the context from here, in the absence of a decision the
+ * server explains: nothing below compactAt, then clearing or a summary when it pays, and a wait at
+ * blockAt; Compact Session summarizes at once.
+ */
+export function compactionPlan(u: Pick<ContextUsage, 'percent' | 'size' | 'compactAt' | 'blockAt'>): string {
+  const at = Math.round(u.compactAt * 100);
+  const block = Math.round(u.blockAt * 100);
+  if (u.percent < u.compactAt * 100) {
+    return `Below ${at}% (${tokens(u.compactAt * u.size)} tokens) the context is kept as it is. From there, old tool results are cleared or a summary starts when it pays for itself in dollars; at ${block}% the agent waits for one. *Compact Session* summarizes now.`;
+  }
+  return `Past ${at}%: old tool results are cleared or a summary starts as soon as it pays for itself in dollars; at ${block}% (${tokens(u.blockAt * u.size)} tokens) the agent waits for one.`;
 }
 
 /** escapeMarkdown keeps a server's text literal in a Markdown tooltip. */

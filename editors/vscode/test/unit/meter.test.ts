@@ -71,6 +71,18 @@ describe('tooltip', () => {
     expect(t).toContain('past compactAt, waiting: clearing 3 old tool results would cost \\$0.0021 to rebuild');
     expect(meterTooltip(u)).not.toContain('waiting');
   });
+  it('says what happens to the context from here when nothing was decided yet', () => {
+    expect(meterTooltip(usage({ percent: 67 }))).toContain(
+      'Below 70% (16.8k tokens) the context is kept as it is. From there, old tool results are cleared or a summary starts when it pays for itself in dollars; at 95% the agent waits for one. *Compact Session* summarizes now.',
+    );
+    expect(meterTooltip(usage({ percent: 82 }))).toContain('Past 70%: old tool results are cleared or a summary starts as soon as it pays for itself in dollars; at 95% (22.8k tokens) the agent waits for one.');
+    const u = usage({ percent: 82 });
+    expect(meterTooltip({ ...u, compaction: { ...u.compaction, decision: 'cleared 4 old tool results' } })).not.toContain('Past 70%');
+    const subagents = { runs: 1, calls: 3, inputTokens: 9000, cachedTokens: 0, outputTokens: 40, cost: { amount: 0.001, currency: 'USD' }, text: '1 subagent, 3 calls $0.0010 (9,000 input, 0 cached)' };
+    expect(meterTooltip(usage({ totals: { ...usage().totals, subagents } }))).toContain(
+      'Subagents: 1 subagent, 3 calls \\$0.0010 \\(9,000 input, 0 cached\\), counted above',
+    );
+  });
   it('has the cache hits once a call expected some', () => {
     expect(meterTooltip(usage())).not.toContain('expected hits');
     const t = meterTooltip(usage({ cache: { expected: 40000, reported: 23200, hitRate: 0.58 } }));
