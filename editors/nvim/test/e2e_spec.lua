@@ -678,12 +678,13 @@ h.test('pins: a file and a text pinned, listed, shown in the chat; a message pin
   local session = client.state(id()).session
   vim.cmd('Reprise pin')
   h.wait(T, function()
-    return chat_text():find('> 📌 Pinned %([^\n]* tokens%): f2%.txt [%d.]+k?$') ~= nil
+    return chat_text():find('> 📌 Pinned: f2%.txt %([%d.]+k? tokens%)$') ~= nil
       and last_note():find('pinned p1 f2.txt', 1, true) ~= nil
   end, 'the file pinned, in the chat, and the notice')
   vim.cmd('Reprise pin text use tabs, never spaces')
   h.wait(T, function()
-    return chat_text():find('f2%.txt [%d.]+k? · “use tabs, never spaces” %d+$') ~= nil
+    return chat_text():find('> 📌 2 pinned, [%d.]+k? tokens: f2%.txt %([%d.]+k?%) · “use tabs, never spaces” %(%d+%)$')
+      ~= nil
   end, 'the text pinned, in the chat:\n' .. chat_text())
   vim.cmd('Reprise pins')
   h.wait(T, function()
@@ -730,18 +731,18 @@ h.test('pins: a file and a text pinned, listed, shown in the chat; a message pin
   end
   vim.cmd('Reprise pin message')
   h.wait(T, function()
-    return chat_text():find('· “Keep the notes under a page%.” %d+$') ~= nil
+    return chat_text():find('· “Keep the notes under a page%.” %(%d+%)$') ~= nil
   end, 'the message pinned:\n' .. chat_text())
   vim.cmd('Reprise unpin p1')
   h.wait(T, function()
-    return chat_text():find('> 📌 Pinned %([^\n]* tokens%): “use tabs, never spaces” %d+ · “Keep the notes') ~= nil
+    return chat_text():find('> 📌 2 pinned, [^\n]* tokens: “use tabs, never spaces” %(%d+%) · “Keep the notes') ~= nil
   end, 'the file unpinned:\n' .. chat_text())
   -- Resumed, the chat lists the pins again from the session's history.
   vim.cmd('Reprise resume ' .. session)
   h.wait(T, function()
     local text = chat_text()
     local at = text:find('# Session ' .. session .. ' (resumed)', 1, true)
-    return at and text:sub(at):find('> 📌 Pinned %([^\n]* tokens%): “use tabs, never spaces”') ~= nil
+    return at and text:sub(at):find('> 📌 2 pinned, [^\n]* tokens: “use tabs, never spaces”') ~= nil
   end, 'the pins of the resumed session:\n' .. chat_text())
   vim.cmd('silent only')
 end)

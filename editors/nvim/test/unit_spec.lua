@@ -388,14 +388,15 @@ h.test('chat: pins listed on a notice line when they change, rebuilt from a hist
   up({ sessionUpdate = 'pins', pins = { file, text } })
   up({ sessionUpdate = 'pins', pins = {} })
   local got = h.text(chat.buf(id))
-  h.contains(got, '> 📌 Pinned (1.2k tokens): app.ts 1.2k\n\n> 📌 Pinned (1.2k tokens): app.ts 1.2k · '
-    .. '“Always use tabs for indentation in this…” 14\n\n> 📌 Nothing pinned', 'each change on its line')
-  h.eq(select(2, got:gsub('app%.ts 1%.2k\n', '')), 1, 'an unchanged list is not repeated')
+  h.contains(got, '> 📌 Pinned: app.ts (1.2k tokens)\n\n> 📌 2 pinned, 1.2k tokens: app.ts (1.2k) · '
+    .. '“Always use tabs for indentation in this…” (14)\n\n> 📌 Nothing pinned',
+    'each change on its line, each count once')
+  h.eq(select(2, got:gsub('app%.ts %(1%.2k tokens%)\n', '')), 1, 'an unchanged list is not repeated')
   h.eq(chat.pin_ids(), {}, 'no pins left')
   vim.cmd('bwipeout! ' .. chat.buf(id))
   chat.history(id, 's9', { { turn = 1, kind = 'user', text = 'hi' }, { turn = 1, kind = 'agent', text = 'Hello.' } },
     { file, text })
-  h.contains(h.text(chat.buf(id)), 'Hello.\n\n> 📌 Pinned (1.2k tokens): app.ts 1.2k · “Always', 'a resumed session')
+  h.contains(h.text(chat.buf(id)), 'Hello.\n\n> 📌 2 pinned, 1.2k tokens: app.ts (1.2k) · “Always', 'a resumed session')
   h.eq(chat.pin_ids(), { 'p1', 'p2' }, 'pin ids for completion')
   vim.cmd('bwipeout! ' .. chat.buf(id))
 end)

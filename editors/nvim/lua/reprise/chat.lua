@@ -494,19 +494,23 @@ function M.pin_name(p)
   return '“' .. one .. '”'
 end
 
---- The one line that lists the pins: `📌 Pinned (1.2k tokens): app.ts 1.2k · “Use tabs” 14`.
+--- The one line that lists the pins: `📌 Pinned: app.ts (1.2k tokens)`, or with several
+--- `📌 2 pinned, 1.2k tokens: app.ts (1.2k) · “Use tabs” (14)`: each count said once.
 ---@param pins table[]
 ---@return string
 function M.pins_line(pins)
   if not pins or #pins == 0 then
     return '📌 Nothing pinned'
   end
+  if #pins == 1 then
+    return string.format('📌 Pinned: %s (%s tokens)', M.pin_name(pins[1]), util.kilo(pins[1].tokens))
+  end
   local total, parts = 0, {}
   for _, p in ipairs(pins) do
     total = total + (p.tokens or 0)
-    table.insert(parts, string.format('%s %s', M.pin_name(p), util.kilo(p.tokens)))
+    table.insert(parts, string.format('%s (%s)', M.pin_name(p), util.kilo(p.tokens)))
   end
-  return string.format('📌 Pinned (%s tokens): %s', util.kilo(total), table.concat(parts, ' · '))
+  return string.format('📌 %d pinned, %s tokens: %s', #pins, util.kilo(total), table.concat(parts, ' · '))
 end
 
 --- The plan's progress as the winbar shows it: `☰ Plan 1/4: the item in progress`.
