@@ -542,6 +542,7 @@ h.test('approval: a floating window until answered, and the statusline waits', f
         text = h.text(p.buf),
         float = vim.api.nvim_win_get_config(p.win).relative ~= '',
         statusline = status.statusline(nil, nil),
+        winhighlight = vim.wo[p.win].winhighlight,
       })
       if #seen == 1 then
         vim.api.nvim_win_close(p.win, true) -- closed unanswered: it opens again
@@ -551,6 +552,9 @@ h.test('approval: a floating window until answered, and the statusline waits', f
     h.eq(approvals.handler(nil, params), { title = 'Always allow' }, 'answered by its key')
     h.eq(#seen, 2, 'keys read')
     h.truthy(seen[1].float, 'a floating window')
+    -- On the editor's colours, not 0.7's default NormalFloat (Pmenu's magenta).
+    h.eq(seen[1].winhighlight, 'NormalFloat:RepriseFloat,FloatBorder:RepriseFloatBorder', 'the float\'s colours')
+    h.eq(vim.fn.synIDattr(vim.fn.synIDtrans(vim.fn.hlID('RepriseFloat')), 'name'), 'Normal', 'RepriseFloat is Normal')
     h.contains(seen[1].text, '  run?\n  echo hi\n', 'the message whole')
     h.contains(seen[1].text, '[a or 1] Allow once\n  [l or 2] Always allow\n  [r or 3] Reject', 'the actions and keys')
     h.eq(seen[1].statusline, 'waiting for your approval', 'statusline while it waits')

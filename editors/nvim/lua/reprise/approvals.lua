@@ -96,6 +96,7 @@ local function open_window(lines)
   local config = util.centered(width, height)
   config.zindex = 200 -- above other floats: the agent waits for this one
   local win = vim.api.nvim_open_win(buf, true, config)
+  util.float_style(win)
   vim.wo[win].wrap = true
   return buf, win
 end

@@ -106,7 +106,20 @@ function M.float(lines, filetype)
   local height = math.max(1, math.min(#lines, vim.o.lines - 4))
   local buf = M.scratch(lines, filetype)
   vim.keymap.set('n', '<Esc>', '<cmd>close<cr>', { buffer = buf, silent = true, nowait = true })
-  return vim.api.nvim_open_win(buf, true, M.centered(width, height))
+  local win = vim.api.nvim_open_win(buf, true, M.centered(width, height))
+  M.float_style(win)
+  return win
+end
+
+--- Gives a float of the plugin the editor's own colours: RepriseFloat and RepriseFloatBorder,
+--- linked by default to Normal. Neovim 0.7's default NormalFloat is Pmenu's bright magenta, which
+--- made a question hard to read; a colour scheme or the user may link them elsewhere.
+---@param win integer
+function M.float_style(win)
+  -- Again each time: a colour scheme's `highlight clear` drops default links.
+  vim.cmd('highlight default link RepriseFloat Normal')
+  vim.cmd('highlight default link RepriseFloatBorder Normal')
+  vim.wo[win].winhighlight = 'NormalFloat:RepriseFloat,FloatBorder:RepriseFloatBorder'
 end
 
 --- The configuration of a floating window of width × height in the middle of the editor.
