@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reprise-dev/reprise/agent/fspath"
@@ -61,6 +62,12 @@ func (s *Session) Pin(ctx context.Context, r PinRequest) (contextwin.Pin, error)
 	return p, nil
 }
 
+// unpinnableDirs are the directories a pinned file may not be under: version control's internals
+// and credential stores. Other dotfiles (.github/workflows/ci.yml, .eslintrc.json) may be pinned,
+// as Copilot and Claude Code let a user attach them.
+var unpinnableDirs = []string{".git", ".hg", ".svn", ".jj", ".sl", ".bzr", ".repo", ".ssh", ".gnupg", ".aws", ".azure", ".kube",
+	".docker", ".gcloud", ".terraform.d"}
+
 // secretFiles are names of files that hold credentials: never pinned, whatever read_file would
 // mask (a pin rides in every prompt).
 var secretFiles = []string{".env", ".env.*", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
@@ -104,8 +111,10 @@ func (o *Options) pinnablePath(given string) (string, error) {
 			return "", pinError("%s is a secrets file; it is not pinned", given)
 		}
 	}
-	if ignore.Hidden(rel) {
-		return "", pinError("%s is a hidden path; it is not pinned", given)
+	for _, part := range parts[:len(parts)-1] {
+		if slices.Contains(unpinnableDirs, part) {
+			return "", pinError("%s is in %s, version control's or credentials' own; it is not pinned", given, part)
+		}
 	}
 	m := ignore.New(os.DirFS(ws), ignore.Options{Getenv: os.Getenv})
 	for i := range parts {

@@ -153,7 +153,7 @@ func allText(cs []*genai.Content) string {
 // TestPinRefusals: what cannot be pinned is a PinError that names the problem.
 func TestPinRefusals(t *testing.T) {
 	f := newFixture(t, fixtureOpts{files: map[string]string{
-		".env": "KEY=1", "keys/server.pem": "x", ".hidden/a.txt": "x", "build/out.txt": "x", ".gitignore": "build/\n",
+		".env": "KEY=1", "keys/server.pem": "x", ".git/config": "x", ".ssh/config": "x", "build/out.txt": "x", ".gitignore": "build/\n",
 		"bin.dat": "a\x00b", "ok.txt": "fine",
 	}})
 	if err := os.WriteFile(filepath.Join(filepath.Dir(f.ws), "outside.txt"), []byte("x"), 0o644); err != nil {
@@ -170,7 +170,8 @@ func TestPinRefusals(t *testing.T) {
 		{PinRequest{Kind: "file", Path: filepath.Join(filepath.Dir(f.ws), "outside.txt")}, "path is outside the workspace"},
 		{PinRequest{Kind: "file", Path: ".env"}, "secrets file"},
 		{PinRequest{Kind: "file", Path: "keys/server.pem"}, "secrets file"},
-		{PinRequest{Kind: "file", Path: ".hidden/a.txt"}, "hidden path"},
+		{PinRequest{Kind: "file", Path: ".git/config"}, "is in .git, version control's or credentials' own"},
+		{PinRequest{Kind: "file", Path: ".ssh/config"}, "is in .ssh"},
 		{PinRequest{Kind: "file", Path: "build/out.txt"}, "ignored"},
 		{PinRequest{Kind: "file", Path: "bin.dat"}, "binary"},
 		{PinRequest{Kind: "file", Path: "missing.txt"}, "file not found"},
@@ -188,7 +189,12 @@ func TestPinRefusals(t *testing.T) {
 	if err != nil || p.ID != "p1" {
 		t.Fatalf("%+v %v", p, err)
 	}
-	if err := f.s.Conversation().Unpin("p1"); err != nil || len(f.s.Conversation().Pins()) != 0 {
+	// A dotfile that holds no credential may be pinned, as Copilot and Claude Code let one attach it.
+	writeFiles(t, f.ws, map[string]string{".github/workflows/ci.yml": "on: push\n"})
+	if ci, err := f.s.Pin(t.Context(), PinRequest{Kind: "file", Path: ".github/workflows/ci.yml"}); err != nil || ci.Path != ".github/workflows/ci.yml" {
+		t.Errorf("pinning the CI workflow: %+v %v", ci, err)
+	}
+	if err := f.s.Conversation().Unpin("p1"); err != nil || len(f.s.Conversation().Pins()) != 1 {
 		t.Errorf("Unpin(p1) = %v, pins %v", err, f.s.Conversation().Pins())
 	}
 }
