@@ -38,6 +38,34 @@ type client struct {
 	notify  chan struct{}
 	buffers map[string]string // path → unsaved text, for fs/read_text_file; nil: not offered
 	written map[string]string // what fs/write_text_file got
+	ext     []extNote         // the agent's extension notifications
+}
+
+// extNote is an extension notification the agent sent.
+type extNote struct {
+	method string
+	params json.RawMessage
+}
+
+// HandleExtensionMethod records the agent's extension notifications (_reprise/pinsUpdate).
+func (c *client) HandleExtensionMethod(_ context.Context, method string, params json.RawMessage) (any, error) {
+	c.mu.Lock()
+	c.ext = append(c.ext, extNote{method, params})
+	c.mu.Unlock()
+	return nil, nil
+}
+
+// extNotes are the extension notifications of method, in order.
+func (c *client) extNotes(method string) []json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []json.RawMessage
+	for _, n := range c.ext {
+		if n.method == method {
+			out = append(out, n.params)
+		}
+	}
+	return out
 }
 
 func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {

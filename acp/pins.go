@@ -22,6 +22,10 @@ const (
 	MethodPin   = "_reprise/pin"
 	MethodUnpin = "_reprise/unpin"
 	MethodPins  = "_reprise/pins"
+	// NotifyPins is the notification (agent → client) that carries a session's pins whenever they
+	// change, {sessionId, pins: [{id, kind, label, path?, tokens}]}, as LSP's pins update: a
+	// client that shows them refreshes every view of the session.
+	NotifyPins = "_reprise/pinsUpdate"
 )
 
 // pinParams are the params of the three methods.
@@ -111,4 +115,14 @@ func (s *server) pinCommand(ctx context.Context, l *runner.Live, arg string, ren
 	}
 	return fmt.Sprintf("Pinned %s (%s, %s tokens): kept verbatim in every prompt, never cleared or summarized. %d pinned in all.",
 		out.Pin.ID, out.Pin.Label, contextwin.Kilo(out.Pin.Tokens), len(out.Pins))
+}
+
+// notifyPins tells the client a session's pins after a change.
+func (s *server) notifyPins(ctx context.Context, id string, pins []contextwin.PinInfo) {
+	if pins == nil {
+		pins = []contextwin.PinInfo{}
+	}
+	if err := s.conn.NotifyExtension(context.WithoutCancel(ctx), NotifyPins, map[string]any{"sessionId": id, "pins": pins}); err != nil {
+		s.log.Debug("pins update not sent", "session", id, "error", err)
+	}
 }

@@ -3,10 +3,12 @@ package acp
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -83,6 +85,24 @@ func TestACPPins(t *testing.T) {
 	}
 	if res, err := ext(MethodUnpin, map[string]any{"sessionId": id, "id": "p1"}); err != nil || len(res["pins"].([]any)) != 2 {
 		t.Errorf("%s = %v, %v", MethodUnpin, res, err)
+	}
+	// Each change was told with the whole list, as LSP's pins update: 1, 2, 3 pins, then 2.
+	for deadline := time.Now().Add(5 * time.Second); len(e.c.extNotes(NotifyPins)) < 4 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	var counts []int
+	for _, raw := range e.c.extNotes(NotifyPins) {
+		var n struct {
+			SessionID string           `json:"sessionId"`
+			Pins      []map[string]any `json:"pins"`
+		}
+		if err := json.Unmarshal(raw, &n); err != nil || n.SessionID != string(id) {
+			t.Fatalf("%s %s: %v", NotifyPins, raw, err)
+		}
+		counts = append(counts, len(n.Pins))
+	}
+	if fmt.Sprint(counts) != "[1 2 3 2]" {
+		t.Errorf("%s told %v pins, want [1 2 3 2]", NotifyPins, counts)
 	}
 }
 

@@ -151,6 +151,8 @@ func (s *server) event(ctx context.Context, id string, l *runner.Live, ev agent.
 		s.send(ctx, id, sdk.UpdatePlan(planEntries(ev.Plan)...))
 	case agent.EventSubagent:
 		s.send(ctx, id, subagentUpdate(ev.Subagent))
+	case agent.EventPins:
+		s.notifyPins(ctx, id, ev.Pins)
 	case agent.EventWarning:
 		s.send(ctx, id, sdk.UpdateAgentMessageText("[Reprise: warning: "+ev.Text+"]\n"))
 	case agent.EventRetry:
@@ -175,7 +177,7 @@ func liveUpdate(t *agent.ToolEvent) sdk.SessionUpdate {
 }
 
 // verbEvents renders the events of a verb (agent/runner) as a turn's: a compaction as its own
-// tool call, the usage. The pins have no update in ACP: the answer carries them.
+// tool call, the usage, the pins (the _reprise/pinsUpdate notification).
 func (s *server) verbEvents(ctx context.Context, id string) func(agent.Event) {
 	return func(ev agent.Event) {
 		switch ev.Type {
@@ -183,6 +185,8 @@ func (s *server) verbEvents(ctx context.Context, id string) func(agent.Event) {
 			s.compactionUpdate(ctx, id, ev.Compaction)
 		case agent.EventUsage:
 			s.send(ctx, id, usage(*ev.Usage))
+		case agent.EventPins:
+			s.notifyPins(ctx, id, ev.Pins)
 		case agent.EventWarning:
 			// Between turns ACP has no place for a notice: a message chunk would join the last
 			// reply. The log has it; the next turn's own warnings are shown in its reply.

@@ -103,6 +103,17 @@ let answerPermission = () => ({ outcome: { outcome: 'cancelled' } });
 const permissionRequests = [];
 /** @type {string[]} paths the agent read through fs/read_text_file */
 const clientReads = [];
+/** @type {{sessionId: string, pins: {id: string, kind: string}[]}[]} the _reprise/pinsUpdate notifications */
+const pinUpdates = [];
+
+/** waitFor polls cond (a state, not a time) until it holds or the request timeout passes. */
+async function waitFor(what, cond, ms = REQUEST_TIMEOUT) {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
 
 /** @returns {Agent} */
 function startAgent() {
@@ -133,6 +144,10 @@ function startAgent() {
     .onNotification('session/update', ({ params }) => {
       updates.push(params);
       for (const l of [...listeners]) l();
+    })
+    // An extension notification: the SDK takes a parser of its params (here, as they come).
+    .onNotification('_reprise/pinsUpdate', (params) => params, ({ params }) => {
+      pinUpdates.push(params);
     })
     .connect(stream);
   // If the agent dies, pending requests fail with its exit status and its last words.
@@ -449,6 +464,19 @@ await step('subagents: each task call streams its subagent, one stopped with _re
   const context = await slash('/context');
   if (!/Subagents: 2 subagents, 2 calls \$/.test(context)) throw new Error(`/context: ${context.slice(-300)}`);
   return text;
+});
+
+await step('pins: _reprise/pin, and each change told with _reprise/pinsUpdate, as LSP\'s pins update', async () => {
+  needSession();
+  const from = pinUpdates.length;
+  const r = await agent.conn.agent.request('_reprise/pin', { sessionId, kind: 'message', text: 'Use tabs.' });
+  if (r?.pin?.id === undefined) throw new Error(`_reprise/pin answered ${JSON.stringify(r)}`);
+  await waitFor('the pins update', () => pinUpdates.length > from);
+  const u = pinUpdates.at(-1);
+  if (u.sessionId !== sessionId || !u.pins.some((p) => p.id === r.pin.id && p.kind === 'message')) throw new Error(`the update: ${JSON.stringify(u)}`);
+  await agent.conn.agent.request('_reprise/unpin', { sessionId, id: r.pin.id });
+  await waitFor('the unpin told', () => pinUpdates.length > from + 1 && !pinUpdates.at(-1).pins.some((p) => p.id === r.pin.id));
+  return `${pinUpdates.length - from} updates`;
 });
 
 await step('session/load after SIGKILL replays the history', async () => {
