@@ -14,8 +14,9 @@ echo "acp-e2e: building reprise and fakegemini"
 (cd "$repo" && go build -o "$tmp/bin/fakegemini" ./cmd/fakegemini)
 
 cd "$here"
-if [ ! -d node_modules/@agentclientprotocol/sdk ]; then npm ci --no-audit --no-fund; fi
+if [ ! -d node_modules/@agentclientprotocol/sdk ] || [ ! -d node_modules/ajv-formats ]; then npm ci --no-audit --no-fund; fi
 
+node test/registry.mjs
 export ACP_TMP="$tmp" ACP_REPRISE="$tmp/bin/reprise" ACP_FAKEGEMINI="$tmp/bin/fakegemini"
 if node test/run.mjs; then
   rm -rf "$tmp"

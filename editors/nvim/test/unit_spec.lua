@@ -299,7 +299,7 @@ h.test('chat rendering of every update kind', function()
   up(vim.tbl_extend('force', test, { sessionUpdate = 'tool_call', status = 'in_progress' }))
   up(vim.tbl_extend('force', test, { sessionUpdate = 'tool_call_update', status = 'failed',
     rawOutput = { output = 'FAIL\tx\t0.01s\nexit status 1', verdict = 'FAIL x 0.01s' } }))
-  h.contains(h.text(chat.buf(id)), '- ! Run go test ./... · exit 1 · FAIL x 0.01s\n',
+  h.contains(h.text(chat.buf(id)), '- ! Run go test ./... · exit 1 · FAIL x 0.01s',
     'a test run that found failures: its exit status and verdict, not a broken tool')
   h.eq(chat.refusal('cart.go has unsaved changes in the editor; ask the user to save or discard them, then try again'),
     'refused: cart.go has unsaved changes in the editor', 'an edit refused for unsaved changes says why')
