@@ -361,8 +361,13 @@ function renderChanges(turn: number, files: readonly ChangeRow[]): string {
         ? `<button class="icon-button" data-act="keep" title="Keep the agent's change to ${escape(f.path)}" aria-label="Keep">${icon('check')}</button><button class="icon-button" data-act="undo" title="Undo: put ${escape(f.path)} back as it was before the turn" aria-label="Undo">${icon('discard')}</button>`
         : `<span class="done">${icon(f.review === 'kept' ? 'check' : 'discard')} ${reviewLabel[f.review]}</span>`;
       const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
-      const link = f.state === 'deleted' ? escape(f.path) : fileLink(f.path, escape(f.path));
-      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${icon(f.state === 'created' ? 'new-file' : f.state === 'deleted' ? 'trash' : 'file')} ${link}${state}${counts}${user}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
+      // The file's name whole, its folder after it, dimmed, cut first when the view is narrow:
+      // as VS Code's source control list shows a changed file.
+      const slash = f.path.lastIndexOf('/');
+      const base = escape(f.path.slice(slash + 1));
+      const dir = slash > 0 ? ` <span class="dir" title="${escape(f.path)}">${escape(f.path.slice(0, slash))}</span>` : '';
+      const link = f.state === 'deleted' ? base : fileLink(f.path, base);
+      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${icon(f.state === 'created' ? 'new-file' : f.state === 'deleted' ? 'trash' : 'file')} ${link}${state}${counts}${user}${dir}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
     })
     .join('');
   const left = open.length ? ` · ${open.length} to review` : '';

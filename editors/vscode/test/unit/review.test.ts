@@ -82,6 +82,13 @@ describe('a turn\'s changes', () => {
     ]);
   });
 
+  it('shows a changed file by its whole name, its folder after it to be cut first', () => {
+    const s = reduce(turn2, { type: 'changes', turn: 1, files: [file('editors/vscode/src/chat/create_session.ts')] });
+    const html = render(s);
+    expect(html).toContain('title="Open editors/vscode/src/chat/create_session.ts">create_session.ts</a>');
+    expect(html).toContain('<span class="dir" title="editors/vscode/src/chat/create_session.ts">editors/vscode/src/chat</span>');
+  });
+
   it('render Keep and Undo for files not yet reviewed, and why an undo was refused', () => {
     let s = reduce(turn2, { type: 'changes', turn: 1, files: [file('a.txt'), file('b.txt', { state: 'created', removed: 0, userChanged: true }), file('c.txt')] });
     let html = render(s);
