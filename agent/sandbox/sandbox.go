@@ -283,6 +283,12 @@ func (s *Sandbox) Env(env []string) []string {
 		return strings.HasPrefix(kv, "GOCACHE=") || strings.HasPrefix(kv, "GIT_CONFIG_GLOBAL=")
 	})
 	out = append(out, "GOCACHE="+filepath.Join(s.cfg.Cache, "go-build"))
+	// The user's own build cache read through the workspace's (gocache.go); a GOCACHEPROG of the
+	// user's is replaced like their GOCACHE.
+	out = slices.DeleteFunc(out, func(kv string) bool { return strings.HasPrefix(kv, "GOCACHEPROG=") })
+	if prog := s.goCacheProg(); prog != "" {
+		out = append(out, "GOCACHEPROG="+prog)
+	}
 	if namespacesUnavailable() == "" {
 		if p := gitIdentity(os.Getenv, s.cfg.Cache); p != "" {
 			out = append(out, "GIT_CONFIG_GLOBAL="+p)
@@ -354,7 +360,14 @@ func (s *Sandbox) spec(trust Trust) (spec, map[string]bool) {
 		return sp, nil
 	}
 	sp.NetNS = mountsPrivateTemp && !s.cfg.AllowNetwork
-	sp.Home, sp.Keep, sp.Links = homeView(os.Getenv, s.cfg.Workspace, s.cfg.ReadPaths)
+	read := s.cfg.ReadPaths
+	if len(cacheProgram()) > 0 && s.cfg.Cache != "" {
+		// The user's Go build cache and the cache program, read-only (gocache.go).
+		if user := userGoCache(os.Getenv); user != "" {
+			read = append(slices.Clone(read), user, programDir(os.Getenv))
+		}
+	}
+	sp.Home, sp.Keep, sp.Links = homeView(os.Getenv, s.cfg.Workspace, read)
 	sp.Hide = hidden(s.hide, append([]string{s.cfg.Workspace, sp.TempDir}, sp.Writable...))
 	sp.Sockets = outsideSockets(append([]string{s.cfg.Workspace}, sp.Writable...))
 	var vcs map[string]bool

@@ -63,6 +63,16 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 	if err := benchSearch(ctx, row, 5); err != nil {
 		return fmt.Errorf("search: %w", err)
 	}
+	switch outside, sandboxed, alone, ok, err := firstGoTest(ctx); {
+	case err != nil:
+		row("go test, first in a new workspace", "failed", err.Error())
+	case !ok:
+		row("go test, first in a new workspace", "—", "Go missing or commands not confined here")
+	default:
+		row("go test, first in a new workspace: sandboxed ÷ outside", fmt.Sprintf("%.2f×", sandboxed.Seconds()/outside.Seconds()),
+			fmt.Sprintf("%.1f s against %.1f s with the user's cache warm; without reading it %.2f× (%.1f s)", sandboxed.Seconds(), outside.Seconds(),
+				alone.Seconds()/outside.Seconds(), alone.Seconds()))
+	}
 
 	if err := w.Flush(); err != nil {
 		return err

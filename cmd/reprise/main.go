@@ -37,6 +37,13 @@ var errUsage = errors.New("usage")
 
 func main() {
 	sandbox.Init() // first: the binary may have been started as a command's supervisor
+	if len(os.Args) > 1 && os.Args[1] == "gocacheprog" {
+		os.Exit(gocacheprogCmd(os.Args[2:], os.Stdin, os.Stdout, os.Stderr)) // started by a sandboxed go command
+	}
+	// Sandboxed go commands read the user's build cache through this binary (sandbox/gocache.go).
+	if exe, err := os.Executable(); err == nil {
+		sandbox.SetGoCacheProgram(exe, "gocacheprog")
+	}
 	// The supervisor above never gets here: its environment has no key, and the command it execs
 	// is dumpable again anyway.
 	if err := makeUndumpable(); err != nil {

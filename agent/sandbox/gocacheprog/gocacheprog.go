@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -58,20 +59,38 @@ type Stats struct {
 // Cache is the two layers: Read (may be "": none) and Write.
 type Cache struct {
 	Read, Write string
-	Stats       Stats
+
+	mu    sync.Mutex // guards Stats
+	Stats Stats
 }
 
-// Serve answers the go command on r and w until it closes or sends close.
+func (c *Cache) count(f func(*Stats)) {
+	c.mu.Lock()
+	f(&c.Stats)
+	c.mu.Unlock()
+}
+
+// Serve answers the go command on r and w until it closes or sends close. Requests are answered
+// as they are done, in any order (the protocol allows it): the go command asks for many actions
+// at once, and each is a few file reads.
 func (c *Cache) Serve(r io.Reader, w io.Writer) error {
 	dec := json.NewDecoder(bufio.NewReader(r))
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
+	var sendMu sync.Mutex
+	var sendErr error
 	send := func(res response) error {
-		if err := enc.Encode(res); err != nil {
-			return err
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if sendErr == nil {
+			if sendErr = enc.Encode(res); sendErr == nil {
+				sendErr = bw.Flush()
+			}
 		}
-		return bw.Flush()
+		return sendErr
 	}
+	var pending sync.WaitGroup
+	defer pending.Wait()
 	if err := send(response{KnownCommands: []string{cmdGet, cmdPut, cmdClose}}); err != nil {
 		return err
 	}
@@ -89,45 +108,50 @@ func (c *Cache) Serve(r io.Reader, w io.Writer) error {
 				return fmt.Errorf("gocacheprog: the body of put %d: %w", req.ID, err)
 			}
 		}
-		res := response{ID: req.ID}
 		switch req.Command {
 		case cmdGet:
-			res = c.get(req)
+			pending.Go(func() { _ = send(c.get(req)) })
 		case cmdPut:
-			path, err := c.put(req, body)
-			res.DiskPath = path
-			if err != nil {
-				res.Err = err.Error()
-			}
+			pending.Go(func() {
+				res := response{ID: req.ID}
+				path, err := c.put(req, body)
+				res.DiskPath = path
+				if err != nil {
+					res.Err = err.Error()
+				}
+				_ = send(res)
+			})
 		case cmdClose:
-			return send(res)
+			pending.Wait()
+			return send(response{ID: req.ID})
 		default:
-			res.Err = "unknown command " + strconv.Quote(req.Command)
-		}
-		if err := send(res); err != nil {
-			return err
+			if err := send(response{ID: req.ID, Err: "unknown command " + strconv.Quote(req.Command)}); err != nil {
+				return err
+			}
 		}
 	}
 }
 
 // get looks for the action in the workspace's layer, then in the user's.
 func (c *Cache) get(req request) response {
-	c.Stats.Gets++
+	c.count(func(s *Stats) { s.Gets++ })
 	for i, dir := range []string{c.Write, c.Read} {
 		if dir == "" {
 			continue
 		}
 		if res, ok := lookup(dir, req.ActionID); ok {
-			if i == 0 {
-				c.Stats.WriteHits++
-			} else {
-				c.Stats.ReadHits++
-			}
+			c.count(func(s *Stats) {
+				if i == 0 {
+					s.WriteHits++
+				} else {
+					s.ReadHits++
+				}
+			})
 			res.ID = req.ID
 			return res
 		}
 	}
-	c.Stats.Misses++
+	c.count(func(s *Stats) { s.Misses++ })
 	return response{ID: req.ID, Miss: true}
 }
 
@@ -165,7 +189,7 @@ func lookup(dir string, action []byte) (response, bool) {
 // put writes the output and the action's entry to the workspace's layer, each file replaced
 // whole (a reader never sees half of one).
 func (c *Cache) put(req request, body []byte) (string, error) {
-	c.Stats.Puts++
+	c.count(func(s *Stats) { s.Puts++ })
 	if len(req.ActionID) != 32 || len(req.OutputID) != 32 {
 		return "", errors.New("put: an action and an output id of 32 bytes are required")
 	}

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent/cmdpolicy"
+	"github.com/reprise-dev/reprise/agent/sandbox"
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// benchModule is a small Go module whose test imports a few packages of the standard library.
+var benchModule = map[string]string{
+	"go.mod":  "module example.com/first\n\ngo 1.24\n",
+	"calc.go": "package calc\n\nimport \"strconv\"\n\nfunc Double(s string) int { n, _ := strconv.Atoi(s); return 2 * n }\n",
+	"calc_test.go": "package calc\n\nimport (\n\t\"encoding/json\"\n\t\"testing\"\n)\n\n" +
+		"func TestDouble(t *testing.T) {\n\tb, _ := json.Marshal(Double(\"21\"))\n\tif string(b) != \"42\" {\n\t\tt.Fatal(string(b))\n\t}\n}\n",
+}
+
+// firstGoTest times `go test -count=1 ./...` of a small module as the first command in a new
+// directory: outside the sandbox with the user's build cache warm, then in the sandbox, reading
+// the user's cache (gocacheprog) and, for comparison, without it (what the workspace's own cache
+// alone gives). ok is false when Go is missing or commands are not confined here.
+func firstGoTest(ctx context.Context) (outside, sandboxed, alone time.Duration, ok bool, err error) {
+	if _, err := exec.LookPath("go"); err != nil {
+		return 0, 0, 0, false, nil
+	}
+	dir, err := os.MkdirTemp("", "reprise-bench-go-")
+	if err != nil {
+		return 0, 0, 0, false, err
+	}
+	defer os.RemoveAll(dir)
+	module := func(name string) (string, error) {
+		ws := filepath.Join(dir, name)
+		for f, body := range benchModule {
+			if err := os.MkdirAll(ws, 0o755); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(ws, f), []byte(body), 0o644); err != nil {
+				return "", err
+			}
+		}
+		return ws, nil
+	}
+	// The user's cache warm (a build of the same code elsewhere); then the same first command
+	// outside the sandbox, in a directory of its own as the sandboxed ones: its own packages are
+	// compiled there too.
+	for i, name := range []string{"warm", "outside"} {
+		ws, err := module(name)
+		if err != nil {
+			return 0, 0, 0, false, err
+		}
+		cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
+		cmd.Dir = ws
+		start := time.Now()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return 0, 0, 0, false, fmt.Errorf("go test outside the sandbox: %v: %s", err, out)
+		}
+		if i == 1 {
+			outside = time.Since(start)
+		}
+	}
+	run := func(name string) (time.Duration, bool, error) {
+		ws, err := module(name)
+		if err != nil {
+			return 0, false, err
+		}
+		cache, err := os.MkdirTemp(sandbox.DefaultCache(os.Getenv), "bench-")
+		if err != nil {
+			return 0, false, err
+		}
+		defer os.RemoveAll(cache)
+		sb := sandbox.New(sandbox.Config{Workspace: ws, Cache: cache})
+		if confined, _ := sb.Confined(); !confined {
+			return 0, false, nil
+		}
+		env := &tools.Env{Workspace: ws, Sandbox: sb, Commands: &cmdpolicy.Policy{AllowAll: true}}
+		start := time.Now()
+		res := tools.Run(ctx, env, tools.Call{ID: "bench", Name: "run_command", Args: map[string]any{"command": "go test -count=1 ./...", "timeout_s": 600}})
+		if res.IsError {
+			return 0, false, fmt.Errorf("go test in the sandbox: %s", firstLine(res.Output))
+		}
+		return time.Since(start), true, nil
+	}
+	if err := os.MkdirAll(sandbox.DefaultCache(os.Getenv), 0o700); err != nil {
+		return 0, 0, 0, false, err
+	}
+	if sandboxed, ok, err = run("layered"); !ok || err != nil {
+		return 0, 0, 0, ok, err
+	}
+	prog := sandbox.GoCacheProgram()
+	sandbox.SetGoCacheProgram()
+	defer sandbox.SetGoCacheProgram(prog...)
+	alone, ok, err = run("alone")
+	return outside, sandboxed, alone, ok, err
+}
