@@ -26,7 +26,8 @@ func countFiles(dir string) int {
 
 // TestSandboxedGoReadsTheUsersBuildCache (issue 37, item 2): in a new workspace, a sandboxed
 // `go test` reads what the user's own build cache holds through reprise gocacheprog, so the
-// workspace's cache gets only what the user never built; the user's cache is not written.
+// workspace's cache gets only what the user never built; the user's cache is not written, by
+// the go command or by a command that tries to poison it.
 func TestSandboxedGoReadsTheUsersBuildCache(t *testing.T) {
 	bin := binary(t)
 	// Under the home, as the go command's default is: the sandbox mounts it back read-only (a
@@ -78,6 +79,12 @@ func TestSandboxedGoReadsTheUsersBuildCache(t *testing.T) {
 	t.Logf("the user's cache: %d files; the workspace's after its first go test: %d", before, own)
 	if own*4 > before {
 		t.Errorf("the workspace's cache holds %d files against the user's %d: the user's was not read", own, before)
+	}
+	// The user's cache is read, never written: a command that tries to poison it fails.
+	poison := tools.Run(t.Context(), env, tools.Call{ID: "p", Name: "run_command", Args: map[string]any{
+		"command": "echo poisoned > " + filepath.Join(user, "00", "poison-a") + " || echo refused; ls " + user + " | head -1"}})
+	if _, err := os.Stat(filepath.Join(user, "00", "poison-a")); err == nil || !strings.Contains(poison.Output, "refused") {
+		t.Errorf("a sandboxed command wrote into the user's build cache: %s", poison.Output)
 	}
 	// Copied where commands see it: the sandbox's own directory under the home, else (here, with
 	// XDG_CACHE_HOME in /tmp) the workspace's cache.
