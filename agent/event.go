@@ -126,6 +126,9 @@ type LiveOutput struct {
 	Tail    string        `json:"tail"`
 	Bytes   int64         `json:"bytes"`   // printed so far; more than Tail when its start is left out
 	Elapsed time.Duration `json:"elapsed"` // since the command started (approval not counted)
+	// Note says what a command that has printed nothing for a few seconds is likely doing
+	// ("building or starting, no output yet"); "" otherwise.
+	Note string `json:"note,omitempty"`
 }
 
 // MaxEditDiffBytes bounds each text of an edit's Diff: an editor renders it live in the chat, and

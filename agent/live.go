@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -36,6 +38,8 @@ func runWatched(ctx context.Context, em *emitter, env *tools.Env, call tools.Cal
 			return res
 		case now := <-tick.C:
 			if out, ok := w.next(call.Live.Snapshot(), now); ok {
+				command, _ := call.Args["command"].(string)
+				out.Note = quietNote(command, out)
 				up := *ev
 				up.Live = &out
 				em.send(Event{Type: EventToolUpdate, Tool: &up})
@@ -66,4 +70,28 @@ func (w *liveWatch) next(s tools.LiveSnapshot, now time.Time) (LiveOutput, bool)
 	}
 	w.sent, w.bytes, w.elapsed = true, s.Bytes, elapsed
 	return LiveOutput{Tail: s.Tail, Bytes: s.Bytes, Elapsed: elapsed}, true
+}
+
+// quietAfter is how long a command may print nothing before the UI says what it is likely doing.
+const quietAfter = 3 * time.Second
+
+// quietNote says what a command that has printed nothing for quietAfter is doing, where its first
+// word says so: a build or a test run compiles first, and prints nothing meanwhile. "" while it
+// has printed something, or is young.
+func quietNote(command string, out LiveOutput) string {
+	if out.Bytes > 0 || out.Elapsed < quietAfter {
+		return ""
+	}
+	f := strings.Fields(command)
+	builds := func(tool string, verbs ...string) bool {
+		return len(f) > 1 && f[0] == tool && slices.Contains(verbs, f[1])
+	}
+	switch {
+	case builds("go", "test", "build", "run", "vet", "install", "generate"), builds("cargo", "build", "test", "run", "check", "clippy"),
+		builds("npm", "test", "run", "ci", "install"), builds("mvn", "test", "package", "install", "verify"),
+		builds("gradle", "test", "build"), builds("./gradlew", "test", "build"), builds("dotnet", "build", "test"),
+		len(f) > 0 && (f[0] == "make" || f[0] == "tsc" || f[0] == "pytest"):
+		return "building or starting, no output yet"
+	}
+	return "no output yet"
 }

@@ -46,3 +46,27 @@ func TestLiveWatch(t *testing.T) {
 		}
 	}
 }
+
+// TestQuietNote: a command silent for 3 s says what it is likely doing; one that printed, or is
+// young, says nothing.
+func TestQuietNote(t *testing.T) {
+	quiet := LiveOutput{Elapsed: 4 * time.Second}
+	for cmd, want := range map[string]string{
+		"go test ./...": "building or starting, no output yet",
+		"cargo build":   "building or starting, no output yet",
+		"npm run lint":  "building or starting, no output yet",
+		"make -j4":      "building or starting, no output yet",
+		"sleep 30":      "no output yet",
+		"go":            "no output yet",
+	} {
+		if got := quietNote(cmd, quiet); got != want {
+			t.Errorf("%q: %q, want %q", cmd, got, want)
+		}
+	}
+	if got := quietNote("go test ./...", LiveOutput{Elapsed: 4 * time.Second, Bytes: 1}); got != "" {
+		t.Errorf("a command that printed: %q", got)
+	}
+	if got := quietNote("go test ./...", LiveOutput{Elapsed: 2 * time.Second}); got != "" {
+		t.Errorf("a young command: %q", got)
+	}
+}

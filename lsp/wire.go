@@ -236,13 +236,15 @@ type liveOutput struct {
 	Tail      string `json:"tail"`      // the end of the output: at most 4 KiB and 40 lines
 	Bytes     int64  `json:"bytes"`     // printed so far; more than tail holds when its start is left out
 	ElapsedMs int64  `json:"elapsedMs"` // since the command started
+	// Note: what a command that printed nothing for 3 s is likely doing.
+	Note string `json:"note,omitempty"`
 }
 
 func liveOutputOf(l *agent.LiveOutput) *liveOutput {
 	if l == nil {
 		return nil
 	}
-	return &liveOutput{Tail: l.Tail, Bytes: l.Bytes, ElapsedMs: l.Elapsed.Milliseconds()}
+	return &liveOutput{Tail: l.Tail, Bytes: l.Bytes, ElapsedMs: l.Elapsed.Milliseconds(), Note: l.Note}
 }
 
 // compactionUpdate reports a compaction starting, blocking the loop, or ending.

@@ -360,6 +360,8 @@ export interface LiveOutput {
   bytes: number;
   /** since the command started */
   elapsedMs: number;
+  /** what a command that printed nothing for 3 s is likely doing ("building or starting, no output yet") */
+  note?: string;
 }
 
 export interface CompactionUpdate {

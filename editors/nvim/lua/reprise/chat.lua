@@ -272,6 +272,9 @@ end
 
 -- The last M.live_lines lines of a running command's output, quoted under its line.
 local function live_lines(live)
+  if (live.tail or '') == '' and type(live.note) == 'string' and live.note ~= '' then
+    return { '  │ ' .. live.note .. '…' } -- silent for a few seconds: what it is likely doing
+  end
   local lines = util.lines(live.tail or '')
   if lines[#lines] == '' then
     table.remove(lines)

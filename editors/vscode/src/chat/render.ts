@@ -290,6 +290,8 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
 export function liveView(l: LiveOutput): string {
   const shown = new TextEncoder().encode(l.tail).length;
   const earlier = l.bytes > shown ? `<div class="note">… ${tokens(l.bytes - shown)} bytes before</div>` : '';
+  // Silent for a few seconds: what it is likely doing, rather than an empty box.
+  if (!l.tail && l.note) return `<div class="live" role="log" aria-label="Output so far"><div class="note quiet">${escape(l.note)}…</div></div>`;
   return `<div class="live" role="log" aria-label="Output so far">${earlier}<pre>${escape(l.tail)}</pre></div>`;
 }
 

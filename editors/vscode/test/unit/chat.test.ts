@@ -116,6 +116,14 @@ describe('a running command', () => {
     expect(html).toMatch(/<\/details><div class="live"[^>]*><div class="note">… 2M bytes before<\/div><pre>a &lt;b&gt;\nlast line\n<\/pre><\/div>/);
   });
 
+  it('says what a command silent for a few seconds is likely doing, not an empty box', () => {
+    const s = run({ type: 'ask', text: 'build' }, call,
+      up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'in_progress', live: { tail: '', bytes: 0, elapsedMs: 4000, note: 'building or starting, no output yet' } }));
+    const html = renderItems(s, (t) => t, new Set());
+    expect(html).toContain('<div class="note quiet">building or starting, no output yet…</div>');
+    expect(html).not.toContain('<pre></pre>');
+  });
+
   it('is replaced by the result when the call completes', () => {
     const s = run({ type: 'ask', text: 'build' }, call, live('tick-1\n', 7, 400),
       up({ sessionUpdate: 'tool_call_update', toolCallId: 't1', status: 'failed', rawOutput: { output: 'tick-1\nexit status 2' } }));
