@@ -331,8 +331,9 @@ h.test('chat: a running command shows its time and last lines, replaced in place
   up({ sessionUpdate = 'tool_call', toolCallId = 't1', title = 'Run make', kind = 'execute', status = 'in_progress' })
   up({ sessionUpdate = 'tool_call', toolCallId = 't2', title = 'Run make', kind = 'execute', status = 'in_progress' })
   -- Silent for a few seconds: what it is likely doing.
+  local quiet = { tail = '', bytes = 0, elapsedMs = 3200, note = 'building or starting, no output yet' }
   up({ sessionUpdate = 'tool_call_update', toolCallId = 't1', title = 'Run make', kind = 'execute',
-    status = 'in_progress', live = { tail = '', bytes = 0, elapsedMs = 3200, note = 'building or starting, no output yet' } })
+    status = 'in_progress', live = quiet })
   h.contains(h.text(chat.buf(id)), '- ⋯ Run make · running 3 s\n  │ building or starting, no output yet…\n- ⋯ Run make',
     'a silent command says what it is likely doing')
   live('t1', 'cc a.c\n', 400)
