@@ -366,6 +366,9 @@ await step('status bar meter shows the percentage', async () => {
   const hover = page.locator('.monaco-hover', { hasText: 'System prompt' });
   await hover.waitFor();
   for (const s of ['Tools', 'Messages', 'Free', 'Buffer', ' in ', ' out ', '$']) if (!(await hover.innerText()).includes(s)) throw new Error(`tooltip lacks "${s}"`);
+  // Below compactAt, the tooltip says what happens to the context from here (issue 37, item 5).
+  if (!(await hover.innerText()).includes('the context is kept as it is. From there, old tool results are cleared or a summary starts'))
+    throw new Error(`the tooltip does not say what happens past compactAt: ${await hover.innerText()}`);
   await shot('chat'); // the README's picture: the answer, the meter and its tooltip
   await page.mouse.move(800, 300);
   await page.keyboard.press('Escape');
