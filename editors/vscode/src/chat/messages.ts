@@ -31,6 +31,8 @@ export type FromWebview =
   | { type: 'settings' }
   | { type: 'apiKey' }
   | { type: 'copy'; text: string }
+  /** insert puts a code block's text at the active editor's cursor (replacing its selection) */
+  | { type: 'insert'; text: string }
   /** pin keeps a message's text in the context (turn: the message's turn, when known); unpin drops a pin */
   | { type: 'pin'; text: string; turn?: number }
   | { type: 'unpin'; id: string }

@@ -111,6 +111,9 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
       case 'apiKey':
         void this.actions.enterApiKey();
         break;
+      case 'insert':
+        void insertAtCursor(m.text);
+        break;
       case 'copy':
         void vscode.env.clipboard.writeText(m.text);
         break;
@@ -182,4 +185,16 @@ function html(webview: vscode.Webview, dist: vscode.Uri, media: vscode.Uri): str
 <script nonce="${nonce}" src="${script}"></script>
 </body>
 </html>`;
+}
+
+/** insertAtCursor puts text where the active editor's cursors are, replacing their selections. */
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (!editor) {
+    void vscode.window.showInformationMessage('Reprise: open a file to insert the code into.');
+    return;
+  }
+  await editor.edit((b) => {
+    for (const sel of editor.selections) b.replace(sel, text);
+  });
 }

@@ -12,13 +12,14 @@ import type { Answer } from './approval';
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 
 const vscode = acquireVsCodeApi();
-// Code blocks: coloured, with a copy button (the host writes the clipboard).
+// Code blocks: coloured, with Copy and Insert at Cursor buttons, as Copilot Chat's (the host writes
+// the clipboard, or inserts into the active editor).
 const md = new MarkdownIt({
   html: false,
   linkify: true,
   breaks: false,
   highlight: (code, lang) =>
-    `<pre class="code-block"><button class="copy icon-button" title="Copy" aria-label="Copy the code">${icon('copy')}</button><code>${highlight(code, lang)}</code></pre>`,
+    `<pre class="code-block"><span class="code-actions"><button class="insert icon-button" title="Insert at Cursor" aria-label="Insert the code at the cursor">${icon('insert')}</button><button class="copy icon-button" title="Copy" aria-label="Copy the code">${icon('copy')}</button></span><code>${highlight(code, lang)}</code></pre>`,
 }).use(pathLinks);
 const log = document.getElementById('log')!;
 const input = document.getElementById('input') as HTMLTextAreaElement;
@@ -109,6 +110,11 @@ log.addEventListener('click', (e) => {
   if (next) {
     const t = next.dataset.next;
     vscode.postMessage({ type: t === 'retry' ? 'retry' : t === 'apiKey' ? 'apiKey' : 'settings' });
+    return;
+  }
+  const insert = target.closest('pre.code-block button.insert') as HTMLButtonElement | null;
+  if (insert) {
+    vscode.postMessage({ type: 'insert', text: insert.closest('pre')?.querySelector('code')?.textContent ?? '' });
     return;
   }
   const copy = target.closest('pre.code-block button.copy') as HTMLButtonElement | null;
