@@ -167,15 +167,44 @@ type Totals struct {
 	Subagents SubagentTotals `json:"subagents,omitzero"`
 }
 
-// SubagentTotals are the calls of a session's subagents, summaries of their own included.
-type SubagentTotals struct {
-	Runs         int     `json:"runs"` // subagents started
+// CallTotals are some calls of a session counted apart (its summaries', its subagents').
+type CallTotals struct {
 	Calls        int     `json:"calls"`
 	InputTokens  int     `json:"inputTokens"`
 	CachedTokens int     `json:"cachedTokens"`
 	OutputTokens int     `json:"outputTokens"`
 	Cost         float64 `json:"cost"` // of the priced calls
 	Unpriced     int     `json:"unpriced,omitempty"`
+}
+
+// add counts one call, at its cost when priced (false: unknown).
+func (c *CallTotals) add(u CallUsage, cost float64, priced bool) {
+	c.Calls++
+	c.InputTokens += u.Prompt
+	c.CachedTokens += u.Cached
+	c.OutputTokens += u.Output()
+	if priced {
+		c.Cost += cost
+	} else {
+		c.Unpriced++
+	}
+}
+
+// costText is their cost as users read it: "$0.0012", "cost unknown", "$0.0012 + unknown".
+func (c CallTotals) costText() string {
+	switch {
+	case c.Unpriced > 0 && c.Unpriced == c.Calls:
+		return "cost unknown"
+	case c.Unpriced > 0:
+		return fmt.Sprintf("$%.4f + unknown", c.Cost)
+	}
+	return fmt.Sprintf("$%.4f", c.Cost)
+}
+
+// SubagentTotals are the calls of a session's subagents, summaries of their own included.
+type SubagentTotals struct {
+	Runs int `json:"runs"` // subagents started
+	CallTotals
 }
 
 // AddSubagentCall records one call of a subagent among the totals and apart, at its cost when
@@ -187,16 +216,7 @@ func (t *Totals) AddSubagentCall(u CallUsage, cost float64, priced bool) {
 	} else {
 		t.AddUnpriced(u)
 	}
-	s := &t.Subagents
-	s.Calls++
-	s.InputTokens += u.Prompt
-	s.CachedTokens += u.Cached
-	s.OutputTokens += u.Output()
-	if priced {
-		s.Cost += cost
-	} else {
-		s.Unpriced++
-	}
+	t.Subagents.add(u, cost, priced)
 }
 
 // Text is the subagents as users read them: "2 subagents, 14 calls $0.0123 (48,210 input, 31,000
@@ -213,40 +233,20 @@ func (s SubagentTotals) Text() string {
 	if s.Calls == 1 {
 		calls = "call"
 	}
-	cost := fmt.Sprintf("$%.4f", s.Cost)
-	switch {
-	case s.Unpriced > 0 && s.Unpriced == s.Calls:
-		cost = "cost unknown"
-	case s.Unpriced > 0:
-		cost += " + unknown"
-	}
-	return fmt.Sprintf("%d %s, %d %s %s (%s input, %s cached)", s.Runs, noun, s.Calls, calls, cost, catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
+	return fmt.Sprintf("%d %s, %d %s %s (%s input, %s cached)", s.Runs, noun, s.Calls, calls, s.costText(), catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
 }
 
 // SummaryTotals are the summarizer's calls of a session.
 type SummaryTotals struct {
-	Calls        int     `json:"calls"`
-	InputTokens  int     `json:"inputTokens"`
-	CachedTokens int     `json:"cachedTokens"`
-	OutputTokens int     `json:"outputTokens"`
-	Cost         float64 `json:"cost"` // of the priced calls
-	Unpriced     int     `json:"unpriced,omitempty"`
-	Flex         int     `json:"flex,omitempty"` // calls served on the Flex tier
+	CallTotals
+	Flex int `json:"flex,omitempty"` // calls served on the Flex tier
 }
 
 // AddSummary records one summary call among the totals' calls (Add or AddUnpriced did the
 // rest): cost is its cost when priced, flex whether the Flex tier served it.
 func (t *Totals) AddSummary(u CallUsage, cost float64, priced, flex bool) {
 	s := &t.Summaries
-	s.Calls++
-	s.InputTokens += u.Prompt
-	s.CachedTokens += u.Cached
-	s.OutputTokens += u.Output()
-	if priced {
-		s.Cost += cost
-	} else {
-		s.Unpriced++
-	}
+	s.add(u, cost, priced)
 	if flex {
 		s.Flex++
 	}
@@ -262,14 +262,7 @@ func (s SummaryTotals) Text() string {
 	if s.Calls == 1 {
 		noun = "summary"
 	}
-	cost := fmt.Sprintf("$%.4f", s.Cost)
-	switch {
-	case s.Unpriced == s.Calls:
-		cost = "cost unknown"
-	case s.Unpriced > 0:
-		cost += " + unknown"
-	}
-	text := fmt.Sprintf("%d %s %s (%s input, %s cached", s.Calls, noun, cost, catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
+	text := fmt.Sprintf("%d %s %s (%s input, %s cached", s.Calls, noun, s.costText(), catalog.Commas(s.InputTokens), catalog.Commas(s.CachedTokens))
 	if s.Flex > 0 {
 		text += fmt.Sprintf("; %d on Flex", s.Flex)
 	}

@@ -30,7 +30,7 @@ func TestStatusLine(t *testing.T) {
 		},
 		{
 			agent.TurnEnd{StopReason: agent.StopEndTurn, Calls: 5, Totals: contextwin.Totals{InputTokens: 20000, OutputTokens: 500, Cost: 0.0150,
-				Summaries: contextwin.SummaryTotals{Calls: 1, InputTokens: 2355, OutputTokens: 300, Cost: 0.0012, Flex: 1}}},
+				Summaries: contextwin.SummaryTotals{CallTotals: contextwin.CallTotals{Calls: 1, InputTokens: 2355, OutputTokens: 300, Cost: 0.0012}, Flex: 1}}},
 			"status completed · 5 model calls · 20,000 input tokens (0 cached) · 500 output · $0.0150 · of which 1 summary $0.0012 (2,355 input, 0 cached; 1 on Flex)",
 		},
 	}

@@ -22,21 +22,7 @@ func investigationWorkspace(dir string) error {
 }
 
 func investigationScript() geminitest.Script {
-	turns := []geminitest.Turn{
-		call("Start from the layout.", "list_files", map[string]any{}),
-		call("Find where negative quantities are refused.", "search", map[string]any{"pattern": "negative quantity", "path": "intake"}),
-	}
-	for i, pkg := range investigationPackages {
-		for j := range 5 {
-			if j == 4 && i%2 == 1 {
-				continue // some files are skipped, as a reader would
-			}
-			turns = append(turns, call("", "read_file", map[string]any{"path": fmt.Sprintf("%s/%s_%d.go", pkg, pkg, j)}))
-		}
-		if i == 3 || i == 6 {
-			turns = append(turns, call("Check the limits across packages.", "search", map[string]any{"pattern": `over limit`, "path": pkg}))
-		}
-	}
+	turns := investigationReads()
 	turns = append(turns, answer("Records flow intake → parse → validate → enrich → route → store → report → export. "+
 		"Every exported function refuses a negative quantity with `<pkg>: negative quantity in <Func>` before computing its total; none is missing."))
 	return withSummaries(turns, "**Objective:**\nMap how a record flows through the service and list every place that refuses a negative quantity; change nothing.\n"+
