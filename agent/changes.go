@@ -2,12 +2,15 @@ package agent
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -37,7 +40,15 @@ var ErrOutside = errors.New("outside the workspace")
 // undoes, so what a reviewer sees is what an undo puts back. Files created and since removed are
 // left out: there is nothing to show or to undo.
 func (t *Tracker) Changes(turn int) ([]FileChange, error) {
+	return t.changes(turn, "")
+}
+
+// changes is Changes of every file, or only of the file only when it is not "".
+func (t *Tracker) changes(turn int, only string) ([]FileChange, error) {
 	first, paths, seen := t.pointsFrom(turn)
+	if only != "" {
+		paths = slices.DeleteFunc(paths, func(p string) bool { return p != only })
+	}
 	root, err := os.OpenRoot(t.opts.Workspace)
 	if err != nil {
 		return nil, fmt.Errorf("changes: %w", err)
@@ -109,6 +120,9 @@ func (o *Options) change(root *os.Root, p journal.RestorePoint) (FileChange, boo
 		return c, true
 	}
 	c.Diff = u
+	if c.State == ChangeModified {
+		c.Hunks = hunksOf(p.Path, ops)
+	}
 	return c, true
 }
 
@@ -175,4 +189,21 @@ func (o *Options) diffOf(e *tools.Edit) *Diff {
 	}
 	d.NewText = o.Secrets.String(string(e.New))
 	return d
+}
+
+// hunksOf gives the changes of ops their ids: a hash of the path, the lines removed and added,
+// and which of several identical changes of the file it is.
+func hunksOf(path string, ops []diff.Op) []Hunk {
+	var out []Hunk
+	seen := map[string]int{}
+	for _, b := range diff.Blocks(ops) {
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x01%s", path, strings.Join(b.Lines(ops, true), ""), strings.Join(b.Lines(ops, false), ""))
+		key := string(h.Sum(nil))
+		fmt.Fprintf(h, "\x02%d", seen[key])
+		seen[key]++
+		out = append(out, Hunk{ID: "h" + hex.EncodeToString(h.Sum(nil))[:12], OldStart: b.OldStart, OldLines: b.OldLines,
+			NewStart: b.NewStart, NewLines: b.NewLines})
+	}
+	return out
 }

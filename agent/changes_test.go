@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reprise-dev/reprise/agent/diff"
 	"github.com/reprise-dev/reprise/agent/tools"
 )
 
@@ -33,7 +34,8 @@ func TestChanges(t *testing.T) {
 	}
 	want := []FileChange{
 		{Path: "a.txt", Turn: 1, State: ChangeModified, Added: 1, Removed: 1,
-			Diff: "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n"},
+			Diff:  "--- a/a.txt\n+++ b/a.txt\n@@ -1,3 +1,3 @@\n one\n-two\n+TWO\n three\n",
+			Hunks: []Hunk{{ID: hunksOf("a.txt", diff.Lines([]string{"two\n"}, []string{"TWO\n"}))[0].ID, OldStart: 2, OldLines: 1, NewStart: 2, NewLines: 1}}},
 		{Path: "b.txt", Turn: 1, State: ChangeCreated, Added: 1,
 			Diff: "--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+new\n"},
 	}

@@ -249,4 +249,19 @@ type FileChange struct {
 	Note string
 	// UserChanged: the file changed after the agent's last write; restoring it is refused.
 	UserChanged bool
+	// Hunks are the changes of a modified file whose Diff is shown, each accepted or rejected on
+	// its own. A created or deleted file is one change: it has none, and is reviewed whole.
+	Hunks []Hunk
+	// HunksUndone counts the file's hunks the user rejected (undone on disk, so no longer in Diff).
+	HunksUndone int
+}
+
+// Hunk is one change of a file, as a reviewer accepts or rejects it: a run of removed and added
+// lines, numbered as in a unified diff's header (see diff.Block). Its ID is made of the file and
+// the change's text, so it stays the same while other hunks of the file are kept or undone.
+type Hunk struct {
+	ID                 string
+	OldStart, OldLines int
+	NewStart, NewLines int
+	Kept               bool // the user kept it (an undone hunk is no longer in the file)
 }

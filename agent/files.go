@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/reprise-dev/reprise/agent/tools"
 )
 
 // Workspace files the harness reads on its own (custom instructions, hashes for staleness and
@@ -97,4 +99,19 @@ func describeRootError(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
+}
+
+// writeBack writes data to rel through root with the tools' atomic write, keeping the file's mode
+// (a new file's otherwise).
+func writeBack(root *os.Root, rel string, data []byte, temps *tools.Temps) error {
+	if dir := filepath.Dir(rel); dir != "." {
+		if err := root.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	mode := fs.FileMode(0o644)
+	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
+		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
+	}
+	return tools.WriteAtomic(root, rel, data, mode, temps)
 }

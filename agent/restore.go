@@ -131,23 +131,14 @@ func putBack(root *os.Root, blobs Blobs, temps *tools.Temps, p journal.RestorePo
 	if err != nil {
 		return err
 	}
-	if dir := filepath.Dir(rel); dir != "." {
-		if err := root.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
-	}
-	// Restore points do not keep the mode: the file's current one, else a new file's.
-	mode := fs.FileMode(0o644)
-	if fi, err := root.Lstat(rel); err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-	}
-	return tools.WriteAtomic(root, rel, data, mode, temps)
+	return writeBack(root, rel, data, temps)
 }
 
 // Refusal is a file a partial restore left alone, and why.
 type Refusal struct {
 	Path   string
 	Reason string
+	Hunk   string // the hunk refused, when hunks were asked for
 }
 
 // RestorePaths puts back only the given files (workspace-relative or absolute) as they were before
@@ -182,19 +173,19 @@ func (s *Session) RestorePaths(turn int, paths []string) (restored []string, ref
 	temps := s.settings.toolsEnv().Temps
 	for _, rel := range want {
 		if why := swapped(root, rel); why != "" {
-			refused = append(refused, Refusal{rel, fmt.Sprintf("%v: %s", ErrUnsafeRestore, why)})
+			refused = append(refused, Refusal{Path: rel, Reason: fmt.Sprintf("%v: %s", ErrUnsafeRestore, why)})
 			continue
 		}
 		h, err := hashFile(root, rel)
 		if w, known := seen[rel]; known && (err == nil && h != w || err != nil && w != "") {
-			refused = append(refused, Refusal{rel, "changed since the agent last wrote it; not restored, so that edit is kept"})
+			refused = append(refused, Refusal{Path: rel, Reason: "changed since the agent last wrote it; not restored, so that edit is kept"})
 			continue
 		}
 		if err := putBack(root, s.opts.Blobs, temps, first[rel]); err != nil {
 			if escapes(err) {
 				err = fmt.Errorf("%w: it now leads outside the workspace", ErrUnsafeRestore)
 			}
-			refused = append(refused, Refusal{rel, err.Error()})
+			refused = append(refused, Refusal{Path: rel, Reason: err.Error()})
 			continue
 		}
 		restored = append(restored, rel)

@@ -31,6 +31,8 @@ type ChangeRow struct {
 	FileChange
 	Review ReviewState
 	Reason string
+	// HunksKept counts the file's hunks kept one by one (FileChange.HunksUndone those undone).
+	HunksKept int
 }
 
 // Keep records that the user keeps the agent's changes to paths (workspace-relative or absolute)
@@ -94,7 +96,7 @@ func (t *Tracker) turnChanges(turn int) []FileChange {
 	out := []FileChange{}
 	for _, c := range cs {
 		if c.Turn == turn {
-			c.Diff = ""
+			c.Diff, c.Hunks = "", nil
 			out = append(out, c)
 		}
 	}

@@ -173,6 +173,10 @@ func (b *transcriptBuilder) end(turn int, t *journal.TurnEnd) {
 // review marks files kept in their turn, or refused in the first turn from r.Turn on that lists
 // them: the one whose restore point the refused undo would have put back.
 func (b *transcriptBuilder) review(r *journal.Review) {
+	if len(r.Hunks) > 0 {
+		b.hunkReview(r)
+		return
+	}
 	for _, p := range r.Paths {
 		for _, t := range b.turnsFrom(r.Turn) {
 			if r.State == journal.ReviewKept && t != r.Turn {
@@ -185,6 +189,22 @@ func (b *transcriptBuilder) review(r *journal.Review) {
 				}
 				break
 			}
+		}
+	}
+}
+
+// hunkReview counts hunks kept or undone on the file's row in the first turn from r.Turn on that
+// lists it: the row's own review stays the file's.
+func (b *transcriptBuilder) hunkReview(r *journal.Review) {
+	for _, t := range b.turnsFrom(r.Turn) {
+		if row := b.row(t, r.Paths[0]); row != nil {
+			switch r.State {
+			case journal.ReviewKept:
+				row.HunksKept += len(r.Hunks)
+			case journal.ReviewUndone:
+				row.HunksUndone += len(r.Hunks)
+			}
+			return
 		}
 	}
 }

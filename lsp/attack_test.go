@@ -416,6 +416,8 @@ func TestAttackSessionIDTraversal(t *testing.T) {
 		{CommandShowContext, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandUndoFile, func(id string) any { return UndoFileArgs{SessionID: id, Path: "a.txt"} }},
 		{CommandKeep, func(id string) any { return KeepArgs{SessionID: id, Turn: 1, Paths: []string{"a.txt"}} }},
+		{CommandUndoHunk, func(id string) any { return HunkArgs{SessionID: id, Hunk: "h1"} }},
+		{CommandKeepHunk, func(id string) any { return HunkArgs{SessionID: id, Hunk: "h1"} }},
 		{CommandShowChanges, func(id string) any { return SessionArgs{SessionID: id} }},
 		{CommandPin, func(id string) any { return PinArgs{SessionID: id, Kind: "message", Text: "x"} }},
 		{CommandUnpin, func(id string) any { return UnpinArgs{SessionID: id, ID: "p1"} }},

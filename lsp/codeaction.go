@@ -86,7 +86,7 @@ func (s *server) codeActions(ctx context.Context, params json.RawMessage) (any, 
 			actions = append(actions, a)
 		}
 	}
-	actions = append(actions, s.changeActions(p.TextDocument.URI)...)
+	actions = append(actions, s.changeActions(p.TextDocument.URI, p.Range)...)
 	// sessionId "" is the current session when the user picks the action. The argument is not
 	// {}: Emacs reads an empty object as nil and sends it back as null, which reprise.compact
 	// refuses.

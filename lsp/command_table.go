@@ -44,6 +44,8 @@ var commands = map[string]command{
 	CommandChanges:        {run: args(false, func(s *server, _ context.Context, a ChangesArgs) (any, error) { return s.changes(a) })},
 	CommandUndoFile:       {run: args(true, func(s *server, _ context.Context, a UndoFileArgs) (any, error) { return s.undoFile(a) })},
 	CommandKeep:           {run: args(true, func(s *server, _ context.Context, a KeepArgs) (any, error) { return s.keep(a) })},
+	CommandUndoHunk:       {run: args(true, func(s *server, ctx context.Context, a HunkArgs) (any, error) { return s.reviewHunk(ctx, a, false) })},
+	CommandKeepHunk:       {run: args(true, func(s *server, ctx context.Context, a HunkArgs) (any, error) { return s.reviewHunk(ctx, a, true) })},
 	CommandShowChanges:    {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) { return s.showChanges(l) })},
 	CommandUndoCompaction: {run: withSession((*server).undoCompaction)},
 	CommandHistory: {run: withSession(func(s *server, _ context.Context, l *runner.Live) (any, error) {

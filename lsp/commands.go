@@ -115,6 +115,9 @@ func (s *server) restore(ctx context.Context, a RestoreArgs) (any, error) {
 		return nil, err
 	}
 	defer s.sessions.release(l)
+	if a.Hunks != nil {
+		return s.restoreHunks(ctx, l, a)
+	}
 	if a.Paths != nil {
 		return s.restorePaths(ctx, l, a)
 	}

@@ -239,7 +239,9 @@ func TestKeepArguments(t *testing.T) {
 		want string
 	}{
 		{KeepArgs{SessionID: id, Turn: 0, Paths: []string{"a.txt"}}, "turn must be a turn number"},
-		{KeepArgs{SessionID: id, Turn: 1}, "paths is required"},
+		{KeepArgs{SessionID: id, Turn: 1}, "paths or hunks is required"},
+		{KeepArgs{SessionID: id, Turn: 1, Paths: []string{"a.txt"}, Hunks: []string{"h1"}}, "not both"},
+		{KeepArgs{SessionID: id, Turn: 1, Hunks: []string{"h000000000000"}}, "not among the agent's changes now"},
 		{KeepArgs{SessionID: id, Turn: 1, Paths: []string{" "}}, "must not hold an empty path"},
 		{KeepArgs{SessionID: id, Turn: 1, Paths: []string{"../a.txt"}}, "outside the workspace"},
 		{KeepArgs{SessionID: id, Turn: 1, Paths: []string{"b.txt"}}, "not changed by the agent in turn 1"},

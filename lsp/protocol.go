@@ -50,6 +50,10 @@ const (
 	// CommandUndoFile restores one file the agent changed and shows the outcome with
 	// window/showMessage, for plain clients (a code action on the file).
 	CommandUndoFile = "reprise.undoFile"
+	// CommandUndoHunk and CommandKeepHunk undo or keep one hunk of reprise.changes and show the
+	// outcome with window/showMessage, for plain clients (code actions on the hunk's lines).
+	CommandUndoHunk = "reprise.undoHunk"
+	CommandKeepHunk = "reprise.keepHunk"
 	// CommandShowChanges shows the changed files with their counts with window/showMessage, for
 	// plain clients that cannot call reprise.changes themselves.
 	CommandShowChanges = "reprise.showChanges"
@@ -80,7 +84,7 @@ var serverCommands = []string{
 	CommandAsk, CommandCancel, CommandCompact, CommandContext, CommandCheckpoints,
 	CommandCheckpoint, CommandSessions, CommandNewSession, CommandResume, CommandRestore,
 	CommandUndoCompaction, CommandShowContext, CommandHistory, CommandChanges,
-	CommandUndoFile, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
+	CommandUndoFile, CommandUndoHunk, CommandKeepHunk, CommandShowChanges, CommandMCP, CommandModels, CommandKeep,
 	CommandPin, CommandUnpin, CommandPins, CommandForgetNote, CommandFork, CommandExport,
 	CommandCancelSubagent,
 }

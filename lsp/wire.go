@@ -343,16 +343,21 @@ type RestoreArgs struct {
 	// Paths, when given, restores only these files (workspace-relative or absolute), each
 	// refused alone when the user changed it since.
 	Paths *[]string `json:"paths"`
+	// Hunks, when given (in place of Paths), undoes only these hunks of reprise.changes from Turn
+	// on, each refused alone when it is no longer in its file.
+	Hunks []string `json:"hunks,omitempty"`
 }
 
 // restoreResult answers reprise.restore.
 type restoreResult struct {
 	Restored []string  `json:"restored"`
-	Refused  []refusal `json:"refused,omitempty"` // with paths only
+	Hunks    []string  `json:"hunks,omitempty"`   // with hunks: those undone
+	Refused  []refusal `json:"refused,omitempty"` // with paths or hunks only
 }
 
 type refusal struct {
-	Path   string `json:"path"`
+	Path   string `json:"path,omitempty"` // empty for a hunk id found in no file
+	Hunk   string `json:"hunk,omitempty"`
 	Reason string `json:"reason"`
 }
 
@@ -373,6 +378,16 @@ type KeepArgs struct {
 	SessionID string   `json:"sessionId"`
 	Turn      int      `json:"turn"`
 	Paths     []string `json:"paths"` // workspace-relative or absolute
+	// Hunks, in place of Paths: hunk ids of reprise.changes from Turn on.
+	Hunks []string `json:"hunks,omitempty"`
+}
+
+// HunkArgs are the arguments of reprise.undoHunk and reprise.keepHunk.
+type HunkArgs struct {
+	SessionID string `json:"sessionId"`
+	Turn      int    `json:"turn"` // absent: 1, the changes since the session began
+	Hunk      string `json:"hunk"`
+	Path      string `json:"path,omitempty"` // the hunk's file, for the message
 }
 
 // keepResult answers reprise.keep.
@@ -399,9 +414,26 @@ type fileChange struct {
 	Binary      bool   `json:"binary,omitempty"`
 	Note        string `json:"note,omitempty"`
 	UserChanged bool   `json:"userChanged,omitempty"`
+	// Hunks: a modified file's changes, each kept or undone on its own (reprise.changes only).
+	Hunks []hunk `json:"hunks,omitempty"`
+	// HunksUndone counts the hunks the user undid (no longer in the diff); HunksKept, in
+	// reprise.history, those kept one by one.
+	HunksUndone int `json:"hunksUndone,omitempty"`
+	HunksKept   int `json:"hunksKept,omitempty"`
 	// Review and Reason, in reprise.history only: what became of the file since its turn ended.
 	Review string `json:"review,omitempty"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// hunk is one change of a file in reprise.changes, numbered as a unified diff's header: a hunk
+// that only adds has oldLines 0 and oldStart the line before it, one that only removes newLines 0.
+type hunk struct {
+	ID       string `json:"id"`
+	OldStart int    `json:"oldStart"`
+	OldLines int    `json:"oldLines"`
+	NewStart int    `json:"newStart"`
+	NewLines int    `json:"newLines"`
+	Review   string `json:"review"` // pending or kept
 }
 
 // fileChangeOf is c on the wire, root being the workspace.
@@ -409,8 +441,17 @@ func fileChangeOf(root string, c agent.FileChange) fileChange {
 	return fileChange{
 		Path: c.Path, AbsPath: filepath.Join(root, filepath.FromSlash(c.Path)), Turn: c.Turn,
 		State: string(c.State), Added: c.Added, Removed: c.Removed, Diff: c.Diff,
-		Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged,
+		Binary: c.Binary, Note: c.Note, UserChanged: c.UserChanged, Hunks: hunksWire(c.Hunks), HunksUndone: c.HunksUndone,
 	}
+}
+
+func hunksWire(hs []agent.Hunk) []hunk {
+	var out []hunk
+	for _, h := range hs {
+		out = append(out, hunk{ID: h.ID, OldStart: h.OldStart, OldLines: h.OldLines, NewStart: h.NewStart, NewLines: h.NewLines,
+			Review: wire(reviewNames, map[bool]agent.ReviewState{true: agent.ReviewKept, false: agent.ReviewPending}[h.Kept])})
+	}
+	return out
 }
 
 // fileChangesOf is cs on the wire, never null.
@@ -570,7 +611,7 @@ func historyOf(root string, entries []agent.TranscriptEntry) []historyEntry {
 			h.Changes = make([]fileChange, 0, len(e.Changes))
 			for _, c := range e.Changes {
 				f := fileChangeOf(root, c.FileChange)
-				f.Review, f.Reason = wire(reviewNames, c.Review), c.Reason
+				f.Review, f.Reason, f.HunksKept = wire(reviewNames, c.Review), c.Reason, c.HunksKept
 				h.Changes = append(h.Changes, f)
 			}
 		}

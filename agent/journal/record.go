@@ -214,14 +214,17 @@ type ChangedFile struct {
 type Review struct {
 	Turn   int      `json:"turn"`
 	Paths  []string `json:"paths"`
-	State  string   `json:"state"` // ReviewKept or ReviewRefused
+	State  string   `json:"state"` // ReviewKept, ReviewRefused, or ReviewUndone (hunks only)
 	Reason string   `json:"reason,omitempty"`
+	// Hunks, when set, are the hunk ids of Paths' one file the review is about, not the whole file.
+	Hunks []string `json:"hunks,omitempty"`
 }
 
 // Review states a record holds.
 const (
 	ReviewKept    = "kept"
 	ReviewRefused = "refused"
+	ReviewUndone  = "undone" // hunks rejected and put back; a whole file's undo is a KindRestore record
 )
 
 // Compact applies a compaction to a history: the head, then the messages from split on. The agent

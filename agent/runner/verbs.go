@@ -51,6 +51,8 @@ type Verb struct {
 	PinID string           // Unpin
 	Turn  int              // Restore, Keep: a turn number, 1 or more
 	Paths []string         // Restore (nil: every file), Keep: workspace-relative or absolute
+	// Hunks, for Restore and Keep, are hunk ids of the changes from Turn on, in place of Paths.
+	Hunks []string
 	// NoteKey is the note ForgetNote deletes.
 	NoteKey string
 }
@@ -63,7 +65,8 @@ type Outcome struct {
 	Pin        contextwin.PinInfo   // the pin made (Pin)
 	Pins       []contextwin.PinInfo // all of them after (Pin, Unpin)
 	Files      []string             // the files restored (Restore) or kept (Keep)
-	Refused    []agent.Refusal      // the paths Restore did not restore, and why
+	Hunks      []string             // the hunks undone (Restore with Hunks)
+	Refused    []agent.Refusal      // the paths (or hunks) Restore did not restore, and why
 	Report     agent.Report         // Context
 	// Checkpoints are the session's (Checkpoints).
 	Checkpoints []contextwin.Checkpoint
@@ -199,6 +202,10 @@ func restore(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (
 	if v.Turn < 1 {
 		return Outcome{}, ErrBadTurn
 	}
+	if len(v.Hunks) > 0 {
+		hunks, refused, err := s.HunkReview().Restore(v.Turn, v.Hunks)
+		return Outcome{Hunks: hunks, Refused: refused}, err
+	}
 	if v.Paths == nil {
 		files, err := s.RestoreFiles(v.Turn)
 		return Outcome{Files: files}, err
@@ -211,6 +218,10 @@ func restore(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (
 func keep(_ context.Context, s *agent.Session, v Verb, _ func(agent.Event)) (Outcome, error) {
 	if v.Turn < 1 {
 		return Outcome{}, ErrBadTurn
+	}
+	if len(v.Hunks) > 0 {
+		files, err := s.HunkReview().Keep(v.Turn, v.Hunks)
+		return Outcome{Files: files}, err
 	}
 	files, err := s.Keep(v.Turn, v.Paths)
 	return Outcome{Files: files}, err

@@ -439,7 +439,9 @@ h.test("the agent's edits reach open buffers at once; unsaved edits are kept wit
   vim.cmd('Reprise ask edit the dirty buffer')
   h.wait(T, function()
     return chat_text():find('You have unsaved changes in src/dirty.txt', 1, true) ~= nil
-  end, 'the answer')
+  end, function()
+    return 'the answer:\n' .. chat_text()
+  end)
   local refused = '\n%- ⊘ Edit [^\n]*dirty%.txt %(refused: src/dirty%.txt has unsaved changes in the editor%)\n'
   h.truthy(chat_text():find(refused), 'the refusal with its reason:\n' .. chat_text())
   h.eq(vim.fn.readfile(ws .. '/src/dirty.txt'), { 'agent' }, 'the file on disk untouched')
@@ -771,6 +773,40 @@ local function shoot(buf, name)
   h.truthy(vim.fn.getfsize(png) > 0, 'the picture ' .. png)
 end
 
+-- shoot_last_turn saves a picture of the chat's last turn (from its last "## You") in each colour
+-- scheme, light, dark and high contrast, as name-light, name-dark and name-hc.
+local function shoot_last_turn(name)
+  vim.cmd('syntax enable')
+  vim.o.termguicolors = true
+  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
+  for _, theme in ipairs(themes) do
+    vim.o.background = theme[2]
+    vim.cmd('colorscheme ' .. theme[3])
+    -- The default scheme leaves the background to the terminal: one as a terminal of that kind has.
+    if theme[3] == 'default' then
+      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
+        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
+    end
+    local buf = chat.buf(id())
+    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+    local from = #lines
+    for i = #lines, 1, -1 do
+      if lines[i] == '## You' then
+        from = i
+        break
+      end
+    end
+    local view = vim.api.nvim_create_buf(false, true)
+    vim.api.nvim_buf_set_lines(view, 0, -1, false, vim.list_slice(lines, from, #lines))
+    vim.bo[view].filetype = vim.bo[buf].filetype
+    shoot(view, name .. '-' .. theme[1])
+    vim.api.nvim_buf_delete(view, { force = true })
+  end
+  vim.o.background = 'dark'
+  vim.cmd('colorscheme default')
+  vim.o.termguicolors = false
+end
+
 h.test("the agent's plan: in the chat where written, updated, in each colour scheme, after a resume", function()
   vim.cmd('silent only')
   local old = client.state(id()).session
@@ -791,36 +827,7 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
   h.contains(text, '> ☰ Plan · 1 of 4 done\n>   ✓ Read the notes\n>   ▶ **List the chores in chores.md**\n'
     .. '>   ⊘ ~~Ask which day suits the bike~~\n>   ○ Check the garden tools', 'the plan updated')
   io.stdout:write('     ' .. chat.plan_progress(chat.get(id()).plan) .. '\n')
-  vim.cmd('syntax enable')
-  vim.o.termguicolors = true
-  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
-  for _, theme in ipairs(themes) do
-    vim.o.background = theme[2]
-    vim.cmd('colorscheme ' .. theme[3])
-    -- The default scheme leaves the background to the terminal: one as a terminal of that kind has.
-    if theme[3] == 'default' then
-      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
-        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
-    end
-    -- The end of the chat, where the plan is, as a window showing it would.
-    local buf = chat.buf(id())
-    local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-    local from = #lines
-    for i = #lines, 1, -1 do
-      if lines[i] == '## You' then
-        from = i
-        break
-      end
-    end
-    local view = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_lines(view, 0, -1, false, vim.list_slice(lines, from, #lines))
-    vim.bo[view].filetype = vim.bo[buf].filetype
-    shoot(view, 'plan-' .. theme[1])
-    vim.api.nvim_buf_delete(view, { force = true })
-  end
-  vim.o.background = 'dark'
-  vim.cmd('colorscheme default')
-  vim.o.termguicolors = false
+  shoot_last_turn('plan')
   -- :Reprise context lists the plan and the notes; :Reprise forget deletes one, completed by key.
   vim.cmd('Reprise context')
   h.wait(T, function()
@@ -917,33 +924,7 @@ h.test('subagents: a line under each task call, live, one stopped from :Reprise 
   local text = chat_text()
   h.contains(text, '- ⋯ Subagent: wait for the weather\n  ↳ ⋯ subagent', 'the running one under its call')
   io.stdout:write('     ' .. text:match('(↳ ✓ subagent[^\n]*)') .. '\n')
-  vim.cmd('syntax enable')
-  vim.o.termguicolors = true
-  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
-  for _, theme in ipairs(themes) do
-    vim.o.background = theme[2]
-    vim.cmd('colorscheme ' .. theme[3])
-    if theme[3] == 'default' then
-      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
-        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
-    end
-    local lines = vim.api.nvim_buf_get_lines(chat.buf(id()), 0, -1, false)
-    local from = #lines
-    for i = #lines, 1, -1 do
-      if lines[i] == '## You' then
-        from = i
-        break
-      end
-    end
-    local view = vim.api.nvim_create_buf(false, true)
-    vim.api.nvim_buf_set_lines(view, 0, -1, false, vim.list_slice(lines, from, #lines))
-    vim.bo[view].filetype = 'markdown'
-    shoot(view, 'subagents-' .. theme[1])
-    vim.api.nvim_buf_delete(view, { force = true })
-  end
-  vim.o.background = 'dark'
-  vim.cmd('colorscheme default')
-  vim.o.termguicolors = false
+  shoot_last_turn('subagents')
   -- :Reprise subagents lists both; the running one picked is stopped, and the turn goes on.
   answers['reprise.subagent'] = function(items)
     for _, sa in ipairs(items) do

@@ -10,9 +10,13 @@ end
 
 ---@param ms integer
 ---@param cond fun(): boolean
----@param what string what was awaited, for the failure message
+---@param what string|fun(): string what was awaited, for the failure message; a function is called
+--- on failure, to show the state at the timeout
 function M.wait(ms, cond, what)
   if not vim.wait(ms, cond, 10) then
+    if type(what) == 'function' then
+      what = what()
+    end
     error('timed out after ' .. ms .. ' ms waiting for ' .. what, 2)
   end
 end
