@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -59,12 +60,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 		return errUsage
 	}
 	mode, err := sandbox.ParseMode(*box)
-	if err != nil {
-		fmt.Fprintln(stderr, "reprise acp:", err)
-		return errUsage
-	}
-	sub, err := subagents.settings()
-	if err != nil {
+	sub, serr := subagents.settings()
+	if err = cmp.Or(err, serr); err != nil {
 		fmt.Fprintln(stderr, "reprise acp:", err)
 		return errUsage
 	}
@@ -72,11 +69,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	logger := stderrLogger(stderr, *verbose)
 	home, err := stateHome(getenv)
 	if err != nil {
 		return err
@@ -128,4 +121,13 @@ func checkACPFlags(policy *contextwin.Policy, compactionModel *string, compactio
 		return fmt.Errorf("--thinking: %w", err)
 	}
 	return nil
+}
+
+// stderrLogger logs warnings to stderr, and debug messages too when verbose.
+func stderrLogger(stderr io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 }

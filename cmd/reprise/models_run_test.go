@@ -53,10 +53,11 @@ func TestRunRoutedModel(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
 	}
-	if n := strings.Count(out, "warning: gemini-2.5-pro is retired: the API answered with gemini-3.8-flash; its calls are billed at gemini-3.8-flash's prices"); n != 1 {
+	flat := strings.Join(strings.Fields(out), " ") // notes wrap at 92 columns
+	if n := strings.Count(flat, "warning: gemini-2.5-pro is retired: the API answered with gemini-3.8-flash; its calls are billed at gemini-3.8-flash's prices"); n != 1 {
 		t.Errorf("%d routing warnings, want one:\n%s", n, out)
 	}
-	if !strings.Contains(out, "warning: gemini-2.5-pro was shut down on 2026-12-01") {
+	if !strings.Contains(flat, "warning: gemini-2.5-pro was shut down on 2026-12-01") {
 		t.Errorf("no retirement warning before the first call:\n%s", out)
 	}
 	p, _ := contextwin.Pricing{}.At("gemini-3.8-flash", time.Now(), u.Prompt)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -153,32 +154,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 		rest = append(rest, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if err := compactionFlags(&f.compactionModel, f.compactionTier, &f.policy); err != nil {
-		fmt.Fprintln(stderr, "reprise run:", err)
-		return f, nil, errUsage
-	}
-	var err error
-	if f.subagents, err = f.subagentFlags.settings(); err != nil {
-		fmt.Fprintln(stderr, "reprise run:", err)
-		return f, nil, errUsage
-	}
-	if err := f.policy.Validate(); err != nil {
-		fmt.Fprintln(stderr, "reprise run:", policyError(err))
-		return f, nil, errUsage
-	}
-	if f.mcpToolBudget < 0 {
-		fmt.Fprintln(stderr, "reprise run: --mcp-tool-budget must be 0 (no cap) or a number of tokens")
-		return f, nil, errUsage
-	}
-	if f.maxTurnRequests < 1 {
-		fmt.Fprintln(stderr, "reprise run: --max-turn-requests must be at least 1")
-		return f, nil, errUsage
-	}
-	if _, err := catalog.Builtin().Thinking(f.model, f.thinking); err != nil {
-		fmt.Fprintln(stderr, "reprise run: --thinking:", err)
-		return f, nil, errUsage
-	}
-	if _, err := sandbox.ParseMode(f.sandbox); err != nil {
+	if err := f.check(); err != nil {
 		fmt.Fprintln(stderr, "reprise run:", err)
 		return f, nil, errUsage
 	}
@@ -590,4 +566,29 @@ func pinAll(ctx context.Context, h *runner.Runner, s *runner.Live, f runFlags, s
 		}
 	}
 	return nil
+}
+
+// check validates the flags once parsed, and sets what follows from them.
+func (f *runFlags) check() error {
+	if err := compactionFlags(&f.compactionModel, f.compactionTier, &f.policy); err != nil {
+		return err
+	}
+	var err error
+	if f.subagents, err = f.subagentFlags.settings(); err != nil {
+		return err
+	}
+	if err := f.policy.Validate(); err != nil {
+		return errors.New(policyError(err))
+	}
+	switch {
+	case f.mcpToolBudget < 0:
+		return errors.New("--mcp-tool-budget must be 0 (no cap) or a number of tokens")
+	case f.maxTurnRequests < 1:
+		return errors.New("--max-turn-requests must be at least 1")
+	}
+	if _, err := catalog.Builtin().Thinking(f.model, f.thinking); err != nil {
+		return fmt.Errorf("--thinking: %w", err)
+	}
+	_, err = sandbox.ParseMode(f.sandbox)
+	return err
 }

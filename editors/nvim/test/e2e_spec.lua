@@ -167,6 +167,7 @@ h.test('ask streams the answer and tool calls into the chat buffer', function()
     end
     return on_update(cid, params)
   end
+  idle()
   vim.cmd('Reprise ask read the files')
   local buf = h.truthy(chat.buf(id()), 'chat buffer')
   h.eq(vim.bo[buf].filetype, 'markdown', 'filetype')
@@ -199,6 +200,7 @@ end)
 h.test('approval asked in a floating window, the statusline waiting', function()
   approval_key = 'a'
   local before = #approval_asked
+  idle()
   vim.cmd('Reprise ask run echo hi')
   h.wait(T, function()
     return turn_ends() == 2
@@ -282,6 +284,7 @@ end)
 
 h.test('ask without text prompts with vim.ui.input', function()
   answers.input = 'a prompted question'
+  idle()
   vim.cmd('Reprise ask')
   h.eq(asked[#asked].input, true, 'vim.ui.input called')
   h.wait(T, function()
@@ -314,6 +317,7 @@ h.test('new session, sessions listed', function()
 end)
 
 h.test('cancel ends a running turn', function()
+  idle()
   vim.cmd('Reprise ask a slow task')
   h.wait(T, function()
     return chat_text():find('- ⋯ Run sleep 30', 1, true) ~= nil
@@ -338,6 +342,7 @@ h.test('changes listed, diffed, one file undone and the other refused', function
   edited_session = client.state(id()).session
   write(ws .. '/src/a.txt', 'alpha\nbeta\ngamma\n')
   write(ws .. '/src/b.txt', 'one\ntwo\nthree\n')
+  idle()
   vim.cmd('Reprise ask edit two files')
   h.wait(T, function()
     return chat_text():find('Edited two files.', 1, true) ~= nil
@@ -436,6 +441,7 @@ h.test("the agent's edits reach open buffers at once; unsaved edits are kept wit
   h.eq(#warned, 1, 'one warning')
   h.eq(warned[1].level, vim.log.levels.WARN, 'level')
   -- The agent's edit of that buffer is refused, and the chat says why, as the model was told.
+  idle() -- the answer shows before the turn ends: a loaded machine leaves time between them
   vim.cmd('Reprise ask edit the dirty buffer')
   h.wait(T, function()
     return chat_text():find('You have unsaved changes in src/dirty.txt', 1, true) ~= nil
@@ -540,6 +546,7 @@ h.test('an MCP server from the settings: its tool asked for and answered, then :
   end
   approval_key = 'a'
   local before = #approval_asked
+  idle()
   vim.cmd('Reprise ask call the echo tool')
   local ok, err = pcall(h.wait, 30000, function()
     return chat_text():find('The echo tool answered: Echo: hi', 1, true) ~= nil
@@ -644,6 +651,7 @@ h.test(':Reprise models picks the model of new sessions; a routed call is named 
   h.eq(#warned, 1, 'the retired pick warned')
   vim.cmd('Reprise new')
   local before = turn_ends()
+  idle()
   vim.cmd('Reprise ask which model answers')
   h.wait(T, function()
     return chat_text():find('The routed model answered.', 1, true) ~= nil and turn_ends() > before
@@ -718,6 +726,7 @@ h.test('pins: a file and a text pinned, listed, shown in the chat; a message pin
   h.contains(view, 'Pinned', 'the context view names the pins')
   vim.cmd('normal q')
   -- A message of the chat, pinned from the chat buffer with the cursor on it.
+  idle()
   vim.cmd('Reprise ask what should we remember?')
   h.wait(T, function()
     return chat_text():find('Keep the notes under a page.', 1, true) ~= nil
@@ -815,6 +824,7 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
     local s = client.state(id())
     return s.session ~= nil and s.session ~= old
   end, 'the new session')
+  idle()
   vim.cmd('Reprise ask plan the chores for the week')
   h.wait(T, function()
     return chat_text():find('The plan is written', 1, true) ~= nil
@@ -856,6 +866,7 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
     return at and t:sub(at):find('> ☰ Plan · 1 of 4 done', 1, true) ~= nil
   end, 'the plan of the resumed session:\n' .. chat_text())
   -- Fork from the second question, with the cursor on it: the chat shows the new session without it.
+  idle()
   vim.cmd('Reprise ask what is left to plan?')
   h.wait(T, function()
     return chat_text():find('Only the bike is left.', 1, true) ~= nil
@@ -884,6 +895,7 @@ h.test("the agent's plan: in the chat where written, updated, in each colour sch
     'the fork holds the question it was forked before:\n' .. forked)
   local fork_id = client.state(id()).session
   h.truthy(fork_id ~= session, 'the fork is the current session')
+  idle()
   vim.cmd('Reprise ask plan it another way')
   h.wait(T, function()
     return chat_text():find('Another plan, in the fork.', 1, true) ~= nil
@@ -915,6 +927,7 @@ end)
 h.test('subagents: a line under each task call, live, one stopped from :Reprise subagents, the other opened', function()
   vim.cmd('silent only')
   vim.cmd('Reprise new')
+  idle()
   vim.cmd('Reprise ask survey the notes with helpers')
   local done = '- ✓ Subagent: survey the notes\n  ↳ ✓ subagent gemini-3.5-flash-lite · 3 calls · '
   h.wait(30000, function()
@@ -966,6 +979,7 @@ h.test('old tool results cleared: the chat says what was cleared', function()
   h.wait(T, function()
     return reprise.statusline():find('/8k$') ~= nil
   end, 'the 8k budget')
+  idle()
   vim.cmd('Reprise ask read the long notes')
   h.wait(30000, function()
     return chat_text():find('I read the long notes.', 1, true) ~= nil
