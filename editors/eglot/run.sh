@@ -41,6 +41,7 @@ function needsRestock(item) {
 EOF
 printf 'const minimum = 5;\n' >"$tmp/project/limits.js"
 printf '// Notes.\n' >"$tmp/project/notes.js"
+printf 'const a = 1;\nconst b = 2;\nconst c = 3;\nconst d = 4;\nconst e = 5;\n' >"$tmp/project/prices.js"
 # The repository's own .dir-locals.el, as in the attack run: eglot marks
 # eglot-workspace-configuration safe, so Emacs applies it without asking and eglot sends it in
 # workspace/didChangeConfiguration and workspace/configuration. None of it may take effect.

@@ -348,6 +348,52 @@ Return nil, or the error it signalled."
                           (string= (reprise-test-file notes) "// Notes on stock, by the user.\n")
                           (reprise-test-file notes)))
 
+    ;; 6b. Review by hunk: a turn rewrites prices.js in two places; on the second change's line the
+    ;; code actions undo or keep that change alone, and a kept change offers no keep again.
+    (find-file file)
+    (goto-char (point-max))
+    (insert "// reprise: rewrite prices\n")
+    (forward-line -1)
+    (let ((err (reprise-test-run-action "Reprise: ask \"rewrite prices\"")))
+      (reprise-test-check "the ask action that rewrites prices.js runs" (null err) err))
+    (let ((prices (expand-file-name "prices.js" project)))
+      (reprise-test-check "the agent rewrote prices.js"
+                          (reprise-test-wait
+                           (lambda () (string= (reprise-test-file prices)
+                                               "const a = 10;\nconst b = 2;\nconst c = 3;\nconst d = 4;\nconst e = 50;\n")))
+                          (reprise-test-file prices))
+      (reprise-test-check "the rewriting turn ends"
+                          (reprise-test-wait (lambda () (reprise-test-message-with "Rewrote prices.js"))))
+      (find-file prices)
+      (revert-buffer t t)
+      (goto-char (point-min))
+      (forward-line 4)
+      (let ((titles (reprise-test-titles)))
+        (reprise-test-check "an undo and a keep of the change on line 5, not of line 1's"
+                            (and (member "Reprise: undo the agent's change at line 5" titles)
+                                 (member "Reprise: keep the agent's change at line 5" titles)
+                                 (not (member "Reprise: undo the agent's change at line 1" titles)))
+                            titles))
+      (let ((err (reprise-test-run-action "Reprise: undo the agent's change at line 5")))
+        (reprise-test-check "the hunk's undo runs" (null err) err))
+      (reprise-test-check "the hunk's undo is reported"
+                          (reprise-test-wait (lambda () (reprise-test-message-with "undid the change in prices.js"))))
+      (reprise-test-check "only line 5 is back as it was"
+                          (string= (reprise-test-file prices)
+                                   "const a = 10;\nconst b = 2;\nconst c = 3;\nconst d = 4;\nconst e = 5;\n")
+                          (reprise-test-file prices))
+      (revert-buffer t t)
+      (goto-char (point-min))
+      (let ((err (reprise-test-run-action "Reprise: keep the agent's change at line 1")))
+        (reprise-test-check "the hunk's keep runs" (null err) err))
+      (reprise-test-check "the keep is reported"
+                          (reprise-test-wait (lambda () (reprise-test-message-with "kept the change in prices.js"))))
+      (let ((titles (reprise-test-titles)))
+        (reprise-test-check "a kept change offers its undo, not its keep"
+                            (and (member "Reprise: undo the agent's change at line 1" titles)
+                                 (not (member "Reprise: keep the agent's change at line 1" titles)))
+                            titles)))
+
     ;; 7. The model runs a command: the workspace's allow ["*"] and sandbox "off" were ignored, so
     ;; it is asked (and refused here); the workspace's MCP server never ran.
     (find-file file)
