@@ -22,7 +22,16 @@ import (
 const MinLen = 8
 
 // Vars are the credential variables Reprise reads, whose values are redacted.
-var Vars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY"}
+var Vars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"}
+
+// AddVar adds a variable the user named as holding a model key (reprise run --api-key-env) to
+// Vars: redacted like the others, and kept from commands and MCP servers. Called at startup,
+// before any session reads Vars.
+func AddVar(name string) {
+	if name != "" && !slices.Contains(Vars, name) {
+		Vars = append(Vars, name)
+	}
+}
 
 // CredentialsVar names a service-account key file (Vertex AI's application default
 // credentials): its private key and secrets are redacted, the path itself is not a secret.

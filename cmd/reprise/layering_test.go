@@ -37,7 +37,7 @@ func layer(pkg string) (rank int, name string) {
 
 // testOnly are packages that exist for tests and the offline demo: no library package may link
 // them, so a fake can never be wired into the server.
-var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest", module + "/agent/secret/secrettest", module + "/agent/sandbox/sandboxtest"}
+var testOnly = []string{module + "/agent/gemini/geminitest", module + "/lsp/lsptest", module + "/agent/mcp/mcptest", module + "/agent/secret/secrettest", module + "/agent/sandbox/sandboxtest", module + "/agent/openai/openaitest"}
 
 // confined are packages whose module imports are limited further: the command policy is
 // security-critical and read on its own, so it depends on nothing of the agent but the list of

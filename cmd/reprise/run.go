@@ -40,6 +40,7 @@ type runFlags struct {
 	thinking         string
 	compactionModel  string
 	subagentFlags    subagentFlags
+	providerFlags    providerFlags
 	subagents        agent.SubagentSettings
 	compactionTier   string
 	maxTurnRequests  int
@@ -116,6 +117,7 @@ func parseRunFlags(args []string, stdout, stderr io.Writer) (runFlags, []string,
 	fs.StringVar(&f.compactionModel, "compaction-model", "", compactionModelUsage)
 	fs.StringVar(&f.compactionTier, "compaction-tier", string(catalog.TierStandard), compactionTierUsage)
 	f.subagentFlags.register(fs)
+	f.providerFlags.register(fs)
 	fs.IntVar(&f.policy.ContextBudget, "budget", f.policy.ContextBudget, "context budget in tokens (capped by the model's input limit)")
 	fs.IntVar(&f.policy.KeepRecentTurns, "keep-recent", f.policy.KeepRecentTurns, "model calls, with their tool results, kept verbatim by a compaction")
 	fs.Float64Var(&f.policy.CompactAt, "compact-at", f.policy.CompactAt, "start compacting when the prompt passes this fraction of the budget")
@@ -223,7 +225,10 @@ func runCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 
 // runModel builds the model client and reads its input limit: a retired model, or an endpoint
 // that cannot be reached, ends the run here, before a session exists.
-func runModel(ctx context.Context, f runFlags, getenv func(string) string, stderr io.Writer) (*gemini.Client, int, error) {
+func runModel(ctx context.Context, f runFlags, getenv func(string) string, stderr io.Writer) (namedModel, int, error) {
+	if f.providerFlags.provider == providerOpenAI {
+		return openaiModel(ctx, f.providerFlags, f.model, getenv, stderr)
+	}
 	cfg := gemini.ConfigFromEnv(getenv)
 	cfg.Model = f.model
 	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
@@ -248,7 +253,7 @@ func runModel(ctx context.Context, f runFlags, getenv func(string) string, stder
 
 // runSession opens the session (or resumes --resume), says what its sandbox cannot do here, runs
 // the task and prints its table. A new session whose first model call failed is not kept.
-func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, client *gemini.Client, limit int, stdout, stderr io.Writer, getenv func(string) string) error {
+func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, client namedModel, limit int, stdout, stderr io.Writer, getenv func(string) string) error {
 	home, err := stateHome(getenv)
 	if err != nil {
 		return err
@@ -259,8 +264,7 @@ func runSession(ctx context.Context, spec runner.Spec, f runFlags, task string, 
 		}
 		other := f // the compaction model: built as the session's, its own checks included
 		other.model = name
-		c, l, err := runModel(ctx, other, getenv, stderr)
-		return c, l, err
+		return runModel(ctx, other, getenv, stderr)
 	}
 	h := &runner.Runner{StateHome: home, Now: timeNow, Observe: observeSessions, ObserveEvents: observeEvents, Models: models}
 	s, err := openSession(ctx, h, spec, f.resume)
@@ -570,6 +574,12 @@ func pinAll(ctx context.Context, h *runner.Runner, s *runner.Live, f runFlags, s
 
 // check validates the flags once parsed, and sets what follows from them.
 func (f *runFlags) check() error {
+	if err := f.providerFlags.check(); err != nil {
+		return err
+	}
+	if f.providerFlags.provider == providerOpenAI && f.model == catalog.Builtin().DefaultModel() {
+		return errors.New("--provider openai needs --model: the model as the server names it (its /v1/models lists them)")
+	}
 	if err := compactionFlags(&f.compactionModel, f.compactionTier, &f.policy); err != nil {
 		return err
 	}

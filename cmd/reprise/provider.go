@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"regexp"
+
+	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/openai"
+	"github.com/reprise-dev/reprise/agent/secret"
+)
+
+// Providers: Gemini, the default, with everything it has (caches, thought signatures, tiers);
+// or any server speaking OpenAI's Chat Completions (OpenAI, Ollama, LM Studio, llama.cpp,
+// vLLM, OpenRouter, LiteLLM), through agent/openai.
+const (
+	providerGemini = "gemini"
+	providerOpenAI = "openai"
+)
+
+// defaultWindow is the context window assumed for an OpenAI-compatible model whose server does
+// not say (OpenAI's own list does not): the budget stays under it anyway.
+const defaultWindow = 128_000
+
+// providerFlags are the model provider's flags, read from the user's command line only.
+type providerFlags struct {
+	provider, baseURL, keyEnv string
+}
+
+func (p *providerFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.provider, "provider", providerGemini, `"gemini", or "openai" for OpenAI and every OpenAI-compatible server (Ollama, LM Studio, llama.cpp, vLLM, OpenRouter)`)
+	fs.StringVar(&p.baseURL, "base-url", "", "with --provider openai: the server's /v1 URL (default OpenAI's; Ollama: http://localhost:11434/v1)")
+	fs.StringVar(&p.keyEnv, "api-key-env", "OPENAI_API_KEY", "with --provider openai: the environment variable holding the key (a local server needs none)")
+}
+
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+func (p providerFlags) check() error {
+	switch p.provider {
+	case providerGemini:
+		if p.baseURL != "" {
+			return errors.New("--base-url is for --provider openai (Gemini's endpoint is GOOGLE_GEMINI_BASE_URL)")
+		}
+	case providerOpenAI:
+		if p.baseURL != "" {
+			if u, err := url.Parse(p.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				return fmt.Errorf("--base-url %q: give the server's URL, e.g. http://localhost:11434/v1", p.baseURL)
+			}
+		}
+		if !envName.MatchString(p.keyEnv) {
+			return fmt.Errorf("--api-key-env %q is not an environment variable's name", p.keyEnv)
+		}
+	default:
+		return fmt.Errorf("--provider %q: use gemini or openai", p.provider)
+	}
+	return nil
+}
+
+// openaiModel builds the OpenAI-compatible client and reads its context window: a server that
+// cannot be reached ends the run here, before a session exists.
+func openaiModel(ctx context.Context, p providerFlags, model string, getenv func(string) string, stderr io.Writer) (*openai.Client, int, error) {
+	secret.AddVar(p.keyEnv)
+	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: model})
+	if err != nil {
+		return nil, 0, err
+	}
+	window, err := c.ContextWindow(ctx)
+	switch {
+	case err != nil:
+		return nil, 0, fmt.Errorf("the server at %s cannot list its models (%v): check --base-url and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err)
+	case window == 0:
+		window = defaultWindow
+		fmt.Fprintf(stderr, "reprise: the server does not say %s's context window; assuming %d tokens\n", model, window)
+	}
+	return c, window, nil
+}
+
+func cmpOrString(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// namedModel is a model client that knows the model it asks for.
+type namedModel interface {
+	agent.Model
+	Model() string
+}

@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/agent/openai/openaitest"
+)
+
+// TestRunOnAnOpenAICompatibleServer (issue 38, first step): a bug fix scripted on a fake
+// OpenAI-compatible server runs through the real openai-go client and the whole agent: the calls
+// and their results go back as tool messages, the file is fixed, the window is read from the
+// server, and the key never reaches the model or the output.
+func TestRunOnAnOpenAICompatibleServer(t *testing.T) {
+	srv := openaitest.New(
+		openaitest.Turn{Calls: []openaitest.Call{{Name: "read_file", Args: map[string]any{"path": "cart.go"}}}},
+		openaitest.Turn{Text: "The total skips the last item.", Calls: []openaitest.Call{{Name: "edit_file", Args: map[string]any{"path": "cart.go", "old": "i < len(items)-1", "new": "i < len(items)"}}}},
+		openaitest.Turn{Text: "Fixed: the loop now counts every item."},
+	)
+	defer srv.Close()
+	srv.Models, srv.ContextLength = []string{"qwen3:8b"}, 16384
+	ws := t.TempDir()
+	src := "package cart\n\nfunc Total(items []int) int {\n\tt := 0\n\tfor i := 0; i < len(items)-1; i++ {\n\t\tt += items[i]\n\t}\n\treturn t\n}\n"
+	os.WriteFile(filepath.Join(ws, "cart.go"), []byte(src), 0o644)
+	vars := map[string]string{"MY_LOCAL_KEY": "sk-local-secret-123", "REPRISE_HOME": t.TempDir()}
+	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--api-key-env", "MY_LOCAL_KEY",
+		"--model", "qwen3:8b", "--workspace", ws, "fix the total"}, env(vars))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	b, _ := os.ReadFile(filepath.Join(ws, "cart.go"))
+	if !strings.Contains(string(b), "i < len(items); i++") {
+		t.Errorf("cart.go not fixed:\n%s", b)
+	}
+	if !strings.Contains(out, "Fixed: the loop now counts every item.") || !strings.Contains(out, "3 model calls") {
+		t.Errorf("output:\n%s", out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	last := reqs[2].Messages()
+	var tools int
+	for _, m := range last {
+		if m["role"] == "tool" && strings.HasPrefix(m["tool_call_id"].(string), "call_") {
+			tools++
+		}
+	}
+	if tools != 2 || reqs[2].Body["model"] != "qwen3:8b" {
+		t.Errorf("the last request holds %d tool messages, model %v", tools, reqs[2].Body["model"])
+	}
+	for _, r := range reqs {
+		if strings.Contains(mustJSONAny(r.Body), "sk-local-secret-123") {
+			t.Error("the key reached the model")
+		}
+	}
+	if strings.Contains(out+errOut, "sk-local-secret-123") {
+		t.Error("the key was printed")
+	}
+}
+
+// TestProviderFlagsRefused: a wrong provider, a Gemini run given --base-url, a bad URL, a bad
+// variable name and an OpenAI run without --model are refused in one line, before anything runs.
+func TestProviderFlagsRefused(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--provider", "anthropic"}, `--provider "anthropic": use gemini or openai`},
+		{[]string{"--base-url", "http://x/v1"}, "--base-url is for --provider openai"},
+		{[]string{"--provider", "openai", "--model", "m", "--base-url", "localhost:11434"}, "give the server's URL"},
+		{[]string{"--provider", "openai", "--model", "m", "--api-key-env", "MY-KEY"}, "is not an environment variable's name"},
+		{[]string{"--provider", "openai"}, "--provider openai needs --model"},
+	} {
+		code, _, errOut := runMain(t, append(append([]string{"run"}, tt.args...), "task"), env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+		if code != 2 || !strings.Contains(errOut, tt.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tt.args, code, errOut, tt.want)
+		}
+	}
+}
+
+// TestRunOpenAIServerDown: a server that cannot be reached ends the run at once, naming it.
+func TestRunOpenAIServerDown(t *testing.T) {
+	code, _, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1", "--model", "m", "--workspace", t.TempDir(), "task"},
+		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code == 0 || !strings.Contains(errOut, "the server at http://127.0.0.1:1/v1 cannot list its models") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+}
+
+func mustJSONAny(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
