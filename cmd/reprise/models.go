@@ -22,12 +22,21 @@ func modelsCmd(ctx context.Context, args []string, stdout, stderr io.Writer, get
 	all := fs.Bool("all", false, "also list retired models and the catalogue's models the API does not list")
 	refresh := fs.Bool("refresh", false, "read the API's list again instead of the copy cached for a day")
 	asJSON := fs.Bool("json", false, "print the rows as JSON")
+	var provider providerFlags
+	provider.register(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "reprise models: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
+	}
+	if err := provider.check(); err != nil {
+		fmt.Fprintln(stderr, "reprise models:", err)
+		return errUsage
+	}
+	if provider.provider == providerOpenAI {
+		return endpointModels(ctx, provider, getenv, stdout, *asJSON)
 	}
 	cat := catalog.Builtin()
 	now := timeNow()

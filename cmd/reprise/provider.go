@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/url"
 	"regexp"
+	"text/tabwriter"
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/openai"
@@ -90,4 +92,61 @@ func cmpOrString(a, b string) string {
 type namedModel interface {
 	agent.Model
 	Model() string
+}
+
+// maxListedWindows bounds the models whose window reprise models asks for, one request each.
+const maxListedWindows = 50
+
+// endpointModel is a row of reprise models --provider openai.
+type endpointModel struct {
+	ID     string `json:"id"`
+	Window int    `json:"window,omitempty"` // 0: the server does not say
+}
+
+// endpointModels lists what an OpenAI-compatible server serves, with each model's context window
+// where the server says it.
+func endpointModels(ctx context.Context, p providerFlags, getenv func(string) string, stdout io.Writer, asJSON bool) error {
+	secret.AddVar(p.keyEnv)
+	where := cmpOrString(p.baseURL, openai.DefaultBaseURL)
+	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: "-"})
+	if err != nil {
+		return err
+	}
+	ids, err := c.Models(ctx)
+	if err != nil {
+		return fmt.Errorf("the server at %s cannot list its models (%v): check --base-url, %s and that it runs", where, err, p.keyEnv)
+	}
+	rows := make([]endpointModel, 0, len(ids))
+	for i, id := range ids {
+		row := endpointModel{ID: id}
+		if i < maxListedWindows {
+			if m, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), Model: id}); err == nil {
+				row.Window, _ = m.ContextWindow(ctx)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(stdout, "The server at %s lists no model.\n", where)
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "model\tcontext window")
+	for _, r := range rows {
+		w := "not said"
+		if r.Window > 0 {
+			w = fmt.Sprintf("%d tokens", r.Window)
+		}
+		fmt.Fprintf(tw, "%s\t%s\n", r.ID, w)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "Served by %s; run one with reprise run --provider openai --base-url %s --model ID.\n", where, where)
+	return nil
 }

@@ -95,3 +95,19 @@ func mustJSONAny(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestModelsOfAnEndpoint: reprise models --provider openai lists what the server serves, with the
+// window where it says.
+func TestModelsOfAnEndpoint(t *testing.T) {
+	srv := openaitest.New()
+	defer srv.Close()
+	srv.Models, srv.ContextLength = []string{"qwen3:8b", "llama3.2:3b"}, 32768
+	code, out, errOut := runMain(t, []string{"models", "--provider", "openai", "--base-url", srv.URL()}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code != 0 || !strings.Contains(out, "qwen3:8b     32768 tokens") || !strings.Contains(out, "llama3.2:3b  32768 tokens") {
+		t.Errorf("exit %d:\n%s%s", code, out, errOut)
+	}
+	code, _, errOut = runMain(t, []string{"models", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1"}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code == 0 || !strings.Contains(errOut, "cannot list its models") {
+		t.Errorf("a server down: exit %d, %q", code, errOut)
+	}
+}

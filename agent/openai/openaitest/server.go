@@ -121,8 +121,10 @@ func (s *Server) next(r *http.Request) (Turn, Request, *Usage, error) {
 
 // estimate is the usage of a request as an automatic prefix cache would bill it.
 func (s *Server) estimate(body map[string]any) *Usage {
-	b, _ := json.Marshal(map[string]any{"tools": body["tools"], "messages": body["messages"]})
-	text := string(b)
+	// The tools come first, then the messages, as the servers' prefix caches read a request.
+	tools, _ := json.Marshal(body["tools"])
+	msgs, _ := json.Marshal(body["messages"])
+	text := string(tools) + string(msgs)
 	best := 0
 	for _, p := range s.prefixes {
 		n := 0
