@@ -378,8 +378,13 @@ h.test('changes listed, diffed, one file undone and the other refused', function
   write(ws .. '/src/b.txt', 'one\nTWO\nthree\nmine\n')
   vim.cmd('Reprise changes')
   h.wait(T, function()
-    local l = vim.fn.getqflist()
-    return #l == 2 and l[2].text:find('changed by you since', 1, true) ~= nil
+    -- b.txt has two changes now, each listed under the file.
+    for _, item in ipairs(vim.fn.getqflist()) do
+      if vim.fn.bufname(item.bufnr) == 'src/b.txt' and item.text:find('changed by you since', 1, true) then
+        return true
+      end
+    end
+    return false
   end, 'b.txt marked as changed by the user')
   vim.cmd('cclose')
   vim.cmd('edit ' .. vim.fn.fnameescape(ws .. '/src/a.txt'))
@@ -965,6 +970,253 @@ h.test('subagents: a line under each task call, live, one stopped from :Reprise 
     return h.text(0):find('HELPER-SURVEY', 1, true) ~= nil
   end, 'the transcript: ' .. h.text(0))
   h.contains(h.text(0), 'HELPER-REPORT', 'its report in the transcript')
+  vim.cmd('silent only')
+end)
+
+-- shoot_screen saves a picture of the whole screen (windows, winbars, virtual text, diff colours)
+-- in each colour scheme, read cell by cell from the headless grid, as name-light, -dark and -hc.
+local function shoot_screen(name)
+  if vim.fn.exepath('chromium') == '' or not vim.api.nvim__inspect_cell then
+    io.stdout:write('     no chromium: no picture of ' .. name .. '\n')
+    return
+  end
+  vim.cmd('syntax enable')
+  vim.o.termguicolors = true
+  local function hex(n)
+    return n and string.format('#%06x', n) or nil
+  end
+  local function esc(t)
+    return (t:gsub('&', '&amp;'):gsub('<', '&lt;'):gsub('>', '&gt;'))
+  end
+  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
+  for _, theme in ipairs(themes) do
+    vim.o.background = theme[2]
+    vim.cmd('colorscheme ' .. theme[3])
+    if theme[3] == 'default' then
+      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
+        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
+    end
+    vim.cmd('redraw!')
+    local normal = vim.api.nvim_get_hl_by_name('Normal', true)
+    local fg0, bg0 = hex(normal.foreground) or '#000000', hex(normal.background) or '#ffffff'
+    local rows = {}
+    for r = 1, vim.o.lines do
+      local row, style, run = {}, nil, ''
+      local function flush()
+        if run ~= '' then
+          table.insert(row, string.format('<span style="%s">%s</span>', style, esc(run)))
+        end
+        run = ''
+      end
+      for c = 1, vim.o.columns do
+        local a = vim.api.nvim__inspect_cell(1, r - 1, c - 1)[2] or {}
+        local fg, bg = hex(a.foreground) or fg0, hex(a.background) or bg0
+        if a.reverse then
+          fg, bg = bg, fg
+        end
+        local st = string.format('color:%s;background:%s;%s%s', fg, bg, a.bold and 'font-weight:bold;' or '',
+          a.italic and 'font-style:italic;' or '')
+        if st ~= style then
+          flush()
+          style = st
+        end
+        run = run .. vim.fn.screenstring(r, c)
+      end
+      flush()
+      table.insert(rows, table.concat(row))
+    end
+    local html = tmp .. '/' .. name .. '-' .. theme[1] .. '.html'
+    rows[1] = '<!doctype html><meta charset="utf-8"><body style="margin:0;background:' .. bg0 .. '">'
+      .. '<pre style="margin:0;font:14px/17px monospace">' .. rows[1]
+    rows[#rows] = rows[#rows] .. '</pre>'
+    vim.fn.writefile(rows, html)
+    vim.fn.mkdir(shots, 'p')
+    local png = shots .. '/' .. name .. '-' .. theme[1] .. '.png'
+    vim.fn.system({ vim.fn.exepath('chromium'), '--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars',
+      string.format('--window-size=%d,%d', vim.o.columns * 9, vim.o.lines * 17), '--screenshot=' .. png,
+      'file://' .. html })
+    h.truthy(vim.fn.getfsize(png) > 0, 'the picture ' .. png)
+  end
+  vim.o.background = 'dark'
+  vim.cmd('colorscheme default')
+  vim.o.termguicolors = false
+end
+
+h.test("the agent's changes reviewed one by one in the diff split: one undone, one kept, one refused", function()
+  vim.cmd('silent only')
+  local old = client.state(id()).session
+  vim.cmd('Reprise new')
+  h.wait(T, function()
+    local s = client.state(id())
+    return s.session ~= nil and s.session ~= old
+  end, 'the new session')
+  local session = client.state(id()).session
+  local path = ws .. '/src/recipe.txt'
+  local before = { '# Pancakes', 'flour 200 g', 'milk 300 ml', 'eggs 2', 'salt 1 pinch', '',
+    'Mix the flour and the milk.', 'Add the eggs.', 'Rest 10 minutes.', 'Fry in butter.', 'Serve warm.' }
+  write(path, table.concat(before, '\n') .. '\n')
+  idle()
+  vim.cmd('Reprise ask rewrite the recipe in three places')
+  h.wait(T, function()
+    return chat_text():find('Rewrote the recipe in three places.', 1, true) ~= nil
+  end, 'the rewrite')
+  -- Three changes: line 2 modified, "sugar" added after line 5, "Rest 10 minutes." removed.
+  h.eq(vim.fn.readfile(path), { '# Pancakes', 'flour 250 g', 'milk 300 ml', 'eggs 2', 'salt 1 pinch', 'sugar 1 spoon',
+    '', 'Mix the flour and the milk.', 'Add the eggs.', 'Fry in butter.', 'Serve warm.' }, 'the rewritten file')
+
+  -- The quickfix list: the file with its progress, then one item per change at its line.
+  vim.fn.setqflist({}, 'r')
+  vim.cmd('Reprise changes')
+  h.wait(T, function()
+    return #vim.fn.getqflist() == 4
+  end, 'the file and its three changes in the quickfix list')
+  h.eq(vim.tbl_map(function(i)
+    return { i.lnum, i.text }
+  end, vim.fn.getqflist()), { { 2, 'modified +2 −2 · 3 changes' }, { 2, 'line 2 · pending' },
+    { 6, 'line 6 · pending' }, { 9, 'removed after line 9 · pending' } }, 'quickfix items')
+  vim.cmd('cclose')
+  vim.cmd('silent only')
+
+  -- The diff split: the keys on both sides, the hints over them.
+  vim.o.columns, vim.o.lines = 110, 18
+  vim.cmd('Reprise diff src/recipe.txt')
+  local oldbuf
+  h.wait(T, function()
+    oldbuf = vim.fn.bufnr('reprise://restore/src/recipe.txt')
+    return oldbuf > 0
+  end, 'the restore point buffer')
+  h.eq(vim.api.nvim_buf_get_lines(oldbuf, 0, -1, false), before, 'the restore point')
+  local cur = vim.fn.bufnr(path)
+  local oldwin, curwin = vim.fn.bufwinid(oldbuf), vim.fn.bufwinid(cur)
+  for _, w in ipairs({ oldwin, curwin }) do
+    vim.api.nvim_set_current_win(w)
+    for _, lhs in ipairs({ '<localleader>k', '<localleader>u' }) do
+      h.truthy(vim.fn.maparg(lhs, 'n') ~= '', lhs .. ' mapped in ' .. vim.api.nvim_buf_get_name(0))
+    end
+  end
+  -- Only these two compared: "sugar" faces a filler line on the left, the removed line one on the right.
+  h.eq({ vim.api.nvim_win_call(oldwin, function()
+    return vim.fn.diff_filler(6)
+  end), vim.api.nvim_win_call(curwin, function()
+    return vim.fn.diff_filler(10)
+  end) }, { 1, 1 }, 'the filler lines')
+  local bar = require('reprise.util').has('0.8') and 'winbar' or 'statusline'
+  local function hints()
+    return vim.wo[oldwin][bar] .. ' | ' .. vim.wo[curwin][bar]
+  end
+  h.eq(hints(), ' Before the agent · 3 changes |  Now · \\k keep · \\u undo the change · ]c [c move', 'the hints')
+  local function note_after(n, text)
+    h.wait(T, function()
+      for i = n + 1, #notes do
+        if notes[i].msg:find(text, 1, true) then
+          return true
+        end
+      end
+      return false
+    end, function()
+      return text .. ' in the notes: ' .. vim.inspect(vim.list_slice(notes, n + 1))
+    end)
+  end
+
+  -- Undone from the file's side: only that change is reverted on disk, the buffer and the restore
+  -- point follow.
+  vim.api.nvim_set_current_win(curwin)
+  vim.api.nvim_win_set_cursor(curwin, { 2, 0 })
+  local n = #notes
+  vim.cmd([[normal \u]])
+  note_after(n, 'Reprise: undone: src/recipe.txt line 2')
+  local undone = { '# Pancakes', 'flour 200 g', 'milk 300 ml', 'eggs 2', 'salt 1 pinch', 'sugar 1 spoon', '',
+    'Mix the flour and the milk.', 'Add the eggs.', 'Fry in butter.', 'Serve warm.' }
+  h.eq(vim.fn.readfile(path), undone, 'only that change undone on disk')
+  h.wait(T, function()
+    return hints():find('3 changes · 1 undone', 1, true) ~= nil
+  end, function()
+    return 'the progress: ' .. hints()
+  end)
+  h.eq(vim.api.nvim_buf_get_lines(cur, 0, -1, false), undone, 'the buffer reloaded')
+  h.eq(vim.api.nvim_buf_get_lines(oldbuf, 0, -1, false), before, 'the restore point rebuilt')
+
+  -- Kept: the server says so, and the change is marked.
+  vim.api.nvim_win_set_cursor(curwin, { 6, 0 })
+  n = #notes
+  vim.cmd([[normal \k]])
+  note_after(n, 'Reprise: kept src/recipe.txt line 6')
+  local listed
+  client.execute(id(), 'reprise.changes', { sessionId = session, turn = 1 }, function(err, res)
+    listed = { err = err, res = res }
+  end)
+  h.wait(T, function()
+    return listed ~= nil
+  end, 'reprise.changes')
+  local hunks = listed.res.files[1].hunks
+  h.eq(vim.tbl_map(function(hk)
+    return { hk.newStart, hk.newLines, hk.review }
+  end, hunks), { { 6, 1, 'kept' }, { 9, 0, 'pending' } }, 'the changes left, one kept')
+  h.eq(listed.res.files[1].hunksUndone, 1, 'one undone')
+  h.wait(T, function()
+    return hints():find('3 changes · 1 kept · 1 undone', 1, true) ~= nil
+  end, function()
+    return 'the progress: ' .. hints()
+  end)
+  local marks = vim.api.nvim_buf_get_extmarks(cur, vim.api.nvim_create_namespace('reprise_review'), 0, -1,
+    { details = true })
+  h.eq(vim.tbl_map(function(m)
+    return { m[2] + 1, m[4].virt_text[1][1] }
+  end, marks), { { 6, '✓ kept' } }, 'the kept change marked')
+
+  -- An undo with unsaved edits in the buffer is refused before the server is asked.
+  vim.api.nvim_buf_set_lines(cur, 0, 1, false, { '# Pancakes!' })
+  vim.api.nvim_set_current_win(oldwin)
+  vim.api.nvim_win_set_cursor(oldwin, { 9, 0 })
+  vim.cmd([[normal \u]])
+  h.contains(last_note(), 'undo src/recipe.txt removed after line 9: the buffer has unsaved edits', 'refused here')
+  vim.api.nvim_buf_call(cur, function()
+    vim.cmd('edit!')
+  end)
+
+  shoot_screen('review')
+
+  -- The user edits the lines around the removal on disk: the change shown is no longer the file's,
+  -- and its undo is refused with the reason; the user's edit stays.
+  local mine = vim.deepcopy(undone)
+  mine[9] = 'Add the eggs and stir.'
+  write(path, table.concat(mine, '\n') .. '\n')
+  vim.api.nvim_win_set_cursor(oldwin, { 9, 0 })
+  n = #notes
+  vim.cmd([[normal \u]])
+  note_after(n, 'Reprise: undo refused for src/recipe.txt removed after line 9: ')
+  io.stdout:write('     ' .. notes[#notes].msg .. '\n')
+  h.eq(notes[#notes].level, vim.log.levels.WARN, 'a warning')
+  h.eq(vim.fn.readfile(path), mine, 'the user edit kept on disk')
+  h.wait(T, function()
+    return vim.deep_equal(vim.api.nvim_buf_get_lines(cur, 0, -1, false), mine)
+  end, 'the buffer reloaded with the user edit')
+
+  -- Closed, the file's buffer has its keys and marks no more.
+  vim.api.nvim_set_current_win(oldwin)
+  vim.cmd('normal q')
+  h.wait(T, function()
+    return vim.fn.bufexists(oldbuf) == 0
+  end, 'the restore point wiped')
+  vim.api.nvim_set_current_win(vim.fn.bufwinid(cur))
+  h.eq(vim.fn.maparg('<localleader>u', 'n'), '', 'no key left')
+  h.eq(#vim.api.nvim_buf_get_extmarks(cur, vim.api.nvim_create_namespace('reprise_review'), 0, -1, {}), 0,
+    'no mark left')
+  vim.o.columns, vim.o.lines = 80, 24
+
+  -- Resumed, the turn's Changes line counts the changes kept and undone.
+  vim.cmd('Reprise resume ' .. session)
+  h.wait(T, function()
+    local text = chat_text()
+    local at = text:find('# Session ' .. session .. ' (resumed)', 1, true)
+    return at and text:sub(at):find('\n%- `src/recipe%.txt` %+2 −2 · 1 change kept · 1 undone') ~= nil
+  end, function()
+    return 'the counts in the resumed chat:\n' .. chat_text()
+  end)
+  local text = chat_text()
+  text = text:sub((text:find('# Session ' .. session .. ' (resumed)', 1, true)))
+  io.stdout:write('     ' .. text:match('\n(%- `src/recipe%.txt` [^\n]*)') .. '\n')
+  shoot_last_turn('review-chat')
   vim.cmd('silent only')
 end)
 

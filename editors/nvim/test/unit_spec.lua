@@ -52,7 +52,7 @@ h.test(':Reprise completion', function()
     'completion')
   local all = vim.fn.getcompletion('Reprise ', 'cmdline')
   local wanted = { 'ask', 'compact', 'context', 'checkpoints', 'checkpoint', 'sessions', 'resume', 'new', 'cancel',
-    'restore', 'changes', 'diff', 'undo', 'mcp', 'pin', 'pins', 'unpin' }
+    'restore', 'changes', 'diff', 'undo', 'keephunk', 'undohunk', 'mcp', 'pin', 'pins', 'unpin' }
   for _, want in ipairs(wanted) do
     h.truthy(vim.tbl_contains(all, want), want .. ' not completed: ' .. vim.inspect(all))
   end
@@ -80,6 +80,74 @@ h.test('changes: a unified diff applied in reverse', function()
     diff = diff, userChanged = true } })
   h.eq(items[1].text, 'modified +3 −2 (changed by you since)', 'quickfix text')
   h.eq(items[1].lnum, 2, 'quickfix line')
+end)
+
+h.test('changes reviewed one by one: the change under the cursor, its label, the progress', function()
+  local changes = require('reprise.changes')
+  -- Three changes: line 2 modified, a line added after line 5 (new line 6), old line 9 removed
+  -- (the gap after new line 9).
+  local hunks = {
+    { id = 'h1', oldStart = 2, oldLines = 1, newStart = 2, newLines = 1, review = 'pending' },
+    { id = 'h2', oldStart = 5, oldLines = 0, newStart = 6, newLines = 1, review = 'kept' },
+    { id = 'h3', oldStart = 9, oldLines = 1, newStart = 9, newLines = 0, review = 'pending' },
+  }
+  local function at(line, side)
+    local hk = changes.hunk_at(hunks, line, side)
+    return hk and hk.id
+  end
+  h.eq({ at(1, 'new'), at(2, 'new'), at(3, 'new'), at(6, 'new'), at(7, 'new') }, { nil, 'h1', nil, 'h2', nil },
+    'lines of the file now')
+  h.eq({ at(8, 'new'), at(9, 'new'), at(10, 'new'), at(11, 'new') }, { nil, 'h3', 'h3', nil },
+    'a removal: the lines either side of its gap')
+  h.eq({ at(2, 'old'), at(5, 'old'), at(6, 'old'), at(9, 'old'), at(10, 'old') }, { 'h1', 'h2', 'h2', 'h3', nil },
+    'lines of the restore point: an addition by the lines either side of its gap')
+  -- A line both in a change and beside another's gap picks the change.
+  local near = { { id = 'gap', oldStart = 3, oldLines = 1, newStart = 2, newLines = 0 },
+    { id = 'mod', oldStart = 4, oldLines = 1, newStart = 3, newLines = 1 } }
+  h.eq(changes.hunk_at(near, 3, 'new').id, 'mod', 'a change wins over a gap beside it')
+  h.eq(changes.hunk_at(near, 2, 'new').id, 'gap', 'the line before the gap')
+  h.eq(changes.hunk_at(nil, 1, 'new'), nil, 'no hunks')
+  h.eq({ changes.hunk_lines(hunks[1]), changes.hunk_lines({ newStart = 12, newLines = 3 }),
+    changes.hunk_lines(hunks[3]), changes.hunk_lines({ newStart = 0, newLines = 0 }) },
+    { 'line 2', 'lines 12–14', 'removed after line 9', 'removed at the top' }, 'labels')
+  h.eq(changes.progress({ hunks = hunks, hunksUndone = 1 }), '4 changes · 1 kept · 1 undone', 'progress')
+  h.eq(changes.progress({ hunks = { hunks[1] } }), '1 change', 'progress of one')
+  -- The quickfix list: the file with its progress, then each change at its line.
+  local items = changes.items({ { path = 'r.txt', absPath = '/w/r.txt', state = 'modified', added = 2, removed = 2,
+    hunks = hunks, hunksUndone = 1, diff = '@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n' } })
+  h.eq(vim.tbl_map(function(i)
+    return { i.lnum, i.text }
+  end, items), {
+    { 2, 'modified +2 −2 · 4 changes · 1 kept · 1 undone' },
+    { 2, 'line 2 · pending' }, { 6, 'line 6 · kept' }, { 9, 'removed after line 9 · pending' },
+  }, 'quickfix items')
+  items = changes.items({ { path = 'one.txt', absPath = '/w/one.txt', state = 'modified', added = 1, removed = 1,
+    hunks = { hunks[1] } } })
+  h.eq({ #items, items[1].text }, { 1, 'modified +1 −1' }, 'one change not yet reviewed: the file alone')
+  items = changes.items({ { path = 'x.txt', absPath = '/w/x.txt', state = 'modified', added = 1, removed = 1,
+    hunks = { { id = 'k', newStart = 3, newLines = 3, review = 'kept' } } } })
+  h.eq(items[1].text, 'modified +1 −1 · 1 change · 1 kept', 'one change kept')
+end)
+
+h.test('review hints: the keys as typed and the progress', function()
+  local review = require('reprise.review')
+  local file = { hunks = { { id = 'a', review = 'kept' }, { id = 'b', review = 'pending' } }, hunksUndone = 1 }
+  local old, new = review.hints(file, { keep = '<localleader>k', undo = '<LocalLeader>u' })
+  h.eq(old, 'Before the agent · 3 changes · 1 kept · 1 undone', 'restore point side')
+  h.eq(new, 'Now · \\k keep · \\u undo the change · ]c [c move', 'file side')
+  vim.g.maplocalleader = ','
+  h.eq(review.key_label('<localleader>k'), ',k', 'maplocalleader')
+  vim.g.maplocalleader = nil
+  h.eq(review.key_label('<leader>x'), '\\x', 'the default leader')
+  new = select(2, review.hints(file, { keep = 'gK', undo = false }))
+  h.eq(new, 'Now · gK keep the change · ]c [c move', 'a key turned off')
+  new = select(2, review.hints({ hunks = {}, hunksUndone = 2 }, { keep = 'gK' }))
+  h.eq(new, 'Now', 'nothing left to review')
+  local chat = require('reprise.chat')
+  h.eq(chat.change_lines({ { path = 'r.txt', state = 'modified', added = 3, removed = 3, hunksKept = 1,
+    hunksUndone = 1 } })[2], '- `r.txt` +3 −3 · 1 change kept · 1 undone', 'the chat counts them')
+  h.eq(chat.hunk_counts(0, 2), '2 changes undone', 'undone only')
+  h.eq(chat.hunk_counts(nil, nil), '', 'none')
 end)
 
 h.test('context view rendering', function()

@@ -10,6 +10,7 @@ local context = require('reprise.context')
 local mcp = require('reprise.mcp')
 local models = require('reprise.models')
 local protocol = require('reprise.protocol')
+local review = require('reprise.review')
 local status = require('reprise.status')
 local util = require('reprise.util')
 
@@ -518,12 +519,38 @@ function M.diff(path)
   if not path then
     return
   end
-  run('diff', C.changes, current_session, function(res, _, st)
+  run('diff', C.changes, current_session, function(res, id, st)
     local file = changes.find(res and res.files, path, st.root)
     if not file then
       return util.notify(path .. ' was not changed by the agent in this session', levels.WARN)
     end
-    changes.show_diff(file)
+    review.open(id, res.sessionId or session_of(id, st), res.turn or 1, file)
+  end)
+end
+
+--- Keeps or undoes the agent's change under the cursor: in the diff split of :Reprise diff (either
+--- side), the change as shown there; in a file's buffer, the change on the cursor's line now.
+---@param kind string 'keep' or 'undo'
+function M.hunk(kind)
+  local buf = vim.api.nvim_get_current_buf()
+  local line = vim.api.nvim_win_get_cursor(0)[1]
+  local rv, side = review.of(buf)
+  if rv then
+    return review.apply(rv, side, line, kind)
+  end
+  local path = vim.api.nvim_buf_get_name(buf)
+  if path == '' or vim.bo[buf].buftype ~= '' then
+    return util.notify(kind .. 'hunk: put the cursor on a change of a file the agent changed (:Reprise diff)',
+      levels.ERROR)
+  end
+  run(kind .. 'hunk', C.changes, current_session, function(res, id, st)
+    local file = changes.find(res and res.files, path, st.root)
+    if not file then
+      return util.notify(vim.fn.fnamemodify(path, ':~:.') .. ' was not changed by the agent in this session',
+        levels.WARN)
+    end
+    review.apply({ client = id, session = res.sessionId or session_of(id, st), turn = res.turn or 1, file = file },
+      'new', line, kind)
   end)
 end
 

@@ -71,13 +71,94 @@ function M.first_line(file)
   return math.max(hk.new_start, 1)
 end
 
---- The quickfix items of reprise.changes' files: state and +added/−removed counts.
+--- The lines of the file a hunk covers, on one side of the diff: 'new' (the file now) or 'old'
+--- (the restore point). A hunk with no line on that side covers the lines either side of its gap,
+--- so that the cursor can still reach it.
+---@param hk table {oldStart, oldLines, newStart, newLines}
+---@param side string 'new' or 'old'
+---@return integer first, integer last, boolean gap
+function M.span(hk, side)
+  local start, count = hk.newStart or 0, hk.newLines or 0
+  if side == 'old' then
+    start, count = hk.oldStart or 0, hk.oldLines or 0
+  end
+  if count == 0 then
+    return math.max(start, 1), start + 1, true
+  end
+  return start, start + count - 1, false
+end
+
+--- The hunk under the cursor: the one whose lines hold `line` on that side of the diff; a hunk
+--- with lines there wins over one whose gap is beside it (two may share the line before a gap).
+---@param hunks table[]|nil reprise.changes' hunks of one file
+---@param line integer 1-based
+---@param side string 'new' (the file now) or 'old' (the restore point)
+---@return table|nil
+function M.hunk_at(hunks, line, side)
+  local beside
+  for _, hk in ipairs(hunks or {}) do
+    local first, last, gap = M.span(hk, side)
+    if line >= first and line <= last then
+      if not gap then
+        return hk
+      end
+      beside = beside or hk
+    end
+  end
+  return beside
+end
+
+--- Where a hunk is in the file now, as a person says it: "line 4", "lines 12–14", "removed
+--- after line 9" (its lines gone, the gap after line 9).
+---@param hk table
+---@return string
+function M.hunk_lines(hk)
+  local s, n = hk.newStart or 0, hk.newLines or 0
+  if n == 0 then
+    return s == 0 and 'removed at the top' or string.format('removed after line %d', s)
+  end
+  if n == 1 then
+    return string.format('line %d', s)
+  end
+  return string.format('lines %d–%d', s, s + n - 1)
+end
+
+--- The progress of a file's review: "3 changes · 1 kept · 1 undone" (zero counts left out).
+---@param file table an entry of reprise.changes
+---@return string
+function M.progress(file)
+  local kept = 0
+  for _, hk in ipairs(file.hunks or {}) do
+    if hk.review == 'kept' then
+      kept = kept + 1
+    end
+  end
+  local undone = file.hunksUndone or 0
+  local total = #(file.hunks or {}) + undone
+  local parts = { string.format('%d change%s', total, total == 1 and '' or 's') }
+  if kept > 0 then
+    table.insert(parts, kept .. ' kept')
+  end
+  if undone > 0 then
+    table.insert(parts, undone .. ' undone')
+  end
+  return table.concat(parts, ' · ')
+end
+
+--- The quickfix items of reprise.changes' files: state, +added/−removed counts and the review's
+--- progress; then, for a file of several changes, one item per change at its first line
+--- ("lines 12–14 · pending").
 ---@param files table[]
 ---@return table[]
 function M.items(files)
   local out = {}
   for _, f in ipairs(files or {}) do
     local text = string.format('%s +%d −%d', f.state, f.added or 0, f.removed or 0)
+    -- A file of one change not yet reviewed: its counts say it all.
+    local one = #(f.hunks or {}) == 1 and f.hunks[1].review ~= 'kept' and (f.hunksUndone or 0) == 0
+    if (f.hunks or (f.hunksUndone or 0) > 0) and not one then
+      text = text .. ' · ' .. M.progress(f)
+    end
     if f.userChanged then
       text = text .. ' (changed by you since)'
     end
@@ -85,6 +166,12 @@ function M.items(files)
       text = text .. ' · ' .. f.note
     end
     table.insert(out, { filename = f.absPath, lnum = M.first_line(f), col = 1, text = text })
+    if #(f.hunks or {}) > 1 then
+      for _, hk in ipairs(f.hunks) do
+        table.insert(out, { filename = f.absPath, lnum = math.max(hk.newStart or 1, 1), col = 1,
+          text = M.hunk_lines(hk) .. ' · ' .. (hk.review or 'pending') })
+      end
+    end
   end
   return out
 end
@@ -115,6 +202,20 @@ function M.find(files, path, root)
   return nil
 end
 
+--- The lines of the file at its restore point: its diff reversed over the file on disk.
+---@param file table an entry of reprise.changes
+---@return string[]
+function M.restore_point(file)
+  if file.state == 'created' then
+    return {}
+  end
+  local current = {}
+  if file.state ~= 'deleted' and vim.fn.filereadable(file.absPath) == 1 then
+    current = vim.fn.readfile(file.absPath)
+  end
+  return M.reverse(current, file.diff or '')
+end
+
 --- Opens a vertical diff of the file against its restore point (a read-only scratch buffer).
 ---@param file table an entry of reprise.changes
 ---@return integer|nil bufnr of the restore point
@@ -123,17 +224,16 @@ function M.show_diff(file)
     util.notify(file.path .. ': ' .. file.note, vim.log.levels.WARN)
     return nil
   end
-  local current = {}
-  if file.state ~= 'deleted' and vim.fn.filereadable(file.absPath) == 1 then
-    current = vim.fn.readfile(file.absPath)
-  end
-  local old = file.state == 'created' and {} or M.reverse(current, file.diff or '')
+  local old = M.restore_point(file)
   if vim.api.nvim_buf_get_name(0) ~= file.absPath then
     vim.cmd('edit ' .. vim.fn.fnameescape(file.absPath))
   end
   local ft = vim.bo.filetype
   local buf = util.scratch(old, ft ~= '' and ft or nil)
   pcall(vim.api.nvim_buf_set_name, buf, 'reprise://restore/' .. file.path)
+  -- Diff mode compares every buffer of the tab page that has it, hidden ones included: one left
+  -- over would make every line differ here.
+  vim.cmd('diffoff!')
   vim.cmd('diffthis')
   vim.cmd('leftabove vertical split')
   vim.api.nvim_win_set_buf(0, buf)

@@ -431,6 +431,24 @@ end
 -- What became of a changed file, as VS Code's Changes list words it.
 local review_text = { [R.kept] = 'kept', [R.undone] = 'undone', [R.refused] = 'not undone' }
 
+--- The changes of a file reviewed one by one, as a Changes line says them: "1 change kept ·
+--- 2 undone" ("" when none was).
+---@param kept integer|nil
+---@param undone integer|nil
+---@return string
+function M.hunk_counts(kept, undone)
+  kept, undone = kept or 0, undone or 0
+  local parts = {}
+  if kept > 0 then
+    table.insert(parts, string.format('%d change%s kept', kept, kept == 1 and '' or 's'))
+  end
+  if undone > 0 then
+    table.insert(parts, string.format(kept > 0 and '%d undone' or '%d change%s undone', undone,
+      undone == 1 and '' or 's'))
+  end
+  return table.concat(parts, ' · ')
+end
+
 --- The lines listing the files a turn changed (turn_end's changes): path, state, counts, and what
 --- became of each when the chat is rebuilt from the history.
 ---@param changes table[]
@@ -445,6 +463,11 @@ function M.change_lines(changes)
     line = line .. (f.binary and ' binary' or string.format(' +%d −%d', f.added or 0, f.removed or 0))
     if f.userChanged and (f.review or R.pending) == R.pending then
       line = line .. ' · edited since'
+    end
+    -- A file undone whole says only that: its changes undone one by one are part of it.
+    local hunks = M.hunk_counts(f.hunksKept, f.hunksUndone)
+    if hunks ~= '' and f.review ~= R.undone then
+      line = line .. ' · ' .. hunks
     end
     if review_text[f.review] then
       line = line .. ' · ' .. review_text[f.review]

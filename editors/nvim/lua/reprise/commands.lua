@@ -34,6 +34,9 @@ M.subcommands = {
   diff = function(rest)
     actions.diff(rest)
   end,
+  keephunk = function()
+    actions.hunk('keep')
+  end,
   mcp = actions.mcp,
   models = function(rest)
     actions.models(rest)
@@ -70,6 +73,9 @@ M.subcommands = {
   subagents = actions.subagents,
   undo = function(rest)
     actions.undo(rest)
+  end,
+  undohunk = function()
+    actions.hunk('undo')
   end,
 }
 

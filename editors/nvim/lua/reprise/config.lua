@@ -11,6 +11,10 @@ local M = {}
 ---@field prompt boolean a prompt buffer under the chat: type there, <CR> (normal mode) or <C-s> sends
 ---@field prompt_height integer height of the prompt window
 
+---@class RepriseReviewKeys
+---@field keep string|false keeps the agent's change under the cursor in the diff split ('' or false: no key)
+---@field undo string|false undoes it
+
 ---@class RepriseOptions
 ---@field cmd string[] the server command
 ---@field cmd_env table<string,string>|nil extra environment for the server
@@ -19,6 +23,7 @@ local M = {}
 ---@field root_markers string[] files or folders that mark a workspace root
 ---@field root_dir nil|string|fun(bufnr: integer): string the workspace root (overrides root_markers)
 ---@field chat RepriseChatOptions
+---@field review RepriseReviewKeys keys of :Reprise diff's split, on both sides while it is open
 ---@field attach boolean attach file buffers under the root (the agent then sees unsaved edits)
 ---@field project_settings table|nil spending settings a project file gave (trust.spending_settings):
 ---  sent through workspace/configuration only, where the server lets them lower the caps only
@@ -31,6 +36,7 @@ M.defaults = {
   root_markers = { '.git', 'AGENTS.md', 'GEMINI.md', '.hg' },
   root_dir = nil,
   chat = { split = 'botright vsplit', width = 80, open_on_ask = true, prompt = true, prompt_height = 5 },
+  review = { keep = '<localleader>k', undo = '<localleader>u' },
   attach = true,
 }
 
