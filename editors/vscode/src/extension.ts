@@ -7,7 +7,8 @@ import { ChatView } from './chat/view';
 import { Commands, ids } from './commands';
 import { ContextView } from './contextView';
 import { createMeter } from './meterItem';
-import { ConfigSection } from './protocol';
+import { HunkLenses } from './hunkLens';
+import { ConfigSection, UpdateTurnEnd } from './protocol';
 import { Review } from './review';
 import { restartsServer } from './settings';
 import { Store } from './store';
@@ -22,8 +23,12 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     output,
     {
       usage: (u) => store.setUsage(u),
-      // A turn's end brings the files it changed: the store lists them under the turn.
-      update: (p) => store.update(p),
+      // A turn's end brings the files it changed: the store lists them under the turn, and the
+      // changes one by one of every turn listed are asked again (the turn may have moved them).
+      update: (p) => {
+        store.update(p);
+        if (p.update.sessionUpdate === UpdateTurnEnd && p.update.changes?.length) void rv.refreshAll(p.sessionId);
+      },
       showMessageRequest: (p, token) => approvals!.request(p, token),
       stopped: () => approvals?.withdrawAll(),
     },
@@ -41,9 +46,13 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     openCheckpoint: (n) => commands.openCheckpoint(n),
     showContext: () => contextView.show(),
     openFile: (p, line) => rv.openFile(p, line),
-    openDiff: (p, turn) => rv.openDiff(p, turn),
+    openDiff: (p, turn, line) => rv.openDiff(p, turn, line),
     openLink: (url) => commands.openLink(url),
     review: async (action, turn, paths) => (action === 'keep' ? rv.keep(turn, paths) : rv.undo(turn, paths)),
+    reviewHunk: async (action, turn, path, id) => {
+      const t = { sessionId: store.current, turn, path, id };
+      await (action === 'keep' ? rv.keepHunk(t) : rv.undoHunk(t));
+    },
     detach: () => store.setAttachment(undefined),
     approve: (key, answer) => approvals!.answer(key, answer),
     retry: () => commands.retry(),
@@ -66,6 +75,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     vscode.window.registerWebviewViewProvider(ChatView.id, chat, { webviewOptions: { retainContextWhenHidden: true } }),
     commands.register(),
     rv.register(),
+    new HunkLenses(rv).register(),
     createMeter(store, ids.showContext, ids.selectModel),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!e.affectsConfiguration(ConfigSection)) return;

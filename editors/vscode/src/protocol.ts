@@ -513,6 +513,27 @@ export interface FileChange {
   review?: string;
   /** reprise.history only: why an undo was refused */
   reason?: string;
+  /** reprise.changes, a modified file with a diff: its changes, each kept or undone on its own */
+  hunks?: Hunk[];
+  /** the file's changes undone one by one (no longer in diff nor hunks) */
+  hunksUndone?: number;
+  /** reprise.history only: the file's changes kept one by one */
+  hunksKept?: number;
+}
+
+/**
+ * Hunk is one change of a file: a run of removed and added lines between kept ones, numbered as
+ * a unified diff's header (1-based; one that only adds has oldLines 0 and oldStart the line before
+ * it, one that only removes newLines 0 and newStart the line before the gap).
+ */
+export interface Hunk {
+  id: string;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** ReviewPending or ReviewKept */
+  review: string;
 }
 
 export interface ChangesResult {
@@ -521,13 +542,32 @@ export interface ChangesResult {
   files: FileChange[];
 }
 
+/** KeepArgs are reprise.keep's: paths, or hunk ids of reprise.changes of the same turn. */
+export interface KeepArgs {
+  sessionId?: string;
+  turn: number;
+  paths?: string[];
+  hunks?: string[];
+}
+
 export interface KeepResult {
   kept: string[];
 }
 
+/** RestoreArgs are reprise.restore's: every file, some paths, or hunk ids of reprise.changes of the same turn. */
+export interface RestoreArgs {
+  sessionId?: string;
+  turn: number;
+  paths?: string[];
+  hunks?: string[];
+}
+
 export interface RestoreResult {
   restored: string[];
-  refused?: { path: string; reason: string }[];
+  /** with hunks: those undone */
+  hunks?: string[];
+  /** path is absent for a hunk found in no file; hunk is set for a hunk refused */
+  refused?: { path?: string; hunk?: string; reason: string }[];
 }
 
 export interface SessionUpdate {

@@ -1,20 +1,34 @@
 // Review of the agent's changes: a file's restore point against the disk in VS Code's diff editor,
 // Keep (reprise.keep) and Undo (reprise.restore with paths) of the files each turn changed (which
-// the chat lists from turn_end, or from reprise.history when reopened), and the chat's file links.
+// the chat lists from turn_end, or from reprise.history when reopened), each change of a file kept
+// or undone on its own (reprise.keep and reprise.restore with hunks), and the chat's file links.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { message, Server } from './client';
 import { reverseApply } from './diff';
-import { ChangesResult, CommandChanges, CommandKeep, CommandRestore, FileChange, KeepResult, RestoreResult } from './protocol';
+import { ChangesResult, CommandChanges, CommandKeep, CommandRestore, FileChange, KeepArgs, KeepResult, RestoreArgs, RestoreResult } from './protocol';
 import type { Store } from './store';
 
 /** originalScheme names the read-only documents holding a file as it was at a restore point. */
 export const originalScheme = 'reprise-original';
 
+/** HunkTarget names one change of a file: a hunk id of reprise.changes {sessionId, turn}. */
+export interface HunkTarget {
+  sessionId: string;
+  turn: number;
+  path: string;
+  id: string;
+}
+
 export class Review {
   /** The texts of the restore points opened in a diff editor, by document URI. */
   private readonly originals = new Map<string, string>();
   private opened = 0;
+  /** The turns whose changes one by one were asked for the chat, as session:turn. */
+  private readonly asked = new Set<string>();
+  private readonly reviewedEmitter = new vscode.EventEmitter<void>();
+  /** onDidReview fires once a change was kept or undone and the chat's list has it. */
+  readonly onDidReview = this.reviewedEmitter.event;
 
   constructor(
     private readonly server: Server,
@@ -22,18 +36,66 @@ export class Review {
   ) {}
 
   register(): vscode.Disposable {
-    return vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
-      provideTextDocumentContent: (uri) => this.originals.get(uri.toString()) ?? '',
+    // A list of changes the chat shows (a turn's end, a reopened session) gets each file's
+    // changes one by one, once.
+    const sub = this.store.onChange(() => {
+      const id = this.store.current;
+      for (const turn of this.turnsToReview(id)) {
+        const key = `${id}:${turn}`;
+        if (this.asked.has(key) || !this.needsHunks(id, turn)) continue;
+        this.asked.add(key);
+        void this.refreshHunks(id, turn);
+      }
     });
+    return vscode.Disposable.from(
+      this.reviewedEmitter,
+      sub,
+      vscode.workspace.registerTextDocumentContentProvider(originalScheme, {
+        provideTextDocumentContent: (uri) => this.originals.get(uri.toString()) ?? '',
+      }),
+    );
   }
 
-  private async changes(sessionId: string, turn: number): Promise<FileChange[]> {
+  /** turnsToReview are the turns of a chat listing a modified file not undone. */
+  private turnsToReview(sessionId: string): number[] {
+    const out: number[] = [];
+    for (const it of this.store.chat(sessionId).items) {
+      if (it.type === 'changes' && it.files.some((f) => f.state === 'modified' && f.review !== 'undone')) out.push(it.turn);
+    }
+    return out;
+  }
+
+  private needsHunks(sessionId: string, turn: number): boolean {
+    return this.store.chat(sessionId).items.some((it) => it.type === 'changes' && it.turn === turn && it.files.some((f) => f.state === 'modified' && f.review !== 'undone' && !f.hunks));
+  }
+
+  /** refreshHunks gives the chat's list of turn the changes of its files now; undefined when it cannot. */
+  private async refreshHunks(sessionId: string, turn: number): Promise<FileChange[] | undefined> {
+    try {
+      const files = await this.changes(sessionId, turn);
+      this.store.hunks(sessionId, turn, files);
+      return files;
+    } catch {
+      return undefined; // a session not loaded, an older server: the rows stay as they are
+    }
+  }
+
+  /**
+   * refreshAll asks again for the changes of every turn the chat lists: a later turn's edits, or
+   * a change kept or undone, move or drop the changes the earlier turns list for the same file.
+   */
+  async refreshAll(sessionId: string): Promise<void> {
+    await Promise.all(this.turnsToReview(sessionId).map((t) => this.refreshHunks(sessionId, t)));
+  }
+
+  /** changes are reprise.changes {sessionId, turn}: the files changed from turn on, compared with the disk. */
+  async changes(sessionId: string, turn: number): Promise<FileChange[]> {
     const res = await this.server.execute<ChangesResult>(CommandChanges, { sessionId, turn });
     return res.files ?? [];
   }
 
   /** openDiff shows a file as it was before turn against the file now, in VS Code's diff editor. */
-  async openDiff(given: string, turn: number): Promise<void> {
+  async openDiff(given: string, turn: number, line?: number): Promise<void> {
     const sessionId = this.store.current;
     let files: FileChange[];
     try {
@@ -67,7 +129,8 @@ export class Review {
     const left = doc('before', original);
     const right = f.state === 'deleted' ? doc('deleted', '') : vscode.Uri.file(f.absPath);
     const title = `${path.basename(f.path)} (before turn ${turn}) ↔ ${f.state === 'deleted' ? 'deleted' : 'now'}`;
-    await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
+    const at = line && line > 0 ? new vscode.Range(line - 1, 0, line - 1, 0) : undefined;
+    await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true, selection: at });
   }
 
   /**
@@ -78,7 +141,7 @@ export class Review {
     const sessionId = this.store.current;
     if (this.server.supports(CommandKeep)) {
       try {
-        await this.server.execute<KeepResult>(CommandKeep, { sessionId, turn, paths });
+        await this.server.execute<KeepResult>(CommandKeep, { sessionId, turn, paths } satisfies KeepArgs);
       } catch (err) {
         void vscode.window.showWarningMessage(`Reprise: not kept: ${message(err)}`);
         return;
@@ -96,9 +159,9 @@ export class Review {
   async undo(turn: number, paths: string[]): Promise<void> {
     const sessionId = this.store.current;
     try {
-      const res = await this.server.execute<RestoreResult>(CommandRestore, { sessionId, turn, paths });
+      const res = await this.server.execute<RestoreResult>(CommandRestore, { sessionId, turn, paths } satisfies RestoreArgs);
       if (res.restored.length) this.store.review(sessionId, turn, res.restored, 'undone');
-      for (const r of res.refused ?? []) this.store.review(sessionId, turn, [r.path], 'refused', r.reason);
+      for (const r of res.refused ?? []) this.store.review(sessionId, turn, [r.path ?? ''], 'refused', r.reason);
       if (res.refused?.length) {
         void vscode.window.showWarningMessage(`Reprise: not undone: ${res.refused.map((r) => `${r.path} (${r.reason})`).join('; ')}`);
       }
@@ -114,6 +177,62 @@ export class Review {
       const named = paths.every((p) => reasons.has(p));
       void vscode.window.showWarningMessage(named ? `Reprise: not undone: ${paths.map((p) => `${p} (${reasons.get(p)})`).join('; ')}` : `Reprise: ${m}`);
     }
+  }
+
+  /** keepHunk records one change of a file kept: it stays as the agent made it. */
+  async keepHunk(t: HunkTarget): Promise<void> {
+    try {
+      await this.server.execute<KeepResult>(CommandKeep, { sessionId: t.sessionId, turn: t.turn, hunks: [t.id] } satisfies KeepArgs);
+    } catch (err) {
+      void vscode.window.showWarningMessage(`Reprise: the change to ${t.path} is not kept: ${message(err)}`);
+    }
+    await this.reviewed(t.sessionId, t.turn);
+  }
+
+  /**
+   * undoHunk puts one change of a file back as it was, the rest of the file untouched. A change
+   * the user edited since is refused, with the reason. An unsaved editor of the file is not
+   * written over: the user saves it first.
+   */
+  async undoHunk(t: HunkTarget): Promise<void> {
+    const abs = this.absPath(t);
+    const dirty = vscode.workspace.textDocuments.find((d) => d.isDirty && d.uri.scheme === 'file' && (d.uri.fsPath === abs || vscode.workspace.asRelativePath(d.uri, false) === t.path));
+    if (dirty) {
+      void vscode.window.showWarningMessage(`Reprise: save ${t.path} first: Undo writes the file on disk.`);
+      return;
+    }
+    let undone = false;
+    try {
+      const res = await this.server.execute<RestoreResult>(CommandRestore, { sessionId: t.sessionId, turn: t.turn, hunks: [t.id] } satisfies RestoreArgs);
+      undone = (res.hunks ?? []).includes(t.id);
+      const why = (res.refused ?? []).map((r) => r.reason);
+      if (why.length) void vscode.window.showWarningMessage(`Reprise: the change to ${t.path} is not undone: ${why.join('; ')}`);
+    } catch (err) {
+      // "reprise.restore: nothing undone: h…: why" names the change and why.
+      const why = message(err).replace(/^.*?nothing undone: /, '').replace(`${t.id}: `, '');
+      void vscode.window.showWarningMessage(`Reprise: the change to ${t.path} is not undone: ${why}`);
+    }
+    const files = await this.reviewed(t.sessionId, t.turn);
+    // Every change undone: the file is back as before the turn, undone whole.
+    if (undone && files && !files.some((f) => f.path === t.path)) this.store.review(t.sessionId, t.turn, [t.path], 'undone');
+  }
+
+  /** reviewed refreshes the chat's lists and the lenses after a change was kept or undone; it gives the target turn's files. */
+  private async reviewed(sessionId: string, turn: number): Promise<FileChange[] | undefined> {
+    const turns = [...new Set([turn, ...this.turnsToReview(sessionId)])];
+    const got = await Promise.all(turns.map((t) => this.refreshHunks(sessionId, t)));
+    this.reviewedEmitter.fire();
+    return got[0];
+  }
+
+  /** absPath is the file a change is in, as the chat's list names it. */
+  private absPath(t: HunkTarget): string | undefined {
+    for (const it of this.store.chat(t.sessionId).items) {
+      if (it.type !== 'changes') continue;
+      const f = it.files.find((r) => r.path === t.path);
+      if (f) return f.absPath;
+    }
+    return undefined;
   }
 
   /**

@@ -3,7 +3,7 @@
 import { Action, ChatState, initialState, reduce } from './chat/state';
 import type { Review } from './chat/state';
 import type { Answer, Approval } from './chat/approval';
-import type { ContextUsage, Pin, SessionUpdate } from './protocol';
+import type { ContextUsage, FileChange, Pin, SessionUpdate } from './protocol';
 
 /** Attachment is a selection the next question is about. */
 export interface Attachment {
@@ -76,6 +76,12 @@ export class Store {
   /** review marks what the user did with some of a turn's changed files. */
   review(id: string, turn: number, paths: string[], review: Review, reason?: string): void {
     this.dispatch(id, { type: 'review', turn, paths, review, reason });
+    this.changed();
+  }
+
+  /** hunks gives a turn's files their changes now (reprise.changes {turn}), each kept or pending. */
+  hunks(id: string, turn: number, files: FileChange[]): void {
+    this.dispatch(id, { type: 'hunks', turn, files });
     this.changed();
   }
 

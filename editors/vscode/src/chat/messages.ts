@@ -21,9 +21,12 @@ export type FromWebview =
   | { type: 'checkpoint'; n: number }
   | { type: 'context' }
   | { type: 'openFile'; path: string; line?: number }
-  | { type: 'openDiff'; path: string; turn: number }
+  /** openDiff opens a file's diff from before turn, at line (the file's now) when given */
+  | { type: 'openDiff'; path: string; turn: number; line?: number }
   | { type: 'openLink'; url: string }
   | { type: 'review'; action: 'keep' | 'undo'; turn: number; paths: string[] }
+  /** hunk keeps or undoes one change (a hunk id of reprise.changes {turn}) of the file at path */
+  | { type: 'hunk'; action: 'keep' | 'undo'; turn: number; path: string; id: string }
   | { type: 'detach' }
   | { type: 'approve'; key: string; answer: Answer }
   /** retry asks the last question again; settings opens Reprise's settings; apiKey asks for the key */

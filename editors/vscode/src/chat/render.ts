@@ -1,8 +1,9 @@
 // Renders a chat transcript to HTML. Pure (no DOM): the webview sets it as innerHTML, the unit
 // tests read it. Markdown comes through md, which must not pass raw HTML through.
 import { costText, tokens } from '../meter';
-import { CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
+import { ReviewKept, CompactionBlocking, CompactionDone, CompactionRunning, StopCapped, StopEndTurn, ToolKindExecute, ToolStatusCompleted, ToolStatusFailed, ToolStatusInProgress } from '../protocol';
 import type { LiveOutput, Pin, PlanEntry, Subagent, ToolOutput } from '../protocol';
+import { hunkLine, hunkLines, progressOf, progressText, reviewedByHunk } from '../hunks';
 import { commandPattern } from './approval';
 import type { Approval } from './approval';
 import type { ChangeRow, ChatState, EditDiff, Item } from './state';
@@ -264,7 +265,7 @@ function renderItem(it: Item, i: number, md: (s: string) => string, open: Set<st
       return `<div class="marker compaction ${escape(it.state)}">${text}</div>`;
     }
     case 'changes':
-      return renderChanges(it.turn, it.files);
+      return renderChanges(it.turn, it.files, open);
     case 'retry': {
       // attempt is the attempt about to be made: the second is the first retry.
       const n = Math.max(1, it.attempt - 1);
@@ -342,38 +343,74 @@ function renderDiff(d: EditDiff): string {
 
 const reviewLabel: Record<string, string> = { kept: 'Kept', undone: 'Undone', refused: 'Not undone' };
 
-function renderChanges(turn: number, files: readonly ChangeRow[]): string {
-  const open = files.filter((f) => f.review === 'pending' || f.review === 'refused');
+/**
+ * rowReview is what a row shows: its file's review, or "reviewed" once every change left of a
+ * file waiting for review was kept one by one (it then waits no more, as Copilot's list does).
+ */
+function rowReview(f: ChangeRow): { cls: string; open: boolean; done: string } {
+  const p = progressOf(f);
+  if (f.review === 'pending' && reviewedByHunk(p)) return { cls: 'reviewed', open: false, done: p.undone ? 'Reviewed' : 'Kept' };
+  return { cls: f.review, open: f.review === 'pending' || f.review === 'refused', done: reviewLabel[f.review] ?? '' };
+}
+
+function renderChanges(turn: number, files: readonly ChangeRow[], expanded: Set<string>): string {
+  const open = files.filter((f) => rowReview(f).open);
   // The list's toolbar stays while any file waits for a decision: Keep / Undo for one file,
   // Keep all / Undo all for several. Each row has its own icon toolbar.
   const several = open.length > 1 || (open.length === 1 && files.length > 1);
   const all = open.length > 0
     ? `<span class="toolbar"><button class="keep" data-act="keep" data-all="1" title="Keep ${several ? 'every file left' : 'the change'}">${icon('check-all')} ${several ? 'Keep all' : 'Keep'}</button><button class="secondary" data-act="undo" data-all="1" title="Undo ${several ? 'every file left' : 'the change'}">${icon('discard')} ${several ? 'Undo all' : 'Undo'}</button></span>`
     : '';
-  const rows = files
-    .map((f) => {
-      const state = f.state === 'modified' ? '' : ` <span class="state">${escape(f.state)}</span>`;
-      const counts = f.binary ? ' <span class="state">binary</span>' : ` ${countsOf(f.added, f.removed)}`;
-      // A deleted file has a diff to open unless it was binary or too large.
-      const diff = f.state !== 'deleted' || (!f.binary && !f.note)
-        ? `<a href="#" class="opendiff icon-button" role="button" data-path="${escape(f.path)}" data-turn="${turn}" title="Open the diff of ${escape(f.path)}" aria-label="Open diff">${icon('diff')}</a>`
-        : '';
-      const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';
-      const buttons = f.review === 'pending' || f.review === 'refused'
-        ? `<button class="icon-button" data-act="keep" title="Keep the agent's change to ${escape(f.path)}" aria-label="Keep">${icon('check')}</button><button class="icon-button" data-act="undo" title="Undo: put ${escape(f.path)} back as it was before the turn" aria-label="Undo">${icon('discard')}</button>`
-        : `<span class="done">${icon(f.review === 'kept' ? 'check' : 'discard')} ${reviewLabel[f.review]}</span>`;
-      const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
-      // The file's name whole, its folder after it, dimmed, cut first when the view is narrow:
-      // as VS Code's source control list shows a changed file.
-      const slash = f.path.lastIndexOf('/');
-      const base = escape(f.path.slice(slash + 1));
-      const dir = slash > 0 ? ` <span class="dir" title="${escape(f.path)}">${escape(f.path.slice(0, slash))}</span>` : '';
-      const link = f.state === 'deleted' ? base : fileLink(f.path, base);
-      return `<div class="row ${f.review}" data-path="${escape(f.path)}"><span class="name">${icon(f.state === 'created' ? 'new-file' : f.state === 'deleted' ? 'trash' : 'file')} ${link}${state}${counts}${user}${dir}</span><span class="actions">${diff}${buttons}</span>${reason}</div>`;
-    })
-    .join('');
+  const rows = files.map((f) => renderChangeRow(turn, f, expanded)).join('');
   const left = open.length ? ` · ${open.length} to review` : '';
   return `<div class="changes" data-turn="${turn}"><div class="head"><span>Changes · ${files.length} file${files.length === 1 ? '' : 's'}${left}</span>${all}</div>${rows}</div>`;
+}
+
+function renderChangeRow(turn: number, f: ChangeRow, expanded: Set<string>): string {
+  const rv = rowReview(f);
+  const state = f.state === 'modified' ? '' : ` <span class="state">${escape(f.state)}</span>`;
+  const counts = f.binary ? ' <span class="state">binary</span>' : ` ${countsOf(f.added, f.removed)}`;
+  // A deleted file has a diff to open unless it was binary or too large.
+  const diff = f.state !== 'deleted' || (!f.binary && !f.note)
+    ? `<a href="#" class="opendiff icon-button" role="button" data-path="${escape(f.path)}" data-turn="${turn}" title="Open the diff of ${escape(f.path)}" aria-label="Open diff">${icon('diff')}</a>`
+    : '';
+  const user = f.userChanged && f.review === 'pending' ? ' <span class="state">edited since</span>' : '';
+  const buttons = rv.open
+    ? `<button class="icon-button" data-act="keep" title="Keep the agent's change to ${escape(f.path)}" aria-label="Keep">${icon('check')}</button><button class="icon-button" data-act="undo" title="Undo: put ${escape(f.path)} back as it was before the turn" aria-label="Undo">${icon('discard')}</button>`
+    : `<span class="done">${icon(rv.cls === 'undone' ? 'discard' : 'check')} ${rv.done}</span>`;
+  const reason = f.review === 'refused' && f.reason ? `<div class="reason">${escape(reviewLabel.refused)}: ${escape(f.reason)}</div>` : '';
+  // The file's name whole, its folder after it, dimmed, cut first when the view is narrow:
+  // as VS Code's source control list shows a changed file.
+  const slash = f.path.lastIndexOf('/');
+  const base = escape(f.path.slice(slash + 1));
+  const dir = slash > 0 ? ` <span class="dir" title="${escape(f.path)}">${escape(f.path.slice(0, slash))}</span>` : '';
+  const link = f.state === 'deleted' ? base : fileLink(f.path, base);
+  return `<div class="row ${rv.cls}" data-path="${escape(f.path)}"><span class="name">${icon(f.state === 'created' ? 'new-file' : f.state === 'deleted' ? 'trash' : 'file')} ${link}${state}${counts}${user}${dir}</span><span class="actions">${diff}${buttons}</span>${reason}${renderHunks(turn, f, rv.open, expanded)}</div>`;
+}
+
+/**
+ * renderHunks is a file's review by change: its progress ("3 changes · 1 kept · 1 undone") and,
+ * while the file waits for review, a fold listing each change left with its lines (a link into
+ * the diff editor) and its own Keep and Undo. Nothing for a file of one change: its row's buttons
+ * do the same.
+ */
+function renderHunks(turn: number, f: ChangeRow, actionable: boolean, expanded: Set<string>): string {
+  const p = progressOf(f);
+  const text = progressText(p);
+  if (!text || text === '1 change') return '';
+  const pending = (f.hunks ?? []).filter((h) => h.review !== ReviewKept);
+  if (!actionable || pending.length === 0 || (p.total ?? 0) < 2) return `<div class="hunks-progress">${escape(text)}</div>`;
+  const rows = (f.hunks ?? []).map((h) => {
+    const where = hunkLines(h);
+    const label = `${where[0].toUpperCase()}${where.slice(1)}`;
+    const link = `<a href="#" class="opendiff" data-path="${escape(f.path)}" data-turn="${turn}" data-line="${hunkLine(h)}" title="Open the diff of ${escape(f.path)} at this change">${escape(label)}</a>`;
+    const acts = h.review === ReviewKept
+      ? `<span class="done">${icon('check')} Kept</span>`
+      : `<button class="icon-button" data-hunk="${escape(h.id)}" data-hunk-act="keep" title="Keep this change" aria-label="Keep the change at ${escape(where)} of ${escape(f.path)}">${icon('check')}</button><button class="icon-button" data-hunk="${escape(h.id)}" data-hunk-act="undo" title="Undo this change alone" aria-label="Undo the change at ${escape(where)} of ${escape(f.path)}">${icon('discard')}</button>`;
+    return `<div class="hunk ${h.review === ReviewKept ? 'kept' : 'pending'}">${link} ${countsOf(h.newLines, h.oldLines)}<span class="actions">${acts}</span></div>`;
+  });
+  const key = `hunks-${turn}-${f.path}`;
+  return `<details class="hunks" data-key="${escape(key)}"${expanded.has(key) ? ' open' : ''}><summary title="Review the changes of ${escape(f.path)} one by one">${escape(text)}</summary>${rows.join('')}</details>`;
 }
 
 const subagentStatusIcon: Record<string, [string, string]> = {

@@ -101,6 +101,8 @@ export type Action =
   /** changes gives the files a turn changed (reprise.changes, filtered to that turn) */
   | { type: 'changes'; turn: number; files: FileChange[] }
   | { type: 'review'; turn: number; paths: string[]; review: Review; reason?: string }
+  /** hunks gives the changes of a turn's files now (reprise.changes {turn}), each kept or pending */
+  | { type: 'hunks'; turn: number; files: FileChange[] }
   /** at: when the update came (ms since the epoch); the elapsed times and countdowns count from it */
   | { type: 'update'; params: SessionUpdate; at?: number }
   /** approval: the server asks about a command; answered: the user (or the end of the turn) answered */
@@ -128,6 +130,8 @@ export function reduce(state: ChatState, action: Action): ChatState {
       return setChanges(state, action.turn, action.files);
     case 'review':
       return setReview(state, action.turn, action.paths, action.review, action.reason);
+    case 'hunks':
+      return setHunks(state, action.turn, action.files);
     case 'asked':
       return { ...state, sessionId: action.sessionId };
     case 'error':
@@ -279,6 +283,8 @@ function setChanges(state: ChatState, turn: number, files: readonly FileChange[]
     const review = (given as Review | undefined) ?? p?.review ?? 'pending';
     // A refusal stays with its reason until the user keeps the file or tries again.
     const reason = given ? why : p?.reason;
+    // The changes one by one come apart (setHunks): a list that lacks them keeps those known.
+    if (!f.hunks && p?.hunks) Object.assign(f, { hunks: p.hunks, hunksUndone: p.hunksUndone });
     return review !== 'pending' && reason ? { ...f, review, reason } : { ...f, review };
   });
   for (const p of prev) if (p.review === 'undone' && !rows.some((r) => r.path === p.path)) rows.push(p);
@@ -313,6 +319,26 @@ function setReview(state: ChatState, turn: number, paths: readonly string[], rev
         return row;
       });
       return { ...it, files };
+    }),
+  };
+}
+
+/**
+ * setHunks gives a turn's modified files their changes now, as reprise.changes {turn} lists them;
+ * a file it no longer lists has none left (its row's review says why: undone, or back as it was).
+ * The rows' counts stay those of the turn's end.
+ */
+function setHunks(state: ChatState, turn: number, files: readonly FileChange[]): ChatState {
+  return {
+    ...state,
+    items: state.items.map((it) => {
+      if (it.type !== 'changes' || it.turn !== turn) return it;
+      const rows = it.files.map((r): ChangeRow => {
+        if (r.state !== 'modified') return r;
+        const f = files.find((c) => c.path === r.path);
+        return { ...r, hunks: f?.hunks ?? [], hunksUndone: f?.hunksUndone ?? r.hunksUndone };
+      });
+      return { ...it, files: rows };
     }),
   };
 }

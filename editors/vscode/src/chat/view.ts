@@ -12,10 +12,12 @@ export interface ChatActions {
   openCheckpoint(n: number): Promise<void>;
   showContext(): Promise<void>;
   openFile(path: string, line?: number): Promise<void>;
-  openDiff(path: string, turn: number): Promise<void>;
+  openDiff(path: string, turn: number, line?: number): Promise<void>;
   /** openLink opens a web page of an answer in the browser; any other scheme is refused. */
   openLink(url: string): Promise<void>;
   review(action: 'keep' | 'undo', turn: number, paths: string[]): Promise<void>;
+  /** reviewHunk keeps or undoes one change of a file */
+  reviewHunk(action: 'keep' | 'undo', turn: number, path: string, id: string): Promise<void>;
   detach(): void;
   approve(key: string, answer: Answer): void;
   /** retry asks the last question of the chat again */
@@ -88,13 +90,16 @@ export class ChatView implements vscode.WebviewViewProvider, vscode.Disposable {
         void this.actions.openFile(m.path, m.line);
         break;
       case 'openDiff':
-        void this.actions.openDiff(m.path, m.turn);
+        void this.actions.openDiff(m.path, m.turn, m.line);
         break;
       case 'openLink':
         void this.actions.openLink(m.url);
         break;
       case 'review':
         void this.actions.review(m.action, m.turn, m.paths);
+        break;
+      case 'hunk':
+        void this.actions.reviewHunk(m.action, m.turn, m.path, m.id);
         break;
       case 'detach':
         this.actions.detach();

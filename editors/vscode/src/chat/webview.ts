@@ -79,7 +79,7 @@ log.addEventListener('click', (e) => {
     const d = a.dataset;
     if (a.classList.contains('checkpoint')) vscode.postMessage({ type: 'checkpoint', n: Number(d.n) });
     else if (a.classList.contains('file')) vscode.postMessage({ type: 'openFile', path: d.path ?? '', line: d.line ? Number(d.line) : undefined });
-    else if (a.classList.contains('opendiff')) vscode.postMessage({ type: 'openDiff', path: d.path ?? '', turn: Number(d.turn) });
+    else if (a.classList.contains('opendiff')) vscode.postMessage({ type: 'openDiff', path: d.path ?? '', turn: Number(d.turn), line: d.line ? Number(d.line) : undefined });
     else if (a.classList.contains('web')) vscode.postMessage({ type: 'openLink', url: d.href ?? '' });
     return;
   }
@@ -122,6 +122,15 @@ log.addEventListener('click', (e) => {
     vscode.postMessage({ type: 'copy', text: copy.closest('pre')?.querySelector('code')?.textContent ?? '' });
     copy.innerHTML = icon('check');
     copy.title = 'Copied';
+    return;
+  }
+  const h = target.closest('.changes button[data-hunk]') as HTMLButtonElement | null;
+  if (h) {
+    // Disabled until the list comes back with the change kept or gone, so a double click asks once.
+    h.disabled = true;
+    const row = h.closest('.row') as HTMLElement;
+    const turn = Number((h.closest('.changes') as HTMLElement).dataset.turn);
+    vscode.postMessage({ type: 'hunk', action: h.dataset.hunkAct === 'undo' ? 'undo' : 'keep', turn, path: row.dataset.path ?? '', id: h.dataset.hunk ?? '' });
     return;
   }
   const b = target.closest('.changes button') as HTMLButtonElement | null;

@@ -1157,6 +1157,76 @@ await step('subagents: two rows under their task calls, live, one stopped from i
   await palette('View: Close Editor', { exact: true });
 });
 
+// --- review by change: three changes of one file, one undone and one kept from the diff editor ---
+const recipeBefore = '# Pancakes\n1 cup flour\n1 egg\n1 cup milk\na pinch of salt\n\nMix the flour and the egg.\nAdd the milk slowly.\nRest for ten minutes.\n\nCook on a hot pan.\nServe warm.\n';
+const recipeAgent = recipeBefore.replace('1 cup flour', '2 cups flour').replace('Mix the flour and the egg.', 'Whisk the flour and the eggs.').replace('Serve warm.', 'Serve warm with syrup.');
+
+/** byLine are the elements located, top to bottom on screen (the lenses are not in line order in the DOM). */
+async function byLine(locator) {
+  const all = await locator.all();
+  const ys = await Promise.all(all.map(async (l) => (await l.boundingBox())?.y ?? 0));
+  return all.map((l, i) => [ys[i], l]).sort((a, b) => a[0] - b[0]).map(([, l]) => l);
+}
+
+await step("review by change: the diff editor's lenses undo one change and keep another, the Changes list counts them, in each theme; after a reload too", async () => {
+  writeFileSync(join(ws, 'recipe.md'), recipeBefore);
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Rewrite the recipe');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'I rewrote recipe.md' }).waitFor({ timeout: 30_000 });
+  if (readFileSync(join(ws, 'recipe.md'), 'utf8') !== recipeAgent) throw new Error('the agent did not rewrite recipe.md');
+  const row = chat.locator('.changes').last().locator('.row[data-path="recipe.md"]');
+  const hunks = row.locator('details.hunks');
+  await hunks.locator('summary', { hasText: /^3 changes$/ }).waitFor({ timeout: 30_000 });
+  await row.locator(':scope > .actions a.opendiff').click();
+  await page.locator('.tab', { hasText: 'recipe.md (before turn 1) ↔ now' }).waitFor({ timeout: 15_000 });
+  const modified = page.locator('.monaco-diff-editor .editor.modified').first();
+  const undo = modified.locator('.codelens-decoration a', { hasText: '✗ Undo' });
+  const keep = modified.locator('.codelens-decoration a', { hasText: '✓ Keep' });
+  await waitFor('an Undo lens above each of the three changes', async () => (await undo.count()) === 3 && (await keep.count()) === 3, 60_000);
+  // Undo the second change: only its lines go back, on disk and in the editor.
+  await (await byLine(undo))[1].click();
+  const undone = recipeAgent.replace('Whisk the flour and the eggs.', 'Mix the flour and the egg.');
+  await waitFor('recipe.md with only its second change undone', async () => readFileSync(join(ws, 'recipe.md'), 'utf8') === undone, 30_000);
+  await modified.locator('.view-lines', { hasText: 'Mix the flour and the egg.' }).waitFor({ timeout: 30_000 });
+  await waitFor('two changes left with lenses', async () => (await undo.count()) === 2, 30_000);
+  // Keep the first: its lens says Kept, and it is offered no more.
+  await (await byLine(keep))[0].click();
+  await modified.locator('.codelens-decoration', { hasText: '✓ Kept' }).waitFor({ timeout: 30_000 });
+  await waitFor('one change left to review in the editor', async () => (await undo.count()) === 1 && (await keep.count()) === 1, 30_000);
+  if (readFileSync(join(ws, 'recipe.md'), 'utf8') !== undone) throw new Error('keeping a change wrote the file');
+  // The Changes list counts them; unfolded, the change kept and the one left with its buttons.
+  await hunks.locator('summary', { hasText: '3 changes · 1 kept · 1 undone' }).waitFor({ timeout: 15_000 });
+  await hunks.locator('summary').click();
+  await hunks.locator('.hunk.kept', { hasText: 'Line 2' }).waitFor();
+  const left = hunks.locator('.hunk.pending', { hasText: 'Line 12' });
+  await left.locator('button[data-hunk-act="undo"][aria-label="Undo the change at line 12 of recipe.md"]').waitFor();
+  if ((await hunks.locator('.hunk').count()) !== 2) throw new Error('the undone change is still listed');
+  // The new session's first call brought the routed model's warnings: none over the pictures.
+  await palette('Notifications: Clear All Notifications');
+  await left.scrollIntoViewIfNeeded();
+  await page.mouse.move(800, 300);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await modified.locator('.codelens-decoration', { hasText: '✓ Kept' }).waitFor({ timeout: 15_000 });
+    await shot(`hunks-${label}`);
+  }
+  await theme('Light 2026', 'vs'); // back to the default
+  // The last change kept from the list, with the keyboard: the file waits no more.
+  await left.locator('button[data-hunk-act="keep"]').focus();
+  await page.keyboard.press('Enter');
+  await row.locator('.hunks-progress', { hasText: '3 changes · 2 kept · 1 undone' }).waitFor({ timeout: 15_000 });
+  await chat.locator('.row.reviewed[data-path="recipe.md"] .done', { hasText: 'Reviewed' }).waitFor();
+  await waitFor('every lens says Kept', async () => (await modified.locator('.codelens-decoration', { hasText: '✓ Kept' }).count()) === 2 && (await undo.count()) === 0, 30_000);
+  // Reopened from its history, the session shows the same counts.
+  await palette('View: Close All Editors', { exact: true });
+  await reloadAndResume('Rewrite the recipe');
+  await chat.locator('.row.reviewed[data-path="recipe.md"] .hunks-progress', { hasText: '3 changes · 2 kept · 1 undone' }).waitFor({ timeout: 30_000 });
+});
+
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
