@@ -14,6 +14,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/openai"
 	"github.com/reprise-dev/reprise/agent/secret"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // Providers: Gemini, the default, with everything it has (caches, thought signatures, tiers);
@@ -101,6 +102,9 @@ const maxListedWindows = 50
 type endpointModel struct {
 	ID     string `json:"id"`
 	Window int    `json:"window,omitempty"` // 0: the server does not say
+	// Prices are the catalogue's, per million input / cached input / output tokens, when it
+	// knows the model.
+	Prices *catalog.Rates `json:"prices,omitempty"`
 }
 
 // endpointModels lists what an OpenAI-compatible server serves, with each model's context window
@@ -119,6 +123,11 @@ func endpointModels(ctx context.Context, p providerFlags, getenv func(string) st
 	rows := make([]endpointModel, 0, len(ids))
 	for i, id := range ids {
 		row := endpointModel{ID: id}
+		if m, ok := catalog.Builtin().Lookup(id); ok && m.Provider == providerOpenAI {
+			if r, ok := m.RatesAt(timeNow(), 0); ok {
+				row.Prices = &r
+			}
+		}
 		if i < maxListedWindows {
 			if m, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), Model: id}); err == nil {
 				row.Window, _ = m.ContextWindow(ctx)
@@ -136,13 +145,16 @@ func endpointModels(ctx context.Context, p providerFlags, getenv func(string) st
 		return nil
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "model\tcontext window")
+	fmt.Fprintln(tw, "model\tcontext window\t$ per M input / cached / output")
 	for _, r := range rows {
-		w := "not said"
+		w, p := "not said", "unknown (not in the catalogue)"
 		if r.Window > 0 {
 			w = fmt.Sprintf("%d tokens", r.Window)
 		}
-		fmt.Fprintf(tw, "%s\t%s\n", r.ID, w)
+		if r.Prices != nil {
+			p = fmt.Sprintf("%.2f / %.3f / %.2f", r.Prices.Input, r.Prices.CachedInput, r.Prices.Output)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, w, p)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

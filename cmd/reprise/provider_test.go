@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,13 +102,32 @@ func mustJSONAny(v any) string {
 func TestModelsOfAnEndpoint(t *testing.T) {
 	srv := openaitest.New()
 	defer srv.Close()
-	srv.Models, srv.ContextLength = []string{"qwen3:8b", "llama3.2:3b"}, 32768
+	srv.Models, srv.ContextLength = []string{"qwen3:8b", "gpt-5.4-mini"}, 32768
 	code, out, errOut := runMain(t, []string{"models", "--provider", "openai", "--base-url", srv.URL()}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
-	if code != 0 || !strings.Contains(out, "qwen3:8b     32768 tokens") || !strings.Contains(out, "llama3.2:3b  32768 tokens") {
+	if code != 0 || !strings.Contains(out, "qwen3:8b      32768 tokens    unknown (not in the catalogue)") ||
+		!strings.Contains(out, "gpt-5.4-mini  32768 tokens    0.75 / 0.075 / 4.50") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}
 	code, _, errOut = runMain(t, []string{"models", "--provider", "openai", "--base-url", "http://127.0.0.1:1/v1"}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
 	if code == 0 || !strings.Contains(errOut, "cannot list its models") {
 		t.Errorf("a server down: exit %d, %q", code, errOut)
+	}
+}
+
+// TestRunPricedAtTheProvidersRates: a run on an OpenAI model the catalogue knows is priced at its
+// rates, its cached share at the cached rate.
+func TestRunPricedAtTheProvidersRates(t *testing.T) {
+	u := &openaitest.Usage{Prompt: 100_000, Cached: 80_000, Completion: 10_000}
+	srv := openaitest.New(openaitest.Turn{Text: "Nothing to do.", Usage: u})
+	defer srv.Close()
+	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--model", "gpt-5.4-mini", "--workspace", t.TempDir(), "hello"},
+		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	// 20,000 at $0.75, 80,000 at $0.075 and 10,000 at $4.50 per million.
+	want := fmt.Sprintf("$%.4f", (20_000*0.75+80_000*0.075+10_000*4.50)/1e6)
+	if !strings.Contains(out, "100,000 input tokens (80,000 cached)") || !strings.Contains(out, want) {
+		t.Errorf("closing line without %s:\n%s", want, out)
 	}
 }

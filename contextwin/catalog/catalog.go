@@ -67,7 +67,18 @@ type Catalog struct {
 	API APIVersion `json:"api"`
 	// Subagent is the model subagents run on when the user chooses none: a cheaper current one.
 	Subagent SubagentChoice `json:"subagent"`
-	Rows     []Model        `json:"models"`
+	// Providers are the rules of the other providers the rows of which the table holds
+	// (Model.Provider), with when and where they were checked.
+	Providers map[string]ProviderRules `json:"providers,omitempty"`
+	Rows      []Model                  `json:"models"`
+}
+
+// ProviderRules are what a provider other than Gemini bills, as of Checked.
+type ProviderRules struct {
+	Checked string `json:"checked"`
+	// CacheMinTokens is the shortest prefix its automatic cache bills as cached.
+	CacheMinTokens int    `json:"cacheMinTokens"`
+	Source         string `json:"source"`
 }
 
 // SubagentChoice is the catalogue's model for subagents, and the thinking level it runs them at
@@ -155,7 +166,10 @@ func ServedTier(reported string, asked Tier) Tier {
 
 // Model is one row.
 type Model struct {
-	ID          string   `json:"id"`
+	ID string `json:"id"`
+	// Provider is "" for Gemini, else the provider serving the model ("openai"): its rows price
+	// and cache a session on that provider, and are never listed as Gemini's.
+	Provider    string   `json:"provider,omitempty"`
 	DisplayName string   `json:"displayName,omitempty"`
 	Aliases     []string `json:"aliases,omitempty"`
 	Status      Status   `json:"status"`
@@ -372,7 +386,18 @@ func (c *Catalog) SubagentModel() (model, thinking string) {
 }
 
 // Models returns the rows, in the file's order.
-func (c *Catalog) Models() []Model { return slices.Clone(c.Rows) }
+func (c *Catalog) Models() []Model { return c.ProviderModels("") }
+
+// ProviderModels are the rows of one provider ("" for Gemini).
+func (c *Catalog) ProviderModels(provider string) []Model {
+	var out []Model
+	for _, m := range c.Rows {
+		if m.Provider == provider {
+			out = append(out, m)
+		}
+	}
+	return out
+}
 
 // Lookup finds the row of name: its id or an alias ("models/" prefix ignored), else the longest
 // id that name extends by a "-" suffix (a dated or numbered version such as

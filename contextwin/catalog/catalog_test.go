@@ -359,3 +359,33 @@ func TestParseModelName(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherProviders: the OpenAI rows price and cache a session on that provider (found by id,
+// with their 1,024-token minimum) but are never listed as Gemini's models.
+func TestOtherProviders(t *testing.T) {
+	c := Builtin()
+	rules, ok := c.Providers["openai"]
+	if !ok || rules.CacheMinTokens != 1024 || rules.Checked == "" || rules.Source == "" {
+		t.Fatalf("openai rules: %+v", rules)
+	}
+	m, ok := c.Lookup("gpt-5.4-mini")
+	if !ok || m.Provider != "openai" || m.CacheMinTokens != 1024 || m.ExplicitCaching {
+		t.Fatalf("gpt-5.4-mini: %+v", m)
+	}
+	if r, ok := m.RatesAt(c.AsOf(), 1000); !ok || r.CachedInput*10 != r.Input {
+		t.Errorf("gpt-5.4-mini rates %+v: cached input at a tenth", r)
+	}
+	for _, g := range c.Models() {
+		if g.Provider != "" {
+			t.Errorf("%s (%s) listed among Gemini's models", g.ID, g.Provider)
+		}
+	}
+	for _, e := range c.Join(nil, c.AsOf(), true) {
+		if strings.HasPrefix(e.ID, "gpt-") {
+			t.Errorf("reprise models --all lists %s", e.ID)
+		}
+	}
+	if got := len(c.ProviderModels("openai")); got != 4 {
+		t.Errorf("%d openai rows", got)
+	}
+}

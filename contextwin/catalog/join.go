@@ -64,7 +64,7 @@ func (c *Catalog) Join(listed []Listed, at time.Time, all bool) []Entry {
 		add(e)
 	}
 	if all {
-		for _, m := range c.Rows {
+		for _, m := range c.Models() {
 			add(c.entry(m.ID, at))
 		}
 	}
