@@ -86,7 +86,9 @@ local function idle()
   h.wait(T, function()
     local _, questions = ('\n' .. chat_text()):gsub('\n## You\n', '')
     return turn_ends() >= questions
-  end, 'the running turn to end')
+  end, function()
+    return 'the running turn to end; the chat ends:\n' .. chat_text():sub(-1500)
+  end)
 end
 
 local function float_wins()
@@ -1215,6 +1217,7 @@ h.test("the agent's changes reviewed one by one in the diff split: one undone, o
   end)
   local text = chat_text()
   text = text:sub((text:find('# Session ' .. session .. ' (resumed)', 1, true)))
+  h.contains(text, '\n- ✓ Write src/recipe.txt +2 −2\n', 'the write, in the resumed session of the chat')
   io.stdout:write('     ' .. text:match('\n(%- `src/recipe%.txt` [^\n]*)') .. '\n')
   shoot_last_turn('review-chat')
   vim.cmd('silent only')

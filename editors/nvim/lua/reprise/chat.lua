@@ -808,6 +808,16 @@ function M.history(id, session, entries, pins, how)
   if chat.calls_at then
     chat.calls_at[session] = nil
   end
+  -- Its tool calls are rows under the header, not updates of those the chat showed live (the keys
+  -- are the session's and the call's ids, the same again when the chat resumes a session it shows).
+  local prefix = session .. ' '
+  for _, t in ipairs({ chat.tools, chat.live, chat.calls, chat.subagents }) do
+    for key in pairs(t) do
+      if key:sub(1, #prefix) == prefix then
+        t[key] = nil
+      end
+    end
+  end
   for _, e in ipairs(entries or {}) do
     if e.kind == E.user then
       M.user(id, e.text or '', session)
