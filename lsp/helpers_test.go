@@ -40,6 +40,8 @@ type envOpts struct {
 	retries gemini.Config // delays for the model client
 	// newModel replaces the fake model's factory.
 	newModel func(ctx context.Context, model string) (agent.Model, int, error)
+	// providerModel is Options.NewProviderModel (nil: none).
+	providerModel func(ctx context.Context, p ModelProvider, model string) (agent.Model, int, error)
 	limits   limits
 	// server is called with the server before it reads its first message.
 	server func(*server)
@@ -92,6 +94,7 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 			Version:      "test",
 			NewModel:     factory,
 			ListModels:   lister,
+			NewProviderModel: o.providerModel,
 			StateHome:    home,
 			ConfigHome:   o.configHome,
 			UserSettings: o.userSettings,

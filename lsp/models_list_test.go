@@ -95,8 +95,8 @@ func TestModelsCommandOffline(t *testing.T) {
 	if err := e.ed.Execute(e.ctx, CommandModels, nil, &r); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(r.Warning, "GEMINI_API_KEY") || len(r.Models) != len(catalog.Builtin().Rows) || r.ListedAt != "" {
-		t.Errorf("offline: warning %q, %d models (catalogue %d)", r.Warning, len(r.Models), len(catalog.Builtin().Rows))
+	if !strings.Contains(r.Warning, "GEMINI_API_KEY") || len(r.Models) != len(catalog.Builtin().Models()) || r.ListedAt != "" {
+		t.Errorf("offline: warning %q, %d models (catalogue %d)", r.Warning, len(r.Models), len(catalog.Builtin().Models()))
 	}
 	for _, m := range r.Models {
 		if m.Listed {

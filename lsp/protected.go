@@ -73,6 +73,27 @@ var protectedSettings = []protectedSetting{
 			return Settings{ReadPaths: v}, v != nil
 		},
 		func(a, b config) bool { return slices.Equal(a.readPaths, b.readPaths) }},
+	{"provider",
+		func(s *Settings) (Settings, bool) {
+			v := s.Provider
+			s.Provider = nil
+			return Settings{Provider: v}, v != nil
+		},
+		func(a, b config) bool { return a.provider.Name == b.provider.Name }},
+	{"baseURL",
+		func(s *Settings) (Settings, bool) {
+			v := s.BaseURL
+			s.BaseURL = nil
+			return Settings{BaseURL: v}, v != nil
+		},
+		func(a, b config) bool { return a.provider.BaseURL == b.provider.BaseURL }},
+	{"apiKeyEnv",
+		func(s *Settings) (Settings, bool) {
+			v := s.APIKeyEnv
+			s.APIKeyEnv = nil
+			return Settings{APIKeyEnv: v}, v != nil
+		},
+		func(a, b config) bool { return a.provider.KeyEnv == b.provider.KeyEnv }},
 	{"mcpServers",
 		func(s *Settings) (Settings, bool) {
 			v := s.MCPServers

@@ -100,7 +100,7 @@ const ConfigSection = "reprise"
 // settings file and initializationOptions), never from workspace/configuration or
 // didChangeConfiguration, which clients fill from the project too. The editors keep them out of a
 // project's reach on their side as well (VS Code's machineKeys, Neovim's protected_settings).
-var ProtectedSettings = []string{"allow", "sandbox", "allowNetwork", "hidePaths", "readPaths", "mcpServers"}
+var ProtectedSettings = []string{"allow", "sandbox", "allowNetwork", "hidePaths", "readPaths", "provider", "baseURL", "apiKeyEnv", "mcpServers"}
 
 // SpendingSettings are the settings whose user level comes from the user settings file and
 // initializationOptions, and which workspace/configuration and didChangeConfiguration may only

@@ -26,6 +26,9 @@ type Options struct {
 	// NewModel builds the model client for a model name and returns its input token limit. The
 	// command wires Gemini from the environment; tests wire the fake server.
 	NewModel func(ctx context.Context, model string) (agent.Model, int, error)
+	// NewProviderModel builds the client of a model on another provider than Gemini (the provider
+	// settings); nil: only Gemini is offered.
+	NewProviderModel func(ctx context.Context, p ModelProvider, model string) (agent.Model, int, error)
 	// ListModels is the API's list of models for reprise.models, read again when refresh is
 	// set, else possibly a copy cached for a day (cached true). Nil: the catalogue's alone.
 	ListModels func(ctx context.Context, refresh bool) (listed []catalog.Listed, fetched time.Time, cached bool, err error)
@@ -312,7 +315,7 @@ func (c *configStore) updateLocked(s Settings) (config, bool, error) {
 	}
 	changed := n.model != c.c.model || n.thinking != c.c.thinking || n.compactionModel != c.c.compactionModel || n.subagents != c.c.subagents || n.policy != c.c.policy || fmt.Sprint(n.allow) != fmt.Sprint(c.c.allow) ||
 		fmt.Sprint(n.prices) != fmt.Sprint(c.c.prices) || fmt.Sprint(n.models) != fmt.Sprint(c.c.models) || n.sandbox != c.c.sandbox || n.allowNetwork != c.c.allowNetwork ||
-		!slices.Equal(n.hidePaths, c.c.hidePaths) || !slices.Equal(n.readPaths, c.c.readPaths)
+		!slices.Equal(n.hidePaths, c.c.hidePaths) || !slices.Equal(n.readPaths, c.c.readPaths) || n.provider != c.c.provider
 	c.c = n
 	return n, changed, nil
 }

@@ -24,15 +24,17 @@ type sessionSet struct {
 	store  *journal.Store // nil when the state directory is unusable: sessions are not saved
 	runner *runner.Runner // hosts the sessions
 	models *modelCache    // the clients by model name
+	// providerModels are the clients of another provider's models, by providerKey.
+	providerModels *modelCache
 
 	mu      sync.Mutex // guards current
 	current string
 }
 
 func newSessionSet(srv *server) *sessionSet {
-	ss := &sessionSet{srv: srv, models: newModelCache(srv.opts.NewModel)}
+	ss := &sessionSet{srv: srv, models: newModelCache(srv.opts.NewModel), providerModels: newModelCache(srv.buildProviderModel)}
 	ss.runner = &runner.Runner{
-		StateHome: srv.opts.StateHome, Models: ss.models.get, Observe: srv.opts.Observe, ObserveEvents: srv.opts.ObserveEvents,
+		StateHome: srv.opts.StateHome, Models: ss.model, Observe: srv.opts.Observe, ObserveEvents: srv.opts.ObserveEvents,
 		MaxSessions: srv.opts.limits.MaxSessions, IdleAfter: srv.opts.IdleAfter, Logger: srv.log,
 		Events: func(id string, ev agent.Event) { srv.verbEvents(id)(ev) },
 	}

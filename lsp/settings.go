@@ -76,6 +76,13 @@ type Settings struct {
 	SubagentBudget   *int    `json:"subagentBudget,omitempty"`
 	SubagentParallel *int    `json:"subagentParallel,omitempty"`
 	SubagentMaxCalls *int    `json:"subagentMaxCalls,omitempty"`
+
+	// Provider is "gemini" (the default) or "openai": OpenAI or any server speaking its Chat
+	// Completions; BaseURL is that server's /v1 URL ("" is OpenAI's), APIKeyEnv the variable
+	// holding its key ("" is OPENAI_API_KEY). Protected, sessions opened afterwards (provider.go).
+	Provider  *string `json:"provider,omitempty"`
+	BaseURL   *string `json:"baseURL,omitempty"`
+	APIKeyEnv *string `json:"apiKeyEnv,omitempty"`
 }
 
 // config is the settings in force.
@@ -108,6 +115,8 @@ type config struct {
 	compactionModel string
 	// subagents are the task tool's settings.
 	subagents agent.SubagentSettings
+	// provider is where models are asked for; the zero value is Gemini.
+	provider ModelProvider
 }
 
 // sandboxConfig is the sandbox these settings ask for, over workspace.
@@ -151,7 +160,7 @@ func (c config) apply(s Settings) (config, error) {
 	if s.Allow != nil {
 		n.allow = s.Allow
 	}
-	for _, step := range []func(*config, Settings) error{applyCompaction, applySubagents, applySandbox, applyMCP, applyModels} {
+	for _, step := range []func(*config, Settings) error{applyCompaction, applySubagents, applySandbox, applyMCP, applyModels, applyProvider} {
 		if err := step(&n, s); err != nil {
 			return c, err
 		}

@@ -43,6 +43,8 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	compactionModel := fs.String("compaction-model", "", compactionModelUsage)
 	var subagents subagentFlags
 	subagents.register(fs)
+	var provider providerFlags
+	provider.register(fs)
 	compactionTier := fs.String("compaction-tier", string(catalog.TierStandard), compactionTierUsage)
 	verbose := fs.Bool("verbose", false, "log debug messages to stderr")
 	maxTurn := fs.Int("max-turn-requests", agent.DefaultMaxTurnRequests, "model calls one turn may make before it stops")
@@ -61,7 +63,7 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	}
 	mode, err := sandbox.ParseMode(*box)
 	sub, serr := subagents.settings()
-	if err = cmp.Or(err, serr); err != nil {
+	if err = cmp.Or(err, serr, provider.check()); err != nil {
 		fmt.Fprintln(stderr, "reprise acp:", err)
 		return errUsage
 	}
@@ -74,15 +76,11 @@ func acpCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	cfg := gemini.ConfigFromEnv(getenv)
-	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
-		logger.Warn(w)
-	}
 	return acp.Serve(ctx, stdin, stdout, acp.Options{
 		Version:             currentBuild().Version,
-		NewModel:            geminiFactory(getenv, logger),
+		NewModel:            modelFactory(provider, getenv, logger),
 		Model:               *model,
-		HasKey:              cfg.APIKey != "" || cfg.Vertex,
+		HasKey:              acpHasKey(provider, getenv, logger),
 		StateHome:           home,
 		ConfigHome:          configHome(getenv),
 		ContextPolicy:       policy,
@@ -130,4 +128,17 @@ func stderrLogger(stderr io.Writer, verbose bool) *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+}
+
+// acpHasKey tells whether the model's key is set, warning about a Gemini base URL that looks
+// wrong; another provider's key is checked by its server (a local one needs none).
+func acpHasKey(p providerFlags, getenv func(string) string, logger *slog.Logger) bool {
+	if p.provider == providerOpenAI {
+		return true
+	}
+	cfg := gemini.ConfigFromEnv(getenv)
+	if w := gemini.CheckBaseURL(cfg.BaseURL); w != "" {
+		logger.Warn(w)
+	}
+	return cfg.APIKey != "" || cfg.Vertex
 }

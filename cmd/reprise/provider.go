@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/url"
 	"regexp"
 	"text/tabwriter"
@@ -66,20 +67,40 @@ func (p providerFlags) check() error {
 // openaiModel builds the OpenAI-compatible client and reads its context window: a server that
 // cannot be reached ends the run here, before a session exists.
 func openaiModel(ctx context.Context, p providerFlags, model string, getenv func(string) string, stderr io.Writer) (*openai.Client, int, error) {
-	secret.AddVar(p.keyEnv)
-	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: model})
+	c, window, assumed, err := openaiClient(ctx, p, model, getenv)
+	if assumed {
+		fmt.Fprintf(stderr, "reprise: the server does not say %s's context window; assuming %d tokens\n", model, window)
+	}
+	return c, window, err
+}
+
+// providerModel is openaiModel for the editors' servers (serve): what it would print is logged.
+func providerModel(ctx context.Context, p providerFlags, model string, getenv func(string) string, logger *slog.Logger) (agent.Model, int, error) {
+	c, window, assumed, err := openaiClient(ctx, p, model, getenv)
 	if err != nil {
 		return nil, 0, err
 	}
-	window, err := c.ContextWindow(ctx)
-	switch {
-	case err != nil:
-		return nil, 0, fmt.Errorf("the server at %s cannot list its models (%v): check --base-url and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err)
-	case window == 0:
-		window = defaultWindow
-		fmt.Fprintf(stderr, "reprise: the server does not say %s's context window; assuming %d tokens\n", model, window)
+	if assumed {
+		logger.Warn(fmt.Sprintf("the server does not say %s's context window; assuming %d tokens", model, window))
 	}
 	return c, window, nil
+}
+
+// openaiClient builds the client and reads the window; assumed says the server gave none.
+func openaiClient(ctx context.Context, p providerFlags, model string, getenv func(string) string) (_ *openai.Client, window int, assumed bool, _ error) {
+	secret.AddVar(p.keyEnv)
+	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: model})
+	if err != nil {
+		return nil, 0, false, err
+	}
+	window, err = c.ContextWindow(ctx)
+	switch {
+	case err != nil:
+		return nil, 0, false, fmt.Errorf("the server at %s cannot list its models (%v): check the base URL and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err)
+	case window == 0:
+		return c, defaultWindow, true, nil
+	}
+	return c, window, false, nil
 }
 
 func cmpOrString(a, b string) string {
@@ -161,4 +182,15 @@ func endpointModels(ctx context.Context, p providerFlags, getenv func(string) st
 	}
 	fmt.Fprintf(stdout, "Served by %s; run one with reprise run --provider openai --base-url %s --model ID.\n", where, where)
 	return nil
+}
+
+// modelFactory builds the models of a front-end whose provider is fixed by its flags (acp): the
+// Gemini factory, or one of the OpenAI-compatible server.
+func modelFactory(p providerFlags, getenv func(string) string, logger *slog.Logger) func(ctx context.Context, model string) (agent.Model, int, error) {
+	if p.provider != providerOpenAI {
+		return geminiFactory(getenv, logger)
+	}
+	return func(ctx context.Context, model string) (agent.Model, int, error) {
+		return providerModel(ctx, p, model, getenv, logger)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -60,8 +61,12 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		closer = io.NopCloser(nil)
 	}
 	err = lsp.Serve(ctx, stdio{Reader: stdin, Writer: stdout, in: closer}, lsp.Options{
-		Version:       currentBuild().Version,
-		NewModel:      geminiFactory(getenv, logger),
+		Version:  currentBuild().Version,
+		NewModel: geminiFactory(getenv, logger),
+		NewProviderModel: func(ctx context.Context, p lsp.ModelProvider, model string) (agent.Model, int, error) {
+			flags := providerFlags{provider: p.Name, baseURL: p.BaseURL, keyEnv: cmp.Or(p.KeyEnv, "OPENAI_API_KEY")}
+			return providerModel(ctx, flags, model, getenv, logger)
+		},
 		ListModels:    modelLister(getenv),
 		Observe:       observeSessions,
 		ObserveEvents: observeEvents,

@@ -34,6 +34,9 @@ export const serverKeys = [
   'readPaths',
   'mcpServers',
   'mcpToolBudget',
+  'provider',
+  'baseURL',
+  'apiKeyEnv',
 ] as const;
 
 /** clientKeys are settings of the extension itself; changing one restarts the server. */
@@ -41,15 +44,27 @@ export const clientKeys = ['path', 'env'] as const;
 
 /**
  * machineKeys choose what runs and what it may do: the binary, its environment, the commands run
- * without asking, the sandbox, the network, the paths hidden from commands or shown to them, and the MCP servers
- * started. A cloned repository is not the user, so these come only from the user's (or the remote
+ * without asking, the sandbox, the network, the paths hidden from commands or shown to them, the MCP servers
+ * started, and where the model is asked (a base URL from a workspace would send the code elsewhere). A cloned repository is not the user, so these come only from the user's (or the remote
  * machine's) settings or the default, never from a workspace or folder settings file. package.json
  * declares them `"scope": "machine"`, which current VS Code enforces; reading them through
  * inspect() keeps a workspace value out even where it does not. The server's own (all but path and
  * env) go only in initializationOptions, as the server takes them from nowhere else (PROTOCOL.md,
  * "Protected settings"): changing one restarts the server.
  */
-export const machineKeys = ['path', 'env', 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'readPaths', 'mcpServers'] as const;
+export const machineKeys = [
+  'path',
+  'env',
+  'allow',
+  'sandbox',
+  'allowNetwork',
+  'hidePaths',
+  'readPaths',
+  'mcpServers',
+  'provider',
+  'baseURL',
+  'apiKeyEnv',
+] as const;
 
 function isMachineKey(k: string): boolean {
   return (machineKeys as readonly string[]).includes(k);
