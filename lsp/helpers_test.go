@@ -42,7 +42,7 @@ type envOpts struct {
 	newModel func(ctx context.Context, model string) (agent.Model, int, error)
 	// providerModel is Options.NewProviderModel (nil: none).
 	providerModel func(ctx context.Context, p ModelProvider, model string) (agent.Model, int, error)
-	limits   limits
+	limits        limits
 	// server is called with the server before it reads its first message.
 	server func(*server)
 	// configHome is Options.ConfigHome ("" = none).
@@ -91,16 +91,16 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	}
 	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return Serve(ctx, rwc, Options{
-			Version:      "test",
-			NewModel:     factory,
-			ListModels:   lister,
+			Version:          "test",
+			NewModel:         factory,
+			ListModels:       lister,
 			NewProviderModel: o.providerModel,
-			StateHome:    home,
-			ConfigHome:   o.configHome,
-			UserSettings: o.userSettings,
-			Logger:       slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			NoWatch:      !o.watch,
-			limits:       o.limits,
+			StateHome:        home,
+			ConfigHome:       o.configHome,
+			UserSettings:     o.userSettings,
+			Logger:           slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NoWatch:          !o.watch,
+			limits:           o.limits,
 
 			testServer: o.server,
 		})
