@@ -1215,7 +1215,19 @@ await step("review by change: the diff editor's lenses undo one change and keep 
     await shot(`hunks-${label}`);
   }
   await theme('Light 2026', 'vs'); // back to the default
-  // The last change kept from the list, with the keyboard: the file waits no more.
+  // The user edits the last change: the list, not asked again yet, undoes it by its old id, and
+  // the undo is refused with the reason; the user's edit stays.
+  const userRecipe = undone.replace('Serve warm with syrup.', 'Serve warm with syrup and lemon.');
+  writeFileSync(join(ws, 'recipe.md'), userRecipe);
+  await left.locator('button[data-hunk-act="undo"]').click();
+  const refused = page.locator('.notification-toast', { hasText: 'is not undone' }).first();
+  await refused.waitFor({ timeout: 30_000 });
+  console.log(`     ${(await refused.innerText()).replace(/\s+/g, ' ').trim()}`);
+  if (readFileSync(join(ws, 'recipe.md'), 'utf8') !== userRecipe) throw new Error("the user's edit of recipe.md was lost");
+  await palette('Notifications: Clear All Notifications');
+  // The last change, as the user left it, kept from the list with the keyboard: the file waits no more.
+  // Asked again, the list lists the change as it is now: its Undo, disabled by the click, is back.
+  await left.locator('button[data-hunk-act="undo"]:not([disabled])').waitFor({ timeout: 15_000 });
   await left.locator('button[data-hunk-act="keep"]').focus();
   await page.keyboard.press('Enter');
   await row.locator('.hunks-progress', { hasText: '3 changes · 2 kept · 1 undone' }).waitFor({ timeout: 15_000 });
