@@ -42,7 +42,9 @@ type envOpts struct {
 	newModel func(ctx context.Context, model string) (agent.Model, int, error)
 	// providerModel is Options.NewProviderModel (nil: none).
 	providerModel func(ctx context.Context, p ModelProvider, model string) (agent.Model, int, error)
-	limits        limits
+	// providerLister is Options.ListProviderModels (nil: none).
+	providerLister func(ctx context.Context, p ModelProvider) ([]catalog.Listed, error)
+	limits         limits
 	// server is called with the server before it reads its first message.
 	server func(*server)
 	// configHome is Options.ConfigHome ("" = none).
@@ -91,16 +93,17 @@ func newEnv(t *testing.T, o envOpts, turns ...geminitest.Turn) *env {
 	}
 	serve := func(ctx context.Context, rwc io.ReadWriteCloser) error {
 		return Serve(ctx, rwc, Options{
-			Version:          "test",
-			NewModel:         factory,
-			ListModels:       lister,
-			NewProviderModel: o.providerModel,
-			StateHome:        home,
-			ConfigHome:       o.configHome,
-			UserSettings:     o.userSettings,
-			Logger:           slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
-			NoWatch:          !o.watch,
-			limits:           o.limits,
+			Version:            "test",
+			NewModel:           factory,
+			ListModels:         lister,
+			NewProviderModel:   o.providerModel,
+			ListProviderModels: o.providerLister,
+			StateHome:          home,
+			ConfigHome:         o.configHome,
+			UserSettings:       o.userSettings,
+			Logger:             slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug})),
+			NoWatch:            !o.watch,
+			limits:             o.limits,
 
 			testServer: o.server,
 		})

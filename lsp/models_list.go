@@ -66,6 +66,9 @@ func (s *server) models(ctx context.Context, a ModelsArgs) (ModelsResult, error)
 	out := ModelsResult{Models: []ModelInfo{}, Model: c.model, Default: cat.DefaultModel(), CatalogueAsOf: cat.CurrentAsOf}
 	var listed []catalog.Listed
 	all := a.All
+	if c.provider.Name != "" {
+		return s.providerModels(ctx, c, out)
+	}
 	if s.opts.ListModels == nil {
 		out.Warning = "this server cannot list the API's models; the catalogue's are shown"
 		all = true
@@ -82,6 +85,30 @@ func (s *server) models(ctx context.Context, a ModelsArgs) (ModelsResult, error)
 		}
 	}
 	for _, e := range cat.Join(listed, now, all) {
+		out.Models = append(out.Models, modelInfo(e, cat, c.model))
+	}
+	return out, nil
+}
+
+// providerModels answers reprise.models when the provider setting names another provider: what
+// its server lists, joined with the catalogue's rows of that provider (prices, cache minimum).
+func (s *server) providerModels(ctx context.Context, c config, out ModelsResult) (ModelsResult, error) {
+	cat := c.catalogue()
+	out.Default = ""
+	if s.opts.ListProviderModels == nil {
+		out.Warning = "this server cannot list the provider's models"
+		return out, nil
+	}
+	listed, err := s.opts.ListProviderModels(ctx, c.provider)
+	switch {
+	case ctx.Err() != nil:
+		return out, ctx.Err()
+	case err != nil:
+		out.Warning = err.Error()
+		return out, nil
+	}
+	out.ListedAt = time.Now().UTC().Format(time.RFC3339)
+	for _, e := range cat.Join(listed, time.Now(), false) {
 		out.Models = append(out.Models, modelInfo(e, cat, c.model))
 	}
 	return out, nil

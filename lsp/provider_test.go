@@ -11,6 +11,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/openai"
 	"github.com/reprise-dev/reprise/agent/openai/openaitest"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 	"github.com/reprise-dev/reprise/lsp/lsptest"
 )
 
@@ -98,4 +99,33 @@ func mainRequests(srv *geminitest.Server) []geminitest.Request {
 		}
 	}
 	return out
+}
+
+// TestModelsOfTheProvider: with the provider setting, reprise.models lists what that server
+// serves, joined with the catalogue's rows of the provider (prices where known), for the pickers.
+func TestModelsOfTheProvider(t *testing.T) {
+	init := map[string]any{"provider": "openai", "baseURL": "http://localhost:11434/v1", "model": "qwen3:8b"}
+	var got ModelProvider
+	lister := func(_ context.Context, p ModelProvider) ([]catalog.Listed, error) {
+		got = p
+		return []catalog.Listed{{ID: "qwen3:8b", InputTokenLimit: 16384}, {ID: "gpt-5.4-mini", InputTokenLimit: 1000000}}, nil
+	}
+	e := newEnv(t, envOpts{editor: lsptest.Options{InitializationOptions: init}, providerLister: lister})
+	var r ModelsResult
+	if err := e.ed.Execute(e.ctx, CommandModels, nil, &r); err != nil {
+		t.Fatal(err)
+	}
+	if got.BaseURL != "http://localhost:11434/v1" || len(r.Models) != 2 || r.Model != "qwen3:8b" || r.Warning != "" {
+		t.Fatalf("models %s (asked %+v)", mustJSON(r), got)
+	}
+	byID := map[string]ModelInfo{}
+	for _, m := range r.Models {
+		byID[m.ID] = m
+	}
+	if q := byID["qwen3:8b"]; !q.Current || q.InputTokenLimit != 16384 || q.Prices != nil {
+		t.Errorf("qwen3:8b: %+v", q)
+	}
+	if g := byID["gpt-5.4-mini"]; g.Prices == nil || g.Prices.Input != 0.75 || g.CacheMinTokens != 1024 {
+		t.Errorf("gpt-5.4-mini: %+v", g)
+	}
 }

@@ -32,6 +32,9 @@ type Options struct {
 	// ListModels is the API's list of models for reprise.models, read again when refresh is
 	// set, else possibly a copy cached for a day (cached true). Nil: the catalogue's alone.
 	ListModels func(ctx context.Context, refresh bool) (listed []catalog.Listed, fetched time.Time, cached bool, err error)
+	// ListProviderModels lists what another provider's server serves, for reprise.models when the
+	// provider setting names one; nil: its models are not listed.
+	ListProviderModels func(ctx context.Context, p ModelProvider) ([]catalog.Listed, error)
 	// StateHome is where sessions are saved ($REPRISE_HOME), one directory per workspace.
 	StateHome string
 	// ConfigHome is the user's Reprise configuration directory: mcp.json (the user's MCP

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/reprise-dev/reprise/agent/openai"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
+	"github.com/reprise-dev/reprise/lsp"
 )
 
 // Providers: Gemini, the default, with everything it has (caches, thought signatures, tiers);
@@ -131,30 +133,10 @@ type endpointModel struct {
 // endpointModels lists what an OpenAI-compatible server serves, with each model's context window
 // where the server says it.
 func endpointModels(ctx context.Context, p providerFlags, getenv func(string) string, stdout io.Writer, asJSON bool) error {
-	secret.AddVar(p.keyEnv)
 	where := cmpOrString(p.baseURL, openai.DefaultBaseURL)
-	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: "-"})
+	rows, err := listEndpoint(ctx, p, getenv)
 	if err != nil {
 		return err
-	}
-	ids, err := c.Models(ctx)
-	if err != nil {
-		return fmt.Errorf("the server at %s cannot list its models (%v): check --base-url, %s and that it runs", where, err, p.keyEnv)
-	}
-	rows := make([]endpointModel, 0, len(ids))
-	for i, id := range ids {
-		row := endpointModel{ID: id}
-		if m, ok := catalog.Builtin().Lookup(id); ok && m.Provider == providerOpenAI {
-			if r, ok := m.RatesAt(timeNow(), 0); ok {
-				row.Prices = &r
-			}
-		}
-		if i < maxListedWindows {
-			if m, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), Model: id}); err == nil {
-				row.Window, _ = m.ContextWindow(ctx)
-			}
-		}
-		rows = append(rows, row)
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -192,5 +174,50 @@ func modelFactory(p providerFlags, getenv func(string) string, logger *slog.Logg
 	}
 	return func(ctx context.Context, model string) (agent.Model, int, error) {
 		return providerModel(ctx, p, model, getenv, logger)
+	}
+}
+
+// listEndpoint lists what an OpenAI-compatible server serves, with each model's window where the
+// server says it and the catalogue's prices where it knows the model.
+func listEndpoint(ctx context.Context, p providerFlags, getenv func(string) string) ([]endpointModel, error) {
+	secret.AddVar(p.keyEnv)
+	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: "-"})
+	if err != nil {
+		return nil, err
+	}
+	ids, err := c.Models(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("the server at %s cannot list its models (%v): check the base URL, %s and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err, p.keyEnv)
+	}
+	rows := make([]endpointModel, 0, len(ids))
+	for i, id := range ids {
+		row := endpointModel{ID: id}
+		if m, ok := catalog.Builtin().Lookup(id); ok && m.Provider == providerOpenAI {
+			if r, ok := m.RatesAt(timeNow(), 0); ok {
+				row.Prices = &r
+			}
+		}
+		if i < maxListedWindows {
+			if m, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), Model: id}); err == nil {
+				row.Window, _ = m.ContextWindow(ctx)
+			}
+		}
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// providerLister is lsp's ListProviderModels: listEndpoint's rows as the catalogue joins them.
+func providerLister(getenv func(string) string) func(ctx context.Context, p lsp.ModelProvider) ([]catalog.Listed, error) {
+	return func(ctx context.Context, p lsp.ModelProvider) ([]catalog.Listed, error) {
+		rows, err := listEndpoint(ctx, providerFlags{provider: p.Name, baseURL: p.BaseURL, keyEnv: cmp.Or(p.KeyEnv, "OPENAI_API_KEY")}, getenv)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]catalog.Listed, 0, len(rows))
+		for _, r := range rows {
+			out = append(out, catalog.Listed{ID: r.ID, InputTokenLimit: r.Window})
+		}
+		return out, nil
 	}
 }

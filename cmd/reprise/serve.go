@@ -67,16 +67,17 @@ func serveCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			flags := providerFlags{provider: p.Name, baseURL: p.BaseURL, keyEnv: cmp.Or(p.KeyEnv, "OPENAI_API_KEY")}
 			return providerModel(ctx, flags, model, getenv, logger)
 		},
-		ListModels:    modelLister(getenv),
-		Observe:       observeSessions,
-		ObserveEvents: observeEvents,
-		StateHome:     home,
-		ConfigHome:    configHome(getenv),
-		UserSettings:  userSettingsFile(getenv),
-		Logger:        logger,
-		DefaultModel:  catalog.Builtin().DefaultModel(),
-		Warnings:      warnings,
-		IdleAfter:     *idleAfter,
+		ListModels:         modelLister(getenv),
+		ListProviderModels: providerLister(getenv),
+		Observe:            observeSessions,
+		ObserveEvents:      observeEvents,
+		StateHome:          home,
+		ConfigHome:         configHome(getenv),
+		UserSettings:       userSettingsFile(getenv),
+		Logger:             logger,
+		DefaultModel:       catalog.Builtin().DefaultModel(),
+		Warnings:           warnings,
+		IdleAfter:          *idleAfter,
 	})
 	if errors.Is(err, lsp.ErrExitWithoutShutdown) {
 		return errExit1
