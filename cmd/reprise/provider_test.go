@@ -131,3 +131,46 @@ func TestRunPricedAtTheProvidersRates(t *testing.T) {
 		t.Errorf("closing line without %s:\n%s", want, out)
 	}
 }
+
+// TestLocalModelWithinItsWindow (issue 38): a local model whose server says its window is 16,384
+// tokens: the budget follows it, the session reads more than fits, the context is cleared or
+// compacted within the window, and the run completes.
+func TestLocalModelWithinItsWindow(t *testing.T) {
+	ws := t.TempDir()
+	var turns []openaitest.Turn
+	for i := range 14 {
+		name := fmt.Sprintf("notes/part%02d.md", i)
+		var b strings.Builder
+		for j := range 60 {
+			fmt.Fprintf(&b, "Line %d of part %d: the stock levels of warehouse %d were checked and found in order.\n", j, i, j%7)
+		}
+		os.MkdirAll(filepath.Join(ws, "notes"), 0o755)
+		os.WriteFile(filepath.Join(ws, name), []byte(b.String()), 0o644)
+		turns = append(turns, openaitest.Turn{Calls: []openaitest.Call{{Name: "read_file", Args: map[string]any{"path": name}}}})
+	}
+	turns = append(turns, openaitest.Turn{Text: "All fourteen parts say the stock is in order."},
+		openaitest.Turn{Match: "Summarize the conversation", Text: "**Objective:**\nRead the notes.\n\n**Progress:**\nParts read; all in order."})
+	srv := openaitest.New(turns...)
+	defer srv.Close()
+	srv.Models, srv.ContextLength = []string{"qwen3:8b"}, 16384
+	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--model", "qwen3:8b", "--workspace", ws, "read every part of the notes"},
+		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "All fourteen parts say the stock is in order.") {
+		t.Errorf("the run did not complete:\n%s", out)
+	}
+	if !strings.Contains(out, "checkpoint") {
+		t.Errorf("nothing was cleared or compacted:\n%s", out)
+	}
+	peak := 0
+	for _, r := range srv.Requests() {
+		b, _ := json.Marshal(map[string]any{"t": r.Body["tools"], "m": r.Body["messages"]})
+		peak = max(peak, len(b)/4)
+	}
+	if peak > 16384 {
+		t.Errorf("a request of about %d tokens, over the 16,384-token window", peak)
+	}
+	t.Logf("peak request about %d tokens; %d requests", peak, len(srv.Requests()))
+}

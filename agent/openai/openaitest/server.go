@@ -9,11 +9,16 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 )
 
 // Turn is one scripted reply. Status, when not 0, answers with that error instead.
 type Turn struct {
+	// Match, when set, keeps the turn for the first request whose last message contains it (a
+	// summary, asked beside the agent's own calls); the turns without one answer the others in
+	// order.
+	Match     string
 	Text      string
 	Reasoning string // sent as reasoning_content
 	Calls     []Call
@@ -107,16 +112,39 @@ func (s *Server) next(r *http.Request) (Turn, Request, *Usage, error) {
 	defer s.mu.Unlock()
 	req := Request{Path: r.URL.Path, Body: body}
 	s.requests = append(s.requests, req)
-	if len(s.turns) == 0 {
-		return Turn{Status: 500, Message: "openaitest: the script has no turn left"}, req, nil, nil
+	i := s.pick(req)
+	if i < 0 {
+		return Turn{Status: 500, Message: "openaitest: the script has no turn left for this request"}, req, nil, nil
 	}
-	t := s.turns[0]
-	s.turns = s.turns[1:]
+	t := s.turns[i]
+	s.turns = append(s.turns[:i:i], s.turns[i+1:]...)
 	u := t.Usage
 	if u == nil {
 		u = s.estimate(body)
 	}
 	return t, req, u, nil
+}
+
+// pick is the index of the turn that answers req: the first whose Match its last message holds,
+// else the first without a Match; -1 when none is left.
+func (s *Server) pick(req Request) int {
+	ms := req.Messages()
+	last := ""
+	if len(ms) > 0 {
+		b, _ := json.Marshal(ms[len(ms)-1])
+		last = string(b)
+	}
+	for i, t := range s.turns {
+		if t.Match != "" && strings.Contains(last, t.Match) {
+			return i
+		}
+	}
+	for i, t := range s.turns {
+		if t.Match == "" {
+			return i
+		}
+	}
+	return -1
 }
 
 // estimate is the usage of a request as an automatic prefix cache would bill it.
