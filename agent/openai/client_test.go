@@ -187,15 +187,32 @@ func TestUnaryReply(t *testing.T) {
 	}
 }
 
-// TestContextWindow: Ollama's /api/show gives the window; the models are listed.
+// TestContextWindow: on Ollama, the Modelfile's num_ctx, else the loaded model's context, else
+// Ollama's default with a note, never more than the model's maximum; elsewhere, /v1/models' field
+// or nothing. The models are listed.
 func TestContextWindow(t *testing.T) {
 	srv := openaitest.New()
 	defer srv.Close()
-	srv.ContextLength = 16384
 	srv.Models = []string{"qwen3:8b", "fake-model"}
 	c := client(t, srv)
-	if n, err := c.ContextWindow(context.Background()); err != nil || n != 16384 {
-		t.Errorf("window %d, %v", n, err)
+	for _, tt := range []struct {
+		max, numCtx, loaded int
+		notOllama           bool
+		want                int
+		note                string
+	}{
+		{max: 40960, numCtx: 16384, want: 16384},
+		{max: 8192, numCtx: 16384, want: 8192},
+		{max: 40960, loaded: 32768, want: 32768},
+		{max: 40960, want: 4096, note: "OLLAMA_CONTEXT_LENGTH"},
+		{max: 2048, want: 2048, note: "OLLAMA_CONTEXT_LENGTH"},
+		{notOllama: true, want: 0},
+	} {
+		srv.ContextLength, srv.NumCtx, srv.Loaded, srv.NotOllama = tt.max, tt.numCtx, tt.loaded, tt.notOllama
+		w, err := c.Window(context.Background())
+		if err != nil || w.Tokens != tt.want || (tt.note == "") != (w.Note == "") || !strings.Contains(w.Note, tt.note) {
+			t.Errorf("%+v: window %+v, %v", tt, w, err)
+		}
 	}
 	if ms, err := c.Models(context.Background()); err != nil || strings.Join(ms, ",") != "qwen3:8b,fake-model" {
 		t.Errorf("models %v, %v", ms, err)

@@ -69,40 +69,40 @@ func (p providerFlags) check() error {
 // openaiModel builds the OpenAI-compatible client and reads its context window: a server that
 // cannot be reached ends the run here, before a session exists.
 func openaiModel(ctx context.Context, p providerFlags, model string, getenv func(string) string, stderr io.Writer) (*openai.Client, int, error) {
-	c, window, assumed, err := openaiClient(ctx, p, model, getenv)
-	if assumed {
-		fmt.Fprintf(stderr, "reprise: the server does not say %s's context window; assuming %d tokens\n", model, window)
+	c, window, note, err := openaiClient(ctx, p, model, getenv)
+	if note != "" {
+		fmt.Fprintf(stderr, "reprise: note: %s\n", note)
 	}
 	return c, window, err
 }
 
 // providerModel is openaiModel for the editors' servers (serve): what it would print is logged.
 func providerModel(ctx context.Context, p providerFlags, model string, getenv func(string) string, logger *slog.Logger) (agent.Model, int, error) {
-	c, window, assumed, err := openaiClient(ctx, p, model, getenv)
+	c, window, note, err := openaiClient(ctx, p, model, getenv)
 	if err != nil {
 		return nil, 0, err
 	}
-	if assumed {
-		logger.Warn(fmt.Sprintf("the server does not say %s's context window; assuming %d tokens", model, window))
+	if note != "" {
+		logger.Warn(note)
 	}
 	return c, window, nil
 }
 
-// openaiClient builds the client and reads the window; assumed says the server gave none.
-func openaiClient(ctx context.Context, p providerFlags, model string, getenv func(string) string) (_ *openai.Client, window int, assumed bool, _ error) {
+// openaiClient builds the client and reads the window; note says how it was assumed, when it was.
+func openaiClient(ctx context.Context, p providerFlags, model string, getenv func(string) string) (_ *openai.Client, window int, note string, _ error) {
 	secret.AddVar(p.keyEnv)
 	c, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), KeyName: p.keyEnv, Model: model})
 	if err != nil {
-		return nil, 0, false, err
+		return nil, 0, "", err
 	}
-	window, err = c.ContextWindow(ctx)
+	w, err := c.Window(ctx)
 	switch {
 	case err != nil:
-		return nil, 0, false, fmt.Errorf("the server at %s cannot list its models (%v): check the base URL and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err)
-	case window == 0:
-		return c, defaultWindow, true, nil
+		return nil, 0, "", fmt.Errorf("the server at %s cannot list its models (%v): check the base URL and that it runs", cmpOrString(p.baseURL, openai.DefaultBaseURL), err)
+	case w.Tokens == 0:
+		return c, defaultWindow, fmt.Sprintf("the server does not say %s's context window; assuming %d tokens", model, defaultWindow), nil
 	}
-	return c, window, false, nil
+	return c, w.Tokens, w.Note, nil
 }
 
 func cmpOrString(a, b string) string {

@@ -22,7 +22,7 @@ func TestRunOnAnOpenAICompatibleServer(t *testing.T) {
 		openaitest.Turn{Text: "Fixed: the loop now counts every item."},
 	)
 	defer srv.Close()
-	srv.Models, srv.ContextLength = []string{"qwen3:8b"}, 16384
+	srv.Models, srv.ContextLength, srv.NumCtx = []string{"qwen3:8b"}, 40960, 16384
 	ws := t.TempDir()
 	src := "package cart\n\nfunc Total(items []int) int {\n\tt := 0\n\tfor i := 0; i < len(items)-1; i++ {\n\t\tt += items[i]\n\t}\n\treturn t\n}\n"
 	os.WriteFile(filepath.Join(ws, "cart.go"), []byte(src), 0o644)
@@ -102,7 +102,7 @@ func mustJSONAny(v any) string {
 func TestModelsOfAnEndpoint(t *testing.T) {
 	srv := openaitest.New()
 	defer srv.Close()
-	srv.Models, srv.ContextLength = []string{"qwen3:8b", "gpt-5.4-mini"}, 32768
+	srv.Models, srv.ContextLength, srv.Loaded = []string{"qwen3:8b", "gpt-5.4-mini"}, 40960, 32768
 	code, out, errOut := runMain(t, []string{"models", "--provider", "openai", "--base-url", srv.URL()}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
 	if code != 0 || !strings.Contains(out, "qwen3:8b      32768 tokens    unknown (not in the catalogue)") ||
 		!strings.Contains(out, "gpt-5.4-mini  32768 tokens    0.75 / 0.075 / 4.50") {
@@ -152,7 +152,7 @@ func TestLocalModelWithinItsWindow(t *testing.T) {
 		openaitest.Turn{Match: "Summarize the conversation", Text: "**Objective:**\nRead the notes.\n\n**Progress:**\nParts read; all in order."})
 	srv := openaitest.New(turns...)
 	defer srv.Close()
-	srv.Models, srv.ContextLength = []string{"qwen3:8b"}, 16384
+	srv.Models, srv.ContextLength, srv.NumCtx = []string{"qwen3:8b"}, 40960, 16384 // a Modelfile's num_ctx
 	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--model", "qwen3:8b", "--workspace", ws, "read every part of the notes"},
 		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
 	if code != 0 {
@@ -173,4 +173,22 @@ func TestLocalModelWithinItsWindow(t *testing.T) {
 		t.Errorf("a request of about %d tokens, over the 16,384-token window", peak)
 	}
 	t.Logf("peak request about %d tokens; %d requests", peak, len(srv.Requests()))
+}
+
+// TestOllamaDefaultContext: an Ollama model with nothing setting its context gets Ollama's
+// default, not the model's maximum, which Ollama would not allocate (it cuts a longer prompt
+// silently): the budget is 4,096 and the user is told how to raise it.
+func TestOllamaDefaultContext(t *testing.T) {
+	srv := openaitest.New(openaitest.Turn{Text: "Hello."})
+	defer srv.Close()
+	srv.Models, srv.ContextLength = []string{"qwen3:8b"}, 40960
+	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--model", "qwen3:8b", "--workspace", t.TempDir(), "hello"},
+		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(errOut, "Ollama gives qwen3:8b 4096 tokens of context unless told more (the model takes 40960)") ||
+		!strings.Contains(errOut, "OLLAMA_CONTEXT_LENGTH=32768") {
+		t.Errorf("stderr %q", errOut)
+	}
 }

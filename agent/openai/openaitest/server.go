@@ -63,11 +63,17 @@ func (r Request) Messages() []map[string]any {
 	return out
 }
 
-// Server is the fake. Models lists what /v1/models answers; ContextLength is /api/show's.
+// Server is the fake. Models lists what /v1/models answers; ContextLength is the model's
+// maximum /api/show gives, NumCtx its Modelfile's num_ctx there (0: none), Loaded the context
+// /api/ps gives the loaded model (0: not loaded). NotOllama answers 404 to both, as a server other
+// than Ollama does.
 type Server struct {
 	*httptest.Server
 	Models        []string
 	ContextLength int
+	NumCtx        int
+	Loaded        int
+	NotOllama     bool
 
 	mu       sync.Mutex
 	turns    []Turn
@@ -82,6 +88,7 @@ func New(turns ...Turn) *Server {
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/api/show", s.show)
+	mux.HandleFunc("/api/ps", s.ps)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -294,9 +301,33 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
-// show answers Ollama's /api/show with the model's context length.
+// show answers Ollama's /api/show with the model's context length and its parameters.
 func (s *Server) show(w http.ResponseWriter, _ *http.Request) {
+	if s.NotOllama {
+		http.NotFound(w, nil)
+		return
+	}
+	params := "temperature 0.7"
+	if s.NumCtx > 0 {
+		params += fmt.Sprintf("\nnum_ctx %d", s.NumCtx)
+	}
 	w.Header().Set("Content-Type", "application/json")
 	json.NewEncoder(w).Encode(map[string]any{"model_info": map[string]any{"general.architecture": "llama",
-		"llama.context_length": s.ContextLength}, "capabilities": []string{"completion", "tools"}})
+		"llama.context_length": s.ContextLength}, "parameters": params, "capabilities": []string{"completion", "tools"}})
+}
+
+// ps answers Ollama's /api/ps: the loaded models with the context they were given.
+func (s *Server) ps(w http.ResponseWriter, _ *http.Request) {
+	if s.NotOllama {
+		http.NotFound(w, nil)
+		return
+	}
+	var models []any
+	if s.Loaded > 0 {
+		for _, m := range s.Models {
+			models = append(models, map[string]any{"name": m, "model": m, "context_length": s.Loaded})
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"models": models})
 }
