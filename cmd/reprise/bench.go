@@ -70,8 +70,8 @@ func benchCmd(ctx context.Context, stdout io.Writer) error {
 		row("go test, first in a new workspace", "—", "Go missing or commands not confined here")
 	default:
 		row("go test, first in a new workspace: sandboxed ÷ outside", fmt.Sprintf("%.2f×", sandboxed.Seconds()/outside.Seconds()),
-			fmt.Sprintf("%.1f s against %.1f s with the user's cache warm; without reading it %.2f× (%.1f s)", sandboxed.Seconds(), outside.Seconds(),
-				alone.Seconds()/outside.Seconds(), alone.Seconds()))
+			fmt.Sprintf("medians of %d: %.2f s against %.2f s with the user's cache warm; without reading it %.2f× (%.1f s)", goBenchPairs,
+				sandboxed.Seconds(), outside.Seconds(), alone.Seconds()/outside.Seconds(), alone.Seconds()))
 	}
 
 	if err := w.Flush(); err != nil {
