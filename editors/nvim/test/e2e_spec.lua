@@ -789,20 +789,35 @@ local function shoot(buf, name)
   h.truthy(vim.fn.getfsize(png) > 0, 'the picture ' .. png)
 end
 
+-- The pictures' colour schemes: light, dark and high contrast, as {name, background, scheme}.
+local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
+
+-- apply_theme puts one of them on. `colorscheme default` sets 'background' back to dark: the
+-- default light scheme is the default highlights cleared with 'background' light. The default
+-- scheme leaves the background to the terminal: one as a terminal of that kind has.
+local function apply_theme(theme)
+  vim.o.background = theme[2]
+  if theme[3] == 'default' then
+    vim.g.colors_name = nil
+    vim.cmd('highlight clear')
+    if vim.g.syntax_on then
+      vim.cmd('syntax reset')
+    end
+    vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
+      or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
+    vim.cmd('doautocmd <nomodeline> ColorScheme default')
+  else
+    vim.cmd('colorscheme ' .. theme[3])
+  end
+end
+
 -- shoot_last_turn saves a picture of the chat's last turn (from its last "## You") in each colour
 -- scheme, light, dark and high contrast, as name-light, name-dark and name-hc.
 local function shoot_last_turn(name)
   vim.cmd('syntax enable')
   vim.o.termguicolors = true
-  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
   for _, theme in ipairs(themes) do
-    vim.o.background = theme[2]
-    vim.cmd('colorscheme ' .. theme[3])
-    -- The default scheme leaves the background to the terminal: one as a terminal of that kind has.
-    if theme[3] == 'default' then
-      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
-        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
-    end
+    apply_theme(theme)
     local buf = chat.buf(id())
     local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
     local from = #lines
@@ -975,10 +990,78 @@ h.test('subagents: a line under each task call, live, one stopped from :Reprise 
   vim.cmd('silent only')
 end)
 
--- shoot_screen saves a picture of the whole screen (windows, winbars, virtual text, diff colours)
--- in each colour scheme, read cell by cell from the headless grid, as name-light, -dark and -hc.
+-- screen_groups is the highlight group of each cell of the screen, worked out from the windows:
+-- the headless grid has the characters (screenstring), but its attributes are not reliable
+-- without a UI attached. It knows what the review's pictures hold: diff lines and fillers, the
+-- review's marks, winbars, statuslines and separators.
+local function screen_groups()
+  local grid = {}
+  for r = 1, vim.o.lines do
+    grid[r] = {}
+  end
+  local function paint(r, c1, c2, group)
+    for c = c1, c2 do
+      if grid[r] then
+        grid[r][c] = group
+      end
+    end
+  end
+  local current = vim.api.nvim_get_current_win()
+  local ns = vim.api.nvim_create_namespace('reprise_review')
+  for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local info = vim.fn.getwininfo(w)[1]
+    local top, left, width, height, off = info.winrow, info.wincol, info.width, info.height, info.textoff or 0
+    if (info.winbar or 0) > 0 then
+      paint(top, left, left + width - 1, w == current and 'WinBar' or 'WinBarNC')
+      top = top + 1
+    end
+    paint(top + height, left, left + width - 1, w == current and 'StatusLine' or 'StatusLineNC')
+    if left + width <= vim.o.columns then
+      for r = info.winrow, top + height do
+        paint(r, left + width, left + width, 'VertSplit')
+      end
+    end
+    vim.api.nvim_win_call(w, function()
+      local virt = {}
+      for _, m in ipairs(vim.api.nvim_buf_get_extmarks(0, ns, 0, -1, { details = true })) do
+        virt[m[2] + 1] = m[4].virt_text[1]
+      end
+      local row, lnum, last = top, vim.fn.line('w0'), vim.fn.line('$')
+      while row < top + height do
+        for _ = 1, lnum <= last + 1 and vim.fn.diff_filler(lnum) or 0 do
+          paint(row, left, left + off - 1, 'FoldColumn')
+          paint(row, left + off, left + width - 1, 'DiffDelete')
+          row = row + 1
+        end
+        if row >= top + height then
+          break
+        end
+        if lnum > last then
+          paint(row, left, left, 'EndOfBuffer')
+        else
+          paint(row, left, left + off - 1, 'FoldColumn')
+          local text = vim.fn.getline(lnum)
+          for c = 1, width - off do
+            local hl = vim.fn.diff_hlID(lnum, math.min(c, #text + 1))
+            paint(row, left + off + c - 1, left + off + c - 1, hl > 0 and vim.fn.synIDattr(hl, 'name') or 'Normal')
+          end
+          local v = virt[lnum]
+          if v then
+            local at = left + off + vim.fn.strdisplaywidth(text) + 1
+            paint(row, at, at + vim.fn.strdisplaywidth(v[1]) - 1, v[2])
+          end
+        end
+        row, lnum = row + 1, lnum + 1
+      end
+    end)
+  end
+  return grid
+end
+
+-- shoot_screen saves a picture of the whole screen (windows, winbars, marks, diff colours) in
+-- each colour scheme, as name-light, name-dark and name-hc.
 local function shoot_screen(name)
-  if vim.fn.exepath('chromium') == '' or not vim.api.nvim__inspect_cell then
+  if vim.fn.exepath('chromium') == '' then
     io.stdout:write('     no chromium: no picture of ' .. name .. '\n')
     return
   end
@@ -990,37 +1073,39 @@ local function shoot_screen(name)
   local function esc(t)
     return (t:gsub('&', '&amp;'):gsub('<', '&lt;'):gsub('>', '&gt;'))
   end
-  local themes = { { 'light', 'light', 'default' }, { 'dark', 'dark', 'default' }, { 'hc', 'dark', 'industry' } }
   for _, theme in ipairs(themes) do
-    vim.o.background = theme[2]
-    vim.cmd('colorscheme ' .. theme[3])
-    if theme[3] == 'default' then
-      vim.cmd(theme[2] == 'light' and 'highlight Normal guifg=#1f1f1f guibg=#ffffff'
-        or 'highlight Normal guifg=#d4d4d4 guibg=#1e1e1e')
-    end
+    apply_theme(theme)
     vim.cmd('redraw!')
     local normal = vim.api.nvim_get_hl_by_name('Normal', true)
     local fg0, bg0 = hex(normal.foreground) or '#000000', hex(normal.background) or '#ffffff'
-    local rows = {}
-    for r = 1, vim.o.lines do
-      local row, style, run = {}, nil, ''
-      local function flush()
-        if run ~= '' then
-          table.insert(row, string.format('<span style="%s">%s</span>', style, esc(run)))
-        end
-        run = ''
-      end
-      for c = 1, vim.o.columns do
-        local a = vim.api.nvim__inspect_cell(1, r - 1, c - 1)[2] or {}
+    local styles = {}
+    local function style(group)
+      if not styles[group] then
+        local ok, a = pcall(vim.api.nvim_get_hl_by_name, group or 'Normal', true)
+        a = ok and a or {}
         local fg, bg = hex(a.foreground) or fg0, hex(a.background) or bg0
         if a.reverse then
           fg, bg = bg, fg
         end
-        local st = string.format('color:%s;background:%s;%s%s', fg, bg, a.bold and 'font-weight:bold;' or '',
-          a.italic and 'font-style:italic;' or '')
-        if st ~= style then
+        styles[group] = string.format('color:%s;background:%s;%s', fg, bg, a.bold and 'font-weight:bold;' or '')
+      end
+      return styles[group]
+    end
+    local grid = screen_groups()
+    local rows = {}
+    for r = 1, vim.o.lines do
+      local row, cur, run = {}, nil, ''
+      local function flush()
+        if run ~= '' then
+          table.insert(row, string.format('<span style="%s">%s</span>', cur, esc(run)))
+        end
+        run = ''
+      end
+      for c = 1, vim.o.columns do
+        local st = style(grid[r][c] or 'Normal')
+        if st ~= cur then
           flush()
-          style = st
+          cur = st
         end
         run = run .. vim.fn.screenstring(r, c)
       end
@@ -1062,6 +1147,7 @@ h.test("the agent's changes reviewed one by one in the diff split: one undone, o
   h.wait(T, function()
     return chat_text():find('Rewrote the recipe in three places.', 1, true) ~= nil
   end, 'the rewrite')
+  idle() -- the server refuses to undo while the turn runs
   -- Three changes: line 2 modified, "sugar" added after line 5, "Rest 10 minutes." removed.
   h.eq(vim.fn.readfile(path), { '# Pancakes', 'flour 250 g', 'milk 300 ml', 'eggs 2', 'salt 1 pinch', 'sugar 1 spoon',
     '', 'Mix the flour and the milk.', 'Add the eggs.', 'Fry in butter.', 'Serve warm.' }, 'the rewritten file')
@@ -1205,6 +1291,11 @@ h.test("the agent's changes reviewed one by one in the diff split: one undone, o
   h.eq(#vim.api.nvim_buf_get_extmarks(cur, vim.api.nvim_create_namespace('reprise_review'), 0, -1, {}), 0,
     'no mark left')
   vim.o.columns, vim.o.lines = 80, 24
+  -- In the file's buffer, :Reprise keephunk asks for the changes now: line 2 has none left.
+  vim.api.nvim_win_set_cursor(0, { 2, 0 })
+  n = #notes
+  vim.cmd('Reprise keephunk')
+  note_after(n, 'Reprise: src/recipe.txt: no change of the agent on line 2')
 
   -- Resumed, the turn's Changes line counts the changes kept and undone.
   vim.cmd('Reprise resume ' .. session)

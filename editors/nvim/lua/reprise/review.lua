@@ -71,11 +71,17 @@ function M.hints(file, keys)
 end
 
 local function hl_groups()
-  -- Again each time: a colour scheme's `highlight clear` drops default links. DiagnosticOk (0.9+) is
-  -- green in most schemes; 0.7 and 0.8 have only DiagnosticHint.
+  -- DiagnosticOk (0.9+) is green in most schemes; before it, MoreMsg is the green the default
+  -- scheme has in light and dark (0.7's DiagnosticHint is light grey, unreadable on white).
   vim.cmd('highlight default link RepriseHunkKept ' .. (vim.fn.hlexists('DiagnosticOk') == 1 and 'DiagnosticOk'
-    or 'DiagnosticHint'))
+    or 'MoreMsg'))
 end
+
+-- Again after each colour scheme: its `highlight clear` drops default links.
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = vim.api.nvim_create_augroup('reprise_review_colors', { clear = true }),
+  callback = hl_groups,
+})
 
 -- The windows of a buffer in the current tab page.
 local function wins_of(buf)
@@ -114,7 +120,9 @@ local function draw(rv)
   for _, hk in ipairs(rv.file.hunks) do
     if hk.review == protocol.review.kept then
       mark(rv.cur, (changes.span(hk, 'new')), '✓ kept')
-      mark(rv.old, (changes.span(hk, 'old')), '✓ kept')
+      if (hk.oldLines or 0) > 0 then -- an addition has only filler lines on that side
+        mark(rv.old, hk.oldStart, '✓ kept')
+      end
     end
   end
   local old, new = M.hints(rv.file, config.options.review or {})
