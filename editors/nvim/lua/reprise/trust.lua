@@ -15,8 +15,8 @@ local M = {}
 M.protected = { 'cmd', 'cmd_env', 'root_dir', 'root_markers' }
 
 --- Server settings (options.settings) only the user's own configuration may set.
-M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'readPaths', 'provider', 'baseURL', 'apiKeyEnv',
-  'mcpServers' }
+M.protected_settings = { 'allow', 'sandbox', 'allowNetwork', 'hidePaths', 'readPaths', 'provider', 'baseURL',
+  'apiKeyEnv', 'mcpServers' }
 
 --- The spending settings: the server takes the user's level from initializationOptions, and lets
 --- what comes through workspace/configuration only lower the caps, never raise or remove them,
