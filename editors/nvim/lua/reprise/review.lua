@@ -104,6 +104,9 @@ local function set_hint(rv, buf, text)
 end
 
 local function mark(buf, line, text)
+  if not vim.api.nvim_buf_is_valid(buf) then
+    return
+  end
   local n = vim.api.nvim_buf_line_count(buf)
   vim.api.nvim_buf_set_extmark(buf, ns, math.min(math.max(line, 1), n) - 1, 0,
     { virt_text = { { text, 'RepriseHunkKept' } }, virt_text_pos = 'eol' })
