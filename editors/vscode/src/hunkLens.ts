@@ -41,11 +41,13 @@ export class HunkLenses implements vscode.CodeLensProvider {
     }
     const f = files.find((c) => vscode.Uri.file(c.absPath).toString() === doc.uri.toString());
     if (!f?.hunks || token.isCancellationRequested) return [];
+    // A file kept whole from the chat's list has every change kept.
+    const keptWhole = this.review.keptWhole(target.sessionId, target.turn, f.path);
     const out: vscode.CodeLens[] = [];
     for (const h of f.hunks) {
       const line = hunkLine(h, doc.lineCount) - 1;
       const range = new vscode.Range(line, 0, line, 0);
-      if (h.review === ReviewKept) {
+      if (h.review === ReviewKept || keptWhole) {
         // Said, not offered: a change kept stays as the agent made it.
         out.push(new vscode.CodeLens(range, { title: '✓ Kept', command: '', tooltip: `The change at ${hunkLines(h)} is kept` }));
         continue;

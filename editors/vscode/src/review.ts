@@ -148,6 +148,12 @@ export class Review {
       }
     }
     this.store.review(sessionId, turn, paths, 'kept');
+    this.reviewedEmitter.fire();
+  }
+
+  /** keptWhole says whether the user kept a file of turn whole (its row's Keep). */
+  keptWhole(sessionId: string, turn: number, path: string): boolean {
+    return this.store.chat(sessionId).items.some((it) => it.type === 'changes' && it.turn === turn && it.files.some((f) => f.path === path && f.review === 'kept'));
   }
 
   /**
@@ -177,6 +183,7 @@ export class Review {
       const named = paths.every((p) => reasons.has(p));
       void vscode.window.showWarningMessage(named ? `Reprise: not undone: ${paths.map((p) => `${p} (${reasons.get(p)})`).join('; ')}` : `Reprise: ${m}`);
     }
+    this.reviewedEmitter.fire();
   }
 
   /** keepHunk records one change of a file kept: it stays as the agent made it. */
