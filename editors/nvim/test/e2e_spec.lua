@@ -349,6 +349,7 @@ h.test('changes listed, diffed, one file undone and the other refused', function
   h.wait(T, function()
     return chat_text():find('Edited two files.', 1, true) ~= nil
   end, 'the edits to end')
+  idle() -- the server refuses to restore while the turn runs
   h.eq(vim.fn.readfile(ws .. '/src/a.txt'), { 'alpha', 'BETA', 'gamma' }, 'a.txt edited')
   -- :Reprise changes: one quickfix entry per file, with its state and counts.
   vim.fn.setqflist({}, 'r')
@@ -393,7 +394,9 @@ h.test('changes listed, diffed, one file undone and the other refused', function
   vim.cmd('Reprise undo')
   h.wait(T, function()
     return vim.deep_equal(vim.api.nvim_buf_get_lines(cur, 0, -1, false), { 'alpha', 'beta', 'gamma' })
-  end, 'a.txt reloaded with its old text')
+  end, function()
+    return 'a.txt reloaded with its old text; last note: ' .. last_note()
+  end)
   h.eq(vim.fn.readfile(ws .. '/src/a.txt'), { 'alpha', 'beta', 'gamma' }, 'a.txt on disk')
   local before = #notes
   vim.cmd('Reprise undo src/b.txt')
