@@ -107,8 +107,9 @@ func (r HunkReview) locate(root *os.Root, turn int, ids []string) (map[string]st
 	return where, files, nil
 }
 
-// KeepHunks records that the user keeps these hunks of the changes from turn on, and returns the
-// files they are in. An id that is not a change now fails the call, and nothing is recorded.
+// Keep records that the user keeps these hunks of the changes from turn on, and returns the files
+// they are in. An id that is not a change now fails the call, and nothing is recorded; one kept
+// already is not recorded again.
 func (r HunkReview) Keep(turn int, ids []string) ([]string, error) {
 	s := r.s
 	root, err := os.OpenRoot(s.opts.Workspace)
@@ -131,13 +132,17 @@ func (r HunkReview) Keep(turn int, ids []string) ([]string, error) {
 		}
 	}
 	files := slices.Sorted(maps.Keys(byFile))
+	kept, _ := s.conv.hunkReviews(1)
 	for _, rel := range files {
-		s.conv.review(journal.Review{Turn: turn, Paths: []string{rel}, Hunks: byFile[rel], State: journal.ReviewKept})
+		fresh := slices.DeleteFunc(byFile[rel], func(id string) bool { return kept[id] })
+		if len(fresh) > 0 {
+			s.conv.review(journal.Review{Turn: turn, Paths: []string{rel}, Hunks: fresh, State: journal.ReviewKept})
+		}
 	}
 	return files, nil
 }
 
-// RestoreHunks puts back, of the changes from turn on, the hunks with these ids, each file written
+// Restore puts back, of the changes from turn on, the hunks with these ids, each file written
 // once, and leaves every other line as it is. A hunk no longer in its file (the user edited it, or
 // it was undone already) or in a file no longer safe to write is refused with the reason, the
 // others undone. The model is told the files changed, and reads them again before editing them.

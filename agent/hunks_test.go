@@ -75,8 +75,10 @@ func TestHunksKeptAndUndoneOneByOne(t *testing.T) {
 	if !f.s.Files().Stale("cart.go") {
 		t.Error("the model is not told that cart.go changed")
 	}
-	if _, err := f.s.HunkReview().Keep(1, []string{a.ID}); err != nil {
-		t.Fatal(err)
+	for range 2 { // kept twice: counted once
+		if _, err := f.s.HunkReview().Keep(1, []string{a.ID}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if _, err := f.s.HunkReview().Keep(1, []string{b.ID}); !errors.Is(err, ErrNoHunk) {
 		t.Errorf("keeping an undone hunk: %v, want ErrNoHunk", err)

@@ -89,6 +89,7 @@ type transcriptBuilder struct {
 	open map[string][]int // call key → indices in out of its calls not answered yet, in order
 	byID map[string]int   // call id as the editor saw it → index in out
 	ends map[int]int      // turn → index in out of its end
+	kept map[string]bool  // hunks counted kept, so that a log keeping one twice counts it once
 }
 
 // message adds the parts of a message: texts, thoughts, calls, and the answers to calls.
@@ -200,7 +201,15 @@ func (b *transcriptBuilder) hunkReview(r *journal.Review) {
 		if row := b.row(t, r.Paths[0]); row != nil {
 			switch r.State {
 			case journal.ReviewKept:
-				row.HunksKept += len(r.Hunks)
+				if b.kept == nil {
+					b.kept = map[string]bool{}
+				}
+				for _, id := range r.Hunks {
+					if !b.kept[id] {
+						b.kept[id] = true
+						row.HunksKept++
+					}
+				}
 			case journal.ReviewUndone:
 				row.HunksUndone += len(r.Hunks)
 			}

@@ -79,12 +79,12 @@ func providerKey(p ModelProvider, name string) string {
 }
 
 // buildProviderModel builds the client a providerKey names.
-func (srv *server) buildProviderModel(ctx context.Context, key string) (agent.Model, int, error) {
+func (s *server) buildProviderModel(ctx context.Context, key string) (agent.Model, int, error) {
 	var p ModelProvider
 	var name string
 	parts := splitKey(key)
 	p.Name, p.BaseURL, p.KeyEnv, name = parts[0], parts[1], parts[2], parts[3]
-	return srv.opts.NewProviderModel(ctx, p, name)
+	return s.opts.NewProviderModel(ctx, p, name)
 }
 
 func splitKey(key string) [4]string {

@@ -140,7 +140,7 @@ var ErrStreamCut = errors.New("the model's reply was cut off before its end")
 // stream runs one streamed attempt.
 func (c *Client) stream(ctx context.Context, p oai.ChatCompletionNewParams, emit func(gemini.Chunk) bool) (*gemini.Response, error) {
 	s := c.api.Chat.Completions.NewStreaming(ctx, p)
-	defer s.Close()
+	defer func() { _ = s.Close() }() // a read stream: its error is s.Err's
 	var m merger
 	finished := false
 	for s.Next() {

@@ -176,6 +176,8 @@ func (s *Server) estimate(body map[string]any) *Usage {
 	return u
 }
 
+// chat answers a chat completion. Here and below a failed write of a reply is left to the client,
+// which then sees a broken answer, as it would from a real server.
 func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	t, req, u, err := s.next(r)
 	if err != nil {
@@ -193,7 +195,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		if t.Code != "" {
 			code = t.Code
 		}
-		json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": t.Message, "type": typ, "code": code}})
+		_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]any{"message": t.Message, "type": typ, "code": code}})
 		return
 	}
 	model, _ := req.Body["model"].(string)
@@ -216,7 +218,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		msg["tool_calls"] = toolCalls(t.Calls, false)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": model,
+	_ = json.NewEncoder(w).Encode(map[string]any{"id": "chatcmpl-1", "object": "chat.completion", "model": model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage(u)})
 }
 
@@ -298,7 +300,7 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 		data = append(data, map[string]any{"id": m, "object": "model", "owned_by": "openaitest"})
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "data": data})
 }
 
 // show answers Ollama's /api/show with the model's context length and its parameters.
@@ -312,7 +314,7 @@ func (s *Server) show(w http.ResponseWriter, _ *http.Request) {
 		params += fmt.Sprintf("\nnum_ctx %d", s.NumCtx)
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"model_info": map[string]any{"general.architecture": "llama",
+	_ = json.NewEncoder(w).Encode(map[string]any{"model_info": map[string]any{"general.architecture": "llama",
 		"llama.context_length": s.ContextLength}, "parameters": params, "capabilities": []string{"completion", "tools"}})
 }
 
@@ -329,5 +331,5 @@ func (s *Server) ps(w http.ResponseWriter, _ *http.Request) {
 		}
 	}
 	w.Header().Set("Content-Type", "application/json")
-	json.NewEncoder(w).Encode(map[string]any{"models": models})
+	_ = json.NewEncoder(w).Encode(map[string]any{"models": models})
 }
