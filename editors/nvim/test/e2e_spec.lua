@@ -37,8 +37,14 @@ end
 local approvals = require('reprise.approvals')
 local approval_asked = {}
 local approval_key = 'a'
+local approval_hook -- runs while the float is open, once
 approvals.read_key = function()
   local p = approvals.pending()
+  if approval_hook then
+    local hook = approval_hook
+    approval_hook = nil
+    hook()
+  end
   table.insert(approval_asked, { titles = p.titles, message = p.message, text = h.text(p.buf),
     float = vim.api.nvim_win_get_config(p.win).relative ~= '', statusline = require('reprise.status').statusline() })
   return approval_key
@@ -1011,7 +1017,14 @@ local function screen_groups()
   end
   local current = vim.api.nvim_get_current_win()
   local ns = vim.api.nvim_create_namespace('reprise_review')
+  local floats = {}
   for _, w in ipairs(vim.api.nvim_tabpage_list_wins(0)) do
+    local config = vim.api.nvim_win_get_config(w)
+    if config.relative ~= '' then
+      config.buf = vim.api.nvim_win_get_buf(w)
+      table.insert(floats, config)
+      goto continue
+    end
     local info = vim.fn.getwininfo(w)[1]
     local top, left, width, height, off = info.winrow, info.wincol, info.width, info.height, info.textoff or 0
     if (info.winbar or 0) > 0 then
@@ -1057,8 +1070,65 @@ local function screen_groups()
         row, lnum = row + 1, lnum + 1
       end
     end)
+    ::continue::
   end
-  return grid
+  -- Floats over the rest, as the plugin styles them: a border, and the text on RepriseFloat. A
+  -- headless Neovim leaves them out of the screen's text, so their cells' text is set here too.
+  local text = {}
+  local function put(r, c, ch)
+    text[r] = text[r] or {}
+    text[r][c] = ch
+  end
+  for _, f in ipairs(floats) do
+    local b = f.border and f.border ~= 'none' and 1 or 0
+    -- 0.7 gives row and col as {[false] = n}, later versions as numbers.
+    local function num(v)
+      return type(v) == 'table' and v[false] or v
+    end
+    local top, left = math.floor(num(f.row)) + 1, math.floor(num(f.col)) + 1
+    for r = top, top + f.height + 2 * b - 1 do
+      local edge = b == 1 and (r == top or r == top + f.height + 1)
+      paint(r, left, left + f.width + 2 * b - 1, edge and 'RepriseFloatBorder' or 'RepriseFloat')
+      if b == 1 and not edge then
+        paint(r, left, left, 'RepriseFloatBorder')
+        paint(r, left + f.width + 1, left + f.width + 1, 'RepriseFloatBorder')
+      end
+    end
+    -- The plugin's floats wrap: a long line goes on over the next rows.
+    local lines = {}
+    for _, l in ipairs(vim.api.nvim_buf_get_lines(f.buf, 0, -1, false)) do
+      local n = vim.fn.strchars(l)
+      for k = 0, math.max(n - 1, 0), f.width do
+        table.insert(lines, vim.fn.strcharpart(l, k, f.width))
+      end
+    end
+    for i = 0, f.height + 2 * b - 1 do
+      local r = top + i
+      local chars = {}
+      if b == 1 and (i == 0 or i == f.height + 1) then
+        chars[1] = i == 0 and '╭' or '╰'
+        for _ = 1, f.width do
+          table.insert(chars, '─')
+        end
+        table.insert(chars, i == 0 and '╮' or '╯')
+      else
+        local line = lines[i + 1 - b] or ''
+        if b == 1 then
+          table.insert(chars, '│')
+        end
+        for k = 0, f.width - 1 do
+          table.insert(chars, vim.fn.strcharpart(line, k, 1) ~= '' and vim.fn.strcharpart(line, k, 1) or ' ')
+        end
+        if b == 1 then
+          table.insert(chars, '│')
+        end
+      end
+      for k, ch in ipairs(chars) do
+        put(r, left + k - 1, ch)
+      end
+    end
+  end
+  return grid, text
 end
 
 -- shoot_screen saves a picture of the whole screen (windows, winbars, marks, diff colours) in
@@ -1094,7 +1164,7 @@ local function shoot_screen(name)
       end
       return styles[group]
     end
-    local grid = screen_groups()
+    local grid, text = screen_groups()
     local rows = {}
     for r = 1, vim.o.lines do
       local row, cur, run = {}, nil, ''
@@ -1110,7 +1180,7 @@ local function shoot_screen(name)
           flush()
           cur = st
         end
-        run = run .. vim.fn.screenstring(r, c)
+        run = run .. (text[r] and text[r][c] or vim.fn.screenstring(r, c))
       end
       flush()
       table.insert(rows, table.concat(row))
@@ -1317,6 +1387,34 @@ h.test("the agent's changes reviewed one by one in the diff split: one undone, o
   vim.cmd('silent only')
 end)
 
+
+h.test('the approval float in each colour scheme, on the default colours (issue 37, item 9)', function()
+  vim.cmd('silent only')
+  approval_key = 'a'
+  local shot = false
+  local shown, total
+  approval_hook = function()
+    local p = approvals.pending()
+    vim.cmd('redraw')
+    -- Every line of the question shows, the wrapped ones too.
+    shown, total = vim.fn.line('w$', p.win), vim.api.nvim_buf_line_count(p.buf)
+    shoot_screen('approval-float')
+    shot = true
+  end
+  local before = #approval_asked
+  idle()
+  vim.cmd('Reprise ask show me the approval float')
+  h.wait(T, function()
+    return chat_text():find('echo printed float.', 1, true) ~= nil
+  end, function()
+    return 'the answer:\n' .. chat_text()
+  end)
+  h.eq(#approval_asked, before + 1, 'approvals asked')
+  h.truthy(shot or vim.fn.exepath('chromium') == '', 'the float was pictured while open')
+  h.contains(approval_asked[#approval_asked].text, 'echo float', 'the float shows the command')
+  h.eq(shown, total, 'the last line of the float in view')
+  idle()
+end)
 h.test('old tool results cleared: the chat says what was cleared', function()
   for i = 0, 11 do
     write(string.format('%s/long/n%d.txt', ws, i), string.rep(string.format('note %d line\n', i), 200))

@@ -83,7 +83,12 @@ local function open_window(lines)
     width = math.max(width, vim.fn.strdisplaywidth(l))
   end
   width = math.min(width + 2, vim.o.columns - 4)
-  local height = math.max(1, math.min(#lines, vim.o.lines - 4))
+  -- The window wraps: a line wider than it takes several rows, all of which must show.
+  local rows = 0
+  for _, l in ipairs(lines) do
+    rows = rows + math.max(1, math.ceil(vim.fn.strdisplaywidth(l) / width))
+  end
+  local height = math.max(1, math.min(rows, vim.o.lines - 4))
   local buf = pending and pending.buf
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
     buf = vim.api.nvim_create_buf(false, true)
