@@ -1239,6 +1239,33 @@ await step("review by change: the diff editor's lenses undo one change and keep 
   await chat.locator('.row.reviewed[data-path="recipe.md"] .hunks-progress', { hasText: '3 changes · 2 kept · 1 undone' }).waitFor({ timeout: 30_000 });
 });
 
+await step("past compactAt the meter's tooltip says what happens next, in each theme (issue 37, item 5)", async () => {
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  // The scripted answer reports a 6,000-token prompt: 75 % of the 8k budget.
+  await chat.locator('#input').fill('How full is the context?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'It is three quarters full.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('#activity').waitFor({ state: 'hidden', timeout: 30_000 });
+  await waitFor('the meter past 70 %', async () => ((await meterPercent()) >= 70 ? true : undefined), 15_000);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await meter.hover();
+    const hover = page.locator('.monaco-hover', { hasText: 'System prompt' });
+    await hover.waitFor();
+    const text = await hover.innerText();
+    if (!text.includes('Past 70%: old tool results are cleared or a summary starts as soon as it pays for itself in dollars; at 95%'))
+      throw new Error(`the tooltip past compactAt: ${text}`);
+    await shot(`tooltip-past-compact-${label}`);
+    await page.mouse.move(800, 300);
+    await page.keyboard.press('Escape');
+    await hover.waitFor({ state: 'hidden' });
+  }
+  await theme('Light 2026', 'vs'); // back to the default
+});
+
 await step('a write to a protected file is a card naming the file and why; denied, nothing is written', async () => {
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');
