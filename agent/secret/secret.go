@@ -16,21 +16,35 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // MinLen is the shortest value worth redacting: shorter ones would blank out ordinary text.
 const MinLen = 8
 
-// Vars are the credential variables Reprise reads, whose values are redacted.
+// Vars are the credential variables Reprise reads, whose values are redacted; AddVar adds the
+// ones the user names. Read them through credentialVars.
 var Vars = []string{"GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"}
 
-// AddVar adds a variable the user named as holding a model key (reprise run --api-key-env) to
-// Vars: redacted like the others, and kept from commands and MCP servers. Called at startup,
-// before any session reads Vars.
+// varsMu guards Vars: a server adds a key variable when a session first asks its provider, while
+// other sessions' commands read the list.
+var varsMu sync.RWMutex
+
+// AddVar adds a variable the user named as holding a model key (--api-key-env, apiKeyEnv) to
+// Vars: redacted like the others, and kept from the commands and MCP servers started afterwards.
 func AddVar(name string) {
+	varsMu.Lock()
+	defer varsMu.Unlock()
 	if name != "" && !slices.Contains(Vars, name) {
 		Vars = append(Vars, name)
 	}
+}
+
+// credentialVars is a copy of Vars.
+func credentialVars() []string {
+	varsMu.RLock()
+	defer varsMu.RUnlock()
+	return slices.Clone(Vars)
 }
 
 // CredentialsVar names a service-account key file (Vertex AI's application default
@@ -96,7 +110,7 @@ func (r *Redactor) build() {
 // created later are not known.
 func FromEnv(getenv func(string) string, hidePaths ...string) *Redactor {
 	r := &Redactor{}
-	for _, v := range Vars {
+	for _, v := range credentialVars() {
 		r.add(v, getenv(v))
 	}
 	if path := getenv(CredentialsVar); path != "" {
@@ -315,11 +329,12 @@ func (s *Stream) take() string {
 // WithoutCredentials is env (KEY=VALUE entries) less Reprise's credentials: what a command or an
 // MCP server starts with. Names are matched as the OS does (without case on Windows).
 func WithoutCredentials(env []string) []string {
+	vars := credentialVars()
 	out := make([]string, 0, len(env))
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
 		hidden := sameName(name, CredentialsVar)
-		for _, v := range Vars {
+		for _, v := range vars {
 			hidden = hidden || sameName(name, v)
 		}
 		if !hidden {

@@ -149,3 +149,31 @@ func TestWithoutCredentials(t *testing.T) {
 		t.Errorf("WithoutCredentials = %q", got)
 	}
 }
+
+// TestAddVarWhileCommandsStart: a server adds a key variable while other sessions' commands read
+// the list (go test -race), and the variable is then kept from commands and redacted.
+func TestAddVarWhileCommandsStart(t *testing.T) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 100 {
+			WithoutCredentials([]string{"A=1", "MY_TEST_MODEL_KEY=sk-abcdefgh"})
+		}
+	}()
+	for range 100 {
+		AddVar("MY_TEST_MODEL_KEY")
+	}
+	<-done
+	if got := WithoutCredentials([]string{"A=1", "MY_TEST_MODEL_KEY=sk-abcdefgh"}); len(got) != 1 || got[0] != "A=1" {
+		t.Errorf("WithoutCredentials = %v", got)
+	}
+	r := FromEnv(func(k string) string {
+		if k == "MY_TEST_MODEL_KEY" {
+			return "sk-abcdefgh-1234"
+		}
+		return ""
+	})
+	if out := r.String("key sk-abcdefgh-1234"); strings.Contains(out, "sk-abcdefgh-1234") {
+		t.Errorf("not redacted: %q", out)
+	}
+}
