@@ -69,7 +69,7 @@ func (s *server) export(ctx context.Context, a ExportArgs) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	text, err := export.Render(export.Build(recs, s.secrets.String), format)
+	text, err := export.Render(export.Build(recs, s.secretsFor(s.cfg.get()).String), format)
 	if err != nil {
 		return nil, err
 	}

@@ -2,11 +2,13 @@ package lsp
 
 import (
 	"context"
+	"os"
 	"fmt"
 	"net/url"
 	"regexp"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/secret"
 )
 
 // The model's provider: Gemini, the default, or a server speaking OpenAI's Chat Completions
@@ -55,6 +57,8 @@ func applyProvider(n *config, s Settings) error {
 			return fmt.Errorf("apiKeyEnv %q is not an environment variable's name", *s.APIKeyEnv)
 		}
 		n.provider.KeyEnv = *s.APIKeyEnv
+		// Before the next session's redactor is built: that variable's value is a secret.
+		secret.AddVar(n.provider.KeyEnv)
 	}
 	return nil
 }
@@ -100,4 +104,13 @@ func splitKey(key string) [4]string {
 	}
 	out[3] = key[start:]
 	return out
+}
+
+// secretsFor is the server's redactor, with the value of the provider's key variable when the
+// settings name one: it was not known when the redactor was built.
+func (s *server) secretsFor(c config) *secret.Redactor {
+	if c.provider.KeyEnv == "" {
+		return s.secrets
+	}
+	return s.secrets.With(c.provider.KeyEnv, os.Getenv(c.provider.KeyEnv))
 }

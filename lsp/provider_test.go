@@ -34,8 +34,11 @@ func TestProviderSettings(t *testing.T) {
 		n, err := c.ContextWindow(ctx)
 		return c, n, err
 	}
-	init := map[string]any{"provider": "openai", "baseURL": oai.URL(), "model": "qwen3:8b"}
-	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: init}, files: map[string]string{"a.txt": "hello\n"}, providerModel: build})
+	// The key's variable is named by the settings, after the server built its redactor: its value
+	// is a secret all the same.
+	t.Setenv("MY_LSP_TEST_MODEL_KEY", "sk-lsp-secret-4242")
+	init := map[string]any{"provider": "openai", "baseURL": oai.URL(), "model": "qwen3:8b", "apiKeyEnv": "MY_LSP_TEST_MODEL_KEY"}
+	e := newEnv(t, envOpts{editor: lsptest.Options{Experimental: true, InitializationOptions: init}, files: map[string]string{"a.txt": "hello sk-lsp-secret-4242\n"}, providerModel: build})
 	id := e.ask("what does a.txt say?", "")
 	end := e.turnEnd(id)
 	if end.Update.StopReason != "end_turn" {
@@ -45,8 +48,13 @@ func TestProviderSettings(t *testing.T) {
 	if len(reqs) != 2 || reqs[0].Body["model"] != "qwen3:8b" || len(asked) == 0 || asked[0].Name != ProviderOpenAI || asked[0].BaseURL != oai.URL() {
 		t.Fatalf("%d requests to the OpenAI-compatible server, providers asked %+v", len(reqs), asked)
 	}
-	if got := mustJSON(reqs[1].Messages()); !strings.Contains(got, `"role":"tool"`) || !strings.Contains(got, "hello") {
-		t.Errorf("the second request lacks the tool's result: %s", got)
+	if got := mustJSON(reqs[1].Messages()); !strings.Contains(got, `"role":"tool"`) || !strings.Contains(got, "hello [redacted MY_LSP_TEST_MODEL_KEY]") {
+		t.Errorf("the second request lacks the tool's result, redacted: %s", got)
+	}
+	for _, r := range reqs {
+		if strings.Contains(mustJSON(r.Body), "sk-lsp-secret-4242") {
+			t.Error("the key's value reached the model")
+		}
 	}
 	if n := len(mainRequests(e.srv)); n != 0 {
 		t.Errorf("%d calls went to Gemini", n)

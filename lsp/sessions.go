@@ -66,7 +66,7 @@ func (ss *sessionSet) spec(ctx context.Context, id string, c config) runner.Spec
 	srv := ss.srv
 	spec := runner.Spec{
 		Config: agent.Config{
-			ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Secrets: srv.secrets,
+			ContextPolicy: c.policy, Prices: c.prices, Catalog: c.catalog, Secrets: srv.secretsFor(c),
 			Approver: approver{srv: srv, sessionID: id}, Stream: true, MaxTurnRequests: c.maxTurnRequests,
 			Overlay: srv.docs.overlay, Guard: srv.docs.guard, Logger: srv.opts.Logger, Subagents: c.subagents,
 		},

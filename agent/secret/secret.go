@@ -92,6 +92,22 @@ func (r *Redactor) add(name, v string) {
 	r.longest = max(r.longest, len(v))
 }
 
+// With returns a copy of r that also redacts value, marked as name's: a key variable the user
+// named after r was built. r is unchanged; a value too short to redact adds nothing.
+func (r *Redactor) With(name, value string) *Redactor {
+	out := &Redactor{}
+	if r != nil {
+		out.secrets, out.longest = slices.Clone(r.secrets), r.longest
+		out.seen = map[string]bool{}
+		for _, s := range r.secrets {
+			out.seen[string(s.value)] = true
+		}
+	}
+	out.add(name, value)
+	out.build()
+	return out
+}
+
 // build orders the secrets, longest first, and indexes them when there are many.
 func (r *Redactor) build() {
 	slices.SortStableFunc(r.secrets, func(a, b named) int { return len(b.value) - len(a.value) })

@@ -60,6 +60,8 @@ func (p providerFlags) check() error {
 		if !envName.MatchString(p.keyEnv) {
 			return fmt.Errorf("--api-key-env %q is not an environment variable's name", p.keyEnv)
 		}
+		// Before any redactor is built from the environment: the key is a secret from the start.
+		secret.AddVar(p.keyEnv)
 	default:
 		return fmt.Errorf("--provider %q: use gemini or openai", p.provider)
 	}
