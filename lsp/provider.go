@@ -2,9 +2,9 @@ package lsp
 
 import (
 	"context"
-	"os"
 	"fmt"
 	"net/url"
+	"os"
 	"regexp"
 
 	"github.com/reprise-dev/reprise/agent"
