@@ -44,18 +44,7 @@ func firstGoTest(ctx context.Context) (outside, sandboxed, alone time.Duration, 
 		return 0, 0, 0, false, err
 	}
 	defer os.RemoveAll(dir)
-	module := func(name string) (string, error) {
-		ws := filepath.Join(dir, name)
-		for f, body := range benchModule {
-			if err := os.MkdirAll(ws, 0o755); err != nil {
-				return "", err
-			}
-			if err := os.WriteFile(filepath.Join(ws, f), []byte(body), 0o644); err != nil {
-				return "", err
-			}
-		}
-		return ws, nil
-	}
+	module := func(name string) (string, error) { return writeBenchModule(dir, name) }
 	// The user's cache warm (a build of the same code elsewhere); then the same first command
 	// outside the sandbox, in a directory of its own as the sandboxed ones: its own packages are
 	// compiled there too.
@@ -64,13 +53,7 @@ func firstGoTest(ctx context.Context) (outside, sandboxed, alone time.Duration, 
 		if err != nil {
 			return 0, err
 		}
-		cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
-		cmd.Dir = ws
-		start := time.Now()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return 0, fmt.Errorf("go test outside the sandbox: %v: %s", err, out)
-		}
-		return time.Since(start), nil
+		return timeGoTest(ctx, ws)
 	}
 	if _, err := outsideRun("warm"); err != nil {
 		return 0, 0, 0, false, err
@@ -120,4 +103,29 @@ func firstGoTest(ctx context.Context) (outside, sandboxed, alone time.Duration, 
 	defer sandbox.SetGoCacheProgram(prog...)
 	alone, ok, err = run("alone")
 	return outside, sandboxed, alone, ok, err
+}
+
+// writeBenchModule writes the bench's module into dir/name.
+func writeBenchModule(dir, name string) (string, error) {
+	ws := filepath.Join(dir, name)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		return "", err
+	}
+	for f, body := range benchModule {
+		if err := os.WriteFile(filepath.Join(ws, f), []byte(body), 0o644); err != nil {
+			return "", err
+		}
+	}
+	return ws, nil
+}
+
+// timeGoTest times `go test -count=1 ./...` in ws, outside the sandbox.
+func timeGoTest(ctx context.Context, ws string) (time.Duration, error) {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "./...")
+	cmd.Dir = ws
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 0, fmt.Errorf("go test outside the sandbox: %v: %s", err, out)
+	}
+	return time.Since(start), nil
 }
