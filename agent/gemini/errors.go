@@ -90,7 +90,7 @@ func classify(err error, key string) failure {
 		f.hint, _ = retryInfoDelay(apiErr.Details)
 		return f
 	}
-	return failure{err: err, msg: clip(redact(err.Error(), key)), retry: transient(err)}
+	return failure{err: err, msg: clip(redact(err.Error(), key)), retry: Transient(err)}
 }
 
 // maxDetail bounds the text of an error that is not the API's: the SDK's decoding errors quote

@@ -11,11 +11,11 @@ import (
 	"time"
 )
 
-// transient reports whether err, which is not an API error, looks like the network failing
+// Transient reports whether err, which is not an API error, looks like the network failing
 // rather than the request being wrong: a reset or refused connection, a connection closed
 // mid-response, a timeout, an HTTP/2 stream reset. A malformed URL or a response of the wrong
 // shape is not retried: it would fail the same way every time.
-func transient(err error) bool {
+func Transient(err error) bool {
 	for _, target := range []error{io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.ECONNREFUSED,
 		syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT} {
 		if errors.Is(err, target) {

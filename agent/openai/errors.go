@@ -1,14 +1,10 @@
 package openai
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/url"
 	"strings"
-	"syscall"
 
 	oai "github.com/openai/openai-go/v3"
 
@@ -46,7 +42,7 @@ func (c *Client) classify(err error) failure {
 		f.msg = cmpOr(api.Message, strings.TrimSpace(api.RawJSON()))
 		f.retry = retryable[api.StatusCode]
 	default:
-		f.msg, f.retry = err.Error(), transient(err)
+		f.msg, f.retry = err.Error(), gemini.Transient(err) // the same network, the same failures
 	}
 	f.msg = clip(redact(f.msg, c.cfg.APIKey))
 	return f
@@ -107,20 +103,6 @@ func toolsUnsupported(msg string) bool {
 	m := strings.ToLower(msg)
 	return strings.Contains(m, "does not support tools") || strings.Contains(m, "tool choice requires") ||
 		strings.Contains(m, "tools are not supported") || strings.Contains(m, "tool calling is not supported")
-}
-
-// transient is a failure of the network rather than of the request.
-func transient(err error) bool {
-	for _, target := range []error{io.EOF, io.ErrUnexpectedEOF, syscall.ECONNRESET, syscall.ECONNREFUSED,
-		syscall.ECONNABORTED, syscall.EPIPE, syscall.ETIMEDOUT} {
-		if errors.Is(err, target) {
-			return true
-		}
-	}
-	var syntax *json.SyntaxError
-	var op *net.OpError
-	var ne net.Error
-	return errors.As(err, &syntax) || errors.As(err, &op) || (errors.As(err, &ne) && ne.Timeout())
 }
 
 func redact(s, key string) string {
