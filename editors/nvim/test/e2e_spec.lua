@@ -847,14 +847,21 @@ local function shoot_last_turn(name)
   vim.o.termguicolors = false
 end
 
-h.test("the agent's plan: in the chat where written, updated, in each colour scheme, after a resume", function()
-  vim.cmd('silent only')
+-- new_session starts a new session from the chat and waits until the client holds it; it returns
+-- the new session's id and the one before.
+local function new_session()
   local old = client.state(id()).session
   vim.cmd('Reprise new')
   h.wait(T, function()
     local s = client.state(id())
     return s.session ~= nil and s.session ~= old
   end, 'the new session')
+  return client.state(id()).session, old
+end
+
+h.test("the agent's plan: in the chat where written, updated, in each colour scheme, after a resume", function()
+  vim.cmd('silent only')
+  local _, old = new_session()
   idle()
   vim.cmd('Reprise ask plan the chores for the week')
   h.wait(T, function()
@@ -1204,12 +1211,7 @@ end
 
 h.test("the agent's changes reviewed one by one in the diff split: one undone, one kept, one refused", function()
   vim.cmd('silent only')
-  local old = client.state(id()).session
-  vim.cmd('Reprise new')
-  h.wait(T, function()
-    local s = client.state(id())
-    return s.session ~= nil and s.session ~= old
-  end, 'the new session')
+  new_session()
   local session = client.state(id()).session
   local path = ws .. '/src/recipe.txt'
   local before = { '# Pancakes', 'flour 200 g', 'milk 300 ml', 'eggs 2', 'salt 1 pinch', '',
