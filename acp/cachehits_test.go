@@ -25,3 +25,17 @@ func TestUsageCarriesCacheHits(t *testing.T) {
 		t.Errorf("_meta %v before any call expected cached tokens", m)
 	}
 }
+
+// TestUsageOfALocalModel: a local model's calls cost their time: no cost is sent (a client would
+// show $0), and the time rides in _meta.reprise.local.
+func TestUsageOfALocalModel(t *testing.T) {
+	u := agent.Usage{Used: 100, Size: 16384, Local: true, Totals: contextwin.Totals{Calls: 2, Local: 2, Time: contextwin.TimeTotals{Millis: 41_400}}}
+	up := usage(u).UsageUpdate
+	if up.Cost != nil {
+		t.Errorf("cost %+v for a local model", up.Cost)
+	}
+	want := map[string]any{"reprise": map[string]any{"local": map[string]any{"millis": int64(41_400), "text": "local · 41 s"}}}
+	if diff := cmp.Diff(up.Meta, want); diff != "" {
+		t.Errorf("_meta (-got +want):\n%s", diff)
+	}
+}

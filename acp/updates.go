@@ -33,15 +33,24 @@ func (s *server) send(ctx context.Context, id string, u sdk.SessionUpdate) {
 // usage is the usage_update of a session's window and cost. A cost that is not known (a call to
 // a model without a known price) is left out, as ACP's optional field allows, rather than sent
 // as a lower bound a client would show as the cost. The implicit-cache hit rate rides in
-// _meta.reprise.cache ({expected, reported, hitRate}).
+// _meta.reprise.cache ({expected, reported, hitRate}). A local model's calls cost their time, not
+// $0: the cost is left out and the time rides in _meta.reprise.local ({millis, text}).
 func usage(u agent.Usage) sdk.SessionUpdate {
 	up := &sdk.SessionUsageUpdate{SessionUpdate: "usage_update", Used: u.Used, Size: u.Size}
-	if u.Totals.CostKnown() && !u.CostUnknown {
+	local := u.Local || u.Totals.Local > 0
+	if u.Totals.CostKnown() && !u.CostUnknown && !local {
 		up.Cost = &sdk.Cost{Amount: u.Totals.Cost, Currency: "USD"}
 	}
-	// ACP has no field for cache hits: they go under _meta, which clients may ignore.
+	// ACP has no field for cache hits or time: they go under _meta, which clients may ignore.
+	meta := map[string]any{}
 	if h, ok := u.Totals.Cache(); ok {
-		up.Meta = map[string]any{"reprise": map[string]any{"cache": h}}
+		meta["cache"] = h
+	}
+	if local {
+		meta["local"] = map[string]any{"millis": u.Totals.Time.Millis, "text": u.Totals.CostWords(u.CostUnknown, u.Local)}
+	}
+	if len(meta) > 0 {
+		up.Meta = map[string]any{"reprise": meta}
 	}
 	return sdk.SessionUpdate{UsageUpdate: up}
 }

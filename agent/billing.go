@@ -3,6 +3,7 @@ package agent
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -114,6 +115,7 @@ type figures struct {
 	lastPrompt  int
 	servedOther string // the model that served the last call when it is not the one asked for
 	priced      bool   // the model the next call is expected to be served by has a known price
+	local       bool   // that model is a local one: free (contextwin.Pricing.Free)
 	capped      bool
 }
 
@@ -123,20 +125,21 @@ func (b *billing) figures() figures {
 	defer b.mu.Unlock()
 	return figures{
 		totals: b.totals, calls: b.calls, lastPrompt: b.lastPrompt, servedOther: b.servedOtherLocked(),
-		priced: b.pricedLocked(), capped: b.capped,
+		priced: b.pricedLocked(), local: b.pricing.Free(b.modelLocked()), capped: b.capped,
 	}
 }
 
 // forPlan returns what a compaction is weighed with: the prices (planPricesLocked), the prompt of
-// the last call when its model caches it, and the shortest prefix that model caches.
-func (b *billing) forPlan() (prices contextwin.Prices, cached, cacheMin int) {
+// the last call when its model caches it, the shortest prefix that model caches, and whether the
+// prices are a local model's time.
+func (b *billing) forPlan() (prices contextwin.Prices, cached, cacheMin int, inTime bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	cacheMin = b.cacheMinLocked()
 	if b.lastPrompt >= cacheMin {
 		cached = b.lastPrompt
 	}
-	return b.planPricesLocked(), cached, cacheMin
+	return b.planPricesLocked(), cached, cacheMin, b.pricing.Free(b.modelLocked())
 }
 
 // billLocked adds one call's usage to the totals, priced at model (the model that served it) on
@@ -195,9 +198,13 @@ func (b *billing) modelLocked() string { return cmp.Or(b.served, b.asked) }
 
 // planPricesLocked are the prices a compaction is weighed at: the serving model's today, else
 // the catalogue's default model's. The decision rests on the ratios between input, cached input
-// and output, which Gemini models share closely enough. b.mu must be held.
+// and output, which Gemini models share closely enough. A local model is weighed in time, at its
+// pace (timePricesLocked). b.mu must be held.
 func (b *billing) planPricesLocked() contextwin.Prices {
 	now := b.now()
+	if b.pricing.Free(b.modelLocked()) {
+		return b.timePricesLocked()
+	}
 	if p, ok := b.pricing.At(b.modelLocked(), now, b.lastPrompt); ok {
 		return p
 	}
@@ -210,6 +217,9 @@ func (b *billing) planPricesLocked() contextwin.Prices {
 func (b *billing) summaryPrices(model string) contextwin.Prices {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.pricing.Free(model) {
+		return b.timePricesLocked()
+	}
 	now := b.now()
 	if _, ok := b.pricing.At(model, now, b.lastPrompt); !ok {
 		model = b.pricing.Catalog.DefaultModel()
@@ -232,7 +242,42 @@ func (o *Options) thinking() gemini.Thinking {
 }
 
 // cacheMinLocked is the shortest prefix the serving model caches implicitly. b.mu must be held.
-func (b *billing) cacheMinLocked() int { return b.pricing.Catalog.CacheMin(b.modelLocked()) }
+func (b *billing) cacheMinLocked() int { return b.cacheMin(b.modelLocked()) }
+
+// cacheMin is the shortest prefix model caches implicitly: the catalogue's, and for a local
+// model noCache (its server bills no cache).
+func (b *billing) cacheMin(model string) int {
+	if b.pricing.Free(model) {
+		return noCache
+	}
+	return b.pricing.Catalog.CacheMin(model)
+}
+
+// noCache is the cache minimum of a model that caches nothing: no prompt reaches it.
+const noCache = math.MaxInt32
+
+// timePricesLocked are a local model's prices as the engine weighs them: seconds per million
+// tokens at the pace the session measured, or the catalogue's assumed one (contextwin.Pace).
+// b.mu must be held.
+func (b *billing) timePricesLocked() contextwin.Prices {
+	r := b.pricing.Catalog.Providers[catalog.ProviderLocal]
+	return b.totals.Time.Pace(contextwin.Pace{Prompt: r.PromptPerSecond, Output: r.OutputPerSecond}).Prices()
+}
+
+// usage is what the call served by model reported, as the session counts it.
+func (b *billing) usage(model string, u gemini.Usage) contextwin.CallUsage {
+	return contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts,
+		Local: b.free(model), WaitMillis: u.Wait.Milliseconds(), GenMillis: u.Gen.Milliseconds()}
+}
+
+// free tells whether a call to model costs nothing but time (contextwin.Pricing.Free).
+func (b *billing) free(model string) bool { return b.pricing.Free(model) }
+
+// isLocal tells whether m runs on the user's machine or network (agent/openai's Local).
+func isLocal(m Model) bool {
+	l, ok := m.(interface{ Local() bool })
+	return ok && l.Local()
+}
 
 // warnOnceLocked returns text the first time key is warned about in this session, else "".
 // b.mu must be held.
@@ -254,7 +299,7 @@ func (b *billing) turnWarnings(p contextwin.Policy, window int) []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
-	if min := b.cacheMinLocked(); int(p.CompactAt*float64(window)) < min+min/4 {
+	if min := b.cacheMinLocked(); min != noCache && int(p.CompactAt*float64(window)) < min+min/4 {
 		out = append(out, b.warnOnceLocked("budget", fmt.Sprintf(
 			"contextBudget %d is small for %s: compacted prompts (%d tokens and less) stay near its %d-token cache minimum and are billed in full, "+
 				"so managing the context can cost more than it saves; a budget of at least %d keeps the cache working",

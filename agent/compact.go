@@ -16,7 +16,7 @@ var ErrNothingToCompact = contextwin.ErrNothingToCompact
 
 func (s *Session) planFacts() planFacts {
 	f := planFacts{policy: s.policy(), state: s.memo.state(s.files.State())}
-	f.prices, f.cached, f.cacheMin = s.bill.forPlan()
+	f.prices, f.cached, f.cacheMin, f.inTime = s.bill.forPlan()
 	f.summaryModel, f.cold, f.flexOK = s.bill.summaryTarget(f.policy)
 	f.summary = s.bill.summaryPrices(f.summaryModel)
 	return f

@@ -26,7 +26,7 @@ func (k *compactor) autoCompact(ctx context.Context, f planFacts, calls int) (jo
 		switch {
 		case !due || k.job != nil:
 		case e.summary == nil:
-			cleared, k.decision = k.clearEarlyLocked(e, calls)
+			cleared, k.decision = k.clearEarlyLocked(f, e, calls)
 		default:
 			note := k.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
 			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
@@ -138,10 +138,10 @@ func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, b
 
 // clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
 // held.
-func (k *compactor) clearEarlyLocked(e earlyClear, calls int) (*contextwin.Checkpoint, string) {
+func (k *compactor) clearEarlyLocked(f planFacts, e earlyClear, calls int) (*contextwin.Checkpoint, string) {
 	cp := k.conv.clearLocked(e.plan)
-	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost $%.4f since they could go, "+
-		"at least what the rebuild of the prompt costs ($%.4f); the next %d calls save $%.4f", cp.Cleared, e.plan.Freed, e.held, e.plan.Rebuild, k.opts.horizon(calls), e.plan.Saving)
+	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost %s since they could go, "+
+		"at least what the rebuild of the prompt costs (%s); the next %d calls save %s", cp.Cleared, e.plan.Freed, f.worth(e.held), f.worth(e.plan.Rebuild), k.opts.horizon(calls), f.worth(e.plan.Saving))
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision
@@ -151,15 +151,15 @@ func (k *compactor) firstTierLocked(f planFacts, calls, used, window int) (*cont
 	h := k.opts.horizon(calls)
 	if ok {
 		cp := k.conv.clearLocked(plan)
-		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs $%.4f, the next %d calls save $%.4f",
-			cp.Cleared, plan.Freed, plan.Cost, h, plan.Saving)
+		return &cp, fmt.Sprintf("cleared %d old tool results, %d tokens freed with no model call: the rebuild of the prompt costs %s, the next %d calls save %s",
+			cp.Cleared, plan.Freed, f.worth(plan.Cost), h, f.worth(plan.Saving))
 	}
 	blockAt := int(f.policy.BlockAt * float64(window))
 	if len(plan.Indexes) == 0 {
 		return nil, fmt.Sprintf("past compactAt, nothing old to clear; at blockAt (%d tokens) the oldest turns are summarized", blockAt)
 	}
-	return nil, fmt.Sprintf("past compactAt, waiting: clearing %d old tool results would cost $%.4f to rebuild the prompt and save $%.4f over the next %d calls; "+
-		"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(plan.Indexes), plan.Cost, plan.Saving, h, blockAt)
+	return nil, fmt.Sprintf("past compactAt, waiting: clearing %d old tool results would cost %s to rebuild the prompt and save %s over the next %d calls; "+
+		"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(plan.Indexes), f.worth(plan.Cost), f.worth(plan.Saving), h, blockAt)
 }
 
 // clearOrSummarize chooses the first tier's plan, if any, over a summary. Past compactAt a

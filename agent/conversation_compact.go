@@ -213,6 +213,17 @@ type planFacts struct {
 	summaryModel string
 	cold, flexOK bool
 	summary      contextwin.Prices
+	// inTime is set when prices are a local model's pace (billing.timePricesLocked): the plans
+	// weigh seconds, not dollars.
+	inTime bool
+}
+
+// worth words an amount the plans weighed: dollars, or a local model's seconds.
+func (f planFacts) worth(x float64) string {
+	if f.inTime {
+		return fmt.Sprintf("%.1f s", x)
+	}
+	return fmt.Sprintf("$%.4f", x)
 }
 
 // mergeAbove is the size past which the head's summaries are merged into one rather than added

@@ -215,6 +215,9 @@ type Usage struct {
 	// CostUnknown: some call, or the calls to come, are to a model without a known price: the
 	// cost shows as unknown, never as the $0 or lower bound Totals.Cost holds.
 	CostUnknown bool `json:"costUnknown,omitempty"`
+	// Local: the calls to come are to a local model, free: what they cost is their time
+	// (Totals.Time), which the cost's wording gives (Totals.CostWords).
+	Local bool `json:"local,omitempty"`
 	// Decision says, past compactAt, what the harness decided about the context and why, in
 	// dollars: cleared, summarizing, or waiting because neither pays yet. Empty below it.
 	Decision string `json:"decision,omitempty"`

@@ -70,6 +70,8 @@ type fixtureOpts struct {
 	// ("" = the session's model); subagents are their settings.
 	subagentModel string
 	subagents     SubagentSettings
+	// wrap, if set, stands between the session and its client (a local model, say).
+	wrap func(Model) Model
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -128,7 +130,7 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 			Stream:        o.stream,
 		},
 		Workspace:       ws,
-		Model:           client,
+		Model:           Model(client),
 		ModelName:       client.Model(),
 		Now:             o.now,
 		Thinking:        o.thinking,
@@ -148,6 +150,9 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 		opts.CompactionModel, opts.CompactionModelName = cc, o.compaction
 	}
 	opts.Subagents = o.subagents
+	if o.wrap != nil {
+		opts.Model = o.wrap(opts.Model)
+	}
 	if o.subagentModel != "" {
 		sc, err := gemini.New(t.Context(), gemini.Config{APIKey: "test-key", Model: o.subagentModel, BaseURL: srv.URL(), BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond})
 		if err != nil {

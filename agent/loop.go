@@ -251,19 +251,19 @@ func (s *Session) call(ctx context.Context, em *emitter) (*gemini.Response, int,
 // record appends the model's reply, learns from its usage and bills it. It returns the row of the
 // turn table and the warnings the call gives rise to.
 func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attempts int) (CallRecord, []string) {
-	u := contextwin.CallUsage{Prompt: resp.Usage.Prompt, Cached: resp.Usage.Cached, Candidates: resp.Usage.Candidates, Thoughts: resp.Usage.Thoughts}
 	content := resp.Content
 	if content.Role == "" {
 		content.Role = genai.RoleModel
 	}
 	served := cmp.Or(resp.ModelVersion, s.opts.ModelName)
+	u := s.bill.usage(served, resp.Usage)
 	s.conv.mu.Lock()
 	// The history is the request's until the reply is appended: what it shared with the last
 	// request is what implicit caching should have billed as cached. Billing takes only its own
 	// lock, so it may be called under conv.mu.
 	c := &s.conv
 	if u.Prompt > 0 {
-		u.ExpectedCached = min(c.last.expectedCached(&c.prompt, c.history, &c.ledger, s.bill.pricing.Catalog.CacheMin(served)), u.Prompt)
+		u.ExpectedCached = min(c.last.expectedCached(&c.prompt, c.history, &c.ledger, s.bill.cacheMin(served)), u.Prompt)
 		c.last.remember(&c.prompt, c.history, u.Prompt)
 		u.Explicit = s.caching.lastRead()
 	}

@@ -69,7 +69,7 @@ func New(opts Options) (*Session, error) {
 // init finishes New and Resume.
 func (s *Session) init() *Session {
 	opts := s.opts
-	s.bill.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices}
+	s.bill.pricing = contextwin.Pricing{Catalog: s.opts.Catalog, Overrides: opts.Prices, Local: isLocal(opts.Model)}
 	s.bill.asked, s.bill.now = opts.ModelName, opts.Now
 	if opts.CompactionModel != nil && !s.opts.Catalog.Same(opts.CompactionModelName, opts.ModelName) {
 		s.bill.compaction = opts.CompactionModelName

@@ -112,6 +112,7 @@ func (s *Session) usage() Usage {
 		Compaction:  state,
 		Compactions: compactions,
 		CostUnknown: !f.totals.CostKnown() || !f.priced,
+		Local:       f.local,
 		Decision:    decision,
 		CompactAt:   p.CompactAt,
 		BlockAt:     p.BlockAt,

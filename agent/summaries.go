@@ -98,9 +98,8 @@ func (m summaryCalls) summaryCall(ctx context.Context, route summaryRoute, sr co
 		if ch.Done == nil {
 			continue
 		}
-		u := ch.Done.Usage
-		cu := contextwin.CallUsage{Prompt: u.Prompt, Cached: u.Cached, Candidates: u.Candidates, Thoughts: u.Thoughts}
 		served := cmp.Or(ch.Done.ModelVersion, route.name)
+		cu := m.bill.usage(served, ch.Done.Usage)
 		servedTier := cmp.Or(ch.Done.Tier, tier)
 		cost, priced := m.bill.summary(served, servedTier, cu)
 		m.opts.journal(journal.Record{Kind: journal.KindSummaryUsage, Usage: &cu, Cost: cost, Unpriced: !priced, Model: served, ModelStatus: ch.Done.ModelStatus, Tier: servedTier})

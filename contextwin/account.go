@@ -37,6 +37,27 @@ type PriceTable map[string]Prices
 type Pricing struct {
 	Catalog   *catalog.Catalog // nil: catalog.Builtin()
 	Overrides PriceTable
+	// Local is set when the models run on the user's machine or network (a local
+	// OpenAI-compatible server): a model neither the overrides nor the catalogue price is free
+	// (Free), and weighed in time.
+	Local bool
+}
+
+// Free tells whether a call to model costs nothing: a local model the user and the catalogue
+// give no price.
+func (p Pricing) Free(model string) bool {
+	if !p.Local {
+		return false
+	}
+	if _, ok := p.Overrides.Lookup(model); ok {
+		return false
+	}
+	c := p.Catalog
+	if c == nil {
+		c = catalog.Builtin()
+	}
+	_, known := c.Lookup(model)
+	return !known
 }
 
 // At returns the prices of a call to model made at t whose prompt is prompt tokens. ok is false
@@ -56,7 +77,7 @@ func (p Pricing) At(model string, t time.Time, prompt int) (Prices, bool) {
 		return o, true
 	}
 	if !known {
-		return Prices{}, false
+		return Prices{}, p.Local // free, or unknown
 	}
 	r, ok := m.RatesAt(t, prompt)
 	if !ok {
@@ -122,6 +143,14 @@ type CallUsage struct {
 	// Explicit is set when the call read an explicit cache: its hit owes nothing to luck, and it
 	// is left out of the implicit hit rate.
 	Explicit bool `json:"explicit,omitempty"`
+	// Local is set when a model on the user's machine or network served the call (Pricing.Free):
+	// it cost nothing, and its time is what it cost.
+	Local bool `json:"local,omitempty"`
+	// WaitMillis is the time from the request to the first chunk of the reply (the prompt
+	// processed), and GenMillis from the first chunk to the last (the output generated), as the
+	// client measured them; 0 when it did not.
+	WaitMillis int64 `json:"waitMs,omitempty"`
+	GenMillis  int64 `json:"genMs,omitempty"`
 }
 
 // Output is what the call is billed as output: candidates and thoughts.
@@ -165,6 +194,10 @@ type Totals struct {
 	// Subagents are the calls of the session's subagents (the task tool), counted in the figures
 	// above too: the session's caps cover them, and they are shown apart.
 	Subagents SubagentTotals `json:"subagents,omitzero"`
+	// Local counts the calls a local model served: free, counted in Time rather than in Cost.
+	Local int `json:"local,omitempty"`
+	// Time is how long the model took over the calls, as the clients measured it.
+	Time TimeTotals `json:"time,omitzero"`
 }
 
 // CallTotals are some calls of a session counted apart (its summaries', its subagents').
@@ -175,10 +208,14 @@ type CallTotals struct {
 	OutputTokens int     `json:"outputTokens"`
 	Cost         float64 `json:"cost"` // of the priced calls
 	Unpriced     int     `json:"unpriced,omitempty"`
+	Local        int     `json:"local,omitempty"` // calls a local model served, free
 }
 
 // add counts one call, at its cost when priced (false: unknown).
 func (c *CallTotals) add(u CallUsage, cost float64, priced bool) {
+	if u.Local {
+		c.Local++
+	}
 	c.Calls++
 	c.InputTokens += u.Prompt
 	c.CachedTokens += u.Cached
@@ -193,6 +230,10 @@ func (c *CallTotals) add(u CallUsage, cost float64, priced bool) {
 // costText is their cost as users read it: "$0.0012", "cost unknown", "$0.0012 + unknown".
 func (c CallTotals) costText() string {
 	switch {
+	case c.Local > 0 && c.Local == c.Calls:
+		return "local"
+	case c.Local > 0:
+		return Totals{Calls: c.Calls, Cost: c.Cost, Unpriced: c.Unpriced, Local: c.Local}.localText(false)
 	case c.Unpriced > 0 && c.Unpriced == c.Calls:
 		return "cost unknown"
 	case c.Unpriced > 0:
@@ -357,6 +398,10 @@ func (t *Totals) count(u CallUsage, cachedWeight, outputWeight float64) {
 	}
 	t.WeightedInput += float64(max(u.Prompt-u.Cached, 0)) + float64(u.Cached)*cachedWeight
 	t.WeightedOutput += float64(u.Output()) * outputWeight
+	if u.Local {
+		t.Local++
+	}
+	t.Time.add(u)
 }
 
 // CostKnown tells whether every call was priced.
@@ -368,7 +413,15 @@ func (t Totals) CostText() string { return t.CostTextUnknown(false) }
 
 // CostTextUnknown is CostText when the cost is also unknown for another reason (the session's
 // model has no known price, though no call has been made yet).
-func (t Totals) CostTextUnknown(unknown bool) string {
+func (t Totals) CostTextUnknown(unknown bool) string { return t.CostWords(unknown, false) }
+
+// CostWords is CostTextUnknown when the calls to come may also be to a local model (local):
+// what a local model's calls cost is their time, "local · 41 s", never "$0"; beside priced ones,
+// "$0.0063 + local 41 s".
+func (t Totals) CostWords(unknown, local bool) string {
+	if t.Local > 0 || local && t.Calls == 0 {
+		return t.localText(unknown)
+	}
 	switch {
 	case t.Unpriced == 0 && !unknown:
 		return fmt.Sprintf("$%.4f", t.Cost)
@@ -377,6 +430,98 @@ func (t Totals) CostTextUnknown(unknown bool) string {
 	default:
 		return fmt.Sprintf("$%.4f + unknown", t.Cost)
 	}
+}
+
+// localText is CostWords for a session some calls of which a local model served.
+func (t Totals) localText(unknown bool) string {
+	local := "local"
+	if t.Time.Millis > 0 {
+		local += " · " + Elapsed(t.Time.Millis)
+	}
+	var paid []string
+	if t.Cost > 0 || t.Local < t.Calls && t.Unpriced < t.Calls-t.Local {
+		paid = append(paid, fmt.Sprintf("$%.4f", t.Cost))
+	}
+	if t.Unpriced > 0 || unknown && t.Local < t.Calls {
+		paid = append(paid, "unknown")
+	}
+	if len(paid) == 0 {
+		return local
+	}
+	return strings.Join(paid, " + ") + " + " + strings.Replace(local, " · ", " ", 1)
+}
+
+// Elapsed is a duration in milliseconds as users read it: "<0.1 s", "0.4 s", "41 s", "3 min 12 s",
+// "1 h 04 min".
+func Elapsed(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < 100*time.Millisecond:
+		return "<0.1 s"
+	case d < 10*time.Second:
+		return fmt.Sprintf("%.1f s", d.Seconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Round(time.Second).Seconds()))
+	case d < time.Hour:
+		d = d.Round(time.Second)
+		return fmt.Sprintf("%d min %02d s", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	d = d.Round(time.Minute)
+	return fmt.Sprintf("%d h %02d min", int(d.Hours()), int(d.Minutes())%60)
+}
+
+// TimeTotals are how long the model took over a session's calls, as the clients measured them:
+// what a local model costs, in place of dollars, and its pace.
+type TimeTotals struct {
+	Millis int64 `json:"millis"` // the calls, from each request to its last chunk
+	// PromptTokens (uncached) were processed in PromptMillis and OutputTokens generated in
+	// OutputMillis, on the calls whose first chunk told the two apart.
+	PromptTokens int   `json:"promptTokens,omitempty"`
+	PromptMillis int64 `json:"promptMs,omitempty"`
+	OutputTokens int   `json:"outputTokens,omitempty"`
+	OutputMillis int64 `json:"outputMs,omitempty"`
+}
+
+func (t *TimeTotals) add(u CallUsage) {
+	t.Millis += u.WaitMillis + u.GenMillis
+	if u.WaitMillis > 0 && u.GenMillis > 0 {
+		t.PromptTokens += max(u.Prompt-u.Cached, 0)
+		t.PromptMillis += u.WaitMillis
+		t.OutputTokens += u.Output()
+		t.OutputMillis += u.GenMillis
+	}
+}
+
+// Pace is a model's speed in tokens per second: the prompt processed, the output generated.
+type Pace struct {
+	Prompt float64 `json:"promptTokensPerSecond"`
+	Output float64 `json:"outputTokensPerSecond"`
+}
+
+// minPaceMillis is the least measured time a pace is taken from: under it the figure is noise (a
+// reply of a few tokens, a server answering from memory), and the assumed pace stands.
+const minPaceMillis = 200
+
+// Pace is the pace the calls measured, each half of it where enough time was measured; assumed
+// elsewhere.
+func (t TimeTotals) Pace(assumed Pace) Pace {
+	p := assumed
+	if t.PromptMillis >= minPaceMillis && t.PromptTokens > 0 {
+		p.Prompt = float64(t.PromptTokens) * 1000 / float64(t.PromptMillis)
+	}
+	if t.OutputMillis >= minPaceMillis && t.OutputTokens > 0 {
+		p.Output = float64(t.OutputTokens) * 1000 / float64(t.OutputMillis)
+	}
+	return p
+}
+
+// Prices are the pace as the engine weighs it: seconds per million tokens in place of dollars,
+// so that the clearing plan and the summary decision, which compare costs, compare time. A cached
+// token weighs as much as the others: a local server bills no cache, and Ollama's reuse of its
+// KV cache is not reported.
+func (p Pace) Prices() Prices {
+	in, out := 1e6/max(p.Prompt, 1), 1e6/max(p.Output, 1)
+	return Prices{Input: in, CachedInput: in, Output: out}
 }
 
 // Capped tells whether the session reached its cap: its tokens counted at their price, in

@@ -195,7 +195,7 @@ func usageParams(sessionID string, u agent.Usage) contextUsageParams {
 		Percent:    u.Percent,
 		Source:     wire(sourceNames, u.Source),
 		Breakdown:  u.Breakdown,
-		Totals:     totalsUnknown(u.Totals, u.CostUnknown),
+		Totals:     totalsUnknown(u.Totals, u.CostUnknown, u.Local),
 		Cache:      hits,
 		Compaction: compactionState{State: wire(compactionNames, u.Compaction), Count: u.Compactions, Decision: u.Decision},
 		CompactAt:  u.CompactAt,

@@ -59,6 +59,16 @@ func TestProviderSettings(t *testing.T) {
 	if n := len(mainRequests(e.srv)); n != 0 {
 		t.Errorf("%d calls went to Gemini", n)
 	}
+	// The server is on this machine and the catalogue does not price qwen3:8b: the meter gives
+	// tokens and the model's time, never dollars nor "unknown".
+	us := e.usages(id)
+	if len(us) == 0 {
+		t.Fatal("no usage notification")
+	}
+	c := us[len(us)-1].Totals.Cost
+	if !c.Local || c.Unknown || !strings.HasPrefix(c.Text, "local") || strings.Contains(c.Text, "$") || us[len(us)-1].Totals.InputTokens == 0 {
+		t.Errorf("the local model's usage: %+v", us[len(us)-1].Totals)
+	}
 }
 
 // TestProviderSettingsProtected: a workspace cannot send the code elsewhere: provider, baseURL and

@@ -41,6 +41,9 @@ type totals struct {
 	// Subagents are the subagents' calls, counted in the figures above too; absent before the
 	// first.
 	Subagents *subagentTotals `json:"subagents,omitempty"`
+	// ModelMillis is how long the model took over the calls, as measured where the client does
+	// (a local model's cost, which cost.text then gives); absent when nothing was measured.
+	ModelMillis int64 `json:"modelMillis,omitempty"`
 }
 
 // subagentTotals are what the subagents cost, apart.
@@ -75,6 +78,9 @@ type money struct {
 	Amount   float64 `json:"amount"`
 	Currency string  `json:"currency"`
 	Unknown  bool    `json:"unknown,omitempty"`
+	// Local is set when a local model served calls, or serves the next: free, its cost is its
+	// time, and Text says it ("local · 41 s", "$0.0063 + local 41 s").
+	Local bool `json:"local,omitempty"`
 	// Text is the cost as users read it: "$0.0063", "unknown", "$0.0063 + unknown".
 	Text string `json:"text"`
 }
@@ -508,23 +514,24 @@ type largeItem struct {
 	Stale bool `json:"stale,omitempty"` // the file changed on disk after the agent read it
 }
 
-func totalsOf(t contextwin.Totals) totals { return totalsUnknown(t, false) }
+func totalsOf(t contextwin.Totals) totals { return totalsUnknown(t, false, false) }
 
-// totalsUnknown is totalsOf when the cost is unknown for another reason too (agent.Usage's
-// CostUnknown).
-func totalsUnknown(t contextwin.Totals, unknown bool) totals {
+// totalsUnknown is totalsOf when the cost is unknown for another reason too, or the calls to
+// come are to a local model (agent.Usage's CostUnknown and Local).
+func totalsUnknown(t contextwin.Totals, unknown, local bool) totals {
 	unknown = unknown || !t.CostKnown()
 	out := totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
-		Cost: money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Text: t.CostTextUnknown(unknown)}}
+		Cost:        money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Local: t.Local > 0 || local, Text: t.CostWords(unknown, local)},
+		ModelMillis: t.Time.Millis}
 	if s := t.Summaries; s.Calls > 0 {
-		st := contextwin.Totals{Cost: s.Cost, Unpriced: s.Unpriced}
+		st := contextwin.Totals{Calls: s.Calls, Cost: s.Cost, Unpriced: s.Unpriced, Local: s.Local}
 		out.Summaries = &summaryTotals{Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens, Flex: s.Flex,
-			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Text: st.CostText()}, Text: s.Text()}
+			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Local: s.Local > 0, Text: st.CostText()}, Text: s.Text()}
 	}
 	if s := t.Subagents; s.Runs > 0 || s.Calls > 0 {
-		st := contextwin.Totals{Cost: s.Cost, Unpriced: s.Unpriced}
+		st := contextwin.Totals{Calls: s.Calls, Cost: s.Cost, Unpriced: s.Unpriced, Local: s.Local}
 		out.Subagents = &subagentTotals{Runs: s.Runs, Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens,
-			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Text: st.CostText()}, Text: s.Text()}
+			Cost: money{Amount: s.Cost, Currency: "USD", Unknown: s.Unpriced > 0, Local: s.Local > 0, Text: st.CostText()}, Text: s.Text()}
 	}
 	return out
 }

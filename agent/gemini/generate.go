@@ -97,6 +97,10 @@ type Usage struct {
 	Thoughts      int // thoughtsTokenCount: thinking, billed as output
 	ToolUsePrompt int // toolUsePromptTokenCount
 	Total         int // totalTokenCount
+	// Wait is the time from the request to the reply's first chunk (the prompt processed) and
+	// Gen from the first chunk to the last (the output generated), for a client that measures
+	// them (agent/openai, where a local model's time is its cost); 0 otherwise.
+	Wait, Gen time.Duration
 }
 
 // Generate calls the model, retrying transient failures, and yields deltas, retries and finally

@@ -139,13 +139,18 @@ var ErrStreamCut = errors.New("the model's reply was cut off before its end")
 
 // stream runs one streamed attempt.
 func (c *Client) stream(ctx context.Context, p oai.ChatCompletionNewParams, emit func(gemini.Chunk) bool) (*gemini.Response, error) {
+	start := time.Now()
 	s := c.api.Chat.Completions.NewStreaming(ctx, p)
 	defer func() { _ = s.Close() }() // a read stream: its error is s.Err's
 	var m merger
+	var first time.Time // the first token of the reply (not a chunk naming the role): the prompt was processed
 	finished := false
 	for s.Next() {
 		ch := s.Current()
 		text, thought := m.add(ch)
+		if first.IsZero() && (text != "" || thought != "" || len(m.calls) > 0) {
+			first = time.Now()
+		}
 		if thought != "" && !emit(gemini.Chunk{Thought: thought}) {
 			return nil, errStopped
 		}
@@ -160,15 +165,20 @@ func (c *Client) stream(ctx context.Context, p oai.ChatCompletionNewParams, emit
 	if !finished {
 		return nil, ErrStreamCut
 	}
+	if !first.IsZero() {
+		m.u.Wait, m.u.Gen = first.Sub(start), time.Since(first)
+	}
 	return m.response(), nil
 }
 
 // unary runs one attempt that waits for the whole reply.
 func (c *Client) unary(ctx context.Context, p oai.ChatCompletionNewParams, emit func(gemini.Chunk) bool) (*gemini.Response, error) {
+	start := time.Now()
 	cc, err := c.api.Chat.Completions.New(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	took := time.Since(start) // prompt and output together: Gen stays 0
 	if len(cc.Choices) == 0 {
 		return nil, errors.New("the server answered with no choice")
 	}
@@ -182,6 +192,7 @@ func (c *Client) unary(ctx context.Context, p oai.ChatCompletionNewParams, emit 
 	}
 	m.finish = cc.Choices[0].FinishReason
 	m.usage(cc.Usage)
+	m.u.Wait = took
 	if m.thought.Len() > 0 && !emit(gemini.Chunk{Thought: m.thought.String()}) {
 		return nil, errStopped
 	}

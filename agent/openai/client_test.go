@@ -73,6 +73,10 @@ func TestStreamedReplyWithToolCalls(t *testing.T) {
 	if len(calls) != 2 || calls[0].ID != "call_a" || calls[1].Args["path"] != "b.go" {
 		t.Fatalf("calls %+v", calls)
 	}
+	if u := done.Usage; u.Wait <= 0 || u.Gen <= 0 {
+		t.Errorf("the streamed call's time was not measured: %+v", u)
+	}
+	done.Usage.Wait, done.Usage.Gen = 0, 0
 	if done.Usage != (gemini.Usage{Prompt: 5000, Cached: 4096, Candidates: 40, Thoughts: 12, Total: 5052}) {
 		t.Errorf("usage %+v", done.Usage)
 	}
@@ -216,5 +220,49 @@ func TestContextWindow(t *testing.T) {
 	}
 	if ms, err := c.Models(context.Background()); err != nil || strings.Join(ms, ",") != "qwen3:8b,fake-model" {
 		t.Errorf("models %v, %v", ms, err)
+	}
+}
+
+// TestTiming: a streamed reply's time is split at its first token, the prompt's part before and
+// the output's after, at least what the server took for each; a unary one has its whole time
+// before.
+func TestTiming(t *testing.T) {
+	srv := openaitest.New(openaitest.Turn{Text: "one two three", Usage: &openaitest.Usage{Prompt: 3000, Completion: 40}},
+		openaitest.Turn{Text: "four", Usage: &openaitest.Usage{Prompt: 3000, Completion: 40}})
+	defer srv.Close()
+	srv.Pace = &openaitest.Pace{Prompt: 20_000, Output: 400} // 150 ms, then 100 ms
+	req := &gemini.Request{Contents: []*genai.Content{genai.NewContentFromText("hi", genai.RoleUser)}, Stream: true}
+	_, _, _, done, err := collect(t, client(t, srv), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := done.Usage; u.Wait < 150*time.Millisecond || u.Gen < 100*time.Millisecond {
+		t.Errorf("streamed: wait %s, gen %s", u.Wait, u.Gen)
+	}
+	req.Stream = false
+	if _, _, _, done, err = collect(t, client(t, srv), req); err != nil {
+		t.Fatal(err)
+	}
+	if u := done.Usage; u.Wait < 250*time.Millisecond || u.Gen != 0 {
+		t.Errorf("unary: wait %s, gen %s", u.Wait, u.Gen)
+	}
+}
+
+// TestLocal: a server on this machine or its network is local; a public one is not.
+func TestLocal(t *testing.T) {
+	for url, want := range map[string]bool{
+		"http://localhost:11434/v1": true, "http://127.0.0.1:1234/v1": true, "http://[::1]:8080/v1": true,
+		"http://192.168.1.20:11434/v1": true, "http://10.0.0.5/v1": true, "http://ollama:11434/v1": true,
+		"http://gpu-box.local:8000/v1": true, "http://host.docker.internal:11434/v1": true,
+		"https://api.openai.com/v1": false, "https://openrouter.ai/api/v1": false, "http://8.8.8.8/v1": false,
+		"https://localhost.example.com/v1": false,
+	} {
+		c, err := New(Config{BaseURL: url, Model: "m"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Local(); got != want {
+			t.Errorf("%s: local %v, want %v", url, got, want)
+		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 )
@@ -162,3 +164,31 @@ type httpStatus struct {
 }
 
 func (e *httpStatus) Error() string { return http.StatusText(e.code) + " from " + e.url }
+
+// Local tells whether the server runs on the user's machine or network: a loopback, private or
+// link-local address, or a name that only such a network resolves (localhost, *.local,
+// *.internal, *.lan, a bare host name). Its models bill nothing, unless the user or the
+// catalogue prices them (contextwin.Pricing.Free): their cost is their time.
+func (c *Client) Local() bool {
+	u, err := url.Parse(c.cfg.BaseURL)
+	if err != nil {
+		return false
+	}
+	return localHost(u.Hostname())
+}
+
+func localHost(host string) bool {
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsUnspecified()
+	}
+	if host == "localhost" || !strings.Contains(host, ".") {
+		return host != ""
+	}
+	for _, suffix := range []string{".localhost", ".local", ".internal", ".lan", ".home.arpa"} {
+		if strings.HasSuffix(host, suffix) {
+			return true
+		}
+	}
+	return false
+}

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent/openai/openaitest"
 )
@@ -153,6 +156,8 @@ func TestLocalModelWithinItsWindow(t *testing.T) {
 	srv := openaitest.New(turns...)
 	defer srv.Close()
 	srv.Models, srv.ContextLength, srv.NumCtx = []string{"qwen3:8b"}, 40960, 16384 // a Modelfile's num_ctx
+	// As Ollama: no cache reported, and each reply takes a local model's time.
+	srv.NoCache, srv.Pace = true, &openaitest.Pace{Prompt: 200_000, Output: 2_000}
 	code, out, errOut := runMain(t, []string{"run", "--provider", "openai", "--base-url", srv.URL(), "--model", "qwen3:8b", "--workspace", ws, "read every part of the notes"},
 		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
 	if code != 0 {
@@ -164,15 +169,17 @@ func TestLocalModelWithinItsWindow(t *testing.T) {
 	if !strings.Contains(out, "checkpoint") {
 		t.Errorf("nothing was cleared or compacted:\n%s", out)
 	}
-	peak := 0
-	for _, r := range srv.Requests() {
-		b, _ := json.Marshal(map[string]any{"t": r.Body["tools"], "m": r.Body["messages"]})
-		peak = max(peak, len(b)/4)
+	// The model is local: its cost is its time, never dollars or "unknown", and the time is at
+	// least what the server took.
+	status := out[strings.LastIndex(out, "status "):]
+	m := regexp.MustCompile(`· local · ([0-9.]+) s`).FindStringSubmatch(status)
+	if m == nil || strings.Contains(status, "$") || strings.Contains(status, "unknown") || strings.Contains(status, "cache:") {
+		t.Fatalf("the closing line does not give the local model's time: %q", status)
 	}
-	if peak > 16384 {
-		t.Errorf("a request of about %d tokens, over the 16,384-token window", peak)
+	if secs, _ := strconv.ParseFloat(m[1], 64); secs < srv.Slept().Seconds()-0.1 || srv.Slept() < 300*time.Millisecond {
+		t.Errorf("model time %s s, the server took %s", m[1], srv.Slept())
 	}
-	t.Logf("peak request about %d tokens; %d requests", peak, len(srv.Requests()))
+	checkPeak(t, srv, 16384, out)
 }
 
 // TestOllamaDefaultContext: an Ollama model with nothing setting its context gets Ollama's
@@ -191,4 +198,62 @@ func TestOllamaDefaultContext(t *testing.T) {
 		!strings.Contains(errOut, "OLLAMA_CONTEXT_LENGTH=32768") {
 		t.Errorf("stderr %q", errOut)
 	}
+}
+
+// TestLocalModelSummarizes: on a local model with a 16,384-token window, a session whose history
+// is mostly the model's own words (which clearing cannot free) is summarized within the window,
+// the summary on the same free model, and completes; the decisions are weighed in seconds.
+func TestLocalModelSummarizes(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "inventory.csv"), []byte("sku,count\nA-1,4\nB-2,9\n"), 0o644)
+	var turns []openaitest.Turn
+	for i := range 26 {
+		var b strings.Builder
+		for j := range 16 {
+			fmt.Fprintf(&b, "Step %d, point %d: the count of aisle %d differs from the ledger by %d units, which the next read should explain. ", i, j, (i*7+j)%13, (i+j)%5+1)
+		}
+		turns = append(turns, openaitest.Turn{Text: b.String(), Calls: []openaitest.Call{{Name: "read_file", Args: map[string]any{"path": "inventory.csv"}}}})
+	}
+	turns = append(turns, openaitest.Turn{Text: "The ledger and the shelves agree once the returns are counted."},
+		openaitest.Turn{Match: "Summarize the conversation", Text: "**Objective:**\nReconcile the inventory.\n\n**Progress:**\nTwenty-six aisles compared with the ledger."})
+	srv := openaitest.New(turns...)
+	defer srv.Close()
+	srv.Models, srv.ContextLength, srv.NumCtx, srv.NoCache = []string{"qwen3:8b"}, 40960, 16384, true
+	code, out, errOut := runMain(t, []string{"run", "--verbose", "--provider", "openai", "--base-url", srv.URL(), "--model", "qwen3:8b", "--workspace", ws, "reconcile the inventory"},
+		env(map[string]string{"REPRISE_HOME": t.TempDir()}))
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "once the returns are counted") {
+		t.Errorf("the run did not complete:\n%s", out)
+	}
+	summarized := false
+	for _, r := range srv.Requests() {
+		msgs := r.Messages()
+		if c, _ := msgs[len(msgs)-1]["content"].(string); strings.Contains(c, "Summarize the conversation") {
+			summarized = true
+		}
+	}
+	if !summarized || !strings.Contains(out, "of which 1 summary local") {
+		t.Errorf("no summary on the local model:\n%s", out)
+	}
+	if strings.Contains(out, "$") {
+		t.Errorf("a local session words something in dollars:\n%s", out)
+	}
+	checkPeak(t, srv, 16384, out)
+}
+
+// checkPeak fails the test if a request the server received is over window tokens (its JSON's
+// bytes over four, which overstates the tokens of prose and JSON alike).
+func checkPeak(t *testing.T, srv *openaitest.Server, window int, out string) {
+	t.Helper()
+	peak := 0
+	for _, r := range srv.Requests() {
+		b, _ := json.Marshal(map[string]any{"t": r.Body["tools"], "m": r.Body["messages"]})
+		peak = max(peak, len(b)/4)
+	}
+	if peak > window {
+		t.Errorf("a request of about %d tokens, over the %d-token window", peak, window)
+	}
+	t.Logf("peak request about %d tokens; %d requests\n%s", peak, len(srv.Requests()), out)
 }

@@ -76,10 +76,20 @@ type Catalog struct {
 // ProviderRules are what a provider other than Gemini bills, as of Checked.
 type ProviderRules struct {
 	Checked string `json:"checked"`
-	// CacheMinTokens is the shortest prefix its automatic cache bills as cached.
-	CacheMinTokens int    `json:"cacheMinTokens"`
-	Source         string `json:"source"`
+	// CacheMinTokens is the shortest prefix its automatic cache bills as cached; 0: none.
+	CacheMinTokens int `json:"cacheMinTokens"`
+	// Free is a provider that bills nothing: a server on the user's machine or network.
+	Free bool `json:"free,omitempty"`
+	// PromptPerSecond and OutputPerSecond are the pace assumed for a free provider's model until
+	// the session has measured its own: tokens of prompt processed, and of output generated, per
+	// second.
+	PromptPerSecond float64 `json:"promptTokensPerSecond,omitempty"`
+	OutputPerSecond float64 `json:"outputTokensPerSecond,omitempty"`
+	Source          string  `json:"source"`
 }
+
+// ProviderLocal is the rules' key for a server on the user's machine or network.
+const ProviderLocal = "local"
 
 // SubagentChoice is the catalogue's model for subagents, and the thinking level it runs them at
 // (its provider's advice for agentic use of the model, which may differ from its default).

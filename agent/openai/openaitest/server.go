@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Turn is one scripted reply. Status, when not 0, answers with that error instead.
@@ -40,6 +41,20 @@ type Call struct {
 	Args     map[string]any
 }
 
+// Pace is a model's speed in tokens per second.
+type Pace struct{ Prompt, Output float64 }
+
+// waits are the times a reply of u takes at s.Pace: before its first chunk, and after it.
+func (s *Server) waits(u *Usage) (first, rest time.Duration) {
+	if s.Pace == nil || u == nil {
+		return 0, 0
+	}
+	sec := func(tokens int, perSecond float64) time.Duration {
+		return time.Duration(float64(tokens) / perSecond * float64(time.Second))
+	}
+	return sec(u.Prompt-u.Cached, s.Pace.Prompt), sec(u.Completion+u.Reasoning, s.Pace.Output)
+}
+
 // Usage is what a reply reports.
 type Usage struct {
 	Prompt, Cached, Completion, Reasoning int
@@ -66,7 +81,9 @@ func (r Request) Messages() []map[string]any {
 // Server is the fake. Models lists what /v1/models answers; ContextLength is the model's
 // maximum /api/show gives, NumCtx its Modelfile's num_ctx there (0: none), Loaded the context
 // /api/ps gives the loaded model (0: not loaded). NotOllama answers 404 to both, as a server other
-// than Ollama does.
+// than Ollama does. NoCache estimates no cached tokens, as Ollama reports none. Pace, when set,
+// makes each reply take the time a local model would: the uncached prompt at Pace.Prompt tokens
+// a second before the first chunk, the output at Pace.Output after it.
 type Server struct {
 	*httptest.Server
 	Models        []string
@@ -74,8 +91,11 @@ type Server struct {
 	NumCtx        int
 	Loaded        int
 	NotOllama     bool
+	NoCache       bool
+	Pace          *Pace
 
 	mu       sync.Mutex
+	slept    time.Duration
 	turns    []Turn
 	requests []Request
 	prefixes []string
@@ -95,6 +115,13 @@ func New(turns ...Turn) *Server {
 
 // URL is the base URL a client is given (…/v1).
 func (s *Server) URL() string { return s.Server.URL + "/v1" }
+
+// Slept is the time the replies so far took at Pace.
+func (s *Server) Slept() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.slept
+}
 
 // Requests returns the chat calls received so far.
 func (s *Server) Requests() []Request {
@@ -170,7 +197,7 @@ func (s *Server) estimate(body map[string]any) *Usage {
 	}
 	s.prefixes = append(s.prefixes, text)
 	u := &Usage{Prompt: len(text) / 4, Completion: 20}
-	if tokens := best / 4; tokens >= 1024 {
+	if tokens := best / 4; tokens >= 1024 && !s.NoCache {
 		u.Cached = tokens / 128 * 128
 	}
 	return u
@@ -206,10 +233,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 			finish = "tool_calls"
 		}
 	}
+	first, rest := s.waits(u)
+	s.mu.Lock()
+	s.slept += first + rest
+	s.mu.Unlock()
+	time.Sleep(first)
 	if stream, _ := req.Body["stream"].(bool); stream {
-		s.streamReply(w, model, t, u, finish)
+		s.streamReply(w, model, t, u, finish, rest)
 		return
 	}
+	time.Sleep(rest)
 	msg := map[string]any{"role": "assistant", "content": t.Text}
 	if t.Reasoning != "" {
 		msg["reasoning_content"] = t.Reasoning
@@ -222,7 +255,8 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 		"choices": []any{map[string]any{"index": 0, "message": msg, "finish_reason": finish}}, "usage": usage(u)})
 }
 
-func (s *Server) streamReply(w http.ResponseWriter, model string, t Turn, u *Usage, finish string) {
+// streamReply streams t; rest is the time the output takes after the first chunk.
+func (s *Server) streamReply(w http.ResponseWriter, model string, t Turn, u *Usage, finish string, rest time.Duration) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	send := func(delta map[string]any, finish any, u *Usage) {
 		c := map[string]any{"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": model,
@@ -253,6 +287,7 @@ func (s *Server) streamReply(w http.ResponseWriter, model string, t Turn, u *Usa
 		send(map[string]any{"tool_calls": []any{first}}, nil, nil)
 		send(map[string]any{"tool_calls": []any{map[string]any{"index": i, "function": map[string]any{"arguments": args[half:]}}}}, nil, nil)
 	}
+	time.Sleep(rest)
 	send(map[string]any{}, finish, nil)
 	send(nil, nil, u)
 	fmt.Fprint(w, "data: [DONE]\n\n")

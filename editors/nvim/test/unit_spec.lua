@@ -201,6 +201,16 @@ h.test('costs as the server words them: unknown is never $0', function()
   }), '\n')
   h.contains(text, 'gemini-9-x (answered by gemini-9-y)', 'the served model')
   h.contains(text, '· 5 out · unknown · 0 turns · 1 model call · 0 re-reads', 'the cost unknown')
+  -- A local model is free: its cost is its time, never $0.
+  local local_cost = { amount = 0, currency = 'USD', ['local'] = true, text = 'local · 41 s' }
+  h.eq(util.cost(local_cost), 'local · 41 s', 'a local model')
+  local view = table.concat(require('reprise.context').render({
+    percent = 60, used = 9800, size = 16384, model = 'qwen3:8b',
+    totals = { inputTokens = 52000, cachedTokens = 0, outputTokens = 300, cost = local_cost, modelMillis = 41400 },
+    calls = 9,
+  }), '\n')
+  h.contains(view, '· 300 out · local · 41 s ·', 'the local model\'s time in the context view')
+  h.truthy(not view:find('$', 1, true), 'no dollars for a local model')
 end)
 
 h.test('models picker rows', function()

@@ -1,7 +1,7 @@
 // The context meter's pure part: what the status bar item says, how loud it is, and its tooltip.
 // No vscode import, so it is unit-tested as is; meterItem.ts puts it on the status bar.
 import { CompactionBlocking, CompactionRunning, SourceEstimate } from './protocol';
-import type { Breakdown, CacheHits, ContextUsage, Money } from './protocol';
+import type { Breakdown, CacheHits, ContextUsage, Money, Totals } from './protocol';
 
 export type Level = 'normal' | 'warning' | 'error';
 
@@ -181,13 +181,15 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
  * server explains: nothing below compactAt, then clearing or a summary when it pays, and a wait at
  * blockAt; Compact Session summarizes at once.
  */
-export function compactionPlan(u: Pick<ContextUsage, 'percent' | 'size' | 'compactAt' | 'blockAt'>): string {
+export function compactionPlan(u: Pick<ContextUsage, 'percent' | 'size' | 'compactAt' | 'blockAt'> & { totals?: Pick<Totals, 'cost'> }): string {
   const at = Math.round(u.compactAt * 100);
   const block = Math.round(u.blockAt * 100);
+  // A local model is free: what the context costs it is time.
+  const pays = u.totals?.cost?.local ? 'in time (the local model is free)' : 'in dollars';
   if (u.percent < u.compactAt * 100) {
-    return `Below ${at}% (${tokens(u.compactAt * u.size)} tokens) the context is kept as it is. From there, old tool results are cleared or a summary starts when it pays for itself in dollars; at ${block}% the agent waits for one. *Compact Session* summarizes now.`;
+    return `Below ${at}% (${tokens(u.compactAt * u.size)} tokens) the context is kept as it is. From there, old tool results are cleared or a summary starts when it pays for itself ${pays}; at ${block}% the agent waits for one. *Compact Session* summarizes now.`;
   }
-  return `Past ${at}%: old tool results are cleared or a summary starts as soon as it pays for itself in dollars; at ${block}% (${tokens(u.blockAt * u.size)} tokens) the agent waits for one.`;
+  return `Past ${at}%: old tool results are cleared or a summary starts as soon as it pays for itself ${pays}; at ${block}% (${tokens(u.blockAt * u.size)} tokens) the agent waits for one.`;
 }
 
 /** escapeMarkdown keeps a server's text literal in a Markdown tooltip. */

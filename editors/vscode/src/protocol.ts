@@ -136,7 +136,9 @@ export interface Money {
   amount: number;
   currency: string;
   unknown?: boolean;
-  /** the cost as users read it: `$0.0336`, `unknown`, `$0.0063 + unknown` (absent from older servers) */
+  /** a local model served calls or serves the next: free, its cost is its time, which `text` gives (`local · 41 s`) */
+  local?: boolean;
+  /** the cost as users read it: `$0.0336`, `unknown`, `$0.0063 + unknown`, `local · 41 s` (absent from older servers) */
   text?: string;
 }
 
@@ -152,6 +154,8 @@ export interface Totals {
   summaries?: SummaryTotals;
   /** the subagents' calls (the task tool), counted above too; absent before the first */
   subagents?: SubagentTotals;
+  /** how long the model took over the calls, where the client measured it (a local model's cost) */
+  modelMillis?: number;
 }
 
 /** SubagentTotals are what the subagents cost, apart. */

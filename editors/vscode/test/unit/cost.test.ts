@@ -57,6 +57,21 @@ describe('meter cost', () => {
   });
 });
 
+describe('a local model', () => {
+  const local: Money = { amount: 0, currency: 'USD', local: true, text: 'local · 41 s' };
+  it('status bar shows tokens and time, no dollars', () => {
+    const t = meterText(withCost(local, { modelMillis: 41_400 }));
+    expect(t).toBe('◑ 42% · 10.1k/24k · local · 41 s');
+    expect(t).not.toContain('$');
+  });
+  it('tooltip weighs the context in time', () => {
+    const t = meterTooltip({ ...withCost(local), compaction: { state: 'idle', count: 0 } });
+    expect(t).toContain('2.1k out · local · 41 s');
+    expect(t).toContain('pays for itself in time (the local model is free)');
+    expect(t).not.toContain('in dollars');
+  });
+});
+
 describe('context view cost', () => {
   it('shows the text and marks it unknown', () => {
     const html = contextBody(view(withCost(unknown)));
