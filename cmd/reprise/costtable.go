@@ -13,6 +13,7 @@ import (
 
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -57,17 +58,26 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 			}
 		}
 	}
-	if budget == noCompaction {
-		// Old tool results are cleared early whatever the budget; and the session cap, which the
-		// longest scenario reaches uncompacted, would cut short the run everything is measured
-		// against.
-		tweaks = append([]func(*contextwin.Policy){func(p *contextwin.Policy) { p.KeepToolResults, p.SessionTokenCap = true, 1<<30 }}, tweaks...)
-	}
-	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, sc.Subagents, tweaks...)
+	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, sc.Subagents, runTweaks(budget, tweaks)...)
 	if err != nil {
 		return scenarioRun{}, err
 	}
 	defer closeAll()
+	return playSession(ctx, sc, s, budget)
+}
+
+// runTweaks are the policy's tweaks for a run at budget: for the run without compaction, old tool
+// results are kept whatever the budget, and the session cap, which the longest scenario reaches
+// uncompacted, would cut short the run everything is measured against.
+func runTweaks(budget int, tweaks []func(*contextwin.Policy)) []func(*contextwin.Policy) {
+	if budget != noCompaction {
+		return tweaks
+	}
+	return append([]func(*contextwin.Policy){func(p *contextwin.Policy) { p.KeepToolResults, p.SessionTokenCap = true, 1<<30 }}, tweaks...)
+}
+
+// playSession runs sc's task in s and counts what it cost.
+func playSession(ctx context.Context, sc scenarios.Scenario, s *runner.Live, budget int) (scenarioRun, error) {
 	run := scenarioRun{Budget: budget}
 	for ev, err := range s.Run(ctx, sc.Task) {
 		switch {

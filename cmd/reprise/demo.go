@@ -190,48 +190,70 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
 func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, subagents agent.SubagentSettings, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
-	ws := filepath.Join(dir, "workspace")
-	if err := os.MkdirAll(ws, 0o755); err != nil {
-		return nil, nil, err
-	}
-	if err := workspace(ws); err != nil {
-		return nil, nil, err
-	}
 	srv := geminitest.New(script)
 	client, err := gemini.New(ctx, gemini.Config{APIKey: "scripted", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
 	if err != nil {
 		srv.Close()
 		return nil, nil, err
 	}
-	policy := contextwin.DefaultPolicy()
-	policy.ContextBudget = budget
-	for _, t := range tweaks {
-		t(&policy)
-	}
 	// One client per model, on the same fake: a subagent's calls are served and billed as its
 	// model's.
-	h := &runner.Runner{StateHome: filepath.Join(dir, "session"), Now: timeNow, Models: func(ctx context.Context, name string) (agent.Model, int, error) {
+	models := func(ctx context.Context, name string) (agent.Model, int, error) {
 		if name == client.Model() {
 			return client, contextwin.DefaultInputTokenLimit, nil
 		}
 		other, err := gemini.New(ctx, gemini.Config{APIKey: "scripted", BaseURL: srv.URL(), Model: name, BaseDelay: 10 * time.Millisecond})
 		return other, contextwin.DefaultInputTokenLimit, err
-	}}
-	s, err = h.Open(ctx, runner.Spec{
-		Config:    agent.Config{ContextPolicy: policy, Approver: scriptedUser{out: approvals}, Stream: true, Subagents: subagents},
-		Workspace: ws, Model: client.Model(),
+	}
+	open := scripted{dir: dir, workspace: workspace, model: client.Model(), models: models, budget: budget, approvals: approvals, subagents: subagents}
+	return open.session(ctx, srv.Close, tweaks...)
+}
+
+// scripted is a scripted session's setting: its workspace, its model and the factory of the
+// models it calls (a fake's clients), its budget, and who is told of the scripted user's
+// refusals.
+type scripted struct {
+	dir       string
+	workspace func(string) error
+	model     string
+	models    func(context.Context, string) (agent.Model, int, error)
+	budget    int
+	approvals io.Writer
+	subagents agent.SubagentSettings
+}
+
+// session opens the session; closeServer is called when it ends, or at once if it cannot open.
+func (o scripted) session(ctx context.Context, closeServer func(), tweaks ...func(*contextwin.Policy)) (*runner.Live, func(), error) {
+	ws := filepath.Join(o.dir, "workspace")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		closeServer()
+		return nil, nil, err
+	}
+	if err := o.workspace(ws); err != nil {
+		closeServer()
+		return nil, nil, err
+	}
+	policy := contextwin.DefaultPolicy()
+	policy.ContextBudget = o.budget
+	for _, t := range tweaks {
+		t(&policy)
+	}
+	h := &runner.Runner{StateHome: filepath.Join(o.dir, "session"), Now: timeNow, Models: o.models}
+	s, err := h.Open(ctx, runner.Spec{
+		Config:    agent.Config{ContextPolicy: policy, Approver: scriptedUser{out: o.approvals}, Stream: true, Subagents: o.subagents},
+		Workspace: ws, Model: o.model,
 		// Every run has a workspace of its own, always the same bundled code: one build cache
 		// for all of them, so that only the first run compiles cold.
 		Sandbox: sandbox.Config{Cache: sandbox.WorkspaceCache(os.Getenv, "scripted-demo")},
 	})
 	if err != nil {
-		srv.Close()
+		closeServer()
 		return nil, nil, err
 	}
 	return s, func() {
 		// The demo's log is a temporary directory's, removed with it.
 		_ = h.Close(context.WithoutCancel(ctx), s.ID())
-		srv.Close()
+		closeServer()
 	}, nil
 }
 

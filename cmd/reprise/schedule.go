@@ -10,8 +10,12 @@ import (
 // idealCost is bestSchedule for the uncompacted run base at the default model's prices of today,
 // the floor at its cache minimum.
 func idealCost(base scenarioRun) (float64, error) {
+	return idealCostOf(base, catalog.Builtin().DefaultModel())
+}
+
+// idealCostOf is idealCost for a run on model, at its prices and cache minimum.
+func idealCostOf(base scenarioRun, model string) (float64, error) {
 	c := catalog.Builtin()
-	model := c.DefaultModel()
 	p, ok := contextwin.Pricing{Catalog: c}.At(model, timeNow(), 0)
 	if !ok {
 		return 0, fmt.Errorf("no price for %s", model)

@@ -19,14 +19,18 @@ type Turn struct {
 	// Match, when set, keeps the turn for the first request whose last message contains it (a
 	// summary, asked beside the agent's own calls); the turns without one answer the others in
 	// order.
-	Match     string
+	Match string
+	// Also are more strings the request (its JSON) must hold, with Match, for this turn to
+	// answer it: a summary of a history that holds a given call, say.
+	Also      []string
 	Text      string
 	Reasoning string // sent as reasoning_content
 	Calls     []Call
 	Chunks    int // text deltas the text is cut into when streamed; default 3
-	// Usage, when nil, is estimated: the request's characters over 4, and the cached share as an
-	// automatic prefix cache gives it (the longest prefix shared with an earlier request, from
-	// 1,024 tokens, in steps of 128).
+	// Usage, when nil, is estimated: the request's characters over 4, the reply's (its text and
+	// calls, and apart its reasoning) likewise, and the cached share as an automatic prefix cache
+	// gives it (the longest prefix shared with an earlier request, from 1,024 tokens, in steps
+	// of 128).
 	Usage   *Usage
 	Status  int
 	Message string // the error's message
@@ -154,9 +158,19 @@ func (s *Server) next(r *http.Request) (Turn, Request, *Usage, error) {
 	s.turns = append(s.turns[:i:i], s.turns[i+1:]...)
 	u := t.Usage
 	if u == nil {
-		u = s.estimate(body)
+		u = s.estimate(body, t)
 	}
 	return t, req, u, nil
+}
+
+// holdsAll tells whether s contains every one of subs.
+func holdsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
 }
 
 // pick is the index of the turn that answers req: the first whose Match its last message holds,
@@ -168,8 +182,9 @@ func (s *Server) pick(req Request) int {
 		b, _ := json.Marshal(ms[len(ms)-1])
 		last = string(b)
 	}
+	whole, _ := json.Marshal(req.Body)
 	for i, t := range s.turns {
-		if t.Match != "" && strings.Contains(last, t.Match) {
+		if t.Match != "" && strings.Contains(last, t.Match) && holdsAll(string(whole), t.Also) {
 			return i
 		}
 	}
@@ -182,7 +197,7 @@ func (s *Server) pick(req Request) int {
 }
 
 // estimate is the usage of a request as an automatic prefix cache would bill it.
-func (s *Server) estimate(body map[string]any) *Usage {
+func (s *Server) estimate(body map[string]any, t Turn) *Usage {
 	// The tools come first, then the messages, as the servers' prefix caches read a request.
 	tools, _ := json.Marshal(body["tools"])
 	msgs, _ := json.Marshal(body["messages"])
@@ -196,7 +211,13 @@ func (s *Server) estimate(body map[string]any) *Usage {
 		best = max(best, n)
 	}
 	s.prefixes = append(s.prefixes, text)
-	u := &Usage{Prompt: len(text) / 4, Completion: 20}
+	// The reply as the model wrote it: its text and its calls' names and arguments.
+	out := len(t.Text)
+	for _, c := range t.Calls {
+		args, _ := json.Marshal(c.Args)
+		out += len(c.Name) + len(args)
+	}
+	u := &Usage{Prompt: len(text) / 4, Completion: max(out/4, 1), Reasoning: len(t.Reasoning) / 4}
 	if tokens := best / 4; tokens >= 1024 && !s.NoCache {
 		u.Cached = tokens / 128 * 128
 	}

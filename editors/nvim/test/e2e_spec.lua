@@ -1326,6 +1326,19 @@ h.test("the agent's changes reviewed one by one in the diff split: one undone, o
   h.eq(vim.tbl_map(function(m)
     return { m[2] + 1, m[4].virt_text[1][1] }
   end, marks), { { 6, '✓ kept' } }, 'the kept change marked')
+  -- The quickfix list of :Reprise changes, still the current one, follows the review.
+  h.wait(T, function()
+    local qf = vim.fn.getqflist()
+    return #qf == 3 and qf[1].text:find('3 changes · 1 kept · 1 undone', 1, true) ~= nil
+  end, function()
+    return 'the quickfix list after the review: ' .. vim.inspect(vim.tbl_map(function(i)
+      return { i.lnum, i.text }
+    end, vim.fn.getqflist()))
+  end)
+  h.eq(vim.tbl_map(function(i)
+    return { i.lnum, i.text }
+  end, vim.fn.getqflist()), { { 6, 'modified +1 −1 · 3 changes · 1 kept · 1 undone' }, { 6, 'line 6 · kept' },
+    { 9, 'removed after line 9 · pending' } }, 'the quickfix items after the review')
 
   -- An undo with unsaved edits in the buffer is refused before the server is asked.
   vim.api.nvim_buf_set_lines(cur, 0, 1, false, { '# Pancakes!' })

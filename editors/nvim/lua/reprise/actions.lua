@@ -494,8 +494,12 @@ end
 
 --- Lists the files the agent changed in the current session (reprise.changes) in the quickfix list.
 function M.changes()
-  run('changes', C.changes, current_session, function(res)
-    changes.quickfix(res)
+  local args
+  run('changes', C.changes, function(id, st)
+    args = current_session(id, st)
+    return args
+  end, function(res, id)
+    changes.quickfix(res, id, args)
   end)
 end
 
@@ -578,6 +582,7 @@ function M.undo(path)
     if #restored > 0 then
       util.notify('undone: ' .. table.concat(restored, ', '))
     end
+    changes.refresh_quickfix()
   end)
 end
 

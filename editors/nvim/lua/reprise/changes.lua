@@ -1,8 +1,13 @@
 -- Reviewing the agent's changes (reprise.changes): the quickfix list, the restore point rebuilt by
 -- reverse-applying an entry's unified diff to the file on disk, and the diff split.
+local client = require('reprise.client')
+local protocol = require('reprise.protocol')
 local util = require('reprise.util')
 
 local M = {}
+
+-- The quickfix list's title; its context holds {reprise = {client, args}}, what to ask again.
+local qf_title = 'Reprise changes'
 
 --- The hunks of a unified diff: {new_start, new_count, lines = {'+x', '-y', ' z'}}.
 ---@param diff string
@@ -178,13 +183,32 @@ end
 
 --- Fills and opens the quickfix list with the changed files.
 ---@param res table the result of reprise.changes
-function M.quickfix(res)
+---@param id integer|nil the client asked, kept with args to list them again after a review
+---@param args table|nil the arguments it was asked with
+function M.quickfix(res, id, args)
   local files = res and res.files or {}
   if #files == 0 then
     return util.notify('the agent changed no file in this session')
   end
-  vim.fn.setqflist({}, ' ', { title = 'Reprise changes', items = M.items(files) })
+  vim.fn.setqflist({}, ' ', { title = qf_title, items = M.items(files),
+    context = id and { reprise = { client = id, args = args } } or nil })
   vim.cmd('botright copen')
+end
+
+--- Lists the changes again in the current quickfix list when it is Reprise's, after a keep or an
+--- undo, so that its progress and each change's state follow the review (as gitsigns' list
+--- follows a stage). The list keeps its place and cursor; another list is left alone.
+function M.refresh_quickfix()
+  local qf = vim.fn.getqflist({ id = 0, title = 0, context = 0 })
+  local ctx = type(qf.context) == 'table' and qf.context.reprise or nil
+  if qf.title ~= qf_title or type(ctx) ~= 'table' then
+    return
+  end
+  client.execute(ctx.client, protocol.command.changes, ctx.args, function(err, res)
+    if not err then
+      vim.fn.setqflist({}, 'r', { id = qf.id, items = M.items(res and res.files or {}) })
+    end
+  end)
 end
 
 --- The entry of `files` for a path (absolute, or relative to the current directory or the root).

@@ -274,6 +274,7 @@ function M.apply(rv, side, line, kind)
     if reviews[rv.old or -1] then
       M.refresh(rv)
     end
+    changes.refresh_quickfix()
   end)
 end
 
