@@ -38,6 +38,8 @@ type ModelInfo struct {
 	Detail           string         `json:"detail"` // one line for a picker
 	Default          bool           `json:"default,omitempty"`
 	Current          bool           `json:"current,omitempty"` // the model new sessions use
+	// Local: a local server serves it unpriced: free, its time counted (prices then absent).
+	Local bool `json:"local,omitempty"`
 }
 
 // ModelsResult is what reprise.models answers.
@@ -121,7 +123,7 @@ func modelInfo(e catalog.Entry, cat *catalog.Catalog, current string) ModelInfo 
 		InputTokenLimit: e.InputTokenLimit, OutputTokenLimit: e.OutputTokenLimit,
 		PriceText: e.PriceText(), CacheMinTokens: e.CacheMinTokens, ExplicitCaching: e.ExplicitCaching,
 		ThinkingLevels: []string{}, ThinkingDefault: strings.ToLower(e.Thinking.Default),
-		Default: e.ID == cat.DefaultModel(), Current: cat.Same(e.ID, current),
+		Default: e.ID == cat.DefaultModel(), Current: cat.Same(e.ID, current), Local: e.Local,
 	}
 	if e.Retired {
 		m.Status = string(catalog.Retired)
@@ -133,7 +135,11 @@ func modelInfo(e catalog.Entry, cat *catalog.Catalog, current string) ModelInfo 
 	for _, l := range e.Thinking.Accepted() {
 		m.ThinkingLevels = append(m.ThinkingLevels, strings.ToLower(l))
 	}
-	parts := []string{m.StatusText, catalog.Kilo(e.InputTokenLimit) + " context", e.PriceText() + " per 1M in · cached · out"}
+	price := e.PriceText() + " per 1M in · cached · out"
+	if e.Local {
+		price = "local: free, its time counted"
+	}
+	parts := []string{m.StatusText, catalog.Kilo(e.InputTokenLimit) + " context", price}
 	if len(m.ThinkingLevels) > 0 {
 		parts = append(parts, "thinking "+e.Thinking.Describe())
 	}

@@ -126,7 +126,7 @@ func TestModelsOfTheProvider(t *testing.T) {
 	var got ModelProvider
 	lister := func(_ context.Context, p ModelProvider) ([]catalog.Listed, error) {
 		got = p
-		return []catalog.Listed{{ID: "qwen3:8b", InputTokenLimit: 16384}, {ID: "gpt-5.4-mini", InputTokenLimit: 1000000}}, nil
+		return []catalog.Listed{{ID: "qwen3:8b", InputTokenLimit: 16384, Local: true}, {ID: "gpt-5.4-mini", InputTokenLimit: 1000000, Local: true}}, nil
 	}
 	e := newEnv(t, envOpts{editor: lsptest.Options{InitializationOptions: init}, providerLister: lister})
 	var r ModelsResult
@@ -140,10 +140,12 @@ func TestModelsOfTheProvider(t *testing.T) {
 	for _, m := range r.Models {
 		byID[m.ID] = m
 	}
-	if q := byID["qwen3:8b"]; !q.Current || q.InputTokenLimit != 16384 || q.Prices != nil {
+	// Served locally and unpriced: free, its time counted; the catalogue's prices win for a model
+	// it knows.
+	if q := byID["qwen3:8b"]; !q.Current || q.InputTokenLimit != 16384 || q.Prices != nil || !q.Local || !strings.Contains(q.Detail, "16k context · local: free, its time counted") {
 		t.Errorf("qwen3:8b: %+v", q)
 	}
-	if g := byID["gpt-5.4-mini"]; g.Prices == nil || g.Prices.Input != 0.75 || g.CacheMinTokens != 1024 {
+	if g := byID["gpt-5.4-mini"]; g.Prices == nil || g.Prices.Input != 0.75 || g.CacheMinTokens != 1024 || g.Local {
 		t.Errorf("gpt-5.4-mini: %+v", g)
 	}
 }

@@ -5,7 +5,12 @@
 //
 // Usage:
 //
-//	fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE] [--watch-stdin=true]
+//	fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE] [--watch-stdin=true] [--api openai]
+//
+// With --api openai it serves the same script as an OpenAI-compatible server (package
+// openaitest): Chat Completions, the script's models in /v1/models, and Ollama's /api/show with
+// the script's inputTokenLimit as the models' num_ctx; its first line is then the /v1 base URL,
+// and --log is not written.
 //
 // It serves until SIGINT or SIGTERM, or until its stdin closes, so that a test runner that dies
 // does not leave it running; then it exits 0. Start it with stdin on a pipe (not /dev/null), or
@@ -25,6 +30,7 @@ import (
 	"syscall"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/openai/openaitest"
 )
 
 func main() {
@@ -39,11 +45,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	logPath := fs.String("log", "", "on exit, write the requests received to this file as JSON lines")
 	watchStdin := fs.Bool("watch-stdin", true, "exit when stdin closes")
+	api := fs.String("api", "gemini", `"gemini", or "openai": the script served as an OpenAI-compatible server`)
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *scriptPath == "" || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE]")
+	if *scriptPath == "" || fs.NArg() > 0 || (*api != "gemini" && *api != "openai") {
+		fmt.Fprintln(stderr, "usage: fakegemini --script FILE [--addr 127.0.0.1:0] [--log FILE] [--api gemini|openai]")
 		return 2
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
@@ -62,20 +69,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	// has read it.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *api == "openai" {
+		return serveOpenAI(ctx, stop, script, l, stdin, stdout, *watchStdin, log)
+	}
 	srv := geminitest.NewListener(script, l)
 	// The first line of stdout is the protocol with the parent: nothing else goes there.
 	fmt.Fprintln(stdout, srv.URL())
 	log.Info("fakegemini: serving", "url", srv.URL(), "turns", len(script.Turns))
 
-	if *watchStdin {
-		// Ends when stdin reaches EOF or fails; if a signal comes first, the process exits with
-		// it still blocked on the read, which is harmless.
-		go func() {
-			_, _ = io.Copy(io.Discard, stdin) // end of input or a broken pipe: the parent is gone either way
-			stop()
-		}()
-	}
-	<-ctx.Done()
+	waitEnd(ctx, stop, stdin, *watchStdin)
 	srv.Close()
 
 	reqs := srv.Requests()
@@ -86,6 +88,43 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
+	return 0
+}
+
+// waitEnd returns when ctx ends (a signal), or when stdin closes if watch is set.
+func waitEnd(ctx context.Context, stop func(), stdin io.Reader, watch bool) {
+	if watch {
+		// Ends when stdin reaches EOF or fails; if a signal comes first, the process exits with
+		// it still blocked on the read, which is harmless.
+		go func() {
+			_, _ = io.Copy(io.Discard, stdin) // end of input or a broken pipe: the parent is gone either way
+			stop()
+		}()
+	}
+	<-ctx.Done()
+}
+
+// serveOpenAI serves script as an OpenAI-compatible server on l until the end (waitEnd).
+func serveOpenAI(ctx context.Context, stop func(), script geminitest.Script, l net.Listener, stdin io.Reader, stdout io.Writer, watch bool, log *slog.Logger) int {
+	turns, err := openaitest.FromGemini(script)
+	if err != nil {
+		l.Close()
+		log.Error("fakegemini: cannot start", "err", err)
+		return 1
+	}
+	srv := openaitest.NewListener(l, turns...)
+	if len(script.Models) > 0 {
+		srv.Models = script.Models
+	}
+	if script.InputTokenLimit > 0 {
+		// The model's maximum, and its Modelfile's num_ctx: the window Reprise then uses.
+		srv.ContextLength, srv.NumCtx = script.InputTokenLimit, script.InputTokenLimit
+	}
+	fmt.Fprintln(stdout, srv.URL())
+	log.Info("fakegemini: serving as an OpenAI-compatible server", "url", srv.URL(), "turns", len(turns))
+	waitEnd(ctx, stop, stdin, watch)
+	srv.Close()
+	log.Info("fakegemini: stopped", "requests", len(srv.Requests()))
 	return 0
 }
 

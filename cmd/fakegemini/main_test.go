@@ -17,11 +17,14 @@ import (
 
 	"github.com/reprise-dev/reprise/contextwin/catalog"
 
+	"github.com/reprise-dev/reprise/agent/gemini"
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
+	"github.com/reprise-dev/reprise/agent/openai"
 )
 
 const script = `{
   "inputTokenLimit": 30000,
+  "models": ["qwen3:8b", "gpt-5.4-mini"],
   "cache": {"minTokens": 1},
   "turns": [
     {"chunks": 3, "parts": [{"text": "streamed reply"}]},
@@ -116,6 +119,41 @@ func TestFakeGemini(t *testing.T) {
 		}
 	})
 
+	t.Run("serves the script as an OpenAI-compatible server", func(t *testing.T) {
+		cmd := exec.CommandContext(t.Context(), bin, "--script", scriptPath, "--api", "openai")
+		stdin, url := start(t, cmd)
+		if !strings.HasSuffix(url, "/v1") {
+			t.Errorf("base URL %q, want …/v1", url)
+		}
+		c, err := openai.New(openai.Config{BaseURL: url, Model: "qwen3:8b"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var text strings.Builder
+		for ch, err := range c.Generate(t.Context(), &gemini.Request{Contents: genai.Text("hello"), Stream: true}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			text.WriteString(ch.Text)
+		}
+		models, err := c.Models(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := c.Window(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := []any{text.String(), models, w.Tokens}
+		if diff := cmp.Diff(got, []any{"streamed reply", []string{"qwen3:8b", "gpt-5.4-mini"}, 30000}); diff != "" {
+			t.Errorf("(-got +want):\n%s", diff)
+		}
+		stdin.Close()
+		if err := cmd.Wait(); err != nil {
+			t.Fatalf("exit after stdin closed: %v\nstderr:\n%s", err, cmd.Stderr)
+		}
+	})
+
 	t.Run("stops on SIGTERM", func(t *testing.T) {
 		cmd := exec.CommandContext(t.Context(), bin, "--script", scriptPath)
 		start(t, cmd)
@@ -140,6 +178,7 @@ func TestFakeGemini(t *testing.T) {
 			{nil, 2, "usage: fakegemini --script FILE"},
 			{[]string{"--script", bad}, 1, "negative chunks"},
 			{[]string{"--script", scriptPath, "--addr", "256.0.0.1:0"}, 1, "listen on 256.0.0.1:0"},
+			{[]string{"--script", scriptPath, "--api", "anthropic"}, 2, "--api gemini|openai"},
 		}
 		for _, tt := range tests {
 			var stderr bytes.Buffer

@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent"
-	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/openai"
 	"github.com/reprise-dev/reprise/agent/openai/openaitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
@@ -20,38 +19,13 @@ import (
 // with OpenAI's automatic prefix caching from 1,024 tokens.
 const openaiScenarioModel = "gpt-5.4-mini"
 
-// openaiTurns are script's replies as an OpenAI-compatible server sends them: the text, the
-// thoughts as reasoning, the calls; the summaries kept for the request that asks one. false: the
-// script needs what openaitest does not script (a subagent's replies apart, usage set by hand).
-func openaiTurns(script geminitest.Script) ([]openaitest.Turn, bool) {
-	var out []openaitest.Turn
-	for _, t := range script.Turns {
-		if t.Agent != "" || t.Usage != nil {
-			return nil, false
-		}
-		o := openaitest.Turn{Match: t.Match, Also: t.Also, Chunks: t.Chunks}
-		for _, p := range t.Parts {
-			switch {
-			case p.FunctionCall != nil:
-				o.Calls = append(o.Calls, openaitest.Call{Name: p.FunctionCall.Name, Args: p.FunctionCall.Args})
-			case p.Thought:
-				o.Reasoning += p.Text
-			default:
-				o.Text += p.Text
-			}
-		}
-		out = append(out, o)
-	}
-	return out, true
-}
-
 // playScenarioOpenAI is playScenario on an OpenAI-compatible server: the real openai-go client
 // against openaitest, which bills an automatic prefix cache from 1,024 tokens as OpenAI does; the
 // session on openaiScenarioModel. false: the scenario cannot be replayed there.
 func playScenarioOpenAI(ctx context.Context, sc scenarios.Scenario, budget int, dir string) (scenarioRun, bool, error) {
-	turns, ok := openaiTurns(sc.Script())
-	if !ok {
-		return scenarioRun{}, false, nil
+	turns, err := openaitest.FromGemini(sc.Script())
+	if err != nil {
+		return scenarioRun{}, false, nil // left out: the test says so
 	}
 	srv := openaitest.New(turns...)
 	srv.Models = []string{openaiScenarioModel}

@@ -130,6 +130,9 @@ type endpointModel struct {
 	// Prices are the catalogue's, per million input / cached input / output tokens, when it
 	// knows the model.
 	Prices *catalog.Rates `json:"prices,omitempty"`
+	// Local: the server is on the user's machine or network and the catalogue has no price for
+	// the model: it bills nothing, and Reprise counts its time.
+	Local bool `json:"local,omitempty"`
 }
 
 // endpointModels lists what an OpenAI-compatible server serves, with each model's context window
@@ -155,6 +158,9 @@ func endpointModels(ctx context.Context, p providerFlags, getenv func(string) st
 		w, p := "not said", "unknown (not in the catalogue)"
 		if r.Window > 0 {
 			w = fmt.Sprintf("%d tokens", r.Window)
+		}
+		if r.Local {
+			p = "free (local: its time is counted)"
 		}
 		if r.Prices != nil {
 			p = fmt.Sprintf("%.2f / %.3f / %.2f", r.Prices.Input, r.Prices.CachedInput, r.Prices.Output)
@@ -199,6 +205,7 @@ func listEndpoint(ctx context.Context, p providerFlags, getenv func(string) stri
 				row.Prices = &r
 			}
 		}
+		row.Local = row.Prices == nil && c.Local()
 		if i < maxListedWindows {
 			if m, err := openai.New(openai.Config{BaseURL: p.baseURL, APIKey: getenv(p.keyEnv), Model: id}); err == nil {
 				row.Window, _ = m.ContextWindow(ctx)
@@ -218,7 +225,7 @@ func providerLister(getenv func(string) string) func(ctx context.Context, p lsp.
 		}
 		out := make([]catalog.Listed, 0, len(rows))
 		for _, r := range rows {
-			out = append(out, catalog.Listed{ID: r.ID, InputTokenLimit: r.Window})
+			out = append(out, catalog.Listed{ID: r.ID, InputTokenLimit: r.Window, Local: r.Local})
 		}
 		return out, nil
 	}

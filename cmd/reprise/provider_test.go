@@ -107,7 +107,7 @@ func TestModelsOfAnEndpoint(t *testing.T) {
 	defer srv.Close()
 	srv.Models, srv.ContextLength, srv.Loaded = []string{"qwen3:8b", "gpt-5.4-mini"}, 40960, 32768
 	code, out, errOut := runMain(t, []string{"models", "--provider", "openai", "--base-url", srv.URL()}, env(map[string]string{"REPRISE_HOME": t.TempDir()}))
-	if code != 0 || !strings.Contains(out, "qwen3:8b      32768 tokens    unknown (not in the catalogue)") ||
+	if code != 0 || !strings.Contains(out, "qwen3:8b      32768 tokens    free (local: its time is counted)") ||
 		!strings.Contains(out, "gpt-5.4-mini  32768 tokens    0.75 / 0.075 / 4.50") {
 		t.Errorf("exit %d:\n%s%s", code, out, errOut)
 	}

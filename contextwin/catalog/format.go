@@ -87,8 +87,12 @@ func (e Entry) StatusText() string {
 }
 
 // PriceText is "$0.75 · $0.075 · $3.75" (input, cached input, output per 1M tokens), with the
-// long-prompt tier's threshold, or "unknown".
+// long-prompt tier's threshold; "free (local)" for a model a local server serves unpriced, else
+// "unknown".
 func (e Entry) PriceText() string {
+	if e.Local {
+		return "free (local)"
+	}
 	if !e.Priced {
 		return "unknown"
 	}

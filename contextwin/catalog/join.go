@@ -12,6 +12,9 @@ type Listed struct {
 	DisplayName      string `json:"displayName,omitempty"`
 	InputTokenLimit  int    `json:"inputTokenLimit,omitempty"`
 	OutputTokenLimit int    `json:"outputTokenLimit,omitempty"`
+	// Local: a server on the user's machine or network serves it; unless the catalogue prices
+	// it, it bills nothing (contextwin.Pricing.Local).
+	Local bool `json:"local,omitempty"`
 }
 
 // Entry is a model as `reprise models` shows it: what the API lists, joined with the catalogue.
@@ -26,9 +29,11 @@ type Entry struct {
 	InputTokenLimit, OutputTokenLimit int
 	Rates                             Rates // in force on the day asked; Priced false: unknown
 	Priced                            bool
-	Long                              *LongTier
-	CacheMinTokens                    int // the catalogue's; FallbackCacheMinTokens if unknown
-	ExplicitCaching                   bool
+	// Local: a local server serves it and the catalogue has no price: free, its cost is time.
+	Local           bool
+	Long            *LongTier
+	CacheMinTokens  int // the catalogue's; FallbackCacheMinTokens if unknown
+	ExplicitCaching bool
 	// CacheStorage is what an explicit cache costs to keep on the day asked, per million tokens
 	// per hour (FallbackCacheStorage when the row has no price); 0 without explicit caching.
 	CacheStorage float64
@@ -61,6 +66,7 @@ func (c *Catalog) Join(listed []Listed, at time.Time, all bool) []Entry {
 		if l.OutputTokenLimit > 0 {
 			e.OutputTokenLimit = l.OutputTokenLimit
 		}
+		e.Local = l.Local && !e.Priced
 		add(e)
 	}
 	if all {

@@ -7,6 +7,7 @@ package openaitest
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -107,13 +108,28 @@ type Server struct {
 
 // New starts a server answering turns in order.
 func New(turns ...Turn) *Server {
+	s := newServer(turns)
+	s.Server.Start()
+	return s
+}
+
+// NewListener is New serving on l, for a fake in its own process.
+func NewListener(l net.Listener, turns ...Turn) *Server {
+	s := newServer(turns)
+	s.Server.Listener.Close() // the one httptest opened
+	s.Server.Listener = l
+	s.Server.Start()
+	return s
+}
+
+func newServer(turns []Turn) *Server {
 	s := &Server{turns: turns, Models: []string{"fake-model"}, ContextLength: 16384}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.chat)
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("/api/show", s.show)
 	mux.HandleFunc("/api/ps", s.ps)
-	s.Server = httptest.NewServer(mux)
+	s.Server = httptest.NewUnstartedServer(mux)
 	return s
 }
 

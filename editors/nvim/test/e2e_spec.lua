@@ -621,26 +621,38 @@ h.test('a session resumed after a restart shows its edits with their counts and 
   h.contains(resumed, '> ⚠ Stopped: cancelled', 'the cancelled turn')
 end)
 
-h.test(':Reprise models picks the model of new sessions; a routed call is named once', function()
+-- answer_models answers the model pickers in turn with the ids of want; the lists they offered
+-- go into the table returned.
+local function answer_models(want)
   local picks = {}
   answers['reprise.models'] = function(items)
     table.insert(picks, items)
     for _, m in ipairs(items) do
-      if m.id == (#picks == 1 and 'gemini-4-argon' or 'gemini-2.5-pro') then
+      if m.id == want[#picks] then
         return m
       end
     end
   end
+  return picks
+end
+
+-- formatted is a list the last picker offered, as the user sees it: a line per item.
+local function formatted(items)
+  local out = {}
+  for _, m in ipairs(items) do
+    table.insert(out, asked[#asked].opts.format_item(m))
+  end
+  return table.concat(out, '\n')
+end
+
+h.test(':Reprise models picks the model of new sessions; a routed call is named once', function()
+  local picks = answer_models({ 'gemini-4-argon', 'gemini-2.5-pro' })
   vim.cmd('Reprise models')
   h.wait(T, function()
     return #picks == 1
   end, 'the model picker')
   local picker = asked[#asked]
-  local shown = {}
-  for _, m in ipairs(picks[1]) do
-    table.insert(shown, picker.opts.format_item(m))
-  end
-  shown = table.concat(shown, '\n')
+  local shown = formatted(picks[1])
   h.contains(shown, '● gemini-3.8-flash', 'the current model marked')
   h.contains(shown, 'ga · 1M context · $0.75 · $0.075 · $3.75 per 1M', 'its prices')
   h.contains(shown, '(default)', 'the default named')
@@ -747,6 +759,7 @@ h.test('pins: a file and a text pinned, listed, shown in the chat; a message pin
   h.wait(T, function()
     return chat_text():find('Keep the notes under a page.', 1, true) ~= nil
   end, 'the answer')
+  idle() -- the turn's end before the resume below, which would come first under load
   local win = chat.open(id())
   vim.api.nvim_set_current_win(win)
   local lines = vim.api.nvim_buf_get_lines(chat.buf(id()), 0, -1, false)
@@ -1451,6 +1464,65 @@ h.test('old tool results cleared: the chat says what was cleared', function()
     .. 'demand · Checkpoint %d+)')
   h.truthy(line, 'the clearing in the chat:\n' .. text)
   io.stdout:write('     ' .. line .. '\n')
+end)
+
+h.test('another provider: the picker lists its models, and a local model is weighed in time (issue 38)', function()
+  local url2
+  local fake = { bin .. '/fakegemini', '--script', here .. '/fixtures/openai.json', '--api', 'openai' }
+  local job = vim.fn.jobstart(fake, {
+    on_stdout = function(_, data)
+      if not url2 and data[1] and data[1]:match('^http') then
+        url2 = data[1]
+      end
+    end,
+  })
+  h.truthy(job > 0, 'jobstart the OpenAI-compatible fake')
+  h.wait(T, function()
+    return url2 ~= nil
+  end, 'its URL')
+  local s = require('reprise.config').options.settings
+  local before = { provider = s.provider, baseURL = s.baseURL, model = s.model, contextBudget = s.contextBudget }
+  local old = id()
+  -- Read when the server starts: it stops, and the next command starts one on the provider. The
+  -- budget is the default's, larger than the window the server gives.
+  s.provider, s.baseURL, s.contextBudget = 'openai', url2, nil
+  client.push_settings()
+  h.wait(T, function()
+    return vim.lsp.get_client_by_id(old) == nil
+  end, 'the server on Gemini to stop')
+  local picks = answer_models({ 'qwen3:8b' })
+  vim.cmd('Reprise models')
+  h.wait(T, function()
+    return #picks == 1
+  end, 'the model picker')
+  local shown = formatted(picks[1])
+  io.stdout:write('     ' .. shown:gsub('\n', '\n     ') .. '\n')
+  h.contains(shown, 'qwen3:8b', 'the server\'s own model')
+  h.contains(shown, '16k context · local: free, its time counted', 'its window from the server, free')
+  h.truthy(shown:find('gpt%-5%.4%-mini +[^\n]*%$0%.75'), 'a model the catalogue prices, at its prices:\n' .. shown)
+  h.truthy(not shown:find('gemini', 1, true), 'no Gemini model:\n' .. shown)
+  h.eq(s.model, 'qwen3:8b', 'the model picked')
+
+  -- A turn on it: the context view counts its tokens and its time, never dollars.
+  vim.cmd('Reprise new')
+  vim.cmd('Reprise ask say hello')
+  h.wait(T, function()
+    return chat_text():find('Hello from the local model.', 1, true) ~= nil
+  end, 'the local model\'s answer')
+  idle()
+  vim.cmd('Reprise context')
+  h.wait(T, function()
+    return #float_wins() == 1
+  end, 'the context window')
+  local view = h.text(vim.api.nvim_win_get_buf(float_wins()[1]))
+  vim.cmd('normal q')
+  h.truthy(view:match('Context · %d+%% · [%d.]+k?/16%.4k tokens'), 'the window the server gave (16,384):\n' .. view)
+  h.truthy(view:find('local · [%d.<]+ s'), 'the cost as local time:\n' .. view)
+  h.truthy(not view:find('$', 1, true), 'no dollars:\n' .. view)
+
+  vim.fn.jobstop(job)
+  s.provider, s.baseURL, s.model, s.contextBudget = before.provider, before.baseURL, before.model, before.contextBudget
+  client.push_settings()
 end)
 
 h.test('the client stops', function()

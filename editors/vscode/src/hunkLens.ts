@@ -1,6 +1,9 @@
 // Keep and Undo above each of the agent's changes in the diff editor Review opens (its restore
 // point on the left, the file on the right), as VS Code's inline chat offers them: the lenses go
-// on the right side, the file, which VS Code reloads from disk after an undo.
+// on the right side, the file, which VS Code reloads from disk after an undo. A file the chat
+// lists as waiting for review gets them in any editor too, as Copilot's edits do (a lens belongs
+// to a document, not to one editor of it, so the diff's right side and the file's own tab show
+// the same ones).
 import * as vscode from 'vscode';
 import { hunkLine, hunkLines, reviewTarget } from './hunks';
 import { ReviewKept } from './protocol';
@@ -31,7 +34,8 @@ export class HunkLenses implements vscode.CodeLensProvider {
   }
 
   async provideCodeLenses(doc: vscode.TextDocument, token: vscode.CancellationToken): Promise<vscode.CodeLens[]> {
-    const target = diffOf(doc.uri);
+    const inDiff = diffOf(doc.uri);
+    const target = inDiff ?? this.review.pendingTurn(doc.uri);
     if (!target) return [];
     let files;
     try {
@@ -43,6 +47,8 @@ export class HunkLenses implements vscode.CodeLensProvider {
     if (!f?.hunks || token.isCancellationRequested) return [];
     // A file kept whole from the chat's list has every change kept.
     const keptWhole = this.review.keptWhole(target.sessionId, target.turn, f.path);
+    // Out of the diff, only while some change waits: a file reviewed is a file like any other.
+    if (!inDiff && (keptWhole || f.hunks.every((h) => h.review === ReviewKept))) return [];
     const out: vscode.CodeLens[] = [];
     for (const h of f.hunks) {
       const line = hunkLine(h, doc.lineCount) - 1;

@@ -27,7 +27,7 @@ export class Review {
   /** The turns whose changes one by one were asked for the chat, as session:turn. */
   private readonly asked = new Set<string>();
   private readonly reviewedEmitter = new vscode.EventEmitter<void>();
-  /** onDidReview fires once a change was kept or undone and the chat's list has it. */
+  /** onDidReview fires once a change was kept or undone and the chat's list has it, or the files waiting for review changed. */
   readonly onDidReview = this.reviewedEmitter.event;
 
   constructor(
@@ -35,10 +35,41 @@ export class Review {
     private readonly store: Store,
   ) {}
 
+  /**
+   * pendingTurn is the session and turn of the chat's latest list holding uri's file still waiting
+   * for review: its changes get Keep and Undo in any editor of the file, as Copilot's edits do.
+   */
+  pendingTurn(uri: vscode.Uri): { sessionId: string; turn: number } | undefined {
+    const sessionId = this.store.current;
+    const items = this.store.chat(sessionId).items;
+    for (let i = items.length - 1; i >= 0; i--) {
+      const it = items[i];
+      if (it.type !== 'changes') continue;
+      const f = it.files.find((r) => vscode.Uri.file(r.absPath).toString() === uri.toString());
+      if (f) return f.state === 'modified' && f.review === 'pending' ? { sessionId, turn: it.turn } : undefined;
+    }
+    return undefined;
+  }
+
+  /** pendingKey names the files waiting for review in the current chat, to notice a change of them. */
+  private pendingKey(): string {
+    const out: string[] = [this.store.current];
+    for (const it of this.store.chat(this.store.current).items) {
+      if (it.type === 'changes') for (const f of it.files) if (f.review === 'pending') out.push(`${it.turn}:${f.path}`);
+    }
+    return out.join('\n');
+  }
+
   register(): vscode.Disposable {
     // A list of changes the chat shows (a turn's end, a reopened session) gets each file's
-    // changes one by one, once.
+    // changes one by one, once; and the lenses follow the files waiting for review.
+    let pending = '';
     const sub = this.store.onChange(() => {
+      const key = this.pendingKey();
+      if (key !== pending) {
+        pending = key;
+        this.reviewedEmitter.fire();
+      }
       const id = this.store.current;
       for (const turn of this.turnsToReview(id)) {
         const key = `${id}:${turn}`;

@@ -395,6 +395,8 @@ function renderChangeRow(turn: number, f: ChangeRow, expanded: Set<string>): str
  * do the same.
  */
 function renderHunks(turn: number, f: ChangeRow, actionable: boolean, expanded: Set<string>): string {
+  // Undone whole (at once, or its last change undone): the row's "Undone" says it all.
+  if (f.review === 'undone') return '';
   const p = progressOf(f);
   const text = progressText(p);
   if (!text || text === '1 change') return '';

@@ -1239,6 +1239,55 @@ await step("review by change: the diff editor's lenses undo one change and keep 
   await chat.locator('.row.reviewed[data-path="recipe.md"] .hunks-progress', { hasText: '3 changes · 2 kept · 1 undone' }).waitFor({ timeout: 30_000 });
 });
 
+await step('every change of a file undone one by one from its lenses: the file is back, listed Undone, with nothing left to review', async () => {
+  const listBefore = '# Shopping\napples\nbread\nbutter\ncheese\neggs\nflour\nmilk\nrice\nsalt\nsugar\ntea\n';
+  writeFileSync(join(ws, 'list.md'), listBefore);
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Green the shopping list');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'I made the apples and the tea green' }).waitFor({ timeout: 30_000 });
+  const row = chat.locator('.changes').last().locator('.row[data-path="list.md"]');
+  await row.locator('details.hunks summary', { hasText: /^2 changes$/ }).waitFor({ timeout: 30_000 });
+  // Opened from its link, the file has Keep and Undo above each change in its own editor too.
+  await row.locator('.name a.file').click();
+  const plain = page.locator('.editor-instance .monaco-editor').first();
+  await page.locator('.tab.active', { hasText: 'list.md' }).waitFor({ timeout: 15_000 });
+  await waitFor('the lenses in the file\'s own editor', async () => (await plain.locator('.codelens-decoration a', { hasText: '✗ Undo' }).count()) === 2, 60_000);
+  await palette('Notifications: Clear All Notifications');
+  await page.mouse.move(800, 300);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await plain.locator('.codelens-decoration a', { hasText: '✗ Undo' }).first().waitFor();
+    await shot(`hunks-editor-${label}`);
+  }
+  await theme('Light 2026', 'vs'); // back to the default
+  await row.locator(':scope > .actions a.opendiff').click();
+  await page.locator('.tab', { hasText: 'list.md (before turn 1) ↔ now' }).waitFor({ timeout: 15_000 });
+  const modified = page.locator('.monaco-diff-editor .editor.modified').first();
+  const undo = modified.locator('.codelens-decoration a', { hasText: '✗ Undo' });
+  await waitFor('an Undo lens above each of the two changes', async () => (await undo.count()) === 2, 60_000);
+  await (await byLine(undo))[1].click();
+  await waitFor('one change left', async () => (await undo.count()) === 1, 30_000);
+  await row.locator('details.hunks summary', { hasText: '2 changes · 1 undone' }).waitFor({ timeout: 15_000 });
+  await undo.first().click();
+  await waitFor('list.md as it was', async () => readFileSync(join(ws, 'list.md'), 'utf8') === listBefore, 30_000);
+  // Undone whole: the row says so, offers nothing more, and the list waits no more.
+  await chat.locator('.changes').last().locator('.row.undone[data-path="list.md"] .done', { hasText: 'Undone' }).waitFor({ timeout: 15_000 });
+  if (await chat.locator('.changes').last().locator('.row[data-path="list.md"] button').count()) throw new Error('an undone file still offers buttons');
+  if ((await chat.locator('.changes').last().locator('.head').innerText()).includes('to review')) throw new Error('the list still waits for a review');
+  await waitFor('no lens left', async () => (await undo.count()) === 0, 30_000);
+  // Nor in the file's own editor: it waits for nothing now.
+  await palette('View: Close All Editors', { exact: true });
+  await row.locator('.name a.file').click();
+  await page.locator('.tab.active', { hasText: 'list.md' }).waitFor({ timeout: 15_000 });
+  await plain.locator('.view-lines', { hasText: 'apples' }).waitFor({ timeout: 15_000 });
+  await waitFor('no lens in the file\'s own editor', async () => (await plain.locator('.codelens-decoration').count()) === 0, 30_000);
+  await palette('View: Close All Editors', { exact: true });
+});
+
 await step("past compactAt the meter's tooltip says what happens next, in each theme (issue 37, item 5)", async () => {
   await palette('Notifications: Clear All Notifications');
   await palette('Reprise: New Session');

@@ -97,6 +97,25 @@ describe('the Changes list by change', () => {
     expect(one).not.toContain('hunks');
   });
 
+  it('a file whose changes were all undone one by one is listed undone, with nothing left to review', () => {
+    // The first undone: two left; the second: the server lists the file no more, and the
+    // extension marks it undone whole (Review.undoHunk), in this order.
+    const one = reduce(listed, { type: 'hunks', turn: 1, files: [file('recipe.md', { hunks: [three[1]], hunksUndone: 1 }), file('new.md', { state: 'created' })] });
+    const gone = reduce(one, { type: 'hunks', turn: 1, files: [file('new.md', { state: 'created' })] });
+    const s = reduce(gone, { type: 'review', turn: 1, paths: ['recipe.md'], review: 'undone' });
+    const html = render(s);
+    expect(html).toContain('<div class="row undone" data-path="recipe.md">');
+    expect(html).toContain('Undone</span>');
+    expect(html).not.toMatch(/data-path="recipe.md"[^]*data-hunk-act/);
+    // No count of changes left over from before the last undo.
+    expect(html).not.toContain('hunks-progress');
+    // Only the created file waits.
+    expect(html).toContain('Changes · 2 files · 1 to review');
+    // Listed again at a later turn's end without it, the file stays listed undone.
+    const later = reduce(s, turnEnd([file('new.md', { state: 'created' })]));
+    expect(render(later)).toContain('<div class="row undone" data-path="recipe.md">');
+  });
+
   it('a reopened session shows the counts its history gives', () => {
     const s = fromHistory('s1', [
       { turn: 1, kind: 'user', text: 'rewrite' },
