@@ -24,6 +24,12 @@ func TestUsageCarriesCacheHits(t *testing.T) {
 	if m := usage(agent.Usage{Size: 1000}).UsageUpdate.Meta; m != nil {
 		t.Errorf("_meta %v before any call expected cached tokens", m)
 	}
+	// The uncached calls by cause, with the model's own minimum.
+	u.Totals.Misses = contextwin.Misses{Calls: map[contextwin.MissCause]int{contextwin.MissFirst: 1, contextwin.MissBelow: 2}}
+	md = contextMarkdown(agent.Report{Usage: u, Model: "gemini-3.8-flash"})
+	if want := "\n3 uncached calls: 1 first call, 2 under the 4,096-token minimum\n"; !strings.Contains(md, want) {
+		t.Errorf("/context has no %q:\n%s", want, md)
+	}
 }
 
 // TestUsageOfALocalModel: a local model's calls cost their time: no cost is sent (a client would

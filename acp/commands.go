@@ -12,6 +12,7 @@ import (
 	"github.com/reprise-dev/reprise/agent"
 	"github.com/reprise-dev/reprise/agent/runner"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // The slash commands: Reprise's context management, as the editor's command palette offers them.
@@ -161,6 +162,9 @@ func contextMarkdown(r agent.Report) string {
 	}
 	if h, ok := t.Cache(); ok {
 		fmt.Fprintf(&b, "\nCache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
+	}
+	if line := t.Misses.Text(catalog.Builtin().CacheMin(r.Model)); line != "" {
+		fmt.Fprintf(&b, "\n%s\n", line)
 	}
 	return b.String()
 }

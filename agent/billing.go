@@ -253,6 +253,9 @@ func (b *billing) cacheMin(model string) int {
 	return b.pricing.Catalog.CacheMin(model)
 }
 
+// idleLife is how long an implicitly cached prefix is assumed to live unused (the catalogue's).
+func (b *billing) idleLife() time.Duration { return b.pricing.Catalog.IdleLife() }
+
 // noCache is the cache minimum of a model that caches nothing: no prompt reaches it.
 const noCache = math.MaxInt32
 

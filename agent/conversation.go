@@ -2,6 +2,7 @@ package agent
 
 import (
 	"sync"
+	"time"
 
 	"google.golang.org/genai"
 
@@ -54,4 +55,19 @@ func (c *Conversation) compactions() int {
 // appendRecord is the journal entry for a message appended to the history.
 func appendRecord(c *genai.Content) journal.Record {
 	return journal.Record{Kind: journal.KindAppend, Content: c}
+}
+
+// cacheCheck sets what implicit caching should have billed u as cached, and why it billed less
+// (contextwin.CallUsage.Miss), then remembers the request: under c.mu, before the reply is
+// appended, the history being the request's. A model with no cache (measured false) gets
+// neither. idle is how long a prefix is assumed to live unused; now, when the reply ended.
+func (c *Conversation) cacheCheck(u *contextwin.CallUsage, cacheMin int, measured bool, idle time.Duration, now time.Time) {
+	expected, why := c.last.expectedCached(&c.prompt, c.history, &c.ledger, cacheMin)
+	gap := now.Sub(c.last.at) - time.Duration(u.WaitMillis+u.GenMillis)*time.Millisecond
+	c.last.remember(&c.prompt, c.history, u.Prompt, now)
+	if !measured {
+		return
+	}
+	u.ExpectedCached = min(expected, u.Prompt)
+	u.Miss = missOf(*u, u.ExpectedCached, why, gap, idle)
 }

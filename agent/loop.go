@@ -261,11 +261,10 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 	// The history is the request's until the reply is appended: what it shared with the last
 	// request is what implicit caching should have billed as cached. Billing takes only its own
 	// lock, so it may be called under conv.mu.
-	c := &s.conv
 	if u.Prompt > 0 {
-		u.ExpectedCached = min(c.last.expectedCached(&c.prompt, c.history, &c.ledger, s.bill.cacheMin(served)), u.Prompt)
-		c.last.remember(&c.prompt, c.history, u.Prompt)
 		u.Explicit = s.caching.lastRead()
+		cacheMin := s.bill.cacheMin(served)
+		s.conv.cacheCheck(&u, cacheMin, cacheMin != noCache, s.bill.idleLife(), s.opts.Now())
 	}
 	n, cost, priced, warnings := s.bill.call(served, resp.Tier, u, resp.ModelStatus)
 	if s.caching != nil {

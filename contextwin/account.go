@@ -143,6 +143,9 @@ type CallUsage struct {
 	// Explicit is set when the call read an explicit cache: its hit owes nothing to luck, and it
 	// is left out of the implicit hit rate.
 	Explicit bool `json:"explicit,omitempty"`
+	// Miss says why a loop call read nothing from the implicit cache, or less than expected;
+	// empty for a hit, and for calls not measured.
+	Miss MissCause `json:"miss,omitempty"`
 	// Local is set when a model on the user's machine or network served the call (Pricing.Free):
 	// it cost nothing, and its time is what it cost.
 	Local bool `json:"local,omitempty"`
@@ -196,6 +199,8 @@ type Totals struct {
 	Subagents SubagentTotals `json:"subagents,omitzero"`
 	// Local counts the calls a local model served: free, counted in Time rather than in Cost.
 	Local int `json:"local,omitempty"`
+	// Misses are the loop calls the implicit cache did not serve as expected, by cause.
+	Misses Misses `json:"misses,omitzero"`
 	// Time is how long the model took over the calls, as the clients measured it.
 	Time TimeTotals `json:"time,omitzero"`
 }
@@ -251,6 +256,7 @@ type SubagentTotals struct {
 // AddSubagentCall records one call of a subagent among the totals and apart, at its cost when
 // priced (false: unknown).
 func (t *Totals) AddSubagentCall(u CallUsage, cost float64, priced bool) {
+	u.Miss = "" // a subagent's misses are its own context's, not this one's
 	if priced {
 		t.count(u, DefaultCachedWeight, DefaultOutputWeight)
 		t.Cost += cost
@@ -401,6 +407,7 @@ func (t *Totals) count(u CallUsage, cachedWeight, outputWeight float64) {
 	if u.Local {
 		t.Local++
 	}
+	t.Misses.add(u.Miss)
 	t.Time.add(u)
 }
 

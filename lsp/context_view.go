@@ -36,6 +36,9 @@ func (s *server) contextReport(l *runner.Live) contextResult {
 	for _, it := range r.Largest {
 		out.Largest = append(out.Largest, largeItem{Item: it, Stale: it.Path != "" && l.Files().Stale(it.Path)})
 	}
+	if m := out.Totals.Misses; m != nil { // with the model's own minimum, which the view knows
+		m.Text = r.Usage.Totals.Misses.Text(catalog.Builtin().CacheMin(r.Model))
+	}
 	out.Text = renderContext(out)
 	return out
 }
@@ -101,6 +104,9 @@ func renderContext(c contextResult) string {
 	}
 	if h := c.Cache; h != nil {
 		fmt.Fprintf(&b, "Cache: %s of %s expected cached tokens reported (%s)\n", contextwin.Kilo(h.Reported), contextwin.Kilo(h.Expected), h.Text())
+	}
+	if m := t.Misses; m != nil {
+		b.WriteString(m.Text + "\n")
 	}
 	return b.String()
 }

@@ -44,6 +44,17 @@ type totals struct {
 	// ModelMillis is how long the model took over the calls, as measured where the client does
 	// (a local model's cost, which cost.text then gives); absent when nothing was measured.
 	ModelMillis int64 `json:"modelMillis,omitempty"`
+	// Misses are the loop calls the implicit cache did not serve as expected, by cause; absent
+	// before the first.
+	Misses *missTotals `json:"misses,omitempty"`
+}
+
+// missTotals count the uncached calls by cause (first, resume, rewritten, tools, below, idle,
+// unexplained), with the text users read: "3 uncached calls: 1 first call, 2 after a clearing
+// or summary".
+type missTotals struct {
+	Calls map[contextwin.MissCause]int `json:"calls"`
+	Text  string                       `json:"text"`
 }
 
 // subagentTotals are what the subagents cost, apart.
@@ -523,6 +534,9 @@ func totalsUnknown(t contextwin.Totals, unknown, local bool) totals {
 	out := totals{InputTokens: t.InputTokens, CachedTokens: t.CachedTokens, OutputTokens: t.OutputTokens, ThoughtTokens: t.ThoughtTokens,
 		Cost:        money{Amount: t.Cost, Currency: "USD", Unknown: unknown, Local: t.Local > 0 || local, Text: t.CostWords(unknown, local)},
 		ModelMillis: t.Time.Millis}
+	if t.Misses.Total() > 0 {
+		out.Misses = &missTotals{Calls: t.Misses.Calls, Text: t.Misses.Text(0)}
+	}
 	if s := t.Summaries; s.Calls > 0 {
 		st := contextwin.Totals{Calls: s.Calls, Cost: s.Cost, Unpriced: s.Unpriced, Local: s.Local}
 		out.Summaries = &summaryTotals{Calls: s.Calls, InputTokens: s.InputTokens, CachedTokens: s.CachedTokens, OutputTokens: s.OutputTokens, Flex: s.Flex,

@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/reprise-dev/reprise/agent"
+	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
+	"github.com/reprise-dev/reprise/contextwin"
 )
 
 // TestHalfTheHitsMissed plays every scenario without compaction, with every implicit hit landing
@@ -149,5 +151,40 @@ func TestDeadZone(t *testing.T) {
 		case r.Explicit && tot.CacheWriteTokens == 0:
 			t.Errorf("budget %d: the dead zone's misses made no explicit cache", r.Budget)
 		}
+	}
+}
+
+// TestMissesInTheScenarios (issue 36, "every miss explained"): on the scripted bug fix, each
+// uncached call is put down to a cause: the first call, the prompts under the cache minimum, the
+// clearings and summaries a small budget forces, and, with half the implicit hits missed, the
+// API's own misses.
+func TestMissesInTheScenarios(t *testing.T) {
+	var sc scenarios.Scenario
+	for _, s := range scenarios.All() {
+		if s.Name == "bugfix" {
+			sc = s
+		}
+	}
+	play := func(budget int, luck geminitest.Cache) contextwin.Totals {
+		r, err := playScenarioLuck(t.Context(), sc, budget, t.TempDir(), 0, luck)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := r.Totals.Misses
+		t.Logf("budget %d, miss rate %.1f: %d calls, %s", budget, luck.MissRate, r.Calls, m.Text(4096))
+		if m.Calls[contextwin.MissFirst] != 1 || m.Total() > r.Calls {
+			t.Errorf("budget %d: misses %v over %d calls", budget, m.Calls, r.Calls)
+		}
+		return r.Totals
+	}
+	base := play(noCompaction, geminitest.Cache{})
+	if m := base.Misses.Calls; m[contextwin.MissRewritten] != 0 || m[contextwin.MissUnexplained] != 0 || m[contextwin.MissBelow] == 0 {
+		t.Errorf("uncompacted, every hit landing: %v, want the first call and prompts under the minimum only", m)
+	}
+	if m := play(6000, geminitest.Cache{}).Misses.Calls; m[contextwin.MissRewritten] == 0 {
+		t.Errorf("at 6,000 tokens: %v, want calls after a clearing or summary", m)
+	}
+	if m := play(noCompaction, halfMissed).Misses.Calls; m[contextwin.MissUnexplained] == 0 {
+		t.Errorf("half the hits missed: %v, want the API's misses", m)
 	}
 }

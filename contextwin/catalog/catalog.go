@@ -65,6 +65,8 @@ type Catalog struct {
 	Flex FlexTier `json:"flex"`
 	// API is the API version the client calls.
 	API APIVersion `json:"api"`
+	// Implicit is what the catalogue assumes of implicit caching beyond its minimum.
+	Implicit ImplicitCache `json:"implicitCache"`
 	// Subagent is the model subagents run on when the user chooses none: a cheaper current one.
 	Subagent SubagentChoice `json:"subagent"`
 	// Providers are the rules of the other providers the rows of which the table holds
@@ -109,6 +111,20 @@ type APIVersion struct {
 	// Checked is the date (YYYY-MM-DD) the versions were checked against Source.
 	Checked string `json:"checked"`
 	Source  string `json:"source,omitempty"`
+}
+
+// ImplicitCache is what is assumed of a provider's automatic prefix cache beyond the rows'
+// minimum: how long a prefix lives unused, by which a miss is put down to idling rather than to
+// chance.
+type ImplicitCache struct {
+	IdleMinutes float64 `json:"idleMinutes"`
+	Checked     string  `json:"checked"`
+	Source      string  `json:"source"`
+}
+
+// IdleLife is how long an implicitly cached prefix is assumed to live unused.
+func (c *Catalog) IdleLife() time.Duration {
+	return time.Duration(c.Implicit.IdleMinutes * float64(time.Minute))
 }
 
 // FlexTier is Gemini's Flex inference tier: a synchronous call at a share of the standard price,

@@ -286,6 +286,8 @@ h.test('context in a floating window', function()
   h.contains(text, '\n  Tools ', 'category, as VS Code names it')
   h.contains(text, 'Largest items', 'largest')
   h.truthy(text:match('Context · %d+%% · [%d.]+k?/4k tokens'), 'header:\n' .. text)
+  -- Why calls were billed in full: at least the session's first.
+  h.truthy(text:match('\n%d+ uncached calls?: 1 first call'), 'the uncached calls:\n' .. text)
   vim.cmd('normal q')
   h.eq(#float_wins(), 0, 'closed by q')
 end)

@@ -183,6 +183,15 @@ h.test('context view rendering', function()
     cache = { expected = 40000, reported = 23200, hitRate = 0.58 },
   }), '\n')
   h.contains(cached, 'Cache: 23.2k of 40k expected cached tokens · 58 % of the expected hits', 'the hit rate')
+  h.truthy(not cached:find('uncached', 1, true), 'no misses line before any')
+  local missed = table.concat(require('reprise.context').render({
+    percent = 42, used = 10100, size = 24000, model = 'm',
+    totals = {
+      inputTokens = 9000, cachedTokens = 0, outputTokens = 10, cost = { amount = 0.01, currency = 'USD' },
+      misses = { calls = { first = 1, below = 2 }, text = '3 uncached calls: 1 first call, 2 under the cache minimum' },
+    },
+  }), '\n')
+  h.contains(missed, '\n3 uncached calls: 1 first call, 2 under the cache minimum', 'the misses in the server\'s words')
 end)
 
 h.test('costs as the server words them: unknown is never $0', function()

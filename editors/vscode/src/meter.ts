@@ -162,6 +162,8 @@ export function meterTooltip(u: ContextUsage, busyCompacting = false, picker?: M
   if (u.cache) {
     lines.push(`Cache: ${tokens(u.cache.reported)} of ${tokens(u.cache.expected)} expected cached tokens · ${hitRateText(u.cache)}`, '');
   }
+  // Why calls were billed in full: the server's words ("3 uncached calls: 1 first call, …").
+  if (t?.misses?.text) lines.push(escapeMarkdown(t.misses.text), '');
   const count = u.compaction?.count ?? 0;
   lines.push(
     `Compacts at ${Math.round(u.compactAt * 100)}%, blocks at ${Math.round(u.blockAt * 100)}%` +

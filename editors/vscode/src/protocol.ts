@@ -156,6 +156,8 @@ export interface Totals {
   subagents?: SubagentTotals;
   /** how long the model took over the calls, where the client measured it (a local model's cost) */
   modelMillis?: number;
+  /** the loop calls the implicit cache did not serve as expected, by cause; absent before the first */
+  misses?: { calls: Record<string, number>; text: string };
 }
 
 /** SubagentTotals are what the subagents cost, apart. */

@@ -173,6 +173,11 @@ function M.render(r)
     table.insert(lines, string.format('Cache: %s of %s expected cached tokens · %d %% of the expected hits',
       util.kilo(cache.reported), util.kilo(cache.expected), math.floor(100 * cache.hitRate + 1e-9)))
   end
+  -- Why calls were billed in full, in the server's words.
+  local misses = type(r.totals) == 'table' and r.totals.misses
+  if type(misses) == 'table' and type(misses.text) == 'string' and misses.text ~= '' then
+    table.insert(lines, misses.text)
+  end
   return lines
 end
 

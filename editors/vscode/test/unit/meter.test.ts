@@ -88,6 +88,11 @@ describe('tooltip', () => {
     const t = meterTooltip(usage({ cache: { expected: 40000, reported: 23200, hitRate: 0.58 } }));
     expect(t).toContain('Cache: 23.2k of 40k expected cached tokens · 58 % of the expected hits');
   });
+  it('says why calls were billed in full, in the server\'s words', () => {
+    expect(meterTooltip(usage())).not.toContain('uncached');
+    const misses = { calls: { first: 1, rewritten: 2 }, text: '3 uncached calls: 1 first call, 2 after a clearing or summary' };
+    expect(meterTooltip(usage({ totals: { ...usage().totals, misses } }))).toContain('\n3 uncached calls: 1 first call, 2 after a clearing or summary\n');
+  });
   it('rounds the hit rate down, so a miss never reads as 100 %', () => {
     expect(hitRateText({ expected: 1000, reported: 999, hitRate: 0.999 })).toBe('99 % of the expected hits');
     expect(hitRateText({ expected: 100, reported: 58, hitRate: 0.58 })).toBe('58 % of the expected hits');
