@@ -45,4 +45,3 @@ func TestMissesOnTheWire(t *testing.T) {
 		t.Errorf("misses %+v before any call", p.Totals.Misses)
 	}
 }
-
