@@ -98,10 +98,15 @@ export function retiredQuestion(m: ModelInfo): RetiredQuestion {
 
 /**
  * pickedMessage confirms a change: it applies to sessions created afterwards; an unpriced model's
- * (prices null) cost shows as unknown. prices undefined: not known here, nothing said.
+ * (prices null) cost shows as unknown, but a local one's, which is free, as its time. prices
+ * undefined: not known here, nothing said.
  */
-export function pickedMessage(m: { id: string; prices?: ModelInfo['prices'] }): string {
-  const price = m.prices !== null ? '' : ` Its price is unknown: costs show as "unknown", and it does not run under a dollar cap (the reprise.prices setting gives it one).`;
+export function pickedMessage(m: { id: string; prices?: ModelInfo['prices']; local?: boolean }): string {
+  const price = m.local
+    ? ' It runs on a server on your machine or network: free, so the meter counts its tokens and its time.'
+    : m.prices !== null
+      ? ''
+      : ` Its price is unknown: costs show as "unknown", and it does not run under a dollar cap (the reprise.prices setting gives it one).`;
   return `Reprise: new sessions use ${m.id}; sessions already open keep their model.${price}`;
 }
 

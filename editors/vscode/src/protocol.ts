@@ -632,6 +632,8 @@ export interface ModelInfo {
   default?: boolean;
   /** the model new sessions use */
   current?: boolean;
+  /** a server on the user's machine or network serves it, unpriced: free, its time counted */
+  local?: boolean;
 }
 
 export interface ModelsResult {

@@ -100,6 +100,11 @@ describe('what picking says', () => {
     expect(pickedMessage({ id: 'gemini-3.6-flash' })).not.toContain('unknown');
   });
   it('says an unpriced model costs "unknown"', () => expect(pickedMessage(exp)).toContain('Its price is unknown'));
+  it('says a local model is free, counted in time, never "unknown"', () => {
+    const local = pickedMessage({ id: 'qwen3:8b', prices: null, local: true });
+    expect(local).toContain('free, so the meter counts its tokens and its time');
+    expect(local).not.toContain('unknown');
+  });
   it('names a workspace value that wins over the user setting: one no dearer per token', () => {
     const price = (id: string, input: number, cachedInput: number, output: number): ModelInfo => ({ ...lite, id, prices: { input, cachedInput, output } });
     const models = [price('gemini-3.6-flash', 0.5, 0.05, 3), price('cheap', 0.1, 0.01, 0.4), price('dear', 2, 0.2, 12), price('dear-output', 0.1, 0.01, 4), { ...lite, id: 'unpriced', prices: null }];
