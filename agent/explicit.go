@@ -149,6 +149,10 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	c := m.s.conv
 	c.mu.Lock()
 	prefix, held := c.last.prompt, slices.Clone(c.last.history)
+	growth := 0 // what this request adds to the last one
+	for i := len(held); i < len(c.history); i++ {
+		growth += c.ledger.Estimator.Tokens(c.ledger.MessageEstimate(i))
+	}
 	c.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -168,13 +172,22 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	}
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
+		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, hits.HitRate) {
+			// The prompt has grown past the cache so far that implicit caching, which a request
+			// reading it forgoes on the rest, would serve more: drop it, and create one of the
+			// whole prefix only if that pays.
+			m.dropLocked(ctx)
+			hold = false
+		}
+	}
+	if hold {
 		if m.cur.Expires.Sub(now) < explicitTTL/2 {
 			_ = m.extendLocked(ctx, explicitTTL)
 		}
 	} else if m.cur != nil {
 		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
 	}
-	if made := m.createLocked(ctx, req, prefix, held, hold); made != nil {
+	if made := m.createLocked(ctx, req, prefix, growth, held, hold); made != nil {
 		return made
 	}
 	if hold {
@@ -184,10 +197,11 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 }
 
 // createLocked puts held, the last request's messages (prefix tokens with the system
-// instruction and the tools), in a new explicit cache when that pays, replacing the one in use
-// (hold: it holds an older part of req), and returns it; nil when it does not pay or fails.
+// instruction and the tools), in a new explicit cache when that pays, the implicit hits its
+// reads forgo on what each call adds (growth tokens) included, replacing the one in use (hold:
+// it holds an older part of req), and returns it; nil when it does not pay or fails.
 // m.mu must be held.
-func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, prefix int, held []*genai.Content, hold bool) *gemini.CacheRef {
+func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, prefix, growth int, held []*genai.Content, hold bool) *gemini.CacheRef {
 	model := m.s.model
 	f := m.s.bill.figures()
 	hits, measured := f.totals.Cache()
@@ -203,7 +217,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		}
 	}
 	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
-	full := contextwin.CacheCase{Prefix: prefix, HitRate: hits.HitRate, Reads: explicitReads, TTL: explicitTTL, Prices: prices}
+	full := contextwin.CacheCase{Prefix: prefix, HitRate: hits.HitRate, Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
 	saving := full.Saving()
 	if hold {
 		// Moving the boundary forward: the cache in use already saves the misses on its part;
@@ -212,7 +226,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		added.Prefix = prefix - m.cur.Tokens
 		saving = added.Saving()
 	}
-	if saving <= full.Cost() {
+	if saving <= full.Cost()+full.Lost() {
 		return nil
 	}
 	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: CacheDisplayName(m.s.id)}

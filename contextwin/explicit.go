@@ -10,8 +10,12 @@ type CacheCase struct {
 	Prefix  int     // tokens the cache would hold: system instruction, tools, older history
 	HitRate float64 // implicit hits measured over the session, reported ÷ expected, 0 to 1
 	Reads   int     // calls expected to read the prefix while the cache lives
-	TTL     time.Duration
-	Prices  Prices // their CacheStorage is the storage price (the catalogue's, by date)
+	// Growth is what each call adds to the prompt past the prefix. A request that reads an
+	// explicit cache is assumed to get no implicit hit on the rest of its prompt (documented
+	// nowhere either way): each read forgoes the implicit hits on what the calls before it added.
+	Growth int
+	TTL    time.Duration
+	Prices Prices // their CacheStorage is the storage price (the catalogue's, by date)
 }
 
 // Saving is what the cache saves over its reads: the misses of implicit caching no longer
@@ -26,9 +30,26 @@ func (c CacheCase) Cost() float64 {
 	return float64(c.Prefix) * (c.Prices.Input + c.Prices.Storage()*c.TTL.Hours()) / 1e6
 }
 
-// Worth tells whether the cache saves more than it costs. When implicit caching always hits it
-// never does: an explicit cache then only adds its own cost.
-func (c CacheCase) Worth() bool { return c.Saving() > c.Cost() }
+// Lost is what the reads forgo of implicit caching on the rest of their prompts: read j (from 1)
+// would have had the growth of the j-1 calls before it implicitly cached, at the hit rate.
+func (c CacheCase) Lost() float64 {
+	hit := min(max(c.HitRate, 0), 1)
+	rest := c.Reads * (c.Reads - 1) / 2 * c.Growth
+	return hit * float64(rest) * (c.Prices.Input - c.Prices.CachedInput) / 1e6
+}
+
+// Worth tells whether the cache saves more than it costs, the implicit hits its reads forgo
+// included. When implicit caching always hits it never does: an explicit cache then only adds
+// its own cost.
+func (c CacheCase) Worth() bool { return c.Saving() > c.Cost()+c.Lost() }
+
+// KeepReading tells whether a read of a cache of held tokens still pays, rest being the tokens of
+// the prompt past it that implicit caching would otherwise serve: what implicit caching would
+// miss on the cache's part must outweigh what the read forgoes of it on the rest.
+func KeepReading(held, rest int, hitRate float64) bool {
+	hit := min(max(hitRate, 0), 1)
+	return (1-hit)*float64(held) >= hit*float64(rest)
+}
 
 // IdleKeep is how long an explicit cache is worth keeping alive while its session is idle, at
 // prices p: until the storage paid for the idleness reaches what rebuilding it costs when the user

@@ -1,6 +1,7 @@
 package contextwin
 
 import (
+	"math"
 	"testing"
 	"time"
 )
@@ -43,6 +44,36 @@ func TestIdleKeep(t *testing.T) {
 	} {
 		if got := IdleKeep(tt.p); got.Round(time.Second) != tt.want {
 			t.Errorf("IdleKeep(%+v) = %v, want %v", tt.p, got, tt.want)
+		}
+	}
+}
+
+// TestForgoneHits: the implicit hits a read of an explicit cache forgoes on the rest of its
+// prompt weigh against the cache, and a cache outgrown by the prompt is no longer read.
+func TestForgoneHits(t *testing.T) {
+	flash := Prices{Input: 0.75, CachedInput: 0.075, Output: 3.75, CacheStorage: 0.5}
+	c := CacheCase{Prefix: 12000, HitRate: 0.5, Reads: 4, TTL: 10 * time.Minute, Prices: flash}
+	if !c.Worth() || c.Lost() != 0 {
+		t.Fatalf("with no growth: worth %v, lost %v", c.Worth(), c.Lost())
+	}
+	c.Growth = 4000 // long tool outputs: the reads forgo the hits on 0, 4k, 8k and 12k tokens
+	if want := 0.5 * 24000 * (0.75 - 0.075) / 1e6; math.Abs(c.Lost()-want) > 1e-12 || c.Worth() {
+		t.Errorf("lost $%.6f (want $%.6f), worth %v: saving $%.6f, cost $%.6f", c.Lost(), want, c.Worth(), c.Saving(), c.Cost())
+	}
+	for _, tt := range []struct {
+		held, rest int
+		hit        float64
+		want       bool
+	}{
+		{12000, 1000, 0.5, true},
+		{12000, 12000, 0.5, true},
+		{12000, 13000, 0.5, false},
+		{12000, 40000, 0.2, true},
+		{12000, 100, 1, false}, // implicit caching hits everything: nothing to gain from the cache
+		{12000, 500000, 0, true},
+	} {
+		if got := KeepReading(tt.held, tt.rest, tt.hit); got != tt.want {
+			t.Errorf("KeepReading(%d, %d, %.1f) = %v, want %v", tt.held, tt.rest, tt.hit, got, tt.want)
 		}
 	}
 }
