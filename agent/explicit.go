@@ -67,6 +67,7 @@ type ExplicitCache struct {
 	retried bool       // a cache that was gone has been recreated once
 	read    bool       // the last call read an explicit cache
 	notes   []string   // what the user is to be told, once each
+	seen    implicitSeen
 
 	keeper idleKeeper // keeps cur alive while the session is idle (idle.go); its own lock
 }
@@ -172,13 +173,16 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	}
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
-		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, hits.HitRate) {
+		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, m.seen.hitRate(hits.HitRate)) {
 			// The prompt has grown past the cache so far that implicit caching, which a request
 			// reading it forgoes on the rest, would serve more: drop it, and create one of the
 			// whole prefix only if that pays.
 			m.dropLocked(ctx)
 			hold = false
 		}
+	}
+	if hold && m.seen.probe() {
+		return nil // sent whole, the cache kept: the call measures implicit caching again
 	}
 	if hold {
 		if m.cur.Expires.Sub(now) < explicitTTL/2 {
@@ -217,7 +221,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		}
 	}
 	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
-	full := contextwin.CacheCase{Prefix: prefix, HitRate: hits.HitRate, Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
+	full := contextwin.CacheCase{Prefix: prefix, HitRate: m.seen.hitRate(hits.HitRate), Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
 	saving := full.Saving()
 	if hold {
 		// Moving the boundary forward: the cache in use already saves the misses on its part;
@@ -248,6 +252,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 	cost, priced := m.s.bill.cacheCreated(model, made.Tokens, explicitTTL)
 	m.journalCache(journal.CacheCreated, made, cost, priced)
 	m.cur = &heldCache{Cache: made, system: req.System, tools: req.Tools, messages: held}
+	m.seen.reads = 0
 	return &gemini.CacheRef{Name: made.Name, Messages: len(held)}
 }
 
@@ -340,6 +345,16 @@ func (m *ExplicitCache) setRead(read bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.read = read
+}
+
+// observe records a loop call's implicit outcome (nil-safe, like lastRead).
+func (m *ExplicitCache) observe(u contextwin.CallUsage) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.seen.observe(u)
 }
 
 // lastRead tells whether the last loop call read an explicit cache.

@@ -265,6 +265,7 @@ func (s *Session) record(resp *gemini.Response, fcs []*genai.FunctionCall, attem
 		u.Explicit = s.caching.lastRead()
 		cacheMin := s.bill.cacheMin(served)
 		s.conv.cacheCheck(&u, cacheMin, cacheMin != noCache, s.bill.idleLife(), s.opts.Now())
+		s.caching.observe(u)
 	}
 	n, cost, priced, warnings := s.bill.call(served, resp.Tier, u, resp.ModelStatus)
 	if s.caching != nil {

@@ -1,0 +1,57 @@
+package agent
+
+import "github.com/reprise-dev/reprise/contextwin"
+
+// Implicit caching seen while an explicit cache is read: a request over the cache measures
+// nothing implicit, so the hit rate that decided the cache would stay the one from before it,
+// and a session leaving a stretch of misses (a dead zone of prompt sizes) would keep paying for
+// a cache implicit caching no longer needs. Every explicitProbeEvery reads, one call is sent
+// whole, the cache kept: its implicit hit, or miss, updates a hit rate over the recent calls,
+// which the decisions to read and to create a cache then weigh.
+
+// explicitProbeEvery is how many reads of a cache go by between two calls sent without it.
+const explicitProbeEvery = 4
+
+// recentWeight is the weight of the newest call in the recent hit rate (an exponential average):
+// a half, so that two probes that hit outweigh the misses before them.
+const recentWeight = 0.5
+
+// implicitSeen is the implicit hit rate over the recent measured calls.
+type implicitSeen struct {
+	rate  float64
+	known bool
+	reads int // reads of the current cache since it was made or last probed
+}
+
+// observe takes one call's implicit outcome into the recent rate: the share of what it was
+// expected to read from the implicit cache that it did. Calls over an explicit cache, and calls
+// that expected nothing, measure nothing.
+func (s *implicitSeen) observe(u contextwin.CallUsage) {
+	if u.Explicit || u.ExpectedCached <= 0 {
+		return
+	}
+	ratio := float64(min(u.Cached, u.ExpectedCached)) / float64(u.ExpectedCached)
+	if !s.known {
+		s.rate, s.known = ratio, true
+		return
+	}
+	s.rate = recentWeight*ratio + (1-recentWeight)*s.rate
+}
+
+// hitRate is the recent rate when a call measured one, else the session's.
+func (s *implicitSeen) hitRate(session float64) float64 {
+	if s.known {
+		return s.rate
+	}
+	return session
+}
+
+// probe tells whether this read of the cache is to be sent without it, and counts it.
+func (s *implicitSeen) probe() bool {
+	s.reads++
+	if s.reads > explicitProbeEvery {
+		s.reads = 0
+		return true
+	}
+	return false
+}
