@@ -70,6 +70,10 @@ export function pickerTitle(r: ModelsResult | undefined, all: boolean): string {
 export function pickerPlaceholder(r: ModelsResult): string {
   if (r.warning) return `⚠ ${r.warning}`;
   const listed = r.listedAt ? ` · API list of ${r.listedAt.slice(0, 16).replace('T', ' ')}` : '';
+  // A model the server does not list (another provider's, after the provider changed) would fail
+  // at the first call: said before then.
+  const models = r.models ?? [];
+  if (models.length > 0 && !models.some((m) => m.current)) return `⚠ New sessions use ${r.model}, which this server does not list: pick one`;
   return `New sessions use ${r.model} · catalogue of ${r.catalogueAsOf}${listed}`;
 }
 

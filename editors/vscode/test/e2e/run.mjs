@@ -1338,6 +1338,69 @@ await step('a write to a protected file is a card naming the file and why; denie
   if (existsSync(join(ws, '.vscode', 'tasks.json'))) throw new Error('the denied write happened');
 });
 
+await step('another provider: Select Model lists its models, a local one free, and a turn on it is counted in time (issue 38)', async () => {
+  // An OpenAI-compatible server (fakegemini --api openai: /v1/models, Ollama's /api/show). The
+  // provider settings are the user's, machine-scoped: the server restarts with them.
+  const other = start(env('E2E_FAKEGEMINI'), ['--script', join(here, 'openai.json'), '--api', 'openai'], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const otherURL = await firstLine(other);
+  for (const file of [settingsFile, join(userData, 'Machine', 'settings.json')]) {
+    const current = JSON.parse(readFileSync(file, 'utf8'));
+    Object.assign(current, { 'reprise.provider': 'openai', 'reprise.baseURL': otherURL });
+    writeFileSync(file, JSON.stringify(current, null, 2));
+  }
+  await page.waitForTimeout(1500); // the settings file is watched
+  await palette('Notifications: Clear All Notifications');
+  await palette('View: Close All Editors', { exact: true });
+  const qwen = rows.filter({ hasText: 'qwen3:8b' }).first();
+  await waitFor('the provider\'s models in the picker', async () => {
+    await palette('Reprise: Select Model');
+    try {
+      await qwen.waitFor({ timeout: 5_000 });
+      return true;
+    } catch {
+      await page.keyboard.press('Escape');
+      return false;
+    }
+  }, 60_000);
+  const text = await qwen.innerText();
+  for (const s of ['16k context', 'local: free, its time counted']) if (!text.includes(s)) throw new Error(`qwen3:8b's row lacks "${s}": ${text}`);
+  // The Gemini model set earlier is not this server's: said before a session fails on it.
+  const placeholder = await page.locator('.quick-input-widget input').getAttribute('placeholder');
+  if (!(placeholder ?? '').includes('which this server does not list: pick one')) throw new Error(`placeholder "${placeholder}"`);
+  const mini = rows.filter({ hasText: 'gpt-5.4-mini' }).first();
+  if (!(await mini.innerText()).includes('$0.75')) throw new Error(`gpt-5.4-mini's row: ${await mini.innerText()}`);
+  if ((await rows.filter({ hasText: 'gemini' }).count()) !== 0) throw new Error('a Gemini model is listed for an OpenAI-compatible server');
+  await page.keyboard.press('Escape');
+  // Changing the theme closes the picker: it is opened again in each.
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await palette('Reprise: Select Model');
+    await qwen.waitFor({ timeout: 15_000 });
+    await page.mouse.move(800, 600);
+    await shot(`model-picker-local-${label}`);
+    await page.keyboard.press('Escape');
+  }
+  await theme('Light 2026', 'vs'); // back to the default
+  await palette('Reprise: Select Model');
+  await filter('qwen3');
+  await page.locator('.quick-input-widget input').press('Enter');
+  await waitFor('reprise.model in the user settings', async () => userSettings()['reprise.model'] === 'qwen3:8b', 15_000);
+  const toast = page.locator('.notification-toast', { hasText: 'new sessions use qwen3:8b' });
+  await toast.waitFor({ timeout: 15_000 });
+  if (!(await toast.innerText()).includes('free, so the meter counts its tokens and its time')) throw new Error(`the toast: ${await toast.innerText()}`);
+  await toast.locator('.monaco-button', { hasText: 'New Session' }).click();
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Say hello');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'Hello from the local model.' }).waitFor({ timeout: 30_000 });
+  // The meter counts its tokens and its time, never dollars.
+  await waitFor('the meter on the local model', async () => /local · [<\d.]+ s/.test(await meter.innerText()), 15_000);
+  const shown = (await meter.innerText()).trim();
+  console.log(`     meter: ${shown}`);
+  if (shown.includes('$')) throw new Error(`the meter on the local model: ${shown}`);
+});
+
 await browser.close().catch(() => {});
 fake.stdin.end();
 // The fake model writes the requests it got when it exits.

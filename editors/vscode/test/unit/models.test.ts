@@ -78,6 +78,11 @@ describe('title and placeholder', () => {
       'New sessions use gemini-3.8-flash · catalogue of 2026-12-01 · API list of 2026-12-01 18:20',
     );
   });
+  it('warn when the server does not list the model new sessions use', () => {
+    const r = result();
+    const none = { ...r, models: (r.models ?? []).map((m) => ({ ...m, current: false })) };
+    expect(pickerPlaceholder(none)).toBe('⚠ New sessions use gemini-3.8-flash, which this server does not list: pick one');
+  });
   it("show the server's warning", () => {
     const r = result({ warning: 'no API key (set GEMINI_API_KEY); the catalogue\'s models are shown', listedAt: undefined });
     expect(pickerTitle(r, false)).toContain('⚠');
