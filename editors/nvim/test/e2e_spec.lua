@@ -1503,6 +1503,7 @@ h.test('another provider: the picker lists its models, and a local model is weig
   h.contains(shown, '16k context · local: free, its time counted', 'its window from the server, free')
   h.truthy(shown:find('gpt%-5%.4%-mini +[^\n]*%$0%.75'), 'a model the catalogue prices, at its prices:\n' .. shown)
   h.truthy(not shown:find('gemini', 1, true), 'no Gemini model:\n' .. shown)
+  h.contains(asked[#asked].opts.prompt, 'is not listed by this server: pick one', 'the Gemini model set, said')
   h.eq(s.model, 'qwen3:8b', 'the model picked')
 
   -- A turn on it: the context view counts its tokens and its time, never dollars.

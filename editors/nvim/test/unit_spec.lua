@@ -230,6 +230,11 @@ h.test('models picker rows', function()
     '  x                        not in the catalogue', 'no detail')
   h.contains(models.prompt({ model = 'm', catalogueAsOf = '2026-12-01', warning = 'no key' }), 'now m; prices of the '
     .. 'catalogue as of 2026-12-01) — no key', 'prompt')
+  local elsewhere = { model = 'gemini-3.8-flash', catalogueAsOf = '2026-12-01', models = { { id = 'qwen3:8b' } } }
+  h.contains(models.prompt(elsewhere),
+    '— ⚠ gemini-3.8-flash is not listed by this server: pick one', 'a model the server does not list')
+  h.truthy(not models.prompt({ model = 'q', models = { { id = 'q', current = true } } }):find('⚠', 1, true),
+    'no warning for a listed model')
 end)
 
 h.test('turns and model calls counted apart', function()

@@ -22,6 +22,16 @@ function M.prompt(r)
   if r.warning and r.warning ~= '' then
     p = p .. ' — ' .. r.warning
   end
+  -- A model the server does not list (another provider's, after the provider changed) would fail
+  -- at the first call: said before then.
+  local rows = type(r.models) == 'table' and r.models or {}
+  local listed = false
+  for _, m in ipairs(rows) do
+    listed = listed or m.current == true
+  end
+  if #rows > 0 and not listed then
+    p = p .. string.format(' — ⚠ %s is not listed by this server: pick one', r.model or '?')
+  end
   return p
 end
 
