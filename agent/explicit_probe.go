@@ -6,8 +6,8 @@ import "github.com/reprise-dev/reprise/contextwin"
 // nothing implicit, so the hit rate that decided the cache would stay the one from before it,
 // and a session leaving a stretch of misses (a dead zone of prompt sizes) would keep paying for
 // a cache implicit caching no longer needs. Every explicitProbeEvery reads, one call is sent
-// whole, the cache kept: its implicit hit, or miss, updates a hit rate over the recent calls,
-// which the decisions to read and to create a cache then weigh.
+// whole, the cache kept: its implicit hit, or miss, sets a hit rate over the recent calls (which
+// ordinary calls then move by half), and the decisions to read and to create a cache weigh it.
 
 // explicitProbeEvery is how many reads of a cache go by between two calls sent without it.
 const explicitProbeEvery = 4
@@ -18,9 +18,10 @@ const recentWeight = 0.5
 
 // implicitSeen is the implicit hit rate over the recent measured calls.
 type implicitSeen struct {
-	rate  float64
-	known bool
-	reads int // reads of the current cache since it was made or last probed
+	rate    float64
+	known   bool
+	reads   int  // reads of the current cache since it was made or last probed
+	probing bool // the call in flight is a probe
 }
 
 // observe takes one call's implicit outcome into the recent rate: the share of what it was
@@ -31,7 +32,11 @@ func (s *implicitSeen) observe(u contextwin.CallUsage) {
 		return
 	}
 	ratio := float64(min(u.Cached, u.ExpectedCached)) / float64(u.ExpectedCached)
-	if !s.known {
+	probe := s.probing
+	s.probing = false
+	if !s.known || probe {
+		// A probe is a measurement made on purpose, of the prefix the cache holds and what
+		// followed: it stands for the rate until the calls after it say otherwise.
 		s.rate, s.known = ratio, true
 		return
 	}
@@ -50,7 +55,7 @@ func (s *implicitSeen) hitRate(session float64) float64 {
 func (s *implicitSeen) probe() bool {
 	s.reads++
 	if s.reads > explicitProbeEvery {
-		s.reads = 0
+		s.reads, s.probing = 0, true
 		return true
 	}
 	return false

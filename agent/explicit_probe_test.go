@@ -34,3 +34,20 @@ func TestImplicitSeen(t *testing.T) {
 		t.Errorf("%d probes over %d reads, want 3", probes, 3*(explicitProbeEvery+1))
 	}
 }
+
+// TestProbeStandsForTheRate: a probe is a measurement made on purpose: its outcome stands for the
+// rate, where an ordinary call weighs half.
+func TestProbeStandsForTheRate(t *testing.T) {
+	var s implicitSeen
+	s.observe(contextwin.CallUsage{Prompt: 12000, ExpectedCached: 10000}) // a miss in a dead zone
+	for !s.probe() {
+	}
+	s.observe(contextwin.CallUsage{Prompt: 20000, Cached: 18000, ExpectedCached: 18000})
+	if got := s.hitRate(0); got != 1 {
+		t.Errorf("after a probe that hit in full: %v, want 1", got)
+	}
+	s.observe(contextwin.CallUsage{Prompt: 21000, ExpectedCached: 20000})
+	if got := s.hitRate(0); got != 0.5 {
+		t.Errorf("after an ordinary miss: %v, want 0.5", got)
+	}
+}
