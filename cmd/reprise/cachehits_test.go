@@ -152,6 +152,17 @@ func TestDeadZone(t *testing.T) {
 			t.Errorf("budget %d: the dead zone's misses made no explicit cache", r.Budget)
 		}
 	}
+	// Issue 36: explicit caching never costs more than implicit caching alone in the zone, the
+	// implicit hits its reads forgo weighed and a probe seeing the zone end.
+	for i := 0; i+1 < len(runs); i += 2 {
+		off, on := runs[i], runs[i+1]
+		if off.Explicit || !on.Explicit || off.Budget != on.Budget {
+			t.Fatalf("runs out of order: budget %d explicit %v, budget %d explicit %v", off.Budget, off.Explicit, on.Budget, on.Explicit)
+		}
+		if on.Totals.Cost > off.Totals.Cost {
+			t.Errorf("budget %d: explicit caching $%.4f, implicit alone $%.4f", on.Budget, on.Totals.Cost, off.Totals.Cost)
+		}
+	}
 }
 
 // TestMissesInTheScenarios (issue 36, "every miss explained"): on the scripted bug fix, each
