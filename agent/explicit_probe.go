@@ -12,8 +12,8 @@ import "github.com/reprise-dev/reprise/contextwin"
 // explicitProbeEvery is how many reads of a cache go by between two calls sent without it.
 const explicitProbeEvery = 4
 
-// recentWeight is the weight of the newest call in the recent hit rate (an exponential average):
-// a half, so that two probes that hit outweigh the misses before them.
+// recentWeight is the weight of an ordinary call in the recent hit rate (an exponential
+// average): a half, so that a run of misses or hits shows within two or three calls.
 const recentWeight = 0.5
 
 // implicitSeen is the implicit hit rate over the recent measured calls.
