@@ -132,7 +132,7 @@ func contextMarkdown(r agent.Report) string {
 	for _, row := range []struct {
 		name string
 		n    int
-	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
+	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"Workspace map", bd.WorkspaceMap}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
 		{"Messages", bd.Messages}, {"Free space", bd.Free}, {"Buffer", bd.Buffer}} {
 		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, contextwin.Kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
 	}

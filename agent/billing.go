@@ -36,6 +36,7 @@ type billing struct {
 	served     string          // the model that served the last call
 	warned     map[string]bool // warnings already given this session, by key
 	capped     bool            // a turn ended at the token or cost cap: every turn ends at once
+	implicit   implicitSeen    // the implicit hits of the recent calls, which the plans weigh
 }
 
 // sum is the session's cumulative figures.
@@ -62,6 +63,7 @@ func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage,
 	defer b.mu.Unlock()
 	if u.Prompt > 0 {
 		b.lastPrompt = u.Prompt
+		b.implicit.observe(hitShare(u))
 	}
 	cost, priced = b.billLocked(served, tier, u)
 	if !priced {
@@ -205,10 +207,16 @@ func (b *billing) planPricesLocked() contextwin.Prices {
 	if b.pricing.Free(b.modelLocked()) {
 		return b.timePricesLocked()
 	}
-	if p, ok := b.pricing.At(b.modelLocked(), now, b.lastPrompt); ok {
-		return p
+	p, ok := b.pricing.At(b.modelLocked(), now, b.lastPrompt)
+	if !ok {
+		p, _ = b.pricing.At(b.pricing.Catalog.DefaultModel(), now, b.lastPrompt)
 	}
-	p, _ := b.pricing.At(b.pricing.Catalog.DefaultModel(), now, b.lastPrompt)
+	// A cached token is worth what the recent calls made of it: when implicit hits miss (a dead
+	// zone of prompt sizes, a bad stretch), the prefix a clearing or a summary would rewrite is
+	// not the saving it looks, and they pay sooner.
+	if r := b.implicit.hitRate(1); r < 1 {
+		p.CachedInput = r*p.CachedInput + (1-r)*p.Input
+	}
 	return p
 }
 

@@ -21,6 +21,7 @@ type Conversation struct {
 
 	mu          sync.Mutex // guards everything below; taken after compactor.mu, never before
 	prompt      systemPrompt
+	head        head // built once per session: ReloadInstructions keeps it
 	history     []*genai.Content
 	task        string                    // the first request, restated after each compaction
 	blocks      []contextwin.SummaryBlock // the head's summaries, oldest first

@@ -29,6 +29,10 @@ const explicitTTL = 10 * time.Minute
 // explicitReads is how many calls a new cache is expected to serve, in the weighing.
 const explicitReads = 4
 
+// explicitHeadReads is how many calls a cache of the head alone is expected to serve: clearings
+// and summaries leave it whole, so it outlives a cache of the history.
+const explicitHeadReads = 2 * explicitReads
+
 // explicitMinCalls is how many calls must have measured the implicit hits before they are
 // trusted to decide.
 const explicitMinCalls = 3
@@ -222,16 +226,25 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 	}
 	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
 	full := contextwin.CacheCase{Prefix: prefix, HitRate: m.seen.hitRate(hits.HitRate), Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
-	saving := full.Saving()
-	if hold {
-		// Moving the boundary forward: the cache in use already saves the misses on its part;
-		// the new one saves those on the part added since, for a creation of the whole.
-		added := full
-		added.Prefix = prefix - m.cur.Tokens
-		saving = added.Saving()
-	}
-	if saving <= full.Cost()+full.Lost() {
-		return nil
+	if h, ok := m.headCase(full, prefix); ok {
+		// A head at the cache minimum: only it is cached, never the history, which the plans
+		// rewrite the sooner the more implicit hits miss (their cached price goes up).
+		if hold || h.Net() <= 0 {
+			return nil
+		}
+		held = nil
+	} else {
+		saving := full.Saving()
+		if hold {
+			// Moving the boundary forward: the cache in use already saves the misses on its
+			// part; the new one saves those on the part added since, for a creation of the whole.
+			added := full
+			added.Prefix = prefix - m.cur.Tokens
+			saving = added.Saving()
+		}
+		if saving <= full.Cost()+full.Lost() {
+			return nil
+		}
 	}
 	spec := gemini.CacheSpec{System: req.System, Tools: req.Tools, Contents: held, TTL: explicitTTL, DisplayName: CacheDisplayName(m.s.id)}
 	made, err := m.store.CreateCache(ctx, spec)
@@ -254,6 +267,24 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 	m.cur = &heldCache{Cache: made, system: req.System, tools: req.Tools, messages: held}
 	m.seen.reads = 0
 	return &gemini.CacheRef{Name: made.Name, Messages: len(held)}
+}
+
+// headCase is a cache of the head alone (the system instruction and the tools, no message) in
+// place of full, the last prompt's prefix of prefix tokens: a clearing or a summary, which change
+// only messages, never rewrite it, so it is weighed over explicitHeadReads calls; each read
+// forgoes the implicit hits on the whole of its messages. ok is false when the session has no head
+// (buildHead) or it is under the model's cache minimum (the API refuses a cache that small).
+func (m *ExplicitCache) headCase(full contextwin.CacheCase, prefix int) (contextwin.HeadCase, bool) {
+	c := m.s.conv
+	c.mu.Lock()
+	head := c.ledger.Estimator.Tokens(c.prompt.estimate())
+	built := c.head.guide != ""
+	c.mu.Unlock()
+	if !built || head < m.s.bill.cacheMin(m.s.model) || head >= prefix {
+		return contextwin.HeadCase{}, false
+	}
+	full.Prefix, full.Reads = head, explicitHeadReads
+	return contextwin.HeadCase{CacheCase: full, Messages: prefix - head}, true
 }
 
 // gone forgets a cache the API no longer has; the first time, the next call may create another,

@@ -72,6 +72,9 @@ type fixtureOpts struct {
 	subagents     SubagentSettings
 	// wrap, if set, stands between the session and its client (a local model, say).
 	wrap func(Model) Model
+	// head keeps the tool guide and the workspace map in the system instruction; the other tests'
+	// scripts are sized on the short prompt alone.
+	head bool
 }
 
 // writeFiles writes files (slash paths → content) under dir.
@@ -119,6 +122,12 @@ func newFixture(t *testing.T, o fixtureOpts, turns ...geminitest.Turn) *fixture 
 	policy := o.policy
 	if policy != (contextwin.Policy{}) && !o.clearing {
 		policy.KeepToolResults = true
+	}
+	if !o.head {
+		if policy == (contextwin.Policy{}) {
+			policy = contextwin.DefaultPolicy()
+		}
+		policy.PlainHead = true
 	}
 	opts := Options{
 		Config: Config{

@@ -85,7 +85,9 @@ func (s *Session) init() *Session {
 		},
 		newSession: newChild,
 	}
-	s.conv.prompt = buildSystemPrompt(&s.opts, opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger)))
+	instructions := opts.Secrets.String(loadInstructions(opts.Workspace, opts.Logger))
+	s.conv.head = buildHead(&s.opts, s.settings.env, instructions)
+	s.conv.prompt = buildSystemPrompt(&s.opts, instructions, s.conv.head)
 	s.conv.ledger.SetFixed(s.conv.prompt.estimate())
 	if store, ok := opts.Model.(cacheStore); ok {
 		view := cacheView{

@@ -39,11 +39,17 @@ How to work:
 - After a compaction, the first message summarizes earlier work; the messages after it take precedence, and the harness's state section is authoritative.
 - Be concise. When done, say what you changed and the test verdict.`
 
+// head is the tool guide and the workspace map (head.go) and the map as they go in the system instruction ("" when left out).
+type head struct {
+	guide, workmap string
+}
+
 // systemPrompt is the fixed part of every request.
 type systemPrompt struct {
 	text         string // the whole system instruction
-	base         string
+	base         string // the prompt and, with a head, the tool guide
 	instructions string
+	workmap      string
 	decls        []*genai.FunctionDeclaration
 	toolsJSON    string
 	mcpJSON      string // the MCP tools' declarations, counted apart
@@ -121,8 +127,8 @@ Another agent gave you the task in the first message; it sees nothing of your wo
 // buildSystemPrompt assembles the fixed part of every request. External tools come after the
 // built-in ones, so that adding an MCP server leaves the start of the prefix as it was. A
 // subagent gets its own instruction and tools; a session that may run subagents declares task.
-func buildSystemPrompt(o *Options, instructions string) systemPrompt {
-	base := fmt.Sprintf(basePrompt, o.Workspace)
+func buildSystemPrompt(o *Options, instructions string, h head) systemPrompt {
+	base := fmt.Sprintf(basePrompt, o.Workspace) + h.guide
 	decls := tools.Declarations()
 	ext := o.External
 	switch {
@@ -133,7 +139,7 @@ func buildSystemPrompt(o *Options, instructions string) systemPrompt {
 		decls = append(decls, tools.TaskDeclaration())
 	}
 	j, _ := json.Marshal(decls)
-	p := systemPrompt{text: base + instructions, base: base, instructions: instructions, decls: decls, toolsJSON: string(j)}
+	p := systemPrompt{text: base + instructions + h.workmap, base: base, instructions: instructions, workmap: h.workmap, decls: decls, toolsJSON: string(j)}
 	if ext != nil {
 		if more := ext.Declarations(); len(more) > 0 {
 			m, _ := json.Marshal(more)
@@ -154,6 +160,7 @@ func (p systemPrompt) fixed(e *contextwin.Estimator) contextwin.Fixed {
 	return contextwin.Fixed{
 		SystemPrompt:       e.Tokens(contextwin.EstimateText(p.base)),
 		CustomInstructions: e.Tokens(contextwin.EstimateText(p.instructions)),
+		WorkspaceMap:       e.Tokens(contextwin.EstimateText(p.workmap)),
 		Tools:              e.Tokens(contextwin.EstimateText(p.toolsJSON)),
 		MCPTools:           e.Tokens(contextwin.EstimateText(p.mcpJSON)),
 	}

@@ -144,8 +144,8 @@ func (s *Session) SetSandbox(sb *sandbox.Sandbox) {
 
 // ReloadInstructions re-reads the custom-instructions files (AGENTS.md …), e.g. when one changed.
 func (c *Conversation) ReloadInstructions() {
-	prompt := buildSystemPrompt(c.opts, c.opts.Secrets.String(loadInstructions(c.opts.Workspace, c.opts.Logger)))
 	c.mu.Lock()
+	prompt := buildSystemPrompt(c.opts, c.opts.Secrets.String(loadInstructions(c.opts.Workspace, c.opts.Logger)), c.head)
 	defer c.mu.Unlock()
 	c.prompt = prompt
 	c.ledger.SetFixed(prompt.estimate())

@@ -15,20 +15,24 @@ import (
 type Breakdown struct {
 	SystemPrompt       int `json:"systemPrompt"`
 	CustomInstructions int `json:"customInstructions"`
-	Tools              int `json:"tools"`
-	MCPTools           int `json:"mcpTools"`
-	Messages           int `json:"messages"`
-	Free               int `json:"free"`
-	Buffer             int `json:"buffer"`
+	// WorkspaceMap is the map of the workspace in the head (omitted when there is none).
+	WorkspaceMap int `json:"workspaceMap,omitempty"`
+	Tools        int `json:"tools"`
+	MCPTools     int `json:"mcpTools"`
+	Messages     int `json:"messages"`
+	Free         int `json:"free"`
+	Buffer       int `json:"buffer"`
 }
 
 // Fixed is what every request carries before any message.
 type Fixed struct {
-	SystemPrompt, CustomInstructions, Tools, MCPTools int
+	SystemPrompt, CustomInstructions, WorkspaceMap, Tools, MCPTools int
 }
 
 // Sum of the fixed parts.
-func (f Fixed) Sum() int { return f.SystemPrompt + f.CustomInstructions + f.Tools + f.MCPTools }
+func (f Fixed) Sum() int {
+	return f.SystemPrompt + f.CustomInstructions + f.WorkspaceMap + f.Tools + f.MCPTools
+}
 
 // NewBreakdown splits a window of the given size: the fixed parts, the messages (what the prompt
 // uses beyond them), the reply buffer, and what is left free.
@@ -36,6 +40,7 @@ func NewBreakdown(window, used, reserve int, f Fixed) Breakdown {
 	b := Breakdown{
 		SystemPrompt:       f.SystemPrompt,
 		CustomInstructions: f.CustomInstructions,
+		WorkspaceMap:       f.WorkspaceMap,
 		Tools:              f.Tools,
 		MCPTools:           f.MCPTools,
 		Messages:           max(used-f.Sum(), 0),

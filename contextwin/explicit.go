@@ -43,6 +43,24 @@ func (c CacheCase) Lost() float64 {
 // its own cost.
 func (c CacheCase) Worth() bool { return c.Saving() > c.Cost()+c.Lost() }
 
+// HeadCase is a cache of the fixed head alone (Prefix: the system instruction and the tools), read
+// by calls whose messages, Messages tokens at the first read and Growth more at each, implicit
+// caching would otherwise serve at the hit rate.
+type HeadCase struct {
+	CacheCase
+	Messages int
+}
+
+// Lost is what the reads forgo of implicit caching on their messages.
+func (h HeadCase) Lost() float64 {
+	hit := min(max(h.HitRate, 0), 1)
+	rest := h.Reads*h.Messages + h.Reads*(h.Reads-1)/2*h.Growth
+	return hit * float64(rest) * (h.Prices.Input - h.Prices.CachedInput) / 1e6
+}
+
+// Net is what the cache gains over its reads: its saving less its cost and what it forgoes.
+func (h HeadCase) Net() float64 { return h.Saving() - h.Cost() - h.Lost() }
+
 // KeepReading tells whether a read of a cache of held tokens still pays, rest being the tokens of
 // the prompt past it that implicit caching would otherwise serve: what implicit caching would
 // miss on the cache's part must outweigh what the read forgoes of it on the rest.

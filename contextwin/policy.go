@@ -40,6 +40,10 @@ type Policy struct {
 	// ExplicitCacheIdle keeps the explicit cache in use alive while the session is idle, for as
 	// long as storing it costs less than rebuilding it would (IdleKeep); with ExplicitCache only.
 	ExplicitCacheIdle bool `json:"explicitCacheIdle,omitempty"`
+	// PlainHead leaves the tool guide and the workspace map out of the system instruction: the
+	// fixed head of every request is then the short prompt and the tools, under the cache minimum
+	// of today's models (docs/decisions.md, "A head worth caching"). The setting is cacheHead.
+	PlainHead bool `json:"plainHead,omitempty"`
 	// CompactionTier is the service tier background summaries ask for: "flex" asks Gemini's
 	// Flex tier (half price, best-effort, minutes of latency) where the compaction model offers
 	// it, falling back to the standard tier when it is shed or the agent comes to wait for it;

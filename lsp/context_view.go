@@ -60,6 +60,9 @@ func renderContext(c contextResult) string {
 	if bd.CustomInstructions > 0 {
 		row("Custom instructions", bd.CustomInstructions)
 	}
+	if bd.WorkspaceMap > 0 {
+		row("Workspace map", bd.WorkspaceMap)
+	}
 	row("System tools", bd.Tools)
 	row("MCP tools", bd.MCPTools)
 	for _, m := range c.MCP {

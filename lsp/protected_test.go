@@ -449,10 +449,10 @@ func TestCostSettingsNames(t *testing.T) {
 	budget, requests, yes := 1<<30, 1<<20, true
 	parallel, calls := agent.MaxSubagentParallel, agent.DefaultMaxTurnRequests
 	dear := Settings{Model: &model, CompactionModel: &other, Thinking: &thinking, ContextBudget: &budget,
-		MaxTurnRequests: &requests, ExplicitCache: &yes, ExplicitCacheIdle: &yes,
+		MaxTurnRequests: &requests, ExplicitCache: &yes, ExplicitCacheIdle: &yes, CacheHead: &yes,
 		Subagents: &yes, SubagentModel: &model, SubagentBudget: &budget, SubagentParallel: &parallel, SubagentMaxCalls: &calls}
 	cur := config{model: "gemini-3.8-flash", thinking: catalog.Auto, policy: contextwin.DefaultPolicy()}
-	user := spendingCaps{model: "gemini-3.5-flash-lite", thinking: "minimal", budget: 1000, maxTurnRequests: 1, subagents: agent.SubagentSettings{Off: true}}
+	user := spendingCaps{model: "gemini-3.5-flash-lite", thinking: "minimal", budget: 1000, maxTurnRequests: 1, plainHead: true, subagents: agent.SubagentSettings{Off: true}}
 	_, held := boundCosts(cur, user, dear)
 	if diff := cmp.Diff(held, CostSettings); diff != "" {
 		t.Errorf("what boundCosts holds vs CostSettings (-held +CostSettings):\n%s", diff)

@@ -114,7 +114,7 @@ var SpendingSettings = []string{"sessionTokenCap", "maxCostUSD", "prices", "mode
 // user settings file, initializationOptions and MethodDidChangeUserSettings. The editors send the
 // user's values there (VS Code's costKeys, Neovim's cost_settings).
 var CostSettings = []string{"model", "compactionModel", "thinking", "contextBudget", "maxTurnRequests", "explicitCache", "explicitCacheIdle",
-	"subagents", "subagentModel", "subagentBudget", "subagentParallel", "subagentMaxCalls"}
+	"cacheHead", "subagents", "subagentModel", "subagentBudget", "subagentParallel", "subagentMaxCalls"}
 
 // Approval actions offered with window/showMessageRequest. No answer, null, or any other title
 // means Reject.

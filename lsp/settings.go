@@ -35,9 +35,12 @@ type Settings struct {
 	// its cache alive while a session is idle (contextwin.Policy). Either level: the first caches
 	// only when its own weighing in dollars says it pays, the second keeps a cache only while
 	// storing it costs less than rebuilding it.
-	ExplicitCache     *bool    `json:"explicitCache,omitempty"`
-	ExplicitCacheIdle *bool    `json:"explicitCacheIdle,omitempty"`
-	Allow             []string `json:"allow,omitempty"`
+	ExplicitCache     *bool `json:"explicitCache,omitempty"`
+	ExplicitCacheIdle *bool `json:"explicitCacheIdle,omitempty"`
+	// CacheHead puts a guide to the tools and a map of the workspace in the system instruction,
+	// sized to the model's cache minimum (true by default; contextwin.Policy.PlainHead).
+	CacheHead *bool    `json:"cacheHead,omitempty"`
+	Allow     []string `json:"allow,omitempty"`
 	// Sandbox is "workspace-write" (the default) or "off"; AllowNetwork lets sandboxed commands
 	// use TCP.
 	Sandbox      *string `json:"sandbox,omitempty"`
@@ -188,6 +191,9 @@ func (s Settings) applyPolicy(p contextwin.Policy) contextwin.Policy {
 		if f.v != nil {
 			*f.dst = *f.v
 		}
+	}
+	if s.CacheHead != nil {
+		p.PlainHead = !*s.CacheHead
 	}
 	set(&p.ContextBudget, s.ContextBudget)
 	set(&p.KeepRecentTurns, s.KeepRecentTurns)

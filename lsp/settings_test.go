@@ -75,6 +75,26 @@ func TestStalePullNeverUndoesAPush(t *testing.T) {
 	close(second)
 }
 
+// TestCacheHeadSetting: the head is on by default; cacheHead false leaves it out, and a setting
+// left out keeps its value.
+func TestCacheHeadSetting(t *testing.T) {
+	c := config{policy: contextwin.DefaultPolicy()}
+	if c.policy.PlainHead {
+		t.Fatal("the head is off by default")
+	}
+	settings, err := parseSettings([]byte(`{"cacheHead": false}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.apply(settings)
+	if err != nil || !n.policy.PlainHead {
+		t.Fatalf("apply: %v, %+v", err, n.policy)
+	}
+	if n, _ = n.apply(Settings{}); !n.policy.PlainHead {
+		t.Errorf("a setting left out turned the head back on")
+	}
+}
+
 // TestExplicitCacheSettings: explicitCache and explicitCacheIdle are settings of the context
 // policy, off by default; a setting left out keeps its value.
 func TestExplicitCacheSettings(t *testing.T) {

@@ -36,6 +36,7 @@ type spendingCaps struct {
 	maxTurnRequests        int // 0: the agent's default
 	explicitCache          bool
 	explicitCacheIdle      bool
+	plainHead              bool
 	subagents              agent.SubagentSettings
 }
 
@@ -44,7 +45,7 @@ func userSpending(c config) spendingCaps {
 	return spendingCaps{tokenCap: c.policy.SessionTokenCap, maxCost: c.policy.MaxCostUSD, prices: c.prices,
 		model: c.model, compactionModel: c.compactionModel, thinking: c.thinking, budget: c.policy.ContextBudget,
 		maxTurnRequests: c.maxTurnRequests, explicitCache: c.policy.ExplicitCache, explicitCacheIdle: c.policy.ExplicitCacheIdle,
-		subagents: c.subagents}
+		plainHead: c.policy.PlainHead, subagents: c.subagents}
 }
 
 // boundSpending returns s with its spending settings held to the user's: a cap above the user's
@@ -120,6 +121,10 @@ func boundCosts(cur config, user spendingCaps, s Settings) (rest Settings, ignor
 	if v := s.ExplicitCacheIdle; v != nil && *v && !user.explicitCacheIdle {
 		rest.ExplicitCacheIdle = nil
 		ignored = append(ignored, "explicitCacheIdle")
+	}
+	if v := s.CacheHead; v != nil && *v && user.plainHead {
+		rest.CacheHead = nil
+		ignored = append(ignored, "cacheHead")
 	}
 	rest, more := boundSubagents(cur, user, rest)
 	return rest, append(ignored, more...)

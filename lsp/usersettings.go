@@ -22,7 +22,7 @@ import (
 func userCostSettings(s Settings) (only Settings, others []string) {
 	only = Settings{Model: s.Model, CompactionModel: s.CompactionModel, Thinking: s.Thinking,
 		ContextBudget: s.ContextBudget, MaxTurnRequests: s.MaxTurnRequests,
-		ExplicitCache: s.ExplicitCache, ExplicitCacheIdle: s.ExplicitCacheIdle}
+		ExplicitCache: s.ExplicitCache, ExplicitCacheIdle: s.ExplicitCacheIdle, CacheHead: s.CacheHead}
 	// Settings marshals with omitempty: the keys are the settings s sets.
 	var all map[string]json.RawMessage
 	if b, err := json.Marshal(s); err == nil && json.Unmarshal(b, &all) != nil {

@@ -148,7 +148,9 @@ func TestDeadZone(t *testing.T) {
 		switch {
 		case !r.Explicit && (r.Stop != agent.StopEndTurn || r.Ratio <= 1):
 			t.Errorf("budget %d: stopped with %s, the dead zone costing %.2f× every hit landing", r.Budget, r.Stop, r.Ratio)
-		case r.Explicit && tot.CacheWriteTokens == 0:
+		case r.Explicit && r.Budget == noCompaction && tot.CacheWriteTokens == 0:
+			// At the default budget the plans clear out of the zone (its misses raise the price
+			// of a cached token they weigh), and the hits come back before a cache would pay.
 			t.Errorf("budget %d: the dead zone's misses made no explicit cache", r.Budget)
 		}
 	}
@@ -159,7 +161,15 @@ func TestDeadZone(t *testing.T) {
 		if off.Explicit || !on.Explicit || off.Budget != on.Budget {
 			t.Fatalf("runs out of order: budget %d explicit %v, budget %d explicit %v", off.Budget, off.Explicit, on.Budget, on.Explicit)
 		}
-		if on.Totals.Cost > off.Totals.Cost {
+		// Without compaction both runs are the same every time. With it, background summaries
+		// race the loop through the fake and land a call sooner or later from run to run, which
+		// moves a run by up to 5 % either way (measured: $0.1938 to $0.2032 over four runs of the
+		// same settings); explicit caching is held within that.
+		spread := 1.0
+		if on.Budget != noCompaction {
+			spread = 1.05
+		}
+		if on.Totals.Cost > spread*off.Totals.Cost {
 			t.Errorf("budget %d: explicit caching $%.4f, implicit alone $%.4f", on.Budget, on.Totals.Cost, off.Totals.Cost)
 		}
 	}

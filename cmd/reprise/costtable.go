@@ -203,7 +203,9 @@ func playDeadZone(ctx context.Context, sc scenarios.Scenario, dir string) ([]dea
 	explicit := func(p *contextwin.Policy) { p.ExplicitCache = true }
 	var out []deadZoneRun
 	for _, budget := range []int{noCompaction, contextwin.DefaultPolicy().ContextBudget} {
-		lucky, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-lucky", budget)), 0)
+		// Names of one length: the workspace's path is in the prompt, and a prompt a token longer
+		// can cross the zone's edge.
+		lucky, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-l", budget)), 0)
 		if err != nil {
 			return nil, err
 		}
@@ -212,7 +214,7 @@ func playDeadZone(ctx context.Context, sc scenarios.Scenario, dir string) ([]dea
 			if on {
 				tweaks = append(tweaks, explicit)
 			}
-			r, err := playScenarioLuck(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-%v", budget, on)), 0, deadZone, tweaks...)
+			r, err := playScenarioLuck(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("dz-%d-%d", budget, len(tweaks))), 0, deadZone, tweaks...)
 			if err != nil {
 				return nil, err
 			}

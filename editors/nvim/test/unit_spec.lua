@@ -294,6 +294,16 @@ h.test('context view and chat: the subagents, apart', function()
     'one stopped before its first call')
 end)
 
+h.test('context view: the workspace map as its own row, only when the head has one', function()
+  local render = require('reprise.context').render
+  local with = table.concat(render({ percent = 30, used = 7200, size = 24000,
+    breakdown = { systemPrompt = 1700, workspaceMap = 2100, tools = 996, messages = 2404 } }), '\n')
+  h.truthy(with:find('\n  System prompt +1%.7k [^\n]*\n  Custom instructions [^\n]*\n  Workspace map +2%.1k +8%.8%%'),
+    'the map between the instructions and the tools:\n' .. with)
+  local without = table.concat(render({ percent = 10, used = 2400, size = 24000, breakdown = { tools = 561 } }), '\n')
+  h.truthy(not without:find('Workspace map', 1, true), 'no row without a map:\n' .. without)
+end)
+
 h.test('context view: the MCP servers under the MCP tools row', function()
   local lines = require('reprise.context').render({
     percent = 10, used = 2400, size = 24000, breakdown = { tools = 561, mcpTools = 1500, messages = 300 },

@@ -8,6 +8,7 @@ import type { ContextResult, MCPResult } from './protocol';
 const colors: Record<string, string> = {
   systemPrompt: '#8e6cd1',
   customInstructions: '#d16cb4',
+  workspaceMap: '#6cb47a',
   tools: '#4f8fd1',
   mcpTools: '#3fb0b0',
   messages: '#d19a3f',

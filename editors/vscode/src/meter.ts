@@ -77,6 +77,7 @@ export function meterText(u: ContextUsage, busyCompacting = false): string {
 export const breakdownLabels: Record<keyof Breakdown, string> = {
   systemPrompt: 'System prompt',
   customInstructions: 'Custom instructions',
+  workspaceMap: 'Workspace map',
   tools: 'Tools',
   mcpTools: 'MCP tools',
   messages: 'Messages',
@@ -89,7 +90,7 @@ export function breakdownRows(u: ContextUsage): { key: keyof Breakdown; label: s
   const keys = Object.keys(breakdownLabels) as (keyof Breakdown)[];
   const size = u.size > 0 ? u.size : 1;
   return keys
-    .filter((k) => k !== 'mcpTools' || (u.breakdown?.mcpTools ?? 0) > 0)
+    .filter((k) => (k !== 'mcpTools' && k !== 'workspaceMap') || (u.breakdown?.[k] ?? 0) > 0)
     .map((k) => {
       const t = u.breakdown?.[k] ?? 0;
       return { key: k, label: breakdownLabels[k], tokens: t, percent: (100 * t) / size };

@@ -121,6 +121,8 @@ export const CodeRequestCancelled = -32800;
 export interface Breakdown {
   systemPrompt: number;
   customInstructions: number;
+  /** The map of the workspace in the head; absent when there is none. */
+  workspaceMap?: number;
   tools: number;
   mcpTools: number;
   messages: number;

@@ -9,6 +9,7 @@ local M = {}
 M.categories = {
   { 'systemPrompt', 'System prompt' },
   { 'customInstructions', 'Custom instructions' },
+  { 'workspaceMap', 'Workspace map' },
   { 'tools', 'Tools' },
   { 'mcpTools', 'MCP tools' },
   { 'messages', 'Messages' },
@@ -112,8 +113,11 @@ function M.render(r)
   local b = r.breakdown or {}
   for _, c in ipairs(M.categories) do
     local n = b[c[1]] or 0
-    local pct = (r.size and r.size > 0) and 100 * n / r.size or 0
-    table.insert(lines, string.format('  %-20s %7s %5.1f%%  %s', c[2], util.kilo(n), pct, bar(n, r.size, 30)))
+    -- The map is a row only when the head has one.
+    if c[1] ~= 'workspaceMap' or n > 0 then
+      local pct = (r.size and r.size > 0) and 100 * n / r.size or 0
+      table.insert(lines, string.format('  %-20s %7s %5.1f%%  %s', c[2], util.kilo(n), pct, bar(n, r.size, 30)))
+    end
     if c[1] == 'mcpTools' then
       vim.list_extend(lines, M.mcp_rows(r.mcp))
     end

@@ -101,4 +101,12 @@ describe('tooltip', () => {
     const sum = breakdownRows(usage()).reduce((a, r) => a + r.tokens, 0);
     expect(sum).toBe(24000);
   });
+  it('shows the workspace map as its own row only when the head has one', () => {
+    expect(breakdownRows(usage()).map((r) => r.key)).not.toContain('workspaceMap');
+    const u = usage();
+    const withMap = { ...u, breakdown: { ...u.breakdown!, workspaceMap: 2100, free: u.breakdown!.free - 2100 } };
+    const rows = breakdownRows(withMap);
+    expect(rows.map((r) => r.label)).toEqual(['System prompt', 'Custom instructions', 'Workspace map', 'Tools', 'Messages', 'Free', 'Buffer']);
+    expect(rows.reduce((a, r) => a + r.tokens, 0)).toBe(24000);
+  });
 });

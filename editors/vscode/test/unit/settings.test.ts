@@ -319,6 +319,7 @@ describe('cost settings: the user level in initializationOptions and reprise/did
     maxTurnRequests: 5000,
     explicitCache: true,
     explicitCacheIdle: true,
+    cacheHead: true,
     subagents: true,
     subagentModel: 'gemini-4-argon',
     subagentBudget: 900000,

@@ -1,0 +1,66 @@
+package agent
+
+import (
+	"context"
+	_ "embed"
+	"time"
+
+	"github.com/reprise-dev/reprise/agent/tools"
+)
+
+// The head is what the system instruction holds besides the short prompt and the workspace's
+// instructions: a guide to the tools, then a map of the workspace, sized together so that the
+// fixed part of every request reaches the model's cache minimum with a margin. Under that minimum
+// no call is cached, whatever the policy: with today's 4,096-token minimum and a fixed part of
+// about 1,000 tokens, a session's first calls were all billed in full. The guide never changes,
+// the map is built once per session (ReloadInstructions keeps it), and both come before the
+// messages, so a clearing or a summary never rewrites them (docs/decisions.md, "A head worth
+// caching").
+
+//go:embed toolguide.md
+var toolGuide string
+
+// headMargin is the share of the cache minimum the head aims above it: the local estimate of
+// the fixed part is not the model's count.
+const headMargin = 8
+
+// mapTimeout bounds the walk that builds the map: a slow or huge tree gets no map rather than
+// a late first call.
+const mapTimeout = 3 * time.Second
+
+// buildHead returns the head of a session: none for a subagent (its own short prompt), a local
+// model (no cache to fill), with PlainHead, when the target is more than half the context budget
+// (the messages would have too little room left), or when the workspace is too small for the
+// head to reach the cache minimum; otherwise the guide, and a map that fills what the prompt, the
+// instructions, the guide and the tools leave of the target.
+func buildHead(o *Options, env *tools.Env, instructions string) head {
+	least := o.Catalog.CacheMin(o.ModelName)
+	target := float64(least + least/headMargin)
+	if o.parent != nil || o.ContextPolicy.PlainHead || isLocal(o.Model) || 2*target > float64(o.window(o.ContextPolicy)) {
+		return head{}
+	}
+	h := head{guide: "\n\n" + toolGuide}
+	fixed := buildSystemPrompt(o, instructions, h).estimate()
+	// The map is ASCII but for names: a quarter token per character. Under 200 characters, the
+	// guide and the instructions reach the target without it.
+	chars := int((target - fixed) * 4)
+	if chars < 200 {
+		return h
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), mapTimeout)
+	defer cancel()
+	if m := env.WorkspaceMap(ctx, chars); m != "" {
+		h.workmap = "\n\n" + o.Secrets.String(m)
+	}
+	// A head that stays under the minimum is never cached: it would only make every call dearer.
+	est := buildSystemPrompt(o, instructions, h).estimate()
+	if est < float64(least+least/headReach) {
+		o.Logger.Debug("no head: the workspace is too small for it to reach the cache minimum", "tokens", int(est), "minimum", least)
+		return head{}
+	}
+	o.Logger.Debug("head", "tokens", int(est), "minimum", least, "map", len(h.workmap))
+	return h
+}
+
+// headReach: the head is kept only when its estimate passes the minimum by a 32nd of it.
+const headReach = 32
