@@ -36,7 +36,6 @@ type billing struct {
 	served     string          // the model that served the last call
 	warned     map[string]bool // warnings already given this session, by key
 	capped     bool            // a turn ended at the token or cost cap: every turn ends at once
-	implicit   implicitSeen    // the implicit hits of the recent calls, which the plans weigh
 }
 
 // sum is the session's cumulative figures.
@@ -63,7 +62,6 @@ func (b *billing) call(served string, tier catalog.Tier, u contextwin.CallUsage,
 	defer b.mu.Unlock()
 	if u.Prompt > 0 {
 		b.lastPrompt = u.Prompt
-		b.implicit.observe(hitShare(u))
 	}
 	cost, priced = b.billLocked(served, tier, u)
 	if !priced {
@@ -211,11 +209,13 @@ func (b *billing) planPricesLocked() contextwin.Prices {
 	if !ok {
 		p, _ = b.pricing.At(b.pricing.Catalog.DefaultModel(), now, b.lastPrompt)
 	}
-	// A cached token is worth what the recent calls made of it: when implicit hits miss (a dead
-	// zone of prompt sizes, a bad stretch), the prefix a clearing or a summary would rewrite is
-	// not the saving it looks, and they pay sooner.
-	if r := b.implicit.hitRate(1); r < 1 {
-		p.CachedInput = r*p.CachedInput + (1-r)*p.Input
+	// A cached token is worth what the session's calls made of it: when implicit hits miss (a
+	// dead zone of prompt sizes, a bad stretch), the prefix a clearing or a summary would rewrite
+	// is not the saving it looks, and they pay sooner. Over nine tenths, the counts' rounding and
+	// the odd miss: a tenth it is. The session's rate, not the last calls': one miss must not set
+	// off a clearing at every call.
+	if h, ok := b.totals.Cache(); ok && h.HitRate < 0.9 {
+		p.CachedInput = h.HitRate*p.CachedInput + (1-h.HitRate)*p.Input
 	}
 	return p
 }

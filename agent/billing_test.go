@@ -278,3 +278,27 @@ func TestRoutedToUnpricedModelUnderCap(t *testing.T) {
 		t.Errorf("%d requests and %d tool results, want the one call and its tool run", n, len(toolResults(evs)))
 	}
 }
+
+// TestPlansWeighTheMeasuredHits: the plans price a cached token at the session's measured implicit
+// hit rate; from nine tenths up, at the catalogue's cached price.
+func TestPlansWeighTheMeasuredHits(t *testing.T) {
+	f := newFixture(t, fixtureOpts{model: "gemini-3.8-flash"}, textTurn("x"))
+	b := &f.s.bill
+	full, _, _, _ := b.forPlan()
+	for _, tt := range []struct {
+		expected, reported int
+		want               float64
+	}{
+		{0, 0, full.CachedInput},
+		{10_000, 9_500, full.CachedInput},
+		{10_000, 5_000, 0.5*full.CachedInput + 0.5*full.Input},
+		{10_000, 0, full.Input},
+	} {
+		b.mu.Lock()
+		b.totals.CacheExpected, b.totals.CacheReported = tt.expected, tt.reported
+		b.mu.Unlock()
+		if p, _, _, _ := b.forPlan(); math.Abs(p.CachedInput-tt.want) > 1e-12 || p.Input != full.Input {
+			t.Errorf("%d of %d expected hits: cached input weighed at %g, want %g", tt.reported, tt.expected, p.CachedInput, tt.want)
+		}
+	}
+}

@@ -72,6 +72,9 @@ type ExplicitCache struct {
 	read    bool       // the last call read an explicit cache
 	notes   []string   // what the user is to be told, once each
 	seen    implicitSeen
+	// lived counts the history caches a rewrite dropped and the reads they served in all: what
+	// a new one can expect (readsBeforeRewrite).
+	lived struct{ caches, reads int }
 
 	keeper idleKeeper // keeps cur alive while the session is idle (idle.go); its own lock
 }
@@ -82,6 +85,7 @@ type heldCache struct {
 	system   string
 	tools    []*genai.FunctionDeclaration
 	messages []*genai.Content
+	reads    int // calls that read it
 }
 
 // holds tells whether req starts with what c holds: the same system instruction and tools, and the
@@ -193,12 +197,15 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 			_ = m.extendLocked(ctx, explicitTTL)
 		}
 	} else if m.cur != nil {
+		m.lived.caches++
+		m.lived.reads += m.cur.reads
 		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
 	}
 	if made := m.createLocked(ctx, req, prefix, growth, held, hold); made != nil {
 		return made
 	}
 	if hold {
+		m.cur.reads++
 		return &gemini.CacheRef{Name: m.cur.Name, Messages: len(m.cur.messages)}
 	}
 	return nil
@@ -234,6 +241,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		}
 		held = nil
 	} else {
+		full.Reads = m.readsBeforeRewrite()
 		saving := full.Saving()
 		if hold {
 			// Moving the boundary forward: the cache in use already saves the misses on its
@@ -267,6 +275,17 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 	m.cur = &heldCache{Cache: made, system: req.System, tools: req.Tools, messages: held}
 	m.seen.reads = 0
 	return &gemini.CacheRef{Name: made.Name, Messages: len(held)}
+}
+
+// readsBeforeRewrite is how many reads a cache of the history can expect before a clearing or a
+// summary rewrites it: explicitReads until one has been dropped so, then what those served on
+// average (at most explicitReads). Under misses the plans rewrite sooner (a cached token is worth
+// less to them), and a cache made for four reads may be dropped after one. m.mu must be held.
+func (m *ExplicitCache) readsBeforeRewrite() int {
+	if m.lived.caches == 0 {
+		return explicitReads
+	}
+	return min(explicitReads, m.lived.reads/m.lived.caches)
 }
 
 // headCase is a cache of the head alone (the system instruction and the tools, no message) in

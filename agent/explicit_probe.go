@@ -43,17 +43,6 @@ func (s *implicitSeen) observe(u contextwin.CallUsage) {
 	s.rate = recentWeight*ratio + (1-recentWeight)*s.rate
 }
 
-// hitShare is a call as the rate counts it: what it expected of the implicit cache with what it
-// got, a call that got nine tenths of it counted whole (the local estimate of the shared prefix
-// is not the model's count). Calls over an explicit cache, and calls that expected nothing,
-// measure nothing and pass through as they are.
-func hitShare(u contextwin.CallUsage) contextwin.CallUsage {
-	if !u.Explicit && u.ExpectedCached > 0 && 10*u.Cached >= 9*u.ExpectedCached {
-		u.Cached = max(u.Cached, u.ExpectedCached)
-	}
-	return u
-}
-
 // hitRate is the recent rate when a call measured one, else the session's.
 func (s *implicitSeen) hitRate(session float64) float64 {
 	if s.known {

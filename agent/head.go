@@ -29,14 +29,15 @@ const headMargin = 8
 const mapTimeout = 3 * time.Second
 
 // buildHead returns the head of a session: none for a subagent (its own short prompt), a local
-// model (no cache to fill), with PlainHead, when the target is more than half the context budget
-// (the messages would have too little room left), or when the workspace is too small for the
+// model (no cache to fill), with PlainHead, when the target is more than a quarter of the context
+// budget (the messages would have too little room left: every call would cross compactAt and
+// clear the result that just aged out), or when the workspace is too small for the
 // head to reach the cache minimum; otherwise the guide, and a map that fills what the prompt, the
 // instructions, the guide and the tools leave of the target.
 func buildHead(o *Options, env *tools.Env, instructions string) head {
 	least := o.Catalog.CacheMin(o.ModelName)
 	target := float64(least + least/headMargin)
-	if o.parent != nil || o.ContextPolicy.PlainHead || isLocal(o.Model) || 2*target > float64(o.window(o.ContextPolicy)) {
+	if o.parent != nil || o.ContextPolicy.PlainHead || isLocal(o.Model) || headShare*target > float64(o.window(o.ContextPolicy)) {
 		return head{}
 	}
 	h := head{guide: "\n\n" + toolGuide}
@@ -61,6 +62,9 @@ func buildHead(o *Options, env *tools.Env, instructions string) head {
 	o.Logger.Debug("head", "tokens", int(est), "minimum", least, "map", len(h.workmap))
 	return h
 }
+
+// headShare: the head takes at most a quarter of the context budget.
+const headShare = 4
 
 // headReach: the head is kept only when its estimate passes the minimum by a 32nd of it.
 const headReach = 32

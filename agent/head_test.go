@@ -95,10 +95,10 @@ func TestHeadIsCachedFromTheSecondCall(t *testing.T) {
 }
 
 // No head where it would not pay or fit: a workspace too small for it to reach the minimum, a
-// budget under twice its size, the user's plainHead, a subagent.
+// budget under four times its size, the user's plainHead.
 func TestNoHeadWhereItDoesNotPay(t *testing.T) {
 	small := contextwin.DefaultPolicy()
-	small.ContextBudget = 8000
+	small.ContextBudget = 16_000
 	plain := contextwin.DefaultPolicy()
 	plain.PlainHead = true
 	for _, tt := range []struct {
@@ -155,7 +155,7 @@ func TestHeadInAnExplicitCache(t *testing.T) {
 		}
 		turns = append(turns, textTurn("read"))
 		p := contextwin.DefaultPolicy()
-		p.ContextBudget = 12_000
+		p.ContextBudget = 20_000
 		p.ExplicitCache = explicit
 		f := newFixture(t, fixtureOpts{head: true, clearing: true, files: files, policy: p, script: geminitest.Script{Cache: geminitest.Cache{MissRate: 1}}}, turns...)
 		evs, err := f.run(t.Context(), "read the notes")

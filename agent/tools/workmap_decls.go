@@ -41,15 +41,6 @@ func res(patterns ...string) []*regexp.Regexp {
 	return out
 }
 
-// names are the declarations of src in the order they come, each once.
-func (l *declLang) names(src string) []string {
-	var out []string
-	for _, d := range l.decls(src) {
-		out = append(out, d.name)
-	}
-	return out
-}
-
 // decl is one declaration: its name, and its line as a signature.
 type decl struct{ name, sig string }
 

@@ -82,9 +82,12 @@ func TestExplicitCacheOnLongSessions(t *testing.T) {
 		t.Logf("budget %d: every hit $%.4f; half missed $%.4f (%.2f×); half missed with explicit caching $%.4f (%.2f×, %d tokens written, %d cached of %d)",
 			budget, lucky.Totals.Cost, missed.Totals.Cost, missed.Totals.Cost/lucky.Totals.Cost,
 			explicit.Totals.Cost, explicit.Totals.Cost/lucky.Totals.Cost, explicit.Totals.CacheWriteTokens, explicit.Totals.CachedTokens, explicit.Totals.InputTokens)
-		// Where compactions and clearings rewrite the prefix, each rewrite drops the cache and the
-		// weighing does not yet foresee the next one: only the uncompacted run is held to a saving.
-		if budget == noCompaction && explicit.Totals.Cost >= missed.Totals.Cost {
+		// Where compactions and clearings rewrite the prefix, each rewrite drops a cache of the
+		// history: a new one is weighed over the reads the dropped ones served, but the first is
+		// made blind (1.92× against 1.82× at 12,000 tokens, where no head fits).
+		// With a head (the default budget and above), only the head is cached, which no rewrite
+		// drops (issue 36): held to no more than implicit caching alone there too.
+		if (budget == noCompaction || budget >= contextwin.DefaultPolicy().ContextBudget) && explicit.Totals.Cost > missed.Totals.Cost {
 			t.Errorf("budget %d: explicit caching cost $%.4f, implicit alone $%.4f", budget, explicit.Totals.Cost, missed.Totals.Cost)
 		}
 	}

@@ -28,7 +28,8 @@ M.spending_settings = { 'sessionTokenCap', 'maxCostUSD', 'prices', 'models' }
 --- initializationOptions and reprise/didChangeUserSettings (sent with the user's values when
 --- setup() runs again). From a project file they go out as the project's, like the spending ones.
 M.cost_settings = { 'model', 'compactionModel', 'thinking', 'contextBudget', 'maxTurnRequests', 'explicitCache',
-  'explicitCacheIdle', 'cacheHead', 'subagents', 'subagentModel', 'subagentBudget', 'subagentParallel', 'subagentMaxCalls' }
+  'explicitCacheIdle', 'cacheHead', 'subagents', 'subagentModel', 'subagentBudget', 'subagentParallel',
+  'subagentMaxCalls' }
 
 --- Files that Neovim ('exrc') or lazy.nvim (local specs) load from the project folder by themselves.
 M.project_config_names = { ['.nvim.lua'] = true, ['.nvimrc'] = true, ['.exrc'] = true, ['.lazy.lua'] = true }
