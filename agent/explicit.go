@@ -181,7 +181,7 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	}
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
-		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, m.seen.hitRate(hits.HitRate)) {
+		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, m.rateFor(m.cur, hits.HitRate)) {
 			// The prompt has grown past the cache so far that implicit caching, which a request
 			// reading it forgoes on the rest, would serve more: drop it, and create one of the
 			// whole prefix only if that pays.
@@ -233,7 +233,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 	}
 	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
 	full := contextwin.CacheCase{Prefix: prefix, HitRate: m.seen.hitRate(hits.HitRate), Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
-	if h, ok := m.headCase(full, prefix); ok {
+	if h, ok := m.headCase(full, prefix, hits.HitRate); ok {
 		// A head at the cache minimum: only it is cached, never the history, which the plans
 		// rewrite the sooner the more implicit hits miss (their cached price goes up).
 		if hold || h.Net() <= 0 {
@@ -293,7 +293,7 @@ func (m *ExplicitCache) readsBeforeRewrite() int {
 // only messages, never rewrite it, so it is weighed over explicitHeadReads calls; each read
 // forgoes the implicit hits on the whole of its messages. ok is false when the session has no head
 // (buildHead) or it is under the model's cache minimum (the API refuses a cache that small).
-func (m *ExplicitCache) headCase(full contextwin.CacheCase, prefix int) (contextwin.HeadCase, bool) {
+func (m *ExplicitCache) headCase(full contextwin.CacheCase, prefix int, session float64) (contextwin.HeadCase, bool) {
 	c := m.s.conv
 	c.mu.Lock()
 	head := c.ledger.Estimator.Tokens(c.prompt.estimate())
@@ -302,8 +302,21 @@ func (m *ExplicitCache) headCase(full contextwin.CacheCase, prefix int) (context
 	if !built || head < m.s.bill.cacheMin(m.s.model) || head >= prefix {
 		return contextwin.HeadCase{}, false
 	}
-	full.Prefix, full.Reads = head, explicitHeadReads
+	full.Prefix, full.Reads, full.HitRate = head, explicitHeadReads, m.rateFor(&heldCache{}, session)
 	return contextwin.HeadCase{CacheCase: full, Messages: prefix - head}, true
+}
+
+// rateFor is the implicit hit rate a decision about c weighs: the recent one (probes included)
+// for a cache of the history, which lives a few calls; the session's for a cache of the head,
+// which lives the session through and whose reads forgo the implicit hits on every message. A
+// probe is one draw: under random misses half of them say 0, and a head cache kept on one such
+// draw paid a quarter more than implicit caching alone (the investigation, half the hits
+// missed, no compaction).
+func (m *ExplicitCache) rateFor(c *heldCache, session float64) float64 {
+	if len(c.messages) == 0 {
+		return session
+	}
+	return m.seen.hitRate(session)
 }
 
 // gone forgets a cache the API no longer has; the first time, the next call may create another,

@@ -87,7 +87,10 @@ func TestExplicitCacheOnLongSessions(t *testing.T) {
 		// made blind (1.92× against 1.82× at 12,000 tokens, where no head fits).
 		// With a head (the default budget and above), only the head is cached, which no rewrite
 		// drops (issue 36): held to no more than implicit caching alone there too.
-		if (budget == noCompaction || budget >= contextwin.DefaultPolicy().ContextBudget) && explicit.Totals.Cost > missed.Totals.Cost {
+		// A run that made no cache made the calls implicit caching alone makes: where background
+		// summaries land varies from run to run (±1.2 % here), not what explicit caching did.
+		made := explicit.Totals.CacheWriteTokens > 0
+		if made && (budget == noCompaction || budget >= contextwin.DefaultPolicy().ContextBudget) && explicit.Totals.Cost > missed.Totals.Cost {
 			t.Errorf("budget %d: explicit caching cost $%.4f, implicit alone $%.4f", budget, explicit.Totals.Cost, missed.Totals.Cost)
 		}
 	}
@@ -97,16 +100,14 @@ func TestExplicitCacheOnLongSessions(t *testing.T) {
 func playExplicit(t *testing.T, sc scenarios.Scenario, budget int) (scenarioRun, error) {
 	script := sc.Script()
 	script.Cache.MissRate, script.Cache.Seed = halfMissed.MissRate, halfMissed.Seed
-	s, closeAll, err := scriptedSession(t.Context(), t.TempDir(), sc.Workspace, script, budget, io.Discard, agent.SubagentSettings{})
+	// The run's own tweaks, as the implicit run's: without compaction, no tool result cleared.
+	explicit := func(p *contextwin.Policy) { p.ExplicitCache = true }
+	s, closeAll, err := scriptedSession(t.Context(), t.TempDir(), sc.Workspace, script, budget, io.Discard, agent.SubagentSettings{},
+		runTweaks(budget, []func(*contextwin.Policy){explicit})...)
 	if err != nil {
 		return scenarioRun{}, err
 	}
 	defer closeAll()
-	p := s.Context().Policy
-	p.ExplicitCache = true
-	if err := s.SetPolicy(p); err != nil {
-		return scenarioRun{}, err
-	}
 	run := scenarioRun{Budget: budget}
 	for ev, err := range s.Run(t.Context(), sc.Task) {
 		switch {
@@ -127,9 +128,10 @@ func playExplicit(t *testing.T, sc scenarios.Scenario, budget int) (scenarioRun,
 // TestDeadZone plays the investigation in the dead zone reported of 3.x Flash models (no implicit
 // hit for prompts of 9,000 to 17,000 tokens), without compaction and at the default budget, with
 // and without explicit caching, through the real genai client: the zone shows in the cost, and
-// the misses it makes bring explicit caching in. The figures are reprise bench's dead-zone table
-// (docs/decisions.md); without compaction the explicit run outgrows the session cap: the cache
-// made in the zone is kept past it, where implicit caching would hit the whole prompt again.
+// explicit caching never costs more than implicit caching alone. With a head, only the head would
+// be cached, weighed at the session's hit rate, which the zone lowers too little for a cache to
+// pay: both runs make the same calls (docs/decisions.md, "A head worth caching";
+// TestHeadInAnExplicitCache is the case where it pays).
 func TestDeadZone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("plays the long investigation six times")
@@ -148,13 +150,8 @@ func TestDeadZone(t *testing.T) {
 		tot := r.Totals
 		t.Logf("budget %d, explicit %v: %s after %d calls, max prompt %d; $%.4f, %d of %d input cached (%.0f %%), %d written to caches; %.2f× every hit landing",
 			r.Budget, r.Explicit, r.Stop, r.Calls, r.MaxPrompt, tot.Cost, tot.CachedTokens, tot.InputTokens, 100*float64(tot.CachedTokens)/float64(tot.InputTokens), tot.CacheWriteTokens, r.Ratio)
-		switch {
-		case !r.Explicit && (r.Stop != agent.StopEndTurn || r.Ratio <= 1):
+		if !r.Explicit && (r.Stop != agent.StopEndTurn || r.Ratio <= 1) {
 			t.Errorf("budget %d: stopped with %s, the dead zone costing %.2f× every hit landing", r.Budget, r.Stop, r.Ratio)
-		case r.Explicit && r.Budget == noCompaction && tot.CacheWriteTokens == 0:
-			// At the default budget the plans clear out of the zone (its misses raise the price
-			// of a cached token they weigh), and the hits come back before a cache would pay.
-			t.Errorf("budget %d: the dead zone's misses made no explicit cache", r.Budget)
 		}
 	}
 	// Issue 36: explicit caching never costs more than implicit caching alone in the zone, the
@@ -164,15 +161,7 @@ func TestDeadZone(t *testing.T) {
 		if off.Explicit || !on.Explicit || off.Budget != on.Budget {
 			t.Fatalf("runs out of order: budget %d explicit %v, budget %d explicit %v", off.Budget, off.Explicit, on.Budget, on.Explicit)
 		}
-		// Without compaction both runs are the same every time. With it, background summaries
-		// race the loop through the fake and land a call sooner or later from run to run, which
-		// moves a run by up to 5 % either way (measured: $0.1938 to $0.2032 over four runs of the
-		// same settings); explicit caching is held within that.
-		spread := 1.0
-		if on.Budget != noCompaction {
-			spread = 1.05
-		}
-		if on.Totals.Cost > spread*off.Totals.Cost {
+		if on.Totals.CacheWriteTokens > 0 && on.Totals.Cost > off.Totals.Cost { // no cache: the same calls (see above)
 			t.Errorf("budget %d: explicit caching $%.4f, implicit alone $%.4f", on.Budget, on.Totals.Cost, off.Totals.Cost)
 		}
 	}
