@@ -181,7 +181,7 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	}
 	hold := m.cur != nil && m.cur.holds(req)
 	if hold {
-		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, m.rateFor(m.cur, hits.HitRate)) {
+		if hits, ok := m.s.bill.figures().totals.Cache(); ok && !contextwin.KeepReading(m.cur.Tokens, prefix-m.cur.Tokens, m.rateFor(m.cur, hits.HitRate), m.s.bill.pricing.Catalog.OverExplicit(model)) {
 			// The prompt has grown past the cache so far that implicit caching, which a request
 			// reading it forgoes on the rest, would serve more: drop it, and create one of the
 			// whole prefix only if that pays.
@@ -232,7 +232,8 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		}
 	}
 	prices, _ := m.s.bill.pricing.At(model, m.s.now(), prefix)
-	full := contextwin.CacheCase{Prefix: prefix, HitRate: m.seen.hitRate(hits.HitRate), Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices}
+	full := contextwin.CacheCase{Prefix: prefix, HitRate: m.seen.hitRate(hits.HitRate), Reads: explicitReads, Growth: growth, TTL: explicitTTL, Prices: prices,
+		OverExplicit: m.s.bill.pricing.Catalog.OverExplicit(model)}
 	if h, ok := m.headCase(full, prefix, hits.HitRate); ok {
 		// A head at the cache minimum: only it is cached, never the history, which the plans
 		// rewrite the sooner the more implicit hits miss (their cached price goes up).

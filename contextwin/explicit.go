@@ -14,7 +14,10 @@ type CacheCase struct {
 	// explicit cache is assumed to get no implicit hit on the rest of its prompt (documented
 	// nowhere either way): each read forgoes the implicit hits on what the calls before it added.
 	Growth int
-	TTL    time.Duration
+	// OverExplicit: a read also gets implicit hits on the rest (catalog.Model.OverExplicit), and
+	// forgoes nothing.
+	OverExplicit bool
+	TTL          time.Duration
 	Prices Prices // their CacheStorage is the storage price (the catalogue's, by date)
 }
 
@@ -33,6 +36,9 @@ func (c CacheCase) Cost() float64 {
 // Lost is what the reads forgo of implicit caching on the rest of their prompts: read j (from 1)
 // would have had the growth of the j-1 calls before it implicitly cached, at the hit rate.
 func (c CacheCase) Lost() float64 {
+	if c.OverExplicit {
+		return 0
+	}
 	hit := min(max(c.HitRate, 0), 1)
 	rest := c.Reads * (c.Reads - 1) / 2 * c.Growth
 	return hit * float64(rest) * (c.Prices.Input - c.Prices.CachedInput) / 1e6
@@ -53,6 +59,9 @@ type HeadCase struct {
 
 // Lost is what the reads forgo of implicit caching on their messages.
 func (h HeadCase) Lost() float64 {
+	if h.OverExplicit {
+		return 0
+	}
 	hit := min(max(h.HitRate, 0), 1)
 	rest := h.Reads*h.Messages + h.Reads*(h.Reads-1)/2*h.Growth
 	return hit * float64(rest) * (h.Prices.Input - h.Prices.CachedInput) / 1e6
@@ -63,8 +72,12 @@ func (h HeadCase) Net() float64 { return h.Saving() - h.Cost() - h.Lost() }
 
 // KeepReading tells whether a read of a cache of held tokens still pays, rest being the tokens of
 // the prompt past it that implicit caching would otherwise serve: what implicit caching would
-// miss on the cache's part must outweigh what the read forgoes of it on the rest.
-func KeepReading(held, rest int, hitRate float64) bool {
+// miss on the cache's part must outweigh what the read forgoes of it on the rest. Where a read
+// also gets implicit hits on the rest (over), it forgoes nothing.
+func KeepReading(held, rest int, hitRate float64, over bool) bool {
+	if over {
+		return true
+	}
 	hit := min(max(hitRate, 0), 1)
 	return (1-hit)*float64(held) >= hit*float64(rest)
 }

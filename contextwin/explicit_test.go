@@ -72,8 +72,26 @@ func TestForgoneHits(t *testing.T) {
 		{12000, 100, 1, false}, // implicit caching hits everything: nothing to gain from the cache
 		{12000, 500000, 0, true},
 	} {
-		if got := KeepReading(tt.held, tt.rest, tt.hit); got != tt.want {
+		if !KeepReading(tt.held, tt.rest, tt.hit, true) {
+			t.Errorf("KeepReading(%d, %d, %.1f) over explicit = false: a read that forgoes nothing pays", tt.held, tt.rest, tt.hit)
+		}
+		if got := KeepReading(tt.held, tt.rest, tt.hit, false); got != tt.want {
 			t.Errorf("KeepReading(%d, %d, %.1f) = %v, want %v", tt.held, tt.rest, tt.hit, got, tt.want)
 		}
+	}
+}
+
+// TestOverExplicitForgoesNothing: where a read of an explicit cache also gets implicit hits on the
+// rest (what reprise doctor cache may find), neither a cache of the history nor one of the head
+// forgoes anything.
+func TestOverExplicitForgoesNothing(t *testing.T) {
+	c := CacheCase{Prefix: 8000, HitRate: 0.5, Reads: 4, Growth: 1000, Prices: Prices{Input: 0.75, CachedInput: 0.075}}
+	h := HeadCase{CacheCase: c, Messages: 20000}
+	if c.Lost() <= 0 || h.Lost() <= 0 {
+		t.Fatalf("lost %g and %g, want both above 0 by default", c.Lost(), h.Lost())
+	}
+	c.OverExplicit, h.OverExplicit = true, true
+	if c.Lost() != 0 || h.Lost() != 0 || h.Net() != h.Saving()-h.Cost() {
+		t.Errorf("over explicit: lost %g and %g, want 0", c.Lost(), h.Lost())
 	}
 }

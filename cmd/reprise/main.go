@@ -25,6 +25,8 @@ Usage:
   reprise sessions [list | show ID | checkpoints ID [N] | fork ID | export ID]   saved sessions of this workspace
   reprise models [--all]       the models this key can use, with prices, cache minimum, thinking
   reprise bench                measure start-up, memory, throughput and the demo's token savings
+  reprise doctor cache         measure the model's caching with your key (a few cents): its minimum,
+                               its hit rate, implicit hits beside an explicit cache; sessions use it
   reprise version              print the version, the commit and the Go version
 
 Every command takes -h or --help ("reprise run -h" lists the flags of a run). The model is
@@ -68,8 +70,13 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	if args[0] != "serve" && args[0] != "acp" {
 		stdout = inertWriter{stdout}
 	}
+	if args[0] == "run" || args[0] == "serve" || args[0] == "acp" {
+		useFindings(getenv, stderr)
+	}
 	var err error
 	switch args[0] {
+	case "doctor":
+		err = doctorCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "run":
 		err = runCmd(ctx, args[1:], stdin, stdout, stderr, getenv)
 	case "serve":

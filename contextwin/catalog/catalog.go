@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -212,6 +213,10 @@ type Model struct {
 	// CacheMinTokens is the shortest prefix implicit caching bills as cached.
 	CacheMinTokens  int  `json:"cacheMinTokens"`
 	ExplicitCaching bool `json:"explicitCaching"`
+	// OverExplicit: a request that reads an explicit cache also gets implicit hits on the rest
+	// of its prompt. Documented nowhere; false (assumed not) unless reprise doctor cache saw it
+	// (Findings).
+	OverExplicit bool `json:"overExplicit,omitempty"`
 	// Flex: the model is served on the Flex tier (Catalog.Flex), at its share of these prices.
 	Flex     bool     `json:"flex,omitempty"`
 	Thinking Thinking `json:"thinking"`
@@ -254,15 +259,33 @@ type Thinking struct {
 	NoBudget bool `json:"noBudget,omitempty"`
 }
 
-// Builtin is the embedded catalogue. It is parsed once; a malformed file is a build defect,
-// caught by the package's tests, so it panics.
-var Builtin = sync.OnceValue(func() *Catalog {
+// Builtin is the embedded catalogue, with the user's measured findings once UseFindings has set
+// them.
+func Builtin() *Catalog {
+	if c := measured.Load(); c != nil {
+		return c
+	}
+	return embeddedCatalog()
+}
+
+// embeddedCatalog is parsed once; a malformed file is a build defect, caught by the package's
+// tests, so it panics.
+var embeddedCatalog = sync.OnceValue(func() *Catalog {
 	c, err := Parse(embedded)
 	if err != nil {
 		panic("catalog: the embedded models.json: " + err.Error())
 	}
 	return c
 })
+
+// measured is the embedded catalogue with the user's findings, when set.
+var measured atomic.Pointer[Catalog]
+
+// UseFindings makes Builtin the embedded catalogue with f applied (WithFindings), for the rest of
+// the process: a command calls it once, before its sessions start.
+func UseFindings(f Findings) {
+	measured.Store(embeddedCatalog().WithFindings(f))
+}
 
 // Parse reads and checks a catalogue.
 func Parse(data []byte) (*Catalog, error) {
@@ -462,6 +485,13 @@ func (c *Catalog) Same(a, b string) bool {
 		return ma.ID == mb.ID
 	}
 	return strings.HasPrefix(a, b+"-") || strings.HasPrefix(b, a+"-")
+}
+
+// OverExplicit tells whether a read of an explicit cache of model also gets implicit hits on the
+// rest of its prompt (Model.OverExplicit); false for a model the catalogue does not know.
+func (c *Catalog) OverExplicit(model string) bool {
+	m, ok := c.Lookup(model)
+	return ok && m.OverExplicit
 }
 
 // CacheMin is the implicit-cache minimum of model, FallbackCacheMinTokens when it is unknown.

@@ -31,6 +31,11 @@ type Cache struct {
 	DeadZone *Zone `json:"deadZone,omitempty"`
 	// Explicit sets how cachedContents requests fail (see ExplicitFaults).
 	Explicit ExplicitFaults `json:"explicit,omitzero"`
+	// OverExplicit makes a request that reads an explicit cache also get implicit hits on the
+	// rest of its prompt: its cached tokens are the larger of the cache's and its longest prefix
+	// shared with an earlier request. Off, it gets the cache's alone. Google documents neither
+	// (reprise doctor cache measures which the API does).
+	OverExplicit bool `json:"overExplicit,omitempty"`
 }
 
 // Zone is a range of prompt sizes in tokens: From included, To excluded.

@@ -128,3 +128,35 @@ func TestExplicitCacheRefusals(t *testing.T) {
 		t.Errorf("over a cache never created: %v, want a 403", err)
 	}
 }
+
+// TestOverExplicit: a request reading an explicit cache gets implicit hits on the rest of its
+// prompt only with Cache.OverExplicit; off, it gets the cache's tokens alone.
+func TestOverExplicit(t *testing.T) {
+	for _, over := range []bool{false, true} {
+		srv := New(Script{Cache: Cache{OverExplicit: over}, Turns: []Turn{{Parts: []Part{{Text: "one"}}}, {Parts: []Part{{Text: "two"}}}}})
+		c := client(t, srv)
+		cc, err := c.Caches.Create(t.Context(), model, &genai.CreateCachedContentConfig{SystemInstruction: genai.NewContentFromText(filler("sys", 20000), "")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := noContinuation()
+		cfg.CachedContent = cc.Name
+		rest := filler("rest", 20000) // 5,000 tokens past the cache
+		var cached []int32
+		for _, q := range []string{"\nfirst", "\nsecond"} {
+			resp, err := c.Models.GenerateContent(t.Context(), model, userText(rest+q), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cached = append(cached, resp.UsageMetadata.CachedContentTokenCount)
+		}
+		srv.Close()
+		want := []int32{5000, 5000}
+		if over {
+			want[1] = 10000 // the cache's 5,000, and 5,000 of the rest shared (its characters, the newline too, over 4, floored)
+		}
+		if diff := cmp.Diff(want, cached); diff != "" {
+			t.Errorf("overExplicit %v: cached (-want +got):\n%s", over, diff)
+		}
+	}
+}

@@ -352,7 +352,7 @@ func (s *Server) bill(req Request, served string, segs []segment, prompt, explic
 		usage = replyUsage(prompt, st.Parts)
 		// The model that answers caches: a routed request shares its prefixes.
 		usage.Cached = s.cache.bill(served, segs, prompt, processed(req, st.Fault))
-		if explicit > 0 {
+		if explicit > 0 && (!s.cache.cfg.OverExplicit || usage.Cached < explicit) {
 			usage.Cached = explicit
 		}
 		if st.Usage != nil {
