@@ -18,7 +18,7 @@ type CacheCase struct {
 	// forgoes nothing.
 	OverExplicit bool
 	TTL          time.Duration
-	Prices Prices // their CacheStorage is the storage price (the catalogue's, by date)
+	Prices       Prices // their CacheStorage is the storage price (the catalogue's, by date)
 }
 
 // Saving is what the cache saves over its reads: the misses of implicit caching no longer
