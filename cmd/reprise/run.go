@@ -330,6 +330,12 @@ func sandboxNotes(box *sandbox.Sandbox, verbose bool, stderr io.Writer) {
 func explicitCacheFlags(fs *flag.FlagSet, p *contextwin.Policy, idle bool) {
 	fs.BoolVar(&p.ExplicitCache, "explicit-cache", false, "put the stable prefix in an explicit cache when the measured implicit-cache misses make it pay: "+
 		"billed as input when made, then per token-hour stored (models with explicit caching; experimental)")
+	fs.BoolFunc("cache-head", "on by default (--cache-head=false leaves it out): a guide to the tools and a map of the workspace in the system instruction, sized to the model's cache "+
+		"minimum, so that it is cached from the second call on (left out for a workspace too small to fill it, or a budget under four times it)", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		p.PlainHead = !on
+		return err
+	})
 	if idle {
 		fs.BoolVar(&p.ExplicitCacheIdle, "explicit-cache-idle", false, "with --explicit-cache: keep the explicit cache alive between turns while storing it costs less "+
 			"than rebuilding it (input price ÷ storage price per hour: 90 minutes on gemini-3.8-flash; experimental)")
