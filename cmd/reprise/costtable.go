@@ -79,17 +79,23 @@ func runTweaks(budget int, tweaks []func(*contextwin.Policy)) []func(*contextwin
 // playSession runs sc's task in s and counts what it cost.
 func playSession(ctx context.Context, sc scenarios.Scenario, s *runner.Live, budget int) (scenarioRun, error) {
 	run := scenarioRun{Budget: budget}
-	for ev, err := range s.Run(ctx, sc.Task) {
-		switch {
-		case err != nil:
-			return run, fmt.Errorf("%s at %d: %w", sc.Name, budget, err)
-		case ev.Type == agent.EventModelCall:
-			run.Calls++
-			run.MaxPrompt = max(run.MaxPrompt, ev.Call.Prompt)
-			run.Prompts = append(run.Prompts, ev.Call.Prompt)
-		case ev.Type == agent.EventTurnEnd:
-			run.Stop = ev.End.StopReason
-			run.Totals = ev.End.Totals
+	for i, ask := range append([]string{sc.Task}, sc.FollowUps...) {
+		run.Stop = ""
+		for ev, err := range s.Run(ctx, ask) {
+			switch {
+			case err != nil:
+				return run, fmt.Errorf("%s at %d: %w", sc.Name, budget, err)
+			case ev.Type == agent.EventModelCall:
+				run.Calls++
+				run.MaxPrompt = max(run.MaxPrompt, ev.Call.Prompt)
+				run.Prompts = append(run.Prompts, ev.Call.Prompt)
+			case ev.Type == agent.EventTurnEnd:
+				run.Stop = ev.End.StopReason
+				run.Totals = ev.End.Totals
+			}
+		}
+		if run.Stop != agent.StopEndTurn && i < len(sc.FollowUps) {
+			break // a turn that did not end normally ends the session
 		}
 	}
 	run.Compactions = len(s.Conversation().Checkpoints())

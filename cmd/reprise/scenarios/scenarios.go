@@ -20,6 +20,8 @@ import (
 type Scenario struct {
 	Name, About string
 	Task        string
+	// FollowUps are the user's next requests, each sent when the turn before ends.
+	FollowUps []string
 	// Budgets are the context budgets it is measured at, besides the run without compaction.
 	Budgets []int
 	// Workspace writes the files the session works on into dir.

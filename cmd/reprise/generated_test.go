@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
+	"github.com/reprise-dev/reprise/contextwin"
+)
+
+// generatedSeeds are the session shapes TestGeneratedSessions plays.
+const generatedSeeds = 10
+
+// TestGeneratedSessions (issue 36, "not tuned to four scenarios") plays generated session shapes
+// (scenarios.Generated: 20 to 150 calls over 1 to 3 turns, files of 300 bytes to 12 KB, re-reads,
+// edit-and-test cycles, a long build log) unmanaged and at the default budget: management never
+// costs more than none. It logs each run against the simplified mark (bestSchedule) and the
+// distribution of both ratios.
+func TestGeneratedSessions(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plays 10 generated sessions twice")
+	}
+	budget := contextwin.DefaultPolicy().ContextBudget
+	var vsNone, vsMark []float64
+	for seed := range uint64(generatedSeeds) {
+		sc := scenarios.Generated(seed + 1)
+		base, err := playScenario(t.Context(), sc, noCompaction, t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := playScenario(t.Context(), sc, budget, t.TempDir(), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := idealSchedule(t, base)
+		ratio, toMark := r.Totals.Cost/base.Totals.Cost, r.Totals.Cost/mark
+		vsNone, vsMark = append(vsNone, ratio), append(vsMark, toMark)
+		t.Logf("%s (%s): unmanaged $%.4f, max prompt %d; managed $%.4f (%.0f %% cached), %d clearings, %d summaries, max prompt %d: %.2f× none, %.2f× the mark ($%.4f)",
+			sc.Name, sc.About, base.Totals.Cost, base.MaxPrompt, r.Totals.Cost, 100*float64(r.Totals.CachedTokens)/float64(max(r.Totals.InputTokens, 1)),
+			r.Clearings, r.Summaries, r.MaxPrompt, ratio, toMark, mark)
+		if r.Stop != "end_turn" || r.Calls != base.Calls || base.Stop != "end_turn" {
+			t.Errorf("%s: stopped with %s after %d calls, unmanaged %s after %d", sc.Name, r.Stop, r.Calls, base.Stop, base.Calls)
+		}
+		if r.MaxPrompt > budget {
+			t.Errorf("%s: a request of %d tokens exceeds the budget", sc.Name, r.MaxPrompt)
+		}
+		// The workspace's path, whose length varies, is in the prompt: a few tokens either way.
+		if ratio > 1.001 {
+			t.Errorf("%s: management costs %.3f× none", sc.Name, ratio)
+		}
+	}
+	t.Logf("against none: %s", spread(vsNone))
+	t.Logf("against the simplified mark: %s", spread(vsMark))
+}
+
+// spread is a distribution as the notes write it: min, quartiles, max.
+func spread(xs []float64) string {
+	s := slices.Sorted(slices.Values(xs))
+	at := func(q float64) float64 { return s[int(q*float64(len(s)-1)+0.5)] }
+	parts := []string{}
+	for _, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		parts = append(parts, fmt.Sprintf("%.2f×", at(q)))
+	}
+	return strings.Join(parts, " / ") + " (min / quartiles / max)"
+}
