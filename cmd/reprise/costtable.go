@@ -47,10 +47,10 @@ func playScenario(ctx context.Context, sc scenarios.Scenario, budget int, dir st
 }
 
 // playScenarioLuck is playScenario with the fake's implicit caching missing as luck says: luck's
-// miss rate, seed and dead zone, over the scenario's own cache settings.
+// miss rate, seed, dead zone and implicit hits over an explicit cache, over the scenario's own cache settings.
 func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, dir string, summaryDelay time.Duration, luck geminitest.Cache, tweaks ...func(*contextwin.Policy)) (scenarioRun, error) {
 	script := sc.Script()
-	script.Cache.MissRate, script.Cache.Seed, script.Cache.DeadZone = luck.MissRate, luck.Seed, luck.DeadZone
+	script.Cache.MissRate, script.Cache.Seed, script.Cache.DeadZone, script.Cache.OverExplicit = luck.MissRate, luck.Seed, luck.DeadZone, luck.OverExplicit
 	if summaryDelay > 0 {
 		for i := range script.Turns {
 			if script.Turns[i].Match != "" {
