@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/reprise-dev/reprise/agent/ignore"
 )
@@ -263,7 +264,11 @@ func indent(depth int) string { return strings.Repeat("  ", depth) }
 // character (so that no name can start a line of its own), cut past 100 characters.
 func mapName(s string) string {
 	if len(s) > 100 {
-		s = s[:100] + "…"
+		cut := 100
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut-- // never half a character
+		}
+		s = s[:cut] + "…"
 	}
 	if strings.IndexFunc(s, unicode.IsControl) >= 0 {
 		return fmt.Sprintf("%q", s)

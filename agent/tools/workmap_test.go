@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -157,6 +158,15 @@ func TestWorkspaceMapFolds(t *testing.T) {
 	}
 	if err := os.WriteFile(filepath.Join(ws, "README.md"), nil, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A long name is cut whole characters at a time, and says so.
+func TestMapNameCut(t *testing.T) {
+	long := strings.Repeat("é", 80) // 160 bytes
+	got := mapName(long)
+	if !utf8.ValidString(got) || !strings.HasSuffix(got, "…") || len(got) > 100+len("…") {
+		t.Errorf("mapName cut %q", got)
 	}
 }
 
