@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	_ "embed"
+	"strings"
 	"time"
 
 	"github.com/reprise-dev/reprise/agent/tools"
@@ -40,7 +41,7 @@ func buildHead(o *Options, env *tools.Env, instructions string) head {
 	if o.parent != nil || o.ContextPolicy.PlainHead || isLocal(o.Model) || headShare*target > float64(o.window(o.ContextPolicy)) {
 		return head{}
 	}
-	h := head{guide: "\n\n" + toolGuide}
+	h := head{guide: "\n\n" + guideFor(o)}
 	fixed := buildSystemPrompt(o, instructions, h).estimate()
 	// The map is ASCII but for names: a quarter token per character. Under 200 characters, the
 	// guide and the instructions reach the target without it.
@@ -61,6 +62,20 @@ func buildHead(o *Options, env *tools.Env, instructions string) head {
 	}
 	o.Logger.Debug("head", "tokens", int(est), "minimum", least, "map", len(h.workmap))
 	return h
+}
+
+// guideFor is the tool guide for the session's tools: without subagents, nothing of task.
+func guideFor(o *Options) string {
+	if !o.Subagents.Off {
+		return toolGuide
+	}
+	var b strings.Builder
+	for line := range strings.Lines(toolGuide) {
+		if !strings.HasPrefix(line, "- task ") {
+			b.WriteString(line)
+		}
+	}
+	return strings.Replace(b.String(), "## Plans, notes and subagents", "## Plans and notes", 1)
 }
 
 // headShare: the head takes at most a quarter of the context budget.

@@ -94,6 +94,17 @@ func TestHeadIsCachedFromTheSecondCall(t *testing.T) {
 	}
 }
 
+// Without subagents the guide says nothing of task, which is not declared.
+func TestGuideFollowsTheTools(t *testing.T) {
+	if !strings.Contains(guideFor(&Options{}), "\n- task hands") {
+		t.Fatal("the guide does not describe task")
+	}
+	off := guideFor(&Options{Config: Config{Subagents: SubagentSettings{Off: true}}})
+	if strings.Contains(off, "\n- task ") || strings.Contains(off, "subagent") || !strings.Contains(off, "## Plans and notes\n- write_todos") {
+		t.Errorf("guide without subagents:\n%s", off)
+	}
+}
+
 // No head where it would not pay or fit: a workspace too small for it to reach the minimum, a
 // budget under four times its size, the user's plainHead.
 func TestNoHeadWhereItDoesNotPay(t *testing.T) {
