@@ -45,3 +45,15 @@ func TestUsageOfALocalModel(t *testing.T) {
 		t.Errorf("_meta (-got +want):\n%s", diff)
 	}
 }
+
+// TestWorkspaceMapRow: /context has the map as a row of its own only when the head has one.
+func TestWorkspaceMapRow(t *testing.T) {
+	u := agent.Usage{Used: 6000, Size: 24000, Breakdown: contextwin.Breakdown{SystemPrompt: 1700, WorkspaceMap: 2100, Tools: 996, Messages: 1204}}
+	if md := contextMarkdown(agent.Report{Usage: u}); !strings.Contains(md, "| Workspace map | 2.1k | 8.8% |\n| System tools |") {
+		t.Errorf("no map row before the tools:\n%s", md)
+	}
+	u.Breakdown.WorkspaceMap = 0
+	if md := contextMarkdown(agent.Report{Usage: u}); strings.Contains(md, "Workspace map") {
+		t.Errorf("a map row without a map:\n%s", md)
+	}
+}

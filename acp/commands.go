@@ -134,6 +134,9 @@ func contextMarkdown(r agent.Report) string {
 		n    int
 	}{{"System prompt", bd.SystemPrompt}, {"Custom instructions", bd.CustomInstructions}, {"Workspace map", bd.WorkspaceMap}, {"System tools", bd.Tools}, {"MCP tools", bd.MCPTools},
 		{"Messages", bd.Messages}, {"Free space", bd.Free}, {"Buffer", bd.Buffer}} {
+		if row.n == 0 && row.name == "Workspace map" {
+			continue // a row only when the head has a map
+		}
 		fmt.Fprintf(&b, "| %s | %s | %.1f%% |\n", row.name, contextwin.Kilo(row.n), 100*float64(row.n)/float64(max(r.Size, 1)))
 	}
 	if p := r.State.Plan; len(p) > 0 {

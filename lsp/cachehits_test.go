@@ -45,3 +45,18 @@ func TestMissesOnTheWire(t *testing.T) {
 		t.Errorf("misses %+v before any call", p.Totals.Misses)
 	}
 }
+
+// TestWorkspaceMapRow: the context view has the map as its own row, between the instructions and
+// the tools, only when the head has one.
+func TestWorkspaceMapRow(t *testing.T) {
+	u := agent.Usage{Used: 6000, Size: 24000, Breakdown: contextwin.Breakdown{SystemPrompt: 1700, CustomInstructions: 40, WorkspaceMap: 2100, Tools: 996, Messages: 1164}}
+	text := renderContext(contextResult{contextUsageParams: usageParams("s", u)})
+	i, j, k := strings.Index(text, "Custom instructions"), strings.Index(text, "Workspace map"), strings.Index(text, "System tools")
+	if i < 0 || j < i || k < j || !strings.Contains(text, "Workspace map           2.1k    8.8%") {
+		t.Errorf("the view lacks the map's row in its place:\n%s", text)
+	}
+	u.Breakdown.WorkspaceMap = 0
+	if text := renderContext(contextResult{contextUsageParams: usageParams("s", u)}); strings.Contains(text, "Workspace map") {
+		t.Errorf("a map row without a map:\n%s", text)
+	}
+}
