@@ -39,7 +39,8 @@ How to work:
 - After a compaction, the first message summarizes earlier work; the messages after it take precedence, and the harness's state section is authoritative.
 - Be concise. When done, say what you changed and the test verdict.`
 
-// head is the tool guide and the workspace map (head.go) and the map as they go in the system instruction ("" when left out).
+// head is the tool guide and the workspace map as they go in the system instruction (head.go);
+// "" when left out.
 type head struct {
 	guide, workmap string
 }

@@ -98,12 +98,13 @@ func doctorCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	cat := catalog.Builtin()
 	row, known := cat.Lookup(name)
 	prices, priced := contextwin.Pricing{Catalog: cat}.At(name, timeNow(), 0)
-	bound := doctorBound()
+	sizes := doctorSizesFor(row.CacheMinTokens)
+	requests, bound := doctorBound(sizes)
 	if priced {
-		fmt.Fprintf(stdout, "This sends about %d requests to %s, %s input tokens at most: up to $%.2f of your key.\n",
-			doctorRequests(), name, catalog.Commas(bound), float64(bound)*prices.Input/1e6)
+		fmt.Fprintf(stdout, "This sends at most %d requests to %s, %s input tokens: up to $%.2f of your key (a few cents when the cache hits).\n",
+			requests, name, catalog.Commas(bound), float64(bound)*prices.Input/1e6)
 	} else {
-		fmt.Fprintf(stdout, "This sends about %d requests to %s, %s input tokens at most (no price known for it).\n", doctorRequests(), name, catalog.Commas(bound))
+		fmt.Fprintf(stdout, "This sends at most %d requests to %s, %s input tokens (no price known for it).\n", requests, name, catalog.Commas(bound))
 	}
 	if !*yes && !confirm(stdin, stdout, "Go on? [y/N] ") {
 		return errors.New("nothing sent")
@@ -129,21 +130,32 @@ func doctorCmd(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	return nil
 }
 
-// doctorRequests is about how many requests a measure sends.
-func doctorRequests() int { return 2*(len(doctorSizes)+1) + doctorGrowth + 1 + 3 }
-
-// doctorBound is the most input tokens a measure sends, every token billed in full.
-func doctorBound() int {
-	n := 0
-	for _, s := range doctorSizes {
-		n += 2 * (s + s/8)
+// doctorSizesFor are the sizes the minimum is tried at: doctorSizes and the catalogue's figure.
+func doctorSizesFor(catalogueMin int) []int {
+	sizes := slices.Clone(doctorSizes)
+	if catalogueMin > 0 && !slices.Contains(sizes, catalogueMin) {
+		sizes = append(sizes, catalogueMin)
+		slices.Sort(sizes)
 	}
-	big := doctorSizes[len(doctorSizes)-1]
-	for i := range doctorGrowth + 1 {
-		n += big + i*doctorStep
-	}
-	return n + 4*big // the explicit cache, and three requests over it
+	return sizes
 }
+
+// doctorBound is the most requests and input tokens a measure sends, every size tried
+// doctorMaxTries times and every token billed in full.
+func doctorBound(sizes []int) (requests, tokens int) {
+	for _, s := range sizes {
+		requests += 2 * doctorMaxTries
+		tokens += 2 * doctorMaxTries * (s + s/8)
+	}
+	big := sizes[len(sizes)-1]
+	for i := range doctorGrowth + 1 {
+		tokens += big + i*doctorStep
+	}
+	return requests + doctorGrowth + 1 + 3, tokens + 4*big // the explicit cache, and three requests over it
+}
+
+// doctorMaxTries is the most tries a size of the minimum gets (minTries).
+const doctorMaxTries = 6
 
 func confirm(stdin io.Reader, stdout io.Writer, question string) bool {
 	fmt.Fprint(stdout, question)
@@ -203,7 +215,7 @@ func (d *doctor) ask(ctx context.Context, system string, user string, cache *gem
 func (d *doctor) measure(ctx context.Context, catalogueMin int, explicit bool) catalog.Finding {
 	f := catalog.Finding{Measured: timeNow().UTC()}
 	d.growing(ctx, max(catalogueMin, doctorSizes[0]), &f)
-	d.minimum(ctx, catalogueMin, minTries(f.HitRate), &f)
+	d.minimum(ctx, doctorSizesFor(catalogueMin), catalogueMin, minTries(f.HitRate), &f)
 	if explicit && !f.NoImplicit {
 		d.overExplicit(ctx, max(f.CacheMinTokens, catalogueMin), &f)
 	}
@@ -221,19 +233,14 @@ func minTries(rate float64) int {
 	case rate >= 0.95:
 		return 1
 	}
-	return min(6, max(1, int(math.Ceil(math.Log(0.05)/math.Log(1-rate)))))
+	return min(doctorMaxTries, max(1, int(math.Ceil(math.Log(0.05)/math.Log(1-rate)))))
 }
 
 // minimum sends, for each size from the smallest, a prefix of that size twice, two different
 // questions after it: the first size whose second request is reported cached is the minimum's
 // bound. A miss is tried again, tries times in all (implicit caching is best-effort). Nothing
 // cached at any size, with no hit on the growing prefix either, is no implicit caching.
-func (d *doctor) minimum(ctx context.Context, catalogueMin, tries int, f *catalog.Finding) {
-	sizes := slices.Clone(doctorSizes)
-	if catalogueMin > 0 && !slices.Contains(sizes, catalogueMin) {
-		sizes = append(sizes, catalogueMin)
-		slices.Sort(sizes)
-	}
+func (d *doctor) minimum(ctx context.Context, sizes []int, catalogueMin, tries int, f *catalog.Finding) {
 	for _, size := range sizes {
 		prefix := d.nonce + "\n" + filler(fmt.Sprintf("min%d", size), size+size/16)
 		hit := false

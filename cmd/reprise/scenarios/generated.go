@@ -111,7 +111,7 @@ func (g *shape) step(r *rand.Rand, read map[string]bool, edited map[string]int, 
 	case x < 0.45 && len(seen) > 0:
 		return []geminitest.Turn{readFile(seen[r.IntN(len(seen))])}
 	case x < 0.55:
-		return []geminitest.Turn{call("", "search", map[string]any{"pattern": fmt.Sprintf("%s\\w*%d\\(", "", r.IntN(20))})}
+		return []geminitest.Turn{call("", "search", map[string]any{"pattern": fmt.Sprintf(`\w*%d\(`, r.IntN(20))})}
 	case x < 0.60:
 		return []geminitest.Turn{call("", "list_files", map[string]any{"path": g.pkgs[r.IntN(len(g.pkgs))]})}
 	case x < 0.88 && len(seen) > 0 && room >= 2:
