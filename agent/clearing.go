@@ -115,19 +115,25 @@ func callsAnswered(history []*genai.Content, i int) []*genai.FunctionCall {
 // says how to read it back; "" for a short one, for a read (its stub names the path and range:
 // reading it again is the way back), or when it cannot be saved.
 func recall(dir, name string, fr *genai.FunctionResponse) string {
-	if fr.Name == "read_file" {
+	text, ok := recallText(fr)
+	if !ok {
 		return ""
 	}
-	var text string
+	return saveWhole(dir, name, text)
+}
+
+// recallText is the text of a result worth saving when it is cleared: a long one that is not a
+// read. ok is false for the others.
+func recallText(fr *genai.FunctionResponse) (text string, ok bool) {
+	if fr.Name == "read_file" {
+		return "", false
+	}
 	for _, v := range fr.Response {
 		if s, ok := v.(string); ok {
 			text += s
 		}
 	}
-	if utf8.RuneCountInString(text) <= recallAbove {
-		return ""
-	}
-	return saveWhole(dir, name, text)
+	return text, utf8.RuneCountInString(text) > recallAbove
 }
 
 // saveWhole writes text to dir/name.txt and says how to read it back; "" when it cannot.
@@ -142,7 +148,43 @@ func saveWhole(dir, name, text string) string {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		return ""
 	}
-	return fmt.Sprintf("read_file path=%q", path)
+	return readBack(path)
+}
+
+// readBack says how the model reads a saved text back.
+func readBack(path string) string { return fmt.Sprintf("read_file path=%q", path) }
+
+// Clearable are the messages of history whose results the first tier may clear now, in order:
+// those holding results not cleared yet, before the last keep model turns, that the model is not
+// still working from (inUse) and the user did not pin (pinned, by index). modified are the files
+// the session changed, as the harness lists them. The cost tests' mark replays the same rule.
+func Clearable(history []*genai.Content, modified []string, keep int, pinned map[int]bool) []int {
+	keepFrom, ok := contextwin.SplitPoint(history, keep)
+	if !ok {
+		return nil
+	}
+	used := inUse(history, modified)
+	var out []int
+	for i := 1; i < keepFrom; i++ {
+		if liveResults(history[i]) > 0 && !used[i] && !pinned[i] {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// ClearedCopy is history with the results of the messages at idx cleared as clearing number n
+// clears them, its stubs naming files under spillDir, but nothing saved: what the next request
+// would hold. The cost tests' mark prices schedules of clearings with it.
+func ClearedCopy(history []*genai.Content, idx []int, spillDir string, n int) []*genai.Content {
+	seq := 0
+	return contextwin.ClearResults(history, idx, func(fr *genai.FunctionResponse) string {
+		seq++
+		if _, ok := recallText(fr); !ok {
+			return ""
+		}
+		return readBack(filepath.Join(spillDir, fmt.Sprintf("cleared-%d-%d-%s", n, seq, safeName(fr.Name))+".txt"))
+	})
 }
 
 // saveRequest saves a user request too long for the head whole to the session's tool outputs,

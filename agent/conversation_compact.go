@@ -101,14 +101,15 @@ func (c *Conversation) handoff(p contextwin.Policy, noProgress int) string {
 // that gains the most over the calls expected to follow. The results of the turns kept verbatim
 // and those the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
 func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
-	keepFrom, ok := contextwin.SplitPoint(c.history, f.policy.KeepRecentTurns)
-	if !ok || f.policy.KeepToolResults {
+	if f.policy.KeepToolResults {
 		return contextwin.ClearPlan{}, false
 	}
 	est := c.ledger.Estimator
 	msgs := c.messageTokens()
-	inUse := inUse(c.history, f.state.FilesModified)
-	pinned := c.pinnedReadsLocked()
+	clearable := map[int]bool{}
+	for _, i := range Clearable(c.history, f.state.FilesModified, f.policy.KeepRecentTurns, c.pinnedReadsLocked()) {
+		clearable[i] = true
+	}
 	var items []contextwin.ClearItem
 	for i := 1; i < len(c.history); i++ {
 		n := liveResults(c.history[i])
@@ -116,8 +117,7 @@ func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contex
 			continue
 		}
 		items = append(items, contextwin.ClearItem{
-			Index: i, Tokens: msgs[i], StubTokens: n * stubTokens,
-			Keep: i >= keepFrom || inUse[i] || pinned[i],
+			Index: i, Tokens: msgs[i], StubTokens: n * stubTokens, Keep: !clearable[i],
 		})
 	}
 	before, _ := c.ledger.Used()

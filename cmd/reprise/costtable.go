@@ -33,6 +33,9 @@ type scenarioRun struct {
 	MaxPrompt   int   // the largest prompt the agent sent
 	Prompts     []int // each of the agent's prompts, in order
 	Totals      contextwin.Totals
+	// Requests are what the fake received: the true mark (markRun) replays those of the run
+	// without compaction.
+	Requests []geminitest.Request
 }
 
 // halfMissed is implicit caching at its unluckiest in the field: half of the requests that would
@@ -58,12 +61,15 @@ func playScenarioLuck(ctx context.Context, sc scenarios.Scenario, budget int, di
 			}
 		}
 	}
-	s, closeAll, err := scriptedSession(ctx, dir, sc.Workspace, script, budget, io.Discard, sc.Subagents, runTweaks(budget, tweaks)...)
+	srv := geminitest.New(script)
+	s, closeAll, err := scriptedSessionOn(ctx, srv, dir, sc.Workspace, budget, io.Discard, sc.Subagents, runTweaks(budget, tweaks)...)
 	if err != nil {
 		return scenarioRun{}, err
 	}
 	defer closeAll()
-	return playSession(ctx, sc, s, budget)
+	run, err := playSession(ctx, sc, s, budget)
+	run.Requests = srv.Requests()
+	return run, err
 }
 
 // runTweaks are the policy's tweaks for a run at budget: for the run without compaction, old tool

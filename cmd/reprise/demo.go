@@ -190,7 +190,12 @@ func demoRun(ctx context.Context, dir string, budget int, stdout io.Writer, verb
 // with the real genai client against a fake Gemini playing script (implicit caching billed);
 // the scripted user's refusals are told to approvals. closeAll ends the session and the server.
 func scriptedSession(ctx context.Context, dir string, workspace func(string) error, script geminitest.Script, budget int, approvals io.Writer, subagents agent.SubagentSettings, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
-	srv := geminitest.New(script)
+	return scriptedSessionOn(ctx, geminitest.New(script), dir, workspace, budget, approvals, subagents, tweaks...)
+}
+
+// scriptedSessionOn is scriptedSession on the fake srv, which closeAll closes: the caller may read
+// its requests before.
+func scriptedSessionOn(ctx context.Context, srv *geminitest.Server, dir string, workspace func(string) error, budget int, approvals io.Writer, subagents agent.SubagentSettings, tweaks ...func(*contextwin.Policy)) (s *runner.Live, closeAll func(), err error) {
 	client, err := gemini.New(ctx, gemini.Config{APIKey: "scripted", BaseURL: srv.URL(), BaseDelay: 10 * time.Millisecond})
 	if err != nil {
 		srv.Close()

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"strings"
 	"unicode/utf8"
+
+	"google.golang.org/genai"
 )
 
 // charsPerToken is the fake tokenizer's ratio.
@@ -143,4 +145,34 @@ func (fc *FunctionCall) args() json.RawMessage {
 		b, _ = json.Marshal(map[string]string{"geminitest_error": err.Error()})
 	}
 	return b
+}
+
+// PartBodies are what promptTokenCount counts of each part of c, in order, as the genai client
+// sends it: the characters the fake bills, and whose shared prefix with an earlier request's it
+// caches. A cost model outside the fake (the cost tests' mark) counts with it in the fake's units.
+func PartBodies(c *genai.Content) ([]string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, s := range appendContent(nil, "", m)[1:] {
+		out = append(out, s.key[s.frame:])
+	}
+	return out, nil
+}
+
+// FixedChars counts what promptTokenCount counts of a request body before its messages: the
+// system instruction and the tool declarations.
+func FixedChars(body []byte) (int, error) {
+	var m map[string]any
+	if err := json.Unmarshal(body, &m); err != nil {
+		return 0, err
+	}
+	delete(m, "contents")
+	return promptChars(promptSegments(m)), nil
 }
