@@ -162,7 +162,12 @@ func costTable(ctx context.Context, w io.Writer) error {
 				if err != nil {
 					return err
 				}
-				best = append(best, fmt.Sprintf("  %s: $%.4f, %.2f×", sc.Name, ideal, ideal/r.Totals.Cost))
+				truth, err := trueMark(r)
+				if err != nil {
+					return err
+				}
+				best = append(best, fmt.Sprintf("  %s: $%.4f, %.2f×; the true mark $%.4f, %.2f× (%d clearings)", sc.Name, ideal, ideal/r.Totals.Cost,
+					truth.Cost, truth.Cost/r.Totals.Cost, len(truth.Clearings)))
 				continue
 			}
 			only, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-summaries", sc.Name, i)), 0, summariesOnly)
@@ -192,7 +197,8 @@ func costTable(ctx context.Context, w io.Writer) error {
 	}
 	fmt.Fprintln(w, "\nThe cheapest schedule of clearings, each leaving the prompt at the cache minimum and billed in full\n"+
 		"(under the minimum every call is billed in full; above it every call costs more), against the same\n"+
-		"session uncompacted:")
+		"session uncompacted; then the true mark: the cheapest schedule of clearings under the policy's keep\n"+
+		"rules, on the uncompacted run's requests, stubs included, cached up to the first changed character:")
 	fmt.Fprintln(w, strings.Join(best, "\n"))
 	return deadZoneTable(ctx, w, dir)
 }

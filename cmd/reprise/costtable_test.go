@@ -8,6 +8,7 @@ import (
 
 	"github.com/reprise-dev/reprise/cmd/reprise/scenarios"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // TestCompactionPaysForItself plays every scripted scenario without compaction and at each of its
@@ -86,6 +87,11 @@ func TestCompactionPaysForItself(t *testing.T) {
 				base.Calls, base.MaxPrompt, base.Totals.InputTokens, base.Totals.CachedTokens, base.Totals.OutputTokens, base.Totals.Cost)
 			ideal := idealSchedule(t, base)
 			t.Logf("best schedule of clearings to the cache minimum: $%.5f = %.2f× uncompacted", ideal, ideal/base.Totals.Cost)
+			truth, err := trueMark(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("true mark: $%.5f = %.3f× uncompacted, clearing at calls %v", truth.Cost, truth.Cost/base.Totals.Cost, truth.Clearings)
 			for _, budget := range budgets {
 				for _, delay := range delays {
 					r, err := playScenario(t.Context(), sc, budget, t.TempDir(), delay)
@@ -120,12 +126,30 @@ func TestCompactionPaysForItself(t *testing.T) {
 					if ratio > limit {
 						t.Errorf("%s: compaction costs %.2f× not compacting, want at most %.2f×", at, ratio, limit)
 					}
+					if budget < 2*catalog.Builtin().CacheMin(catalog.Builtin().DefaultModel()) {
+						fits, ok, err := trueMarkWithin(base, budget)
+						switch {
+						case err != nil:
+							t.Fatal(err)
+						case ok:
+							t.Logf("%s: %.3f× the best schedule of clearings within the budget ($%.5f)", at, r.Totals.Cost/fits.Cost, fits.Cost)
+							if r.Totals.Cost > nearBest*fits.Cost {
+								t.Errorf("%s: cost $%.5f, more than %.2f× the best schedule within the budget ($%.5f)", at, r.Totals.Cost, nearBest, fits.Cost)
+							}
+						default:
+							t.Logf("%s: no schedule of clearings alone keeps every request within the budget", at)
+						}
+					}
 					if want, ok := defaultBudgetCeilings[sc.Name]; ok && budget == contextwin.DefaultPolicy().ContextBudget {
 						if ratio > want {
 							t.Errorf("%s: cost %.2f×, want at most %.2f×", at, ratio, want)
 						}
 						if r.Totals.Cost > nearBest*ideal {
 							t.Errorf("%s: cost $%.5f, more than %.2f× the best schedule's $%.5f", at, r.Totals.Cost, nearBest, ideal)
+						}
+						t.Logf("%s: %.3f× the true mark", at, r.Totals.Cost/truth.Cost)
+						if r.Totals.Cost > nearBest*truth.Cost {
+							t.Errorf("%s: cost $%.5f, more than %.2f× the true mark's $%.5f", at, r.Totals.Cost, nearBest, truth.Cost)
 						}
 					}
 					if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget && float64(r.Totals.InputTokens) > 0.65*float64(base.Totals.InputTokens) {
@@ -161,8 +185,11 @@ func BenchmarkCompactionCost(b *testing.B) {
 }
 
 // nearBest is how far above the best schedule of clearings (bestSchedule, floor at the cache
-// minimum) the long scenarios may cost at the default budget: they measure 1.03 to 1.09 of it,
-// and a background summary that lands a call later moves a figure by a few per cent.
+// minimum) and above the true mark (markRun.best) the long scenarios may cost at the default
+// budget: they measure 1.05 to 1.08 of the first, 0.99 to 1.11 of the second (issue 36 asks
+// 1.05), and a background summary that lands a call later moves a figure by a few per cent. The
+// forced runs under twice the cache minimum are held to it against the best schedule of
+// clearings within their budget: 1.00 to 1.04, and 1.11 for the tests at 8,000 tokens.
 const nearBest = 1.15
 
 // idealSchedule is idealCost, failing t when it cannot price the run.

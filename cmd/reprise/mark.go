@@ -349,18 +349,25 @@ func (m *markRun) follow(clears []bool, p contextwin.Prices, minCached int) (cos
 // its cache minimum and the default policy's keep rules: the cheapest schedule of clearings, and
 // the most schedules it kept apart.
 func trueMark(base scenarioRun) (markPlan, error) {
+	plan, _, err := trueMarkWithin(base, 0)
+	return plan, err
+}
+
+// trueMarkWithin is trueMark among the schedules whose every request is at most budget tokens
+// (0: any); ok is false when clearing alone cannot keep every request within it.
+func trueMarkWithin(base scenarioRun, budget int) (markPlan, bool, error) {
 	c := catalog.Builtin()
 	model := c.DefaultModel()
 	p, ok := contextwin.Pricing{Catalog: c}.At(model, timeNow(), 0)
 	if !ok {
-		return markPlan{}, fmt.Errorf("no price for %s", model)
+		return markPlan{}, false, fmt.Errorf("no price for %s", model)
 	}
 	m, err := newMarkRun(base.Requests, model, contextwin.DefaultPolicy().KeepRecentTurns, markSpill, p)
 	if err != nil {
-		return markPlan{}, err
+		return markPlan{}, false, err
 	}
-	plan, _, _ := m.best(p, c.CacheMin(model), 0)
-	return plan, nil
+	plan, _, ok := m.best(p, c.CacheMin(model), budget)
+	return plan, ok, nil
 }
 
 // markSpill is where the mark's stubs say a long result was saved: a path as long as a
