@@ -68,7 +68,7 @@ func (s *Session) Context() Report {
 		Model:       s.opts.ModelName,
 		ServedModel: f.servedOther,
 		Usage:       u,
-		Largest:     contextwin.LargestItems(c.history, 10, &c.ledger.Estimator),
+		Largest:     contextwin.LargestItems(c.history, 10, &c.ledger.Estimator, len(c.blocks) > 0),
 		LastPrompt:  f.lastPrompt,
 		Turns:       c.turns,
 		Calls:       f.calls,

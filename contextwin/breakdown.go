@@ -61,8 +61,9 @@ type Item struct {
 }
 
 // LargestItems lists the n largest items of history, biggest first: each function response
-// (labelled by its call: tool name and path or command) and each text message.
-func LargestItems(history []*genai.Content, n int, est *Estimator) []Item {
+// (labelled by its call: tool name and path or command) and each text message. summarized says
+// the first message is a compaction's head (the task and the summaries), not the user's task.
+func LargestItems(history []*genai.Content, n int, est *Estimator, summarized bool) []Item {
 	var items []Item
 	calls := map[string]*genai.FunctionCall{} // by ID, and by name for calls without one
 	for i, c := range history {
@@ -88,7 +89,7 @@ func LargestItems(history []*genai.Content, n int, est *Estimator) []Item {
 		}
 		if text > 0 {
 			kind := c.Role
-			if i == 0 {
+			if i == 0 && summarized {
 				kind = "summary"
 			}
 			items = append(items, Item{Index: i, Kind: kind, Label: kind + " message", Tokens: est.Tokens(text)})

@@ -98,7 +98,7 @@ func TestLargestItems(t *testing.T) {
 		call("1", "read_file", map[string]any{"path": "big.go"}, ""), response("1", "read_file", strings.Repeat("x", 4000)),
 		call("2", "run_command", map[string]any{"command": "go test ./..."}, ""), response("2", "run_command", strings.Repeat("y", 800)),
 	}
-	got := LargestItems(h, 2, &Estimator{})
+	got := LargestItems(h, 2, &Estimator{}, false)
 	want := []Item{
 		{Index: 2, Kind: "read_file", Label: "read_file big.go", Path: "big.go", Tokens: got[0].Tokens},
 		{Index: 4, Kind: "run_command", Label: "run_command go test ./...", Tokens: got[1].Tokens},
@@ -108,6 +108,20 @@ func TestLargestItems(t *testing.T) {
 	}
 	if got[0].Tokens < 1000 {
 		t.Errorf("big.go counted %d tokens, want about 1000", got[0].Tokens)
+	}
+}
+
+// TestFirstMessageLabel: the first message is the user's task until a compaction makes it the
+// head of summaries; only then is it labelled a summary.
+func TestFirstMessageLabel(t *testing.T) {
+	h := []*genai.Content{user(strings.Repeat("task ", 100)), user("short")}
+	for _, c := range []struct {
+		summarized bool
+		want       string
+	}{{false, "user message"}, {true, "summary message"}} {
+		if got := LargestItems(h, 1, &Estimator{}, c.summarized)[0]; got.Index != 0 || got.Label != c.want {
+			t.Errorf("summarized %v: %+v, want %q", c.summarized, got, c.want)
+		}
 	}
 }
 
@@ -289,7 +303,7 @@ func TestLargestItemsOneLine(t *testing.T) {
 		call("2", "write_todos", map[string]any{"todos": todos}, ""), response("2", "write_todos", "Plan saved."),
 		call("3", "read_file", map[string]any{"path": long}, ""), response("3", "read_file", "x"),
 	}
-	for _, it := range LargestItems(h, 10, &Estimator{}) {
+	for _, it := range LargestItems(h, 10, &Estimator{}, false) {
 		if strings.ContainsAny(it.Label, "\n\r\t") || strings.Contains(it.Label, "  ") {
 			t.Errorf("label %q is not one line", it.Label)
 		}

@@ -1338,6 +1338,72 @@ await step('a write to a protected file is a card naming the file and why; denie
   if (existsSync(join(ws, '.vscode', 'tasks.json'))) throw new Error('the denied write happened');
 });
 
+await step('a workspace big enough for a head: the context view shows its map as a row of its own, in each theme (issue 36)', async () => {
+  // Eighty source files with their declarations and a budget of 100k: the session's head (the
+  // prompt, the guide to the tools, a map of the workspace) reaches the model's cache minimum.
+  for (let p = 0; p < 8; p++) {
+    mkdirSync(join(ws, 'src', `pkg${p}`), { recursive: true });
+    for (let f = 0; f < 10; f++) {
+      const fns = Array.from({ length: 6 }, (_, i) => `export function handle${p}${f}${i}(request: Request${i}, limit: number): Promise<Result${i}> {\n  return run(request, limit);\n}\n`);
+      writeFileSync(join(ws, 'src', `pkg${p}`, `file${f}.ts`), fns.join('\n'));
+    }
+  }
+  // As a person sets it: the Settings editor.
+  const setBudget = async (n) => {
+    await palette('Preferences: Open User Settings');
+    await page.locator('.settings-editor').waitFor();
+    await page.keyboard.press('Control+A'); // the search the editor kept from before
+    await page.keyboard.type('reprise.contextBudget');
+    const input = page.locator('.settings-editor .setting-item-contents')
+      .filter({ has: page.locator('.setting-item-label', { hasText: /^Context Budget$/ }) }).locator('input');
+    await input.waitFor();
+    await input.fill(String(n));
+    await input.press('Tab');
+    await waitFor(`reprise.contextBudget ${n} in the user settings`, async () => userSettings()['reprise.contextBudget'] === n, 15_000);
+    // The Settings editor opens as a modal over the workbench: closed, or it takes the clicks.
+    const modal = page.locator('.monaco-modal-editor-block');
+    for (let i = 0; i < 3 && (await modal.isVisible()); i++) {
+      await page.keyboard.press('Escape');
+      await page.waitForTimeout(300);
+    }
+    if (await modal.isVisible()) await modal.locator('[aria-label^="Close"], .codicon-close').first().click();
+    await modal.waitFor({ state: 'hidden', timeout: 10_000 });
+  };
+  const budget = userSettings()['reprise.contextBudget'];
+  await setBudget(100000);
+  // On gemini-3.8-flash, whose cache minimum (4,096 tokens) the prompt, the tools and the guide
+  // do not reach alone: the map fills the rest. (gemini-2.5-pro's is 2,048: no map is needed.)
+  await openPicker(false);
+  await filter('gemini-3.8-flash');
+  await page.locator('.quick-input-widget input').press('Enter');
+  await waitFor('reprise.model in the user settings', async () => userSettings()['reprise.model'] === 'gemini-3.8-flash', 15_000);
+  await palette('Notifications: Clear All Notifications');
+  await palette('Reprise: New Session');
+  await openChat();
+  await chat.locator('.empty').waitFor();
+  await chat.locator('#input').fill('Where is the request handled?');
+  await chat.locator('#input').press('Enter');
+  await chat.locator('.msg.agent', { hasText: 'In src/pkg0/file0.ts.' }).waitFor({ timeout: 30_000 });
+  await chat.locator('#activity').waitFor({ state: 'hidden', timeout: 30_000 });
+  await waitFor('the meter to show the new budget', async () => /\/100k/.test(await meter.innerText()), 30_000);
+  for (const [label, name, cls] of themes) {
+    await theme(name, cls);
+    await meter.click();
+    await page.mouse.move(800, 300);
+    const f = await frameWith('.bar');
+    const row = f.locator('text=Workspace map');
+    await row.first().waitFor({ timeout: 15_000 });
+    await row.first().scrollIntoViewIfNeeded();
+    // A session never compacted: its first message is the question, not a summary.
+    await f.locator('.largest', { hasText: 'user message' }).waitFor();
+    if (await f.locator('.largest', { hasText: 'summary message' }).count()) throw new Error('the question is listed as a summary');
+    await shot(`context-map-${label}`);
+  }
+  await theme('Light 2026', 'vs');
+  await setBudget(budget);
+  await waitFor('the meter to show the budget again', async () => !/\/100k/.test(await meter.innerText()), 30_000);
+});
+
 await step('another provider: Select Model lists its models, a local one free, and a turn on it is counted in time (issue 38)', async () => {
   // An OpenAI-compatible server (fakegemini --api openai: /v1/models, Ollama's /api/show). The
   // provider settings are the user's, machine-scoped: the server restarts with them.
