@@ -36,7 +36,7 @@ const mapTimeout = 3 * time.Second
 // head to reach the cache minimum; otherwise the guide, and a map that fills what the prompt, the
 // instructions, the guide and the tools leave of the target.
 func buildHead(o *Options, env *tools.Env, instructions string) head {
-	least := o.Catalog.CacheMin(o.ModelName)
+	least := o.Catalog.CacheMin(servedBy(o))
 	target := float64(least + least/headMargin)
 	if o.parent != nil || o.ContextPolicy.PlainHead || isLocal(o.Model) || headShare*target > float64(o.window(o.ContextPolicy)) {
 		return head{}
@@ -62,6 +62,17 @@ func buildHead(o *Options, env *tools.Env, instructions string) head {
 	}
 	o.Logger.Debug("head", "tokens", int(est), "minimum", least, "map", len(h.workmap))
 	return h
+}
+
+// servedBy is the model that will answer the session's requests, as the catalogue knows it: the
+// one a retired model's requests are routed to (gemini-2.5-pro's go to gemini-3.8-flash, whose
+// cache minimum is twice as large), else the model asked for. The billing follows the model
+// that answered once one has; the head is built before any.
+func servedBy(o *Options) string {
+	if m, ok := o.Catalog.Lookup(o.ModelName); ok && m.RoutedTo != "" && m.RetiredAt(o.Now()) {
+		return m.RoutedTo
+	}
+	return o.ModelName
 }
 
 // guideFor is the tool guide for the session's tools: without subagents, nothing of task.

@@ -6,10 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reprise-dev/reprise/agent/gemini/geminitest"
 	"github.com/reprise-dev/reprise/agent/secret"
 	"github.com/reprise-dev/reprise/contextwin"
+	"github.com/reprise-dev/reprise/contextwin/catalog"
 )
 
 // headFiles is a Go module big enough for the head to reach the 4,096-token cache minimum.
@@ -206,5 +208,29 @@ func TestHeadInAnExplicitCache(t *testing.T) {
 	}
 	if with.Totals.Cost >= without.Totals.Cost {
 		t.Errorf("explicit $%.5f, implicit alone $%.5f", with.Totals.Cost, without.Totals.Cost)
+	}
+}
+
+// A retired model's requests are answered by the one the API routes them to: the head is sized
+// to that model's cache minimum (gemini-2.5-pro's 2,048 would leave gemini-3.8-flash's 4,096
+// unreached, and no call cached).
+func TestHeadFollowsTheRoute(t *testing.T) {
+	c := catalog.Builtin()
+	old, ok := c.Lookup("gemini-2.5-pro")
+	if !ok || old.RoutedTo == "" || c.CacheMin(old.RoutedTo) <= c.CacheMin("gemini-2.5-pro") {
+		t.Fatalf("the test wants a retired model routed to one with a larger cache minimum: %+v", old)
+	}
+	now := func() time.Time { return c.AsOf() }
+	for model, want := range map[string]string{"gemini-2.5-pro": old.RoutedTo, "gemini-3.8-flash": "gemini-3.8-flash"} {
+		if got := servedBy(&Options{Config: Config{Catalog: c}, ModelName: model, Now: now}); got != want {
+			t.Errorf("%s: served by %s, want %s", model, got, want)
+		}
+	}
+	// Before its shutdown, the model itself answers.
+	if d, err := time.Parse(time.DateOnly, old.Shutdown); err == nil {
+		early := func() time.Time { return d.AddDate(0, 0, -1) }
+		if got := servedBy(&Options{Config: Config{Catalog: c}, ModelName: "gemini-2.5-pro", Now: early}); got != "gemini-2.5-pro" {
+			t.Errorf("the day before its shutdown: served by %s", got)
+		}
 	}
 }

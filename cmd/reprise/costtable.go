@@ -158,16 +158,11 @@ func costTable(ctx context.Context, w io.Writer) error {
 			if i == 0 {
 				base = r
 				row("none", r, missedCell(missed, r))
-				ideal, err := idealCost(r)
+				line, err := markLine(sc.Name, r)
 				if err != nil {
 					return err
 				}
-				truth, err := trueMark(r)
-				if err != nil {
-					return err
-				}
-				best = append(best, fmt.Sprintf("  %s: $%.4f, %.2f×; the true mark $%.4f, %.2f× (%d clearings)", sc.Name, ideal, ideal/r.Totals.Cost,
-					truth.Cost, truth.Cost/r.Totals.Cost, len(truth.Clearings)))
+				best = append(best, line)
 				continue
 			}
 			only, err := playScenario(ctx, sc, budget, filepath.Join(dir, fmt.Sprintf("%s-%d-summaries", sc.Name, i)), 0, summariesOnly)
@@ -201,6 +196,21 @@ func costTable(ctx context.Context, w io.Writer) error {
 		"rules, on the uncompacted run's requests, stubs included, cached up to the first changed character:")
 	fmt.Fprintln(w, strings.Join(best, "\n"))
 	return deadZoneTable(ctx, w, dir)
+}
+
+// markLine is the cost table's line for the marks of the uncompacted run r: the simplified one
+// (bestSchedule) and the true one (markRun), against r.
+func markLine(name string, r scenarioRun) (string, error) {
+	ideal, err := idealCost(r)
+	if err != nil {
+		return "", err
+	}
+	truth, err := trueMark(r)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("  %s: $%.4f, %.2f×; the true mark $%.4f, %.2f× (%d clearings)", name, ideal, ideal/r.Totals.Cost,
+		truth.Cost, truth.Cost/r.Totals.Cost, len(truth.Clearings)), nil
 }
 
 // deadZone is implicit caching as reported of 3.x Flash models: no hit for a prompt of about

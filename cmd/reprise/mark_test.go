@@ -26,8 +26,9 @@ const markCalls = 9
 // schedule as the fake bills it, and its best is the cheapest of them all.
 func TestTrueMarkIsTheCheapest(t *testing.T) {
 	if testing.Short() {
-		t.Skip("sends every schedule of three sessions to the fake")
+		t.Skip("sends every schedule of four sessions to the fake")
 	}
+	figuresOnly(t)
 	model := catalog.Builtin().DefaultModel()
 	p, ok := contextwin.Pricing{Catalog: catalog.Builtin()}.At(model, timeNow(), 0)
 	if !ok {

@@ -1372,7 +1372,7 @@ await step('a workspace big enough for a head: the context view shows its map as
   const budget = userSettings()['reprise.contextBudget'];
   await setBudget(100000);
   // On gemini-3.8-flash, whose cache minimum (4,096 tokens) the prompt, the tools and the guide
-  // do not reach alone: the map fills the rest. (gemini-2.5-pro's is 2,048: no map is needed.)
+  // do not reach alone: the map fills the rest.
   await openPicker(false);
   await filter('gemini-3.8-flash');
   await page.locator('.quick-input-widget input').press('Enter');
