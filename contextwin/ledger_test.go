@@ -1,9 +1,11 @@
 package contextwin
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,5 +323,38 @@ func TestLargestItemsOneLine(t *testing.T) {
 				t.Errorf("path label %q", it.Label)
 			}
 		}
+	}
+}
+
+// TestMissesSnapshotsStay: Totals handed out by value (an event, a subagent's figures read by its
+// parent while it runs) keep their miss counts while the session goes on counting; read outside
+// the lock they were taken under, they race with nothing (go test -race).
+func TestMissesSnapshotsStay(t *testing.T) {
+	var (
+		mu  sync.Mutex
+		tot Totals
+	)
+	tot.Misses.add(MissFirst)
+	first := tot
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 500 {
+			mu.Lock()
+			tot.Misses.add(MissBelow)
+			mu.Unlock()
+		}
+	}()
+	for range 500 {
+		mu.Lock()
+		snap := tot
+		mu.Unlock()
+		if _, err := json.Marshal(snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	if first.Misses.Total() != 1 || tot.Misses.Calls[MissBelow] != 500 {
+		t.Errorf("the first snapshot counts %d misses, the live totals %v", first.Misses.Total(), tot.Misses.Calls)
 	}
 }

@@ -2,6 +2,7 @@ package contextwin
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/reprise-dev/reprise/contextwin/catalog"
@@ -31,14 +32,19 @@ type Misses struct {
 	Calls map[MissCause]int `json:"calls,omitempty"`
 }
 
+// add counts one more miss of cause c. The map is copied first: Totals are handed out by value
+// (events, usage, a subagent's figures read by its parent while it runs), and a copy must never
+// see the live count change under it.
 func (m *Misses) add(c MissCause) {
 	if c == "" {
 		return
 	}
-	if m.Calls == nil {
-		m.Calls = map[MissCause]int{}
+	calls := maps.Clone(m.Calls)
+	if calls == nil {
+		calls = map[MissCause]int{}
 	}
-	m.Calls[c]++
+	calls[c]++
+	m.Calls = calls
 }
 
 // Total is the number of uncached calls.
