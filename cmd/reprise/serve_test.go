@@ -197,7 +197,7 @@ func TestBenchTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("reprise bench: %v\n%s", err, out)
 	}
-	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "Compaction cost on scripted sessions", "investigation", "24,000 summaries", "24,000 clearing", "24,000 both", "long-refactor", "half the implicit hits missed", "The cheapest schedule of clearings"} {
+	for _, want := range []string{"serve: spawn → initialize reply", "serve: idle RSS", "run_command: 1 GiB of output", "ledger: append + account, 10000 messages", "Compaction cost on scripted sessions", "investigation", "24,000 summaries", "24,000 clearing", "24,000 both", "long-refactor", "half the implicit hits missed", "The cheapest schedule of clearings", "the true mark $"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("bench output lacks %q:\n%s", want, out)
 		}
