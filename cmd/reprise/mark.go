@@ -151,7 +151,7 @@ type clearStep struct {
 // call. ok is false when no schedule of clearings fits the budget.
 func (m *markRun) best(p contextwin.Prices, minCached, budget int) (plan markPlan, states int, ok bool) {
 	cur := map[string]*markState{"": {set: make([]bool, len(m.history))}}
-	for i, end := range m.ends {
+	for i := range m.ends {
 		next := map[string]*markState{}
 		add := func(s *markState) {
 			if budget > 0 && s.maxPrompt > budget {
@@ -163,14 +163,9 @@ func (m *markRun) best(p contextwin.Prices, minCached, budget int) (plan markPla
 			}
 		}
 		for _, s := range cur {
-			prompt := m.charsUnder(s.set, end)
-			add(s.then(prompt, s.prev, p, minCached, nil))
-			if i == 0 {
-				continue
-			}
-			if set, from, ok := m.clearAt(i, s.set, s.n+1); ok {
-				shared := m.charsUnder(s.set, from) + m.sharedIn(from)
-				add(s.then(m.charsUnder(set, end), shared, p, minCached, &clearStep{at: i, prev: s.clears}).with(set))
+			add(m.plain(s, i, p, minCached))
+			if c, ok := m.clearing(s, i, p, minCached); ok {
+				add(c)
 			}
 		}
 		if len(next) == 0 {
@@ -195,6 +190,26 @@ func (m *markRun) best(p contextwin.Prices, minCached, budget int) (plan markPla
 		}
 	}
 	return plan, states, true
+}
+
+// plain is s after call i made with nothing cleared before it: the previous request read whole
+// from the cache.
+func (m *markRun) plain(s *markState, i int, p contextwin.Prices, minCached int) *markState {
+	return s.then(m.charsUnder(s.set, m.ends[i]), s.prev, p, minCached, nil)
+}
+
+// clearing is s after call i made right after a clearing: cached up to the first character the
+// clearing changed. ok is false when there is nothing to clear (and at the first call).
+func (m *markRun) clearing(s *markState, i int, p contextwin.Prices, minCached int) (*markState, bool) {
+	if i == 0 {
+		return nil, false
+	}
+	set, from, ok := m.clearAt(i, s.set, s.n+1)
+	if !ok {
+		return nil, false
+	}
+	shared := m.charsUnder(s.set, from) + m.sharedIn(from)
+	return s.then(m.charsUnder(set, m.ends[i]), shared, p, minCached, &clearStep{at: i, prev: s.clears}).with(set), true
 }
 
 // then is s after a call whose request has chars characters, shared of them with an earlier
@@ -331,15 +346,13 @@ func modifiedIn(h []*genai.Content) []string {
 func (m *markRun) follow(clears []bool, p contextwin.Prices, minCached int) (cost float64, requests [][]*genai.Content) {
 	s := &markState{set: make([]bool, len(m.history))}
 	for i, end := range m.ends {
-		if i > 0 && i < len(clears) && clears[i] {
-			if set, from, ok := m.clearAt(i, s.set, s.n+1); ok {
-				shared := m.charsUnder(s.set, from) + m.sharedIn(from)
-				s = s.then(m.charsUnder(set, end), shared, p, minCached, &clearStep{at: i, prev: s.clears}).with(set)
-				requests = append(requests, m.requestUnder(s.set, end, s.n))
-				continue
+		next := m.plain(s, i, p, minCached)
+		if i < len(clears) && clears[i] {
+			if c, ok := m.clearing(s, i, p, minCached); ok {
+				next = c
 			}
 		}
-		s = s.then(m.charsUnder(s.set, end), s.prev, p, minCached, nil)
+		s = next
 		requests = append(requests, m.requestUnder(s.set, end, s.n))
 	}
 	return s.cost + m.output, requests
