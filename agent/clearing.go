@@ -39,8 +39,20 @@ func growthOf(history []*genai.Content, msgs []int, keep int) int {
 	return n / keep
 }
 
-// stubTokens is about what one stub costs.
-const stubTokens = 60
+// clearedTokensLocked is what message i would cost cleared, its stubs as the first tier would
+// write them (a saved result's path as long as the one it would get). An estimate of the stubs
+// at a flat size missed by a third of a result's stub, enough to bring a prompt the plan left
+// just above the cache minimum under it. c.mu must be held.
+func (c *Conversation) clearedTokensLocked(est *contextwin.Estimator, i int) int {
+	spill := filepath.Join(c.opts.StateDir, "tool-outputs")
+	h := contextwin.ClearResults(c.history, []int{i}, func(fr *genai.FunctionResponse) string {
+		if _, ok := recallText(fr); !ok {
+			return ""
+		}
+		return readBack(filepath.Join(spill, fmt.Sprintf("cleared-%d-%d-%s.txt", len(c.checkpoints)+1, len(fr.Response), safeName(fr.Name))))
+	})
+	return est.Tokens(contextwin.EstimateContent(h[i]))
+}
 
 // horizon is how many calls a decision taken now is weighed over: a turn that has made calls
 // calls makes, under a Lindy prior (P(T > t) = calls/t), at least calls/3 more three times out

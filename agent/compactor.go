@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"google.golang.org/genai"
+
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -20,11 +22,9 @@ type compactor struct {
 	noProgress int  // compactions in a row that left the prompt at blockAt
 	// decision says what was last decided past compactAt, and why (Usage.Decision).
 	decision string
-	// held is what the calls since the last checkpoint have paid, in cache reads, for old tool
-	// results a clearing could have freed; heldAt is the checkpoint count it was summed under
-	// (another checkpoint starts the sum again). See contextwin.ClearPlan.Due.
-	held   float64
-	heldAt int
+	// rent is what the calls have paid to keep each old tool result since it could be cleared,
+	// by message (a cleared or summarized message is a new one): contextwin.DueClearing.
+	rent map[*genai.Content]float64
 
 	// The parts a compaction reads and changes, the session's, which its summary calls use too;
 	// set by New.

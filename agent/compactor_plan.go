@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"google.golang.org/genai"
+
 	"github.com/reprise-dev/reprise/contextwin"
 )
 
@@ -26,7 +28,7 @@ func (k *compactor) autoCompact(ctx context.Context, f planFacts, calls int) (jo
 		switch {
 		case !due || k.job != nil:
 		case e.summary == nil:
-			cleared, k.decision = k.clearEarlyLocked(f, e, calls)
+			cleared, k.decision = k.clearEarlyLocked(f, e)
 		default:
 			note := k.startAutoLocked(ctx, f, *e.summary, calls, "a summary frees more than clearing old tool results", true)
 			k.decision, started = "summarizing the oldest turns before compactAt: "+note, true
@@ -87,47 +89,48 @@ func (o *Options) worth(f planFacts, plan contextwin.Plan, calls int) bool {
 	return saving > cost
 }
 
-// earlyFrom is, in the model's cache minimums, the prompt from which results are cleared before
-// compactAt. Under it the prompt is small: clearing saves little in dollars, and each result the
-// model has to read again costs a call, which the plan does not weigh.
-const earlyFrom = 2
+// minClearShare: a clearing before compactAt frees at least the model's cache minimum over it.
+// Under the minimum a clearing costs nothing to rebuild (every call pays the whole prompt), and
+// without a floor the rule would clear each result as soon as it may go, a checkpoint per call
+// for a few hundredths of a cent; an eighth of the minimum is the head's margin over it too.
+const minClearShare = 8
 
 // earlyClear is what to do before compactAt: nothing, clear (plan), or a summary in its place.
 type earlyClear struct {
 	plan    contextwin.ClearPlan
-	held    float64
 	summary *contextwin.Plan
 }
 
-// earlyPlanLocked decides whether old tool results are cleared before compactAt: once waiting
-// no longer pays (ClearPlan.Due), the results a clearing would free having cost, call after
-// call, as much as the rebuild of the prompt, and the clearing paying over the calls expected
-// to follow. Without it a long session keeps every result until compactAt and pays to read it
-// again at each call. When it is due, a summary is taken instead if it gains more over those
-// calls: the stubs and calls of cleared results pile up in a long session, and only a summary
-// frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu must be held.
+// earlyPlanLocked decides whether old tool results are cleared before compactAt, at any size of
+// prompt: once the results a clearing would free have cost, call after call, as much as the
+// rebuild of the prompt it causes (contextwin.DueClearing, the rent-or-buy rule), and the calls
+// after it pay less at the sizes the prompt will have. Without it a long session keeps every result until compactAt and pays to
+// read it again at each call. When it is due, a summary is taken instead if it gains more over
+// the calls expected to follow: the stubs and calls of cleared results pile up in a long session,
+// and only a summary frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu
+// must be held.
 func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
-	if k.heldAt != len(k.conv.checkpoints) {
-		k.held, k.heldAt = 0, len(k.conv.checkpoints)
-	}
-	if used < earlyFrom*f.cacheMin {
+	if f.policy.KeepToolResults {
 		return earlyClear{}, false
 	}
-	plan, _ := k.conv.clearPlanLocked(f, calls, 0)
-	if len(plan.Indexes) == 0 {
+	items, in := k.conv.clearInputLocked(f, calls, 0)
+	k.payRentLocked(f, items)
+	plan, ok := contextwin.DueClearing(items, in, f.cacheMin/minClearShare)
+	if !ok {
 		return earlyClear{}, false
 	}
-	k.held += max(plan.PerCall, 0)
-	if !plan.Due(k.held) {
-		return earlyClear{}, false
-	}
-	e := earlyClear{plan: plan, held: k.held}
+	e := earlyClear{plan: plan}
 	if f.policy.NoSummaries || !k.canCompactLocked() || k.job != nil {
 		return e, true
 	}
 	// A summary in place of a clearing keeps the prompt above the cache minimum, with a margin
-	// for the summary's length: under it, every call would pay the prompt in full.
-	if sum, ok := k.conv.planLocked(f, f.cacheMin+f.cacheMin/8); ok {
+	// for the summary's length: under it, every call would pay the prompt in full. A prompt
+	// already under that has nothing a summary could free.
+	floor := f.cacheMin + f.cacheMin/8
+	if used <= floor {
+		return e, true
+	}
+	if sum, ok := k.conv.planLocked(f, floor); ok {
 		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls))
 		if saving-cost > plan.Net() {
 			e.summary = &sum
@@ -136,12 +139,33 @@ func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, b
 	return e, true
 }
 
+// payRentLocked counts what this call pays to keep each result that could be cleared, its tokens
+// beyond its stub at the cached price, and sets each item's Held to its sum. Results no longer in
+// the history are forgotten. The cached price even under the cache minimum, where the call pays
+// them in full: a clearing there costs no rebuild, so it needs no rent to be due, and rent
+// counted in full there would make a clearing past the minimum look paid for by calls that
+// clearing could not have made cheaper (under the minimum a larger prompt reaches it sooner and
+// is cached). s.compactor.mu and s.conv.mu must be held.
+func (k *compactor) payRentLocked(f planFacts, items []contextwin.ClearItem) {
+	price := f.prices.CachedInput
+	rent := make(map[*genai.Content]float64, len(items))
+	for i, it := range items {
+		if it.Keep || it.Tokens <= it.StubTokens {
+			continue
+		}
+		msg := k.conv.history[it.Index]
+		rent[msg] = k.rent[msg] + float64(it.Tokens-it.StubTokens)*price/1e6
+		items[i].Held = rent[msg]
+	}
+	k.rent = rent
+}
+
 // clearEarlyLocked does the clearing e plans and words it. s.compactor.mu and s.conv.mu must be
 // held.
-func (k *compactor) clearEarlyLocked(f planFacts, e earlyClear, calls int) (*contextwin.Checkpoint, string) {
+func (k *compactor) clearEarlyLocked(f planFacts, e earlyClear) (*contextwin.Checkpoint, string) {
 	cp := k.conv.clearLocked(e.plan)
 	return &cp, fmt.Sprintf("cleared %d old tool results before compactAt, %d tokens freed with no model call: keeping them had cost %s since they could go, "+
-		"at least what the rebuild of the prompt costs (%s); the next %d calls save %s", cp.Cleared, e.plan.Freed, f.worth(e.held), f.worth(e.plan.Rebuild), k.opts.horizon(calls), f.worth(e.plan.Saving))
+		"at least what the rebuild of the prompt costs (%s), and the %d calls after the next save %s", cp.Cleared, e.plan.Freed, f.worth(e.plan.Held), f.worth(e.plan.Rebuild), e.plan.LaterCalls, f.worth(e.plan.Later))
 }
 
 // firstTierLocked clears old tool results when clearOrSummarize says so, and words the decision

@@ -97,13 +97,20 @@ func (c *Conversation) handoff(p contextwin.Policy, noProgress int) string {
 		"or start a new session from the latest checkpoint:\n\n%s\n", noProgress, p.BlockAt, c.opts.window(p), contextwin.JoinSummaries(blocks))
 }
 
-// clearPlanLocked plans the first tier now: the old results to clear, oldest first, in the batch
-// that gains the most over the calls expected to follow. The results of the turns kept verbatim
-// and those the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
+// clearPlanLocked plans the first tier now: the old results to clear, in the batch that gains
+// the most over the calls expected to follow. The results of the turns kept verbatim and those
+// the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
 func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
 	if f.policy.KeepToolResults {
 		return contextwin.ClearPlan{}, false
 	}
+	items, in := c.clearInputLocked(f, calls, mustFree)
+	return contextwin.PlanClearing(items, in)
+}
+
+// clearInputLocked is what planning the first tier weighs: each message holding results not
+// cleared yet (Keep when the rules keep it), and the prompt around them. c.mu must be held.
+func (c *Conversation) clearInputLocked(f planFacts, calls, mustFree int) ([]contextwin.ClearItem, contextwin.ClearInput) {
 	est := c.ledger.Estimator
 	msgs := c.messageTokens()
 	clearable := map[int]bool{}
@@ -117,15 +124,15 @@ func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contex
 			continue
 		}
 		items = append(items, contextwin.ClearItem{
-			Index: i, Tokens: msgs[i], StubTokens: n * stubTokens, Keep: !clearable[i],
+			Index: i, Tokens: msgs[i], StubTokens: c.clearedTokensLocked(&est, i), Keep: !clearable[i],
 		})
 	}
 	before, _ := c.ledger.Used()
-	return contextwin.PlanClearing(items, contextwin.ClearInput{
+	return items, contextwin.ClearInput{
 		Messages: msgs, Fixed: est.Tokens(c.prompt.estimate()), Before: before,
 		Cached: f.cached, MinCached: f.cacheMin, Horizon: c.opts.horizon(calls), Prices: f.prices, MustFree: mustFree,
 		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
-	})
+	}
 }
 
 // messageTokens is the estimated tokens of each message of the history, head first. c.mu must be

@@ -75,6 +75,8 @@ type ClearItem struct {
 	// Keep: the model still uses it (the file being edited, the last test run), the user
 	// pinned it, or it is in the turns kept verbatim.
 	Keep bool
+	// Held is what the calls since it could be cleared have paid to keep it (DueClearing).
+	Held float64
 }
 
 // ClearInput is what planning a clearing needs, in tokens.
@@ -108,26 +110,55 @@ type ClearPlan struct {
 	// the clearing (negative when the clearing pays at once), and PerCall what every call after
 	// it saves: the two sides of waiting, which the rule for clearing early weighs (Due).
 	Rebuild, PerCall float64
-}
-
-// Due reports whether clearing now beats waiting, once the plan pays over the horizon: held is
-// what the calls since the results could be cleared have paid for keeping them. Clearing as soon
-// as a batch pays over the horizon would rebuild the prompt every few calls; waiting until the
-// results kept have cost as much as a rebuild is the rent-or-buy rule, which for a prompt that
-// grows steadily clears at the interval that minimises the cost per call (the economic order
-// quantity) and never pays more than twice the best choice made knowing the future.
-func (p ClearPlan) Due(held float64) bool {
-	return p.Net() > 0 && held >= p.Rebuild
+	// Held is what keeping the results it clears has cost since they could be cleared
+	// (ClearItem.Held, summed): the other side of the rebuild (DueClearing).
+	Held float64
+	// Later is what the LaterCalls calls after the next save, at the sizes the prompt will have
+	// (laterSaving).
+	Later      float64
+	LaterCalls int
 }
 
 // Net is what the plan gains over the horizon.
 func (p ClearPlan) Net() float64 { return p.Saving - p.Cost }
 
-// PlanClearing chooses how many of the clearable results, oldest first, to clear: the batch
-// that gains the most over the horizon, weighing the rebuild of the prompt from the first
-// cleared result (the next call pays it in full) against what every later call no longer pays.
-// ok is false when nothing is clearable or no batch pays for itself.
+// PlanClearing chooses which of the clearable results to clear: the batch that gains the most
+// over the horizon, weighing the rebuild of the prompt from the first cleared result (the next
+// call pays it in full) against what every later call no longer pays. ok is false when nothing
+// is clearable or no batch pays for itself.
 func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
+	var best ClearPlan
+	found := false
+	eachBatch(items, in, func(p ClearPlan) {
+		if p.Freed >= in.MustFree && (!found || p.Net() > best.Net()) {
+			best, found = p, true
+		}
+	})
+	return best, found && (best.Net() > 0 || in.MustFree > 0)
+}
+
+// DueClearing is the clearing the rent-or-buy rule calls for now, if any: among the batches that
+// free at least minFreed tokens and make the later calls cheaper (laterSaving), the one whose results have
+// cost, kept, the most beyond the rebuild of the prompt it causes; none while that is negative.
+// Waiting until the results kept have cost as much as a rebuild clears, for a prompt that grows
+// steadily, at the interval that minimises the cost per call (the economic order quantity), and
+// never pays more than twice the best choice made knowing the future, with no guess of how many
+// calls are left. Under the cache minimum a rebuild costs nothing (every call pays the whole
+// prompt): minFreed is then what keeps it from clearing at every call.
+func DueClearing(items []ClearItem, in ClearInput, minFreed int) (ClearPlan, bool) {
+	var best ClearPlan
+	found := false
+	eachBatch(items, in, func(p ClearPlan) {
+		if p.Freed >= minFreed && p.Later > 0 && p.Held >= p.Rebuild && (!found || p.Held-p.Rebuild > best.Held-best.Rebuild) {
+			best, found = p, true
+		}
+	})
+	return best, found
+}
+
+// eachBatch calls fn with every batch of the clearable results worth weighing: from each of the
+// starts, the next 1, 2, … results in order.
+func eachBatch(items []ClearItem, in ClearInput, fn func(ClearPlan)) {
 	var cands []ClearItem
 	for _, it := range items {
 		if !it.Keep && it.Tokens > it.StubTokens && it.Index > 0 && it.Index < len(in.Messages) {
@@ -136,34 +167,77 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 	}
 	sort.Slice(cands, func(i, j int) bool { return cands[i].Index < cands[j].Index })
 	if len(cands) == 0 {
-		return ClearPlan{}, false
+		return
 	}
-	prefix := in.Fixed
-	for _, t := range in.Messages[:cands[0].Index] {
-		prefix += t
-	}
-	var best ClearPlan
-	found := false
-	freed := 0
-	for k, c := range cands {
-		freed += c.Tokens - c.StubTokens
-		if freed < in.MustFree {
-			continue
-		}
-		p := ClearPlan{From: cands[0].Index, Freed: freed, After: max(in.Before-freed, 0)}
-		if prefix >= in.MinCached {
-			p.AfterCached = min(prefix, p.After)
-		}
-		p.Saving, p.Cost = weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, in.Horizon, in.Growth, 0)
-		s1, c1 := weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, 1, 0, 0)
-		p.Rebuild = c1 - s1
-		p.PerCall = steadyCall(in.Prices, in.Before, in.MinCached) - steadyCall(in.Prices, p.After, in.MinCached)
-		if !found || p.Net() > best.Net() {
-			p.Indexes = indexes(cands[:k+1])
-			best, found = p, true
+	for _, start := range starts(cands, in) {
+		prefix := in.Fixed + sum(in.Messages[:cands[start].Index])
+		freed, held := 0, 0.0
+		for k := start; k < len(cands); k++ {
+			freed += cands[k].Tokens - cands[k].StubTokens
+			held += cands[k].Held
+			p := planFrom(in, cands[start].Index, prefix, freed)
+			p.Held, p.Indexes = held, indexes(cands[start:k+1])
+			fn(p)
 		}
 	}
-	return best, found && (best.Net() > 0 || in.MustFree > 0)
+}
+
+// starts are where a batch may begin among cands: the oldest, and, when the prompt before it is
+// under the cache minimum, the first whose prompt before it reaches the minimum. A clearing from
+// under the minimum bills the whole prompt in full at the next call; one that leaves the older
+// results as they are keeps them cached, and can be repeated every few calls at little cost (a
+// session without a head of the minimum: the old results are the padding).
+func starts(cands []ClearItem, in ClearInput) []int {
+	out := []int{0}
+	prefix := in.Fixed + sum(in.Messages[:cands[0].Index])
+	if prefix >= in.MinCached {
+		return out
+	}
+	for j := 1; j < len(cands); j++ {
+		if in.Fixed+sum(in.Messages[:cands[j].Index]) >= in.MinCached {
+			return append(out, j)
+		}
+	}
+	return out
+}
+
+// planFrom is a clearing that rewrites the prompt from message from, with prefix tokens before it,
+// freeing freed tokens: what it costs and saves over the horizon, and the two sides of waiting.
+func planFrom(in ClearInput, from, prefix, freed int) ClearPlan {
+	p := ClearPlan{From: from, Freed: freed, After: max(in.Before-freed, 0)}
+	if prefix >= in.MinCached {
+		p.AfterCached = min(prefix, p.After)
+	}
+	p.Saving, p.Cost = weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, in.Horizon, in.Growth, 0)
+	s1, c1 := weigh(in.Prices, in.Before, in.Cached, p.After, p.AfterCached, in.MinCached, 1, 0, 0)
+	p.Rebuild = c1 - s1
+	p.PerCall = steadyCall(in.Prices, in.Before, in.MinCached) - steadyCall(in.Prices, p.After, in.MinCached)
+	p.Later, p.LaterCalls = laterSaving(in, p.After)
+	return p
+}
+
+// laterSaving is what the calls after the next save, summed, with the prompt at after tokens
+// instead of in.Before, both growing by in.Growth a call: over the horizon, and at least until
+// the smaller prompt passes the cache minimum. Under the minimum a smaller prompt can cost more
+// than a larger one that reaches it and is cached: a clearing there pays only while the prompt
+// stays under it anyway.
+func laterSaving(in ClearInput, after int) (saving float64, calls int) {
+	calls = max(in.Horizon-1, 1)
+	if after < in.MinCached && in.Growth > 0 {
+		calls = max(calls, (in.MinCached-after)/in.Growth+2)
+	}
+	for j := 1; j <= calls; j++ {
+		saving += grownCall(in.Prices, in.Before+j*in.Growth, in.Growth, in.MinCached) - grownCall(in.Prices, after+j*in.Growth, in.Growth, in.MinCached)
+	}
+	return saving, calls
+}
+
+func sum(xs []int) int {
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n
 }
 
 func indexes(items []ClearItem) []int {

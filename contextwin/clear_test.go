@@ -2,6 +2,7 @@ package contextwin
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -107,7 +108,7 @@ func TestClearingDueWhenWaitingCostsARebuild(t *testing.T) {
 	msgs := []int{500, 200, 6000, 200, 5000, 200, 300}
 	before := 12400 + 1000
 	in := ClearInput{Messages: msgs, Fixed: 1000, Before: before, Cached: before - 300, MinCached: 4096, Horizon: 20, Prices: flash}
-	p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}, {Index: 4, Tokens: 5000, StubTokens: 30}}, in)
+	p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}}, in)
 	if !ok {
 		t.Fatalf("no plan: %+v", p)
 	}
@@ -116,14 +117,43 @@ func TestClearingDueWhenWaitingCostsARebuild(t *testing.T) {
 	if math.Abs(p.Rebuild-wantRebuild) > 1e-9 || math.Abs(p.PerCall-float64(p.Freed)*flash.CachedInput/1e6) > 1e-9 {
 		t.Errorf("rebuild $%.6f (want $%.6f), per call $%.6f for %d freed", p.Rebuild, wantRebuild, p.PerCall, p.Freed)
 	}
-	if p.Due(p.Rebuild - 1e-6) {
-		t.Error("due before waiting had cost a rebuild")
+	items := func(held float64) []ClearItem {
+		return []ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30, Held: held}}
 	}
-	if !p.Due(p.Rebuild) {
-		t.Error("not due once waiting had cost a rebuild")
+	if d, ok := DueClearing(items(p.Rebuild-1e-6), in, 0); ok {
+		t.Errorf("due before waiting had cost a rebuild: %+v", d)
 	}
-	if (ClearPlan{Rebuild: 0.001, Saving: 0.001, Cost: 0.002}).Due(1) {
-		t.Error("a clearing that does not pay over the horizon was due")
+	d, ok := DueClearing(items(p.Rebuild), in, 0)
+	if !ok || d.Held != p.Rebuild || !slices.Equal(d.Indexes, []int{2}) {
+		t.Errorf("not due once waiting had cost a rebuild: %+v", d)
+	}
+	if d, ok := DueClearing(items(1), in, 6000); ok {
+		t.Errorf("due though it frees less than asked: %+v", d)
+	}
+	// A clearing that brings the prompt under the minimum makes every later call dearer.
+	under := ClearInput{Messages: msgs, Fixed: 1000, Before: 7500, Cached: 7200, MinCached: 4096, Horizon: 20, Prices: flash}
+	if d, ok := DueClearing(items(1), under, 0); ok {
+		t.Errorf("due though every later call pays more: %+v", d)
+	}
+}
+
+// TestClearingKeepsACachedPrefix: when the prompt before the oldest result is under the cache
+// minimum, clearing from it bills the whole prompt in full; leaving it and clearing from the first
+// result after the minimum keeps the prefix cached, and pays at once.
+func TestClearingKeepsACachedPrefix(t *testing.T) {
+	msgs := []int{500, 200, 6000, 200, 5000, 200, 300}
+	before := 12400 + 1000
+	in := ClearInput{Messages: msgs, Fixed: 1000, Before: before, Cached: before - 300, MinCached: 4096, Horizon: 20, Prices: flash}
+	p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}, {Index: 4, Tokens: 5000, StubTokens: 30}}, in)
+	if !ok || !slices.Equal(p.Indexes, []int{4}) || p.From != 4 || p.AfterCached != 7900 || p.Rebuild >= 0 {
+		t.Errorf("want message 4 cleared over a cached prefix of 7,900 tokens, paying at once; got %+v", p)
+	}
+	// Past the minimum from the start, the oldest is where the batch begins.
+	in.Fixed = 4000
+	in.Before += 3000
+	in.Cached += 3000
+	if p, ok := PlanClearing([]ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30}, {Index: 4, Tokens: 5000, StubTokens: 30}}, in); !ok || p.From != 2 {
+		t.Errorf("with a cached prefix before the oldest, the batch should start there: %+v", p)
 	}
 }
 

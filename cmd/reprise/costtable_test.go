@@ -148,8 +148,8 @@ func TestCompactionPaysForItself(t *testing.T) {
 							t.Errorf("%s: cost $%.5f, more than %.2f× the best schedule's $%.5f", at, r.Totals.Cost, nearBest, ideal)
 						}
 						t.Logf("%s: %.3f× the true mark", at, r.Totals.Cost/truth.Cost)
-						if r.Totals.Cost > nearBest*truth.Cost {
-							t.Errorf("%s: cost $%.5f, more than %.2f× the true mark's $%.5f", at, r.Totals.Cost, nearBest, truth.Cost)
+						if r.Totals.Cost > nearMark*truth.Cost {
+							t.Errorf("%s: cost $%.5f, more than %.2f× the true mark's $%.5f", at, r.Totals.Cost, nearMark, truth.Cost)
 						}
 					}
 					if sc.Name == "investigation" && budget == contextwin.DefaultPolicy().ContextBudget && float64(r.Totals.InputTokens) > 0.65*float64(base.Totals.InputTokens) {
@@ -185,12 +185,15 @@ func BenchmarkCompactionCost(b *testing.B) {
 }
 
 // nearBest is how far above the best schedule of clearings (bestSchedule, floor at the cache
-// minimum) and above the true mark (markRun.best) the long scenarios may cost at the default
-// budget: they measure 1.05 to 1.08 of the first, 0.99 to 1.11 of the second (issue 36 asks
-// 1.05), and a background summary that lands a call later moves a figure by a few per cent. The
-// forced runs under twice the cache minimum are held to it against the best schedule of
-// clearings within their budget: 1.00 to 1.04, and 1.11 for the tests at 8,000 tokens.
+// minimum) the long scenarios may cost at the default budget: 0.98 to 1.07 of it, and a
+// background summary that lands a call later moves a figure by a few per cent. The forced runs
+// under twice the cache minimum are held to it against the best schedule of clearings within
+// their budget: 1.00 to 1.04, and 1.12 for the tests at 5,000 tokens.
 const nearBest = 1.15
+
+// nearMark is how far above the true mark (markRun.best) the long scenarios may cost at the
+// default budget, as issue 36 asks: they measure 0.975 to 1.027 of it.
+const nearMark = 1.05
 
 // idealSchedule is idealCost, failing t when it cannot price the run.
 func idealSchedule(t *testing.T, base scenarioRun) float64 {

@@ -74,9 +74,10 @@ func TestGeneratedSessions(t *testing.T) {
 }
 
 // trueMarkCeiling is how far above the true mark (markRun.best) a generated session may cost:
-// they measure 0.99× to 1.20× of it, the sessions that only clear the farthest (they clear
-// later and less often than the mark). Issue 36 asks 1.05×; held here so that it cannot get worse.
-const trueMarkCeiling = 1.25
+// they measure 0.96× to 1.12× of it, the farthest those without a head (a workspace too small
+// for one), whose every clearing plays against the cache minimum. Issue 36 asks 1.05×; held here
+// so that it cannot get worse.
+const trueMarkCeiling = 1.15
 
 // figuresOnly skips a test of cost figures under the race detector: it plays sessions whose code
 // the other tests run under it, and its figures are the same without. scripts/test runs it without,

@@ -27,10 +27,11 @@ import (
 // cached up to its first changed character when that reaches the cache minimum, and a clearing may
 // come at any call, below the minimum too. The calls and the output are the uncompacted run's.
 //
-// Clearing all that the rules allow is the best of the clearings at that call: a subset changes
-// the prompt from the same first result on, and leaves more to rewrite later. (A subset could
-// keep a prefix above the minimum that all would bring under it; with a head of the minimum,
-// it cannot.) The keep rules are not monotone (a read is kept while its file is edited, a
+// A clearing clears all that the rules allow, or all of it past the cache minimum: the first
+// tier's two starts (contextwin.DueClearing). Fewer results from the same first one change the
+// prompt from the same place and leave more to rewrite later; leaving the results under the
+// minimum keeps the prompt cached up to the first cleared, which clearing all of them cannot
+// when the prompt before them is under it (a session without a head). The keep rules are not monotone (a read is kept while its file is edited, a
 // result cleared is no longer seen as an edit), so the schedules are told apart by what they
 // cleared, not by their last clearing: a forward search over the cleared sets, merging equal
 // ones.
@@ -164,8 +165,10 @@ func (m *markRun) best(p contextwin.Prices, minCached, budget int) (plan markPla
 		}
 		for _, s := range cur {
 			add(m.plain(s, i, p, minCached))
-			if c, ok := m.clearing(s, i, p, minCached); ok {
-				add(c)
+			for _, how := range []markClear{clearAll, clearCached} {
+				if c, ok := m.clearing(s, i, how, p, minCached); ok {
+					add(c)
+				}
 			}
 		}
 		if len(next) == 0 {
@@ -198,13 +201,27 @@ func (m *markRun) plain(s *markState, i int, p contextwin.Prices, minCached int)
 	return s.then(m.charsUnder(s.set, m.ends[i]), s.prev, p, minCached, nil)
 }
 
-// clearing is s after call i made right after a clearing: cached up to the first character the
-// clearing changed. ok is false when there is nothing to clear (and at the first call).
-func (m *markRun) clearing(s *markState, i int, p contextwin.Prices, minCached int) (*markState, bool) {
-	if i == 0 {
+// markClear is what a clearing clears of what the keep rules let go: all of it, or what lies after
+// the cache minimum (the first tier's two starts, contextwin.DueClearing).
+type markClear int
+
+const (
+	clearNone markClear = iota
+	clearAll
+	// clearCached leaves the results under the cache minimum: the prompt stays cached up to the
+	// first it clears. It differs from clearAll only when the prompt before the oldest result
+	// the rules let go is under the minimum (a session without a head).
+	clearCached
+)
+
+// clearing is s after call i made right after a clearing how: cached up to the first character
+// the clearing changed. ok is false when there is nothing to clear (and at the first call), and
+// for clearCached when it would clear the same as clearAll.
+func (m *markRun) clearing(s *markState, i int, how markClear, p contextwin.Prices, minCached int) (*markState, bool) {
+	if i == 0 || how == clearNone {
 		return nil, false
 	}
-	set, from, ok := m.clearAt(i, s.set, s.n+1)
+	set, from, ok := m.clearAt(i, s.set, s.n+1, how, minCached)
 	if !ok {
 		return nil, false
 	}
@@ -289,16 +306,24 @@ func commonRunes(a, b string) int {
 	return utf8.RuneCountInString(a[:i])
 }
 
-// clearAt is what a clearing at call i adds to set: every result the keep rules let go in the
-// request as it would be, whose stub is shorter than it. from is the first message it changes;
-// ok is false when it would clear nothing.
-func (m *markRun) clearAt(i int, set []bool, n int) (after []bool, from int, ok bool) {
+// clearAt is what a clearing how at call i adds to set: every result the keep rules let go in
+// the request as it would be, whose stub is shorter than it, from the first past minCached tokens
+// for clearCached. from is the first message it changes; ok is false when it would clear nothing,
+// or for clearCached the same as clearAll.
+func (m *markRun) clearAt(i int, set []bool, n int, how markClear, minCached int) (after []bool, from int, ok bool) {
 	h := m.requestUnder(set, m.ends[i], n)
 	var add []int
 	for _, k := range agent.Clearable(h, modifiedIn(h), m.keep, nil) {
 		if m.cleared[k] < m.chars[k] {
 			add = append(add, k)
 		}
+	}
+	if how == clearCached {
+		j := slices.IndexFunc(add, func(k int) bool { return geminitest.EstimateTokens(m.charsUnder(set, k)) >= minCached })
+		if j <= 0 {
+			return nil, 0, false
+		}
+		add = add[j:]
 	}
 	if len(add) == 0 {
 		return nil, 0, false
@@ -341,14 +366,14 @@ func modifiedIn(h []*genai.Content) []string {
 	return slices.Sorted(maps.Keys(seen))
 }
 
-// follow prices one schedule, clearing before the calls clears marks (by call, from 0): its
+// follow prices one schedule, clearing before each call as clears says (by call, from 0): its
 // cost and its requests, as the mark bills and builds them.
-func (m *markRun) follow(clears []bool, p contextwin.Prices, minCached int) (cost float64, requests [][]*genai.Content) {
+func (m *markRun) follow(clears []markClear, p contextwin.Prices, minCached int) (cost float64, requests [][]*genai.Content) {
 	s := &markState{set: make([]bool, len(m.history))}
 	for i, end := range m.ends {
 		next := m.plain(s, i, p, minCached)
-		if i < len(clears) && clears[i] {
-			if c, ok := m.clearing(s, i, p, minCached); ok {
+		if i < len(clears) {
+			if c, ok := m.clearing(s, i, clears[i], p, minCached); ok {
 				next = c
 			}
 		}

@@ -16,7 +16,7 @@ import (
 )
 
 // markCalls is how many calls of a generated session TestTrueMarkIsTheCheapest enumerates every
-// schedule of: 2^(markCalls-1) of them.
+// schedule of: 3^(markCalls-1) of them.
 const markCalls = 9
 
 // TestTrueMarkIsTheCheapest (issue 36): the true mark is the cheapest schedule of clearings as the
@@ -56,19 +56,31 @@ func TestTrueMarkIsTheCheapest(t *testing.T) {
 				min = catalog.Builtin().CacheMin(model)
 			}
 			best, _, _ := m.best(p, min, 0)
-			cheapest, distinct := math.Inf(1), map[string]bool{}
-			for mask := range 1 << (markCalls - 1) {
-				clears := make([]bool, markCalls)
-				for i := 1; i < markCalls; i++ {
-					clears[i] = mask&(1<<(i-1)) != 0
+			// Every schedule: at each call but the first, no clearing, all, or all past the
+			// minimum. Equal requests are billed on the fake once.
+			cheapest, distinct, schedules := math.Inf(1), map[string]bool{}, 1
+			for range markCalls - 1 {
+				schedules *= 3
+			}
+			for n := range schedules {
+				clears := make([]markClear, markCalls)
+				for i := 1; i < markCalls; i, n = i+1, n/3 {
+					clears[i] = markClear(n % 3)
 				}
 				want, requests := m.follow(clears, p, min)
-				got, prompts := billOnFake(t, reqs[0].Body, requests, model, c.minTokens, p)
-				distinct[fmt.Sprint(prompts)] = true
+				cheapest = min64(cheapest, want)
+				key, err := json.Marshal(requests)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if distinct[string(key)] {
+					continue
+				}
+				distinct[string(key)] = true
+				got, _ := billOnFake(t, reqs[0].Body, requests, model, c.minTokens, p)
 				if math.Abs(got+m.output-want) > 1e-12 {
 					t.Fatalf("schedule %v: the fake bills $%.9f, the mark $%.9f", clears, got+m.output, want)
 				}
-				cheapest = min64(cheapest, want)
 			}
 			if math.Abs(best.Cost-cheapest) > 1e-12 {
 				t.Fatalf("the mark's best $%.9f at %v; the cheapest schedule billed $%.9f", best.Cost, best.Clearings, cheapest)
@@ -77,7 +89,7 @@ func TestTrueMarkIsTheCheapest(t *testing.T) {
 				t.Fatalf("only %d distinct schedules: the keep rules leave nothing to clear in %d calls", len(distinct), markCalls)
 			}
 			none, _ := m.follow(nil, p, min)
-			t.Logf("%d schedules, %d distinct; the cheapest $%.6f clears at calls %v, none $%.6f", 1<<(markCalls-1), len(distinct), best.Cost, best.Clearings, none)
+			t.Logf("%d schedules, %d distinct; the cheapest $%.6f clears at calls %v, none $%.6f", schedules, len(distinct), best.Cost, best.Clearings, none)
 		})
 	}
 }
