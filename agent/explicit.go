@@ -162,6 +162,7 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	for i := len(held); i < len(c.history); i++ {
 		growth += c.ledger.Estimator.Tokens(c.ledger.MessageEstimate(i))
 	}
+	rewrites := len(c.checkpoints)
 	c.mu.Unlock()
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -201,7 +202,7 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 		m.lived.reads += m.cur.reads
 		m.dropLocked(ctx) // the prefix it held was rewritten (a compaction, a clearing)
 	}
-	if made := m.createLocked(ctx, req, prefix, growth, held, hold); made != nil {
+	if made := m.createLocked(ctx, req, cacheAt{prefix: prefix, growth: growth, rewrites: rewrites}, held, hold); made != nil {
 		return made
 	}
 	if hold {
@@ -211,12 +212,17 @@ func (m *ExplicitCache) prepare(ctx context.Context, req *gemini.Request) *gemin
 	return nil
 }
 
-// createLocked puts held, the last request's messages (prefix tokens with the system
-// instruction and the tools), in a new explicit cache when that pays, the implicit hits its
-// reads forgo on what each call adds (growth tokens) included, replacing the one in use (hold:
-// it holds an older part of req), and returns it; nil when it does not pay or fails.
+// cacheAt is what the session is when a cache may be made: the last request's prompt (prefix
+// tokens with the system instruction and the tools), what this request adds to it (growth), and
+// how many checkpoints have rewritten the history so far (rewrites).
+type cacheAt struct{ prefix, growth, rewrites int }
+
+// createLocked puts held, the last request's messages, in a new explicit cache when that pays,
+// the implicit hits its reads forgo on what each call adds included, replacing the one in use
+// (hold: it holds an older part of req), and returns it; nil when it does not pay or fails.
 // m.mu must be held.
-func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, prefix, growth int, held []*genai.Content, hold bool) *gemini.CacheRef {
+func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, at cacheAt, held []*genai.Content, hold bool) *gemini.CacheRef {
+	prefix, growth := at.prefix, at.growth
 	model := m.s.model
 	f := m.s.bill.figures()
 	hits, measured := f.totals.Cache()
@@ -242,7 +248,7 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 		}
 		held = nil
 	} else {
-		full.Reads = m.readsBeforeRewrite()
+		full.Reads = m.readsBeforeRewrite(f.calls, at.rewrites)
 		saving := full.Saving()
 		if hold {
 			// Moving the boundary forward: the cache in use already saves the misses on its
@@ -279,14 +285,19 @@ func (m *ExplicitCache) createLocked(ctx context.Context, req *gemini.Request, p
 }
 
 // readsBeforeRewrite is how many reads a cache of the history can expect before a clearing or a
-// summary rewrites it: explicitReads until one has been dropped so, then what those served on
-// average (at most explicitReads). Under misses the plans rewrite sooner (a cached token is worth
-// less to them), and a cache made for four reads may be dropped after one. m.mu must be held.
-func (m *ExplicitCache) readsBeforeRewrite() int {
-	if m.lived.caches == 0 {
-		return explicitReads
+// summary rewrites it: what the caches a rewrite dropped served on average, and before any was
+// dropped the calls the session has made between rewrites (calls over rewrites checkpoints); at
+// most explicitReads. Under misses the plans rewrite sooner (a cached token is worth less to
+// them): a first cache made blind for four reads, in a session clearing at every call, was dropped
+// after one and cost 1.11× the same session without it. m.mu must be held.
+func (m *ExplicitCache) readsBeforeRewrite(calls, rewrites int) int {
+	switch {
+	case m.lived.caches > 0:
+		return min(explicitReads, m.lived.reads/m.lived.caches)
+	case rewrites > 0:
+		return min(explicitReads, calls/rewrites)
 	}
-	return min(explicitReads, m.lived.reads/m.lived.caches)
+	return explicitReads
 }
 
 // headCase is a cache of the head alone (the system instruction and the tools, no message) in

@@ -271,3 +271,22 @@ func readLog(t *testing.T, st *journal.Store, id string) []journal.Record {
 	}
 	return out
 }
+
+// TestReadsBeforeRewrite: a cache of the history is weighed over the reads it can expect before a
+// clearing or a summary drops it: what the dropped ones served, else the calls the session made
+// between rewrites so far, never more than explicitReads. A session that rewrites at every call
+// expects one read, which no cache pays for.
+func TestReadsBeforeRewrite(t *testing.T) {
+	var m ExplicitCache
+	for _, c := range []struct{ calls, rewrites, want int }{
+		{10, 0, explicitReads}, {25, 20, 1}, {25, 10, 2}, {40, 2, explicitReads},
+	} {
+		if got := m.readsBeforeRewrite(c.calls, c.rewrites); got != c.want {
+			t.Errorf("%d calls, %d rewrites: %d reads, want %d", c.calls, c.rewrites, got, c.want)
+		}
+	}
+	m.lived.caches, m.lived.reads = 3, 6
+	if got := m.readsBeforeRewrite(25, 20); got != 2 {
+		t.Errorf("three caches dropped after six reads: %d reads expected, want 2", got)
+	}
+}
