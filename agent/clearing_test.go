@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,6 +271,42 @@ func TestClearingUnderTheMinimum(t *testing.T) {
 		t.Logf("notes of %d bytes: %d checkpoints, $%.5f against $%.5f keeping every result", size, len(f.s.Conversation().Checkpoints()), managed.Cost, all.Cost)
 		if managed.Cost > all.Cost*(1+1e-9) {
 			t.Errorf("notes of %d bytes: clearing cost $%.5f, keeping every result $%.5f", size, managed.Cost, all.Cost)
+		}
+	}
+}
+
+// TestClearingAtBlockAtLeavesRoom: a small budget that long reads fill reaches blockAt at every
+// call. Freeing only what lets the next call go (one result past the cache minimum, the cheapest
+// rebuild) left the call after at blockAt again: a clearing, a rebuild and a checkpoint in the
+// chat at every call, nine in twelve reads in VS Code's e2e. When freeing back to compactAt costs
+// less over the calls expected to follow, it is done: a few clearings, each with room after it.
+func TestClearingAtBlockAtLeavesRoom(t *testing.T) {
+	for _, c := range []struct{ keep, size int }{{3, 2800}, {2, 2400}, {3, 2000}, {2, 3200}} {
+		p := contextwin.DefaultPolicy()
+		p.ContextBudget, p.KeepRecentTurns = 8000, c.keep
+		evs, f := readNotesOf(t, p, 12, c.size, 0)
+		// The model calls between one clearing and the next.
+		var gaps []int
+		calls, seen := 0, false
+		for _, e := range evs {
+			switch {
+			case e.Type == EventModelCall:
+				calls++
+			case e.Type == EventCompaction && e.Compaction.State == CompactionDone:
+				if seen {
+					gaps = append(gaps, calls)
+				}
+				calls, seen = 0, true
+			}
+		}
+		t.Logf("keep %d, notes of %d bytes: %d checkpoints, calls between them %v, $%.5f", c.keep, c.size, len(f.s.Conversation().Checkpoints()), gaps, lastEnd(t, evs).Totals.Cost)
+		// Near a turn's end a short horizon may still pick the cheapest rebuild: at most a third
+		// of the calls clear.
+		if n := len(f.s.Conversation().Checkpoints()); n > 4 {
+			t.Errorf("keep %d, notes of %d bytes: %d clearings in 12 reads, %v calls apart", c.keep, c.size, n, gaps)
+		}
+		if c.size == 2800 && slices.Min(append(gaps, 2)) < 2 {
+			t.Errorf("keep %d, notes of %d bytes: clearings %v calls apart", c.keep, c.size, gaps)
 		}
 	}
 }

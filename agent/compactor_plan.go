@@ -180,10 +180,28 @@ func (k *compactor) firstTierLocked(f planFacts, calls, used, window int) (*cont
 	}
 	blockAt := int(f.policy.BlockAt * float64(window))
 	if len(plan.Indexes) == 0 {
+		if small, _ := k.conv.clearPlanLocked(f, calls, 0); len(small.Indexes) > 0 {
+			return nil, fmt.Sprintf("past compactAt, waiting: clearing the %d old tool results that may go would leave the next call past it again; "+
+				"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(small.Indexes), blockAt)
+		}
 		return nil, fmt.Sprintf("past compactAt, nothing old to clear; at blockAt (%d tokens) the oldest turns are summarized", blockAt)
 	}
 	return nil, fmt.Sprintf("past compactAt, waiting: clearing %d old tool results would cost %s to rebuild the prompt and save %s over the next %d calls; "+
 		"at blockAt (%d tokens) the cheaper of clearing and a summary runs", len(plan.Indexes), f.worth(plan.Cost), f.worth(plan.Saving), h, blockAt)
+}
+
+// forcedCost is what clearing as p plans at blockAt costs, in rebuilds, over the calls expected to
+// follow: its own, then one like least's (the clearing that frees just what lets the next call
+// go) each time the prompt grows back to blockAt. Freeing just that is the cheapest rebuild when
+// the results past the cache minimum allow it, but it leaves the call after at blockAt again: one
+// result cleared and a rebuild at every call (a checkpoint each in the chat, nine in twelve reads
+// in VS Code's e2e); freeing back to compactAt, as a summary would, may rebuild more of the
+// prompt once and then not for several calls. s.compactor.mu and s.conv.mu must be held.
+func (k *compactor) forcedCost(f planFacts, p, least contextwin.ClearPlan, calls, blockAt int) float64 {
+	growth := max(k.conv.growthLocked(f), 1)
+	room := max((blockAt-p.After)/growth, 1)
+	again := (k.opts.horizon(calls)+room-1)/room - 1
+	return max(p.Rebuild, 0) + float64(again)*max(least.Rebuild, 0)
 }
 
 // clearOrSummarize chooses the first tier's plan, if any, over a summary. Past compactAt a
@@ -191,13 +209,29 @@ func (k *compactor) firstTierLocked(f planFacts, calls, used, window int) (*cont
 // clearing that frees enough is taken unless the summary would gain more. s.compactor.mu and
 // s.conv.mu must be held.
 func (k *compactor) clearOrSummarize(f planFacts, calls, used, window int) (contextwin.ClearPlan, bool) {
-	mustFree := 0
-	if f.policy.Check(used, window) == contextwin.Block {
-		mustFree = used - int(f.policy.BlockAt*float64(window)) + 1
+	compactAt := int(f.policy.CompactAt * float64(window))
+	if f.policy.Check(used, window) != contextwin.Block {
+		// Past compactAt, a clearing that leaves the next call past it again would clear one
+		// result and rebuild the prompt at every call, a checkpoint each in the chat (VS Code's
+		// e2e: nine in a turn of twelve reads, each result past the cache minimum, so each
+		// rebuild nearly free): only a batch that leaves room for a call's growth is weighed.
+		// Under the cache minimum nothing is cached to rebuild, and the smallest pays at once.
+		room := 0
+		if used >= f.cacheMin {
+			room = used - compactAt + k.conv.growthLocked(f)
+		}
+		return k.conv.clearPlanAtLeastLocked(f, calls, 0, room)
 	}
+	mustFree := used - int(f.policy.BlockAt*float64(window)) + 1
 	clear, ok := k.conv.clearPlanLocked(f, calls, mustFree)
-	if !ok || mustFree == 0 {
+	if !ok {
 		return clear, ok
+	}
+	blockAt := int(f.policy.BlockAt * float64(window))
+	if enough := used - compactAt + 1; enough > mustFree {
+		if more, ok := k.conv.clearPlanLocked(f, calls, enough); ok && k.forcedCost(f, more, clear, calls, blockAt) < k.forcedCost(f, clear, clear, calls, blockAt) {
+			clear, mustFree = more, enough
+		}
 	}
 	if sum, ok := k.conv.planLocked(f, 0); ok && sum.After < used-mustFree+1 {
 		saving, cost := sum.Worth(f.prices, f.summary, f.cached, k.opts.horizon(calls)) // at blockAt: waited for, standard

@@ -101,10 +101,17 @@ func (c *Conversation) handoff(p contextwin.Policy, noProgress int) string {
 // the most over the calls expected to follow. The results of the turns kept verbatim and those
 // the model still uses are never cleared. s.compactor.mu and s.conv.mu must be held.
 func (c *Conversation) clearPlanLocked(f planFacts, calls, mustFree int) (contextwin.ClearPlan, bool) {
+	return c.clearPlanAtLeastLocked(f, calls, mustFree, 0)
+}
+
+// clearPlanAtLeastLocked is clearPlanLocked among the batches that free at least minFreed tokens.
+// s.compactor.mu and s.conv.mu must be held.
+func (c *Conversation) clearPlanAtLeastLocked(f planFacts, calls, mustFree, minFreed int) (contextwin.ClearPlan, bool) {
 	if f.policy.KeepToolResults {
 		return contextwin.ClearPlan{}, false
 	}
 	items, in := c.clearInputLocked(f, calls, mustFree)
+	in.MinFreed = minFreed
 	return contextwin.PlanClearing(items, in)
 }
 
@@ -133,6 +140,12 @@ func (c *Conversation) clearInputLocked(f planFacts, calls, mustFree int) ([]con
 		Cached: f.cached, MinCached: f.cacheMin, Horizon: c.opts.horizon(calls), Prices: f.prices, MustFree: mustFree,
 		Growth: growthOf(c.history, msgs, f.policy.KeepRecentTurns),
 	}
+}
+
+// growthLocked is about what the prompt gains a call: the turns kept verbatim over their count.
+// c.mu must be held.
+func (c *Conversation) growthLocked(f planFacts) int {
+	return growthOf(c.history, c.messageTokens(), f.policy.KeepRecentTurns)
 }
 
 // messageTokens is the estimated tokens of each message of the history, head first. c.mu must be

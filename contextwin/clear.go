@@ -95,6 +95,8 @@ type ClearInput struct {
 	// call go: only batches that free that much are weighed, and the best is returned even if
 	// it does not pay (the choice is then between it and a summary).
 	MustFree int
+	// MinFreed, when nothing must be freed, is the least a batch weighed frees.
+	MinFreed int
 }
 
 // ClearPlan is a clearing as it would be done now: the messages cleared (oldest first), what it
@@ -130,7 +132,7 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 	var best ClearPlan
 	found := false
 	eachBatch(items, in, func(p ClearPlan) {
-		if p.Freed >= in.MustFree && (!found || p.Net() > best.Net()) {
+		if p.Freed >= max(in.MustFree, in.MinFreed) && (!found || p.Net() > best.Net()) {
 			best, found = p, true
 		}
 	})

@@ -133,8 +133,8 @@ func TestCompactionPaysForItself(t *testing.T) {
 							t.Fatal(err)
 						case ok:
 							t.Logf("%s: %.3f× the best schedule of clearings within the budget ($%.5f)", at, r.Totals.Cost/fits.Cost, fits.Cost)
-							if r.Totals.Cost > nearBest*fits.Cost {
-								t.Errorf("%s: cost $%.5f, more than %.2f× the best schedule within the budget ($%.5f)", at, r.Totals.Cost, nearBest, fits.Cost)
+							if r.Totals.Cost > nearFit*fits.Cost {
+								t.Errorf("%s: cost $%.5f, more than %.2f× the best schedule within the budget ($%.5f)", at, r.Totals.Cost, nearFit, fits.Cost)
 							}
 						default:
 							t.Logf("%s: no schedule of clearings alone keeps every request within the budget", at)
@@ -186,10 +186,12 @@ func BenchmarkCompactionCost(b *testing.B) {
 
 // nearBest is how far above the best schedule of clearings (bestSchedule, floor at the cache
 // minimum) the long scenarios may cost at the default budget: 0.98 to 1.07 of it, and a
-// background summary that lands a call later moves a figure by a few per cent. The forced runs
-// under twice the cache minimum are held to it against the best schedule of clearings within
-// their budget: 1.00 to 1.04, and 1.12 for the tests at 5,000 tokens.
+// background summary that lands a call later moves a figure by a few per cent.
 const nearBest = 1.15
+
+// nearFit is how far above the best schedule of clearings within their budget (trueMarkWithin)
+// the forced runs under twice the cache minimum may cost, as issue 36 asks: 1.000 to 1.040.
+const nearFit = 1.05
 
 // nearMark is how far above the true mark (markRun.best) the long scenarios may cost at the
 // default budget, as issue 36 asks: they measure 0.975 to 1.027 of it.
