@@ -89,10 +89,10 @@ func (o *Options) worth(f planFacts, plan contextwin.Plan, calls int) bool {
 	return saving > cost
 }
 
-// minClearShare: a clearing before compactAt frees at least the model's cache minimum over it.
-// Under the minimum a clearing costs nothing to rebuild (every call pays the whole prompt), and
-// without a floor the rule would clear each result as soon as it may go, a checkpoint per call
-// for a few hundredths of a cent; an eighth of the minimum is the head's margin over it too.
+// minClearShare: a clearing before compactAt frees at least the model's cache minimum divided by
+// it. A batch that starts past the minimum rebuilds almost nothing, and without a floor the rule
+// would clear each small result as soon as it may go, a checkpoint per call for a few hundredths
+// of a cent; an eighth of the minimum is the head's margin over it too.
 const minClearShare = 8
 
 // earlyClear is what to do before compactAt: nothing, clear (plan), or a summary in its place.
@@ -104,11 +104,11 @@ type earlyClear struct {
 // earlyPlanLocked decides whether old tool results are cleared before compactAt, at any size of
 // prompt: once the results a clearing would free have cost, call after call, as much as the
 // rebuild of the prompt it causes (contextwin.DueClearing, the rent-or-buy rule), and the calls
-// after it pay less at the sizes the prompt will have. Without it a long session keeps every result until compactAt and pays to
-// read it again at each call. When it is due, a summary is taken instead if it gains more over
-// the calls expected to follow: the stubs and calls of cleared results pile up in a long session,
-// and only a summary frees them. ok is false when nothing is due. s.compactor.mu and s.conv.mu
-// must be held.
+// after it pay less at the sizes the prompt will have. Without it a long session keeps every
+// result until compactAt and pays to read it again at each call. When it is due, a summary is
+// taken instead if it gains more over the calls expected to follow: the stubs and calls of
+// cleared results pile up in a long session, and only a summary frees them. ok is false when
+// nothing is due. s.compactor.mu and s.conv.mu must be held.
 func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, bool) {
 	if f.policy.KeepToolResults {
 		return earlyClear{}, false
@@ -222,12 +222,12 @@ func (k *compactor) clearOrSummarize(f planFacts, calls, used, window int) (cont
 		}
 		return k.conv.clearPlanAtLeastLocked(f, calls, 0, room)
 	}
-	mustFree := used - int(f.policy.BlockAt*float64(window)) + 1
+	blockAt := int(f.policy.BlockAt * float64(window))
+	mustFree := used - blockAt + 1
 	clear, ok := k.conv.clearPlanLocked(f, calls, mustFree)
 	if !ok {
 		return clear, ok
 	}
-	blockAt := int(f.policy.BlockAt * float64(window))
 	if enough := used - compactAt + 1; enough > mustFree {
 		if more, ok := k.conv.clearPlanLocked(f, calls, enough); ok && k.forcedCost(f, more, clear, calls, blockAt) < k.forcedCost(f, clear, clear, calls, blockAt) {
 			clear, mustFree = more, enough

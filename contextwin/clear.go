@@ -140,13 +140,13 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 }
 
 // DueClearing is the clearing the rent-or-buy rule calls for now, if any: among the batches that
-// free at least minFreed tokens and make the later calls cheaper (laterSaving), the one whose results have
-// cost, kept, the most beyond the rebuild of the prompt it causes; none while that is negative.
-// Waiting until the results kept have cost as much as a rebuild clears, for a prompt that grows
-// steadily, at the interval that minimises the cost per call (the economic order quantity), and
-// never pays more than twice the best choice made knowing the future, with no guess of how many
-// calls are left. Under the cache minimum a rebuild costs nothing (every call pays the whole
-// prompt): minFreed is then what keeps it from clearing at every call.
+// free at least minFreed tokens and make the later calls cheaper (laterSaving), the one whose
+// results have cost, kept, the most beyond the rebuild of the prompt it causes; none while that
+// is negative. Waiting until the results kept have cost as much as a rebuild clears, for a prompt
+// that grows steadily, at the interval that minimises the cost per call (the economic order
+// quantity), and never pays more than twice the best choice made knowing the future, with no
+// guess of how many calls are left. A batch that starts past the cache minimum rebuilds almost
+// nothing: minFreed is then what keeps it from clearing at every call.
 func DueClearing(items []ClearItem, in ClearInput, minFreed int) (ClearPlan, bool) {
 	var best ClearPlan
 	found := false
