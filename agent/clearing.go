@@ -45,13 +45,14 @@ func growthOf(history []*genai.Content, msgs []int, keep int) int {
 // just above the cache minimum under it. c.mu must be held.
 func (c *Conversation) clearedTokensLocked(est *contextwin.Estimator, i int) int {
 	spill := filepath.Join(c.opts.StateDir, "tool-outputs")
-	h := contextwin.ClearResults(c.history, []int{i}, func(fr *genai.FunctionResponse) string {
+	// The message and the one holding its calls: not a copy of the whole history per message.
+	h := contextwin.ClearResults(c.history[i-1:i+1], []int{1}, func(fr *genai.FunctionResponse) string {
 		if _, ok := recallText(fr); !ok {
 			return ""
 		}
 		return readBack(filepath.Join(spill, fmt.Sprintf("cleared-%d-%d-%s.txt", len(c.checkpoints)+1, len(fr.Response), safeName(fr.Name))))
 	})
-	return est.Tokens(contextwin.EstimateContent(h[i]))
+	return est.Tokens(contextwin.EstimateContent(h[1]))
 }
 
 // horizon is how many calls a decision taken now is weighed over: a turn that has made calls

@@ -115,7 +115,8 @@ func (k *compactor) earlyPlanLocked(f planFacts, calls, used int) (earlyClear, b
 	}
 	items, in := k.conv.clearInputLocked(f, calls, 0)
 	k.payRentLocked(f, items)
-	plan, ok := contextwin.DueClearing(items, in, f.cacheMin/minClearShare)
+	in.MinFreed = f.cacheMin / minClearShare
+	plan, ok := contextwin.DueClearing(items, in)
 	if !ok {
 		return earlyClear{}, false
 	}

@@ -95,7 +95,8 @@ type ClearInput struct {
 	// call go: only batches that free that much are weighed, and the best is returned even if
 	// it does not pay (the choice is then between it and a summary).
 	MustFree int
-	// MinFreed, when nothing must be freed, is the least a batch weighed frees.
+	// MinFreed, when nothing must be freed, is the least a batch weighed frees (PlanClearing,
+	// DueClearing).
 	MinFreed int
 }
 
@@ -140,18 +141,18 @@ func PlanClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 }
 
 // DueClearing is the clearing the rent-or-buy rule calls for now, if any: among the batches that
-// free at least minFreed tokens and make the later calls cheaper (laterSaving), the one whose
+// free at least in.MinFreed tokens and make the later calls cheaper (laterSaving), the one whose
 // results have cost, kept, the most beyond the rebuild of the prompt it causes; none while that
 // is negative. Waiting until the results kept have cost as much as a rebuild clears, for a prompt
 // that grows steadily, at the interval that minimises the cost per call (the economic order
 // quantity), and never pays more than twice the best choice made knowing the future, with no
 // guess of how many calls are left. A batch that starts past the cache minimum rebuilds almost
-// nothing: minFreed is then what keeps it from clearing at every call.
-func DueClearing(items []ClearItem, in ClearInput, minFreed int) (ClearPlan, bool) {
+// nothing: in.MinFreed is then what keeps it from clearing at every call.
+func DueClearing(items []ClearItem, in ClearInput) (ClearPlan, bool) {
 	var best ClearPlan
 	found := false
 	eachBatch(items, in, func(p ClearPlan) {
-		if p.Freed >= minFreed && p.Later > 0 && p.Held >= p.Rebuild && (!found || p.Held-p.Rebuild > best.Held-best.Rebuild) {
+		if p.Freed >= in.MinFreed && p.Later > 0 && p.Held >= p.Rebuild && (!found || p.Held-p.Rebuild > best.Held-best.Rebuild) {
 			best, found = p, true
 		}
 	})

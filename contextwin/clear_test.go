@@ -120,19 +120,21 @@ func TestClearingDueWhenWaitingCostsARebuild(t *testing.T) {
 	items := func(held float64) []ClearItem {
 		return []ClearItem{{Index: 2, Tokens: 6000, StubTokens: 30, Held: held}}
 	}
-	if d, ok := DueClearing(items(p.Rebuild-1e-6), in, 0); ok {
+	if d, ok := DueClearing(items(p.Rebuild-1e-6), in); ok {
 		t.Errorf("due before waiting had cost a rebuild: %+v", d)
 	}
-	d, ok := DueClearing(items(p.Rebuild), in, 0)
+	d, ok := DueClearing(items(p.Rebuild), in)
 	if !ok || d.Held != p.Rebuild || !slices.Equal(d.Indexes, []int{2}) {
 		t.Errorf("not due once waiting had cost a rebuild: %+v", d)
 	}
-	if d, ok := DueClearing(items(1), in, 6000); ok {
+	atLeast := in
+	atLeast.MinFreed = 6000
+	if d, ok := DueClearing(items(1), atLeast); ok {
 		t.Errorf("due though it frees less than asked: %+v", d)
 	}
 	// A clearing that brings the prompt under the minimum makes every later call dearer.
 	under := ClearInput{Messages: msgs, Fixed: 1000, Before: 7500, Cached: 7200, MinCached: 4096, Horizon: 20, Prices: flash}
-	if d, ok := DueClearing(items(1), under, 0); ok {
+	if d, ok := DueClearing(items(1), under); ok {
 		t.Errorf("due though every later call pays more: %+v", d)
 	}
 }
